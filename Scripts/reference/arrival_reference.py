@@ -1,0 +1,1144 @@
+#!/usr/bin/env python3
+"""Independent reference implementation of the arrival data contract.
+
+This script is an INDEPENDENT reference used to cross-check the Swift
+implementation of the `arrival` tool. It was written from the contract alone
+(/work/shared/spec/CONTRACT.md, sections 2 to 5) without looking at the Swift
+sources or tests, and uses the Python 3.11 standard library only. It favours
+clarity over speed: every contract rule is a small, commented piece of code
+that a reader can audit against the contract text.
+
+Usage:
+    python3 Scripts/reference/arrival_reference.py \
+        [--day YYYY-MM-DD | --from RFC3339 --to RFC3339] [--verbose] PATH...
+
+It ingests the given files and directories (contract section 2), builds the
+outcomes (section 3), computes the metrics (section 4) and prints the report
+JSON object of section 5 to stdout. `--verbose` prints an ingest summary
+(per-file line and malformed counts, skipped special files, duplicate files)
+to stderr; it never changes stdout.
+
+Readings chosen where the contract leaves room (each is also noted where it
+is implemented):
+  * Hidden *directories* (name starting with '.') are skipped in a walk, like
+    hidden files.
+  * A path on the command line that is a directory (or a link to one) is
+    walked; one that does not exist is an error (exit 2); a command-line FIFO,
+    socket or device is not read and is listed in the summary.
+  * Gzip members are concatenated byte streams (a member boundary is not a
+    line boundary). Bytes after a member that do not form a valid member are
+    a break (`truncated_gzip`). After a break, the decoded bytes are split into
+    lines exactly like a plain file (so a partial last line is parsed, and is
+    usually `invalid_json`), plus ONE `truncated_gzip` malformed line.
+  * `line_too_long` is decided before the blank-line test (a streaming reader
+    cannot know that a 2 MiB line is blank without holding it).
+  * A UTF-8 byte order mark is not JSON whitespace: `invalid_json`.
+  * A `\\uXXXX` escape that leaves a lone surrogate is `invalid_json`.
+  * `push_token` is only type-checked as a string (no hex check), and tokens,
+    ids and keys are compared exactly (no case folding, no Unicode
+    normalisation); "smallest" string means Unicode code point order.
+  * Two empty files have the same content hash: the second is a duplicate file.
+  * Full ties in "earliest request" (same sent_at, apns_id and aps_timestamp)
+    are broken by the remaining table fields in table order, null first.
+  * An activity with no start (no accepted start update, no render, no
+    callback) can never be `expired`.
+  * `app` is the topic with the suffix `.push-type.liveactivity` removed only
+    when the topic ends with it; otherwise the whole topic.
+  * `oversize_failures` counts every request with status 413 or reason
+    `PayloadTooLarge`, whatever its status.
+  * The four breakdown dimensions appear in the order of section 5 (app,
+    priority, os_version, app_version); the keys inside each are sorted
+    (code point order, so "10" < "5" < "unknown").
+  * Rule 4 (stale_timestamp) compares with every earlier accepted update of
+    the activity, whatever its event or outcome.
+  * A gzip member whose CRC/size trailer is wrong keeps its decoded bytes and
+    counts as the break (`truncated_gzip`).
+  * Only `\r\n` is a line end: a `\r` ending the last, unterminated line
+    counts towards its length (JSON ignores it as whitespace anyway).
+  * `--from`/`--to` must be given together; `--from` >= `--to` is allowed
+    and selects nothing. Directory entries are walked in byte order of names.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import stat
+import sys
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Optional
+
+# --------------------------------------------------------------------------
+# Constants from the contract
+# --------------------------------------------------------------------------
+
+MAX_LINE_BYTES = 1 << 20          # 2.4: longer than 1 MiB is malformed
+MAX_DEPTH = 64                    # 2.4: nesting deeper than 64 levels
+INT64_MIN = -(1 << 63)            # 2.4: int = JSON integer in signed 64-bit range
+INT64_MAX = (1 << 63) - 1
+EIGHT_HOURS_MS = 28_800 * 1000    # 3: expired rule
+OVERSIZE_RISK_BYTES = 3584        # 4: payload_bytes > 3584
+TOPIC_SUFFIX = ".push-type.liveactivity"
+SCHEMA = "arrival.report/1"
+GZIP_MAGIC = b"\x1f\x8b"
+
+# Malformed causes (names are the keys of data_quality.malformed_by_cause).
+LINE_TOO_LONG = "line_too_long"
+INVALID_UTF8 = "invalid_utf8"
+INVALID_JSON = "invalid_json"
+TOO_DEEP = "too_deep"
+DUPLICATE_KEY = "duplicate_key"
+NOT_AN_OBJECT = "not_an_object"
+UNSUPPORTED_VERSION = "unsupported_version"
+UNKNOWN_KIND = "unknown_kind"
+MISSING_FIELD = "missing_field"
+WRONG_TYPE = "wrong_type"
+INVALID_TIME = "invalid_time"
+INVALID_ENUM = "invalid_enum"
+TRUNCATED_GZIP = "truncated_gzip"
+
+
+class Malformed(Exception):
+    """A line is malformed; `cause` is one of the cause names above."""
+
+    def __init__(self, cause: str):
+        super().__init__(cause)
+        self.cause = cause
+
+
+# --------------------------------------------------------------------------
+# Calendar arithmetic (proleptic Gregorian, no datetime leniency)
+# --------------------------------------------------------------------------
+
+def is_leap(y: int) -> bool:
+    return y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)
+
+
+def days_in_month(y: int, m: int) -> int:
+    if m == 2:
+        return 29 if is_leap(y) else 28
+    return 30 if m in (4, 6, 9, 11) else 31
+
+
+def days_from_civil(y: int, m: int, d: int) -> int:
+    """Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant)."""
+    y -= 1 if m <= 2 else 0
+    era = y // 400
+    yoe = y - era * 400
+    mp = m - 3 if m > 2 else m + 9
+    doy = (153 * mp + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+def civil_from_days(z: int) -> tuple[int, int, int]:
+    """Inverse of days_from_civil."""
+    z += 719468
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    d = doy - (153 * mp + 2) // 5 + 1
+    m = mp + 3 if mp < 10 else mp - 9
+    y = yoe + era * 400 + (1 if m <= 2 else 0)
+    return y, m, d
+
+
+# 2: `YYYY-MM-DDTHH:MM:SS[.fraction](Z|+-HH:MM)`, T and Z may be lower case,
+# ASCII digits only (no \d, which would match other Unicode digits).
+_TIME_RE = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]"
+    r"([0-9]{2}):([0-9]{2}):([0-9]{2})"
+    r"(?:\.([0-9]+))?"
+    r"(?:([Zz])|([+-])([0-9]{2}):([0-9]{2}))"
+)
+_DAY_RE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
+
+
+def parse_rfc3339_ms(text: str) -> Optional[int]:
+    """Milliseconds since the Unix epoch (UTC), or None if not of the form.
+
+    Real calendar dates only, hour 00-23, minute 00-59, second 00-59 (60 is
+    rejected), offset hours 00-23 and minutes 00-59; fraction digits past the
+    millisecond are truncated, not rounded.
+    """
+    m = _TIME_RE.fullmatch(text)  # fullmatch: `$` would accept a trailing \n
+    if m is None:
+        return None
+    y, mo, d, hh, mi, ss = (int(m.group(k)) for k in range(1, 7))
+    frac = m.group(7)
+    if not (1 <= mo <= 12 and 1 <= d <= days_in_month(y, mo)):
+        return None
+    if not (hh <= 23 and mi <= 59 and ss <= 59):
+        return None
+    offset_min = 0
+    if m.group(8) is None:
+        oh, om = int(m.group(10)), int(m.group(11))
+        if not (oh <= 23 and om <= 59):
+            return None
+        offset_min = oh * 60 + om
+        if m.group(9) == "-":
+            offset_min = -offset_min
+    ms = int((frac + "000")[:3]) if frac is not None else 0  # truncate
+    local_ms = (days_from_civil(y, mo, d) * 86400 + hh * 3600 + mi * 60 + ss) * 1000 + ms
+    return local_ms - offset_min * 60_000  # local = UTC + offset
+
+
+def format_utc_ms(ms: int) -> str:
+    """5: `YYYY-MM-DDTHH:MM:SSZ`, with `.mmm` only when milliseconds != 0."""
+    days, rem = divmod(ms, 86_400_000)
+    y, mo, d = civil_from_days(days)
+    secs, milli = divmod(rem, 1000)
+    hh, rest = divmod(secs, 3600)
+    mi, ss = divmod(rest, 60)
+    base = f"{y:04d}-{mo:02d}-{d:02d}T{hh:02d}:{mi:02d}:{ss:02d}"
+    return base + (f".{milli:03d}Z" if milli else "Z")
+
+
+# --------------------------------------------------------------------------
+# Strict RFC 8259 JSON parser
+# --------------------------------------------------------------------------
+# Python's json module accepts NaN/Infinity, lone surrogates and recurses
+# (so deep nesting raises RecursionError). This small iterative parser
+# accepts exactly RFC 8259 and also reports the maximum container depth and
+# whether any object (at any level) repeats a key after unescaping.
+# Values: dict / list / str / bool / None; an integer literal (no fraction, no
+# exponent) becomes a Python int (a huge one becomes a BigInteger marker);
+# any other number becomes a JsonNumber marker. Only `type(v) is int` is an
+# int for the contract (bool is a subclass of int in Python: never use
+# isinstance for this).
+
+class JsonSyntaxError(Exception):
+    pass
+
+
+class JsonNumber:
+    """A number literal with a fraction or exponent (never a contract int)."""
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+
+class BigInteger:
+    """An integer literal too long to be converted cheaply; certainly outside
+    the signed 64-bit range (Python 3.11 also limits int() to 4300 digits)."""
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+
+_WS = re.compile(r"[ \t\n\r]*")  # RFC 8259 whitespace only
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+_STRING_RUN = re.compile(r'[^"\\\x00-\x1f]*')  # unescaped chars allowed in a string
+_HEX4 = re.compile(r"[0-9a-fA-F]{4}")
+_SIMPLE_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b",
+                   "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def _hex4(s: str, i: int) -> tuple[int, int]:
+    m = _HEX4.match(s, i)
+    if m is None:
+        raise JsonSyntaxError("bad \\u escape")
+    return int(m.group(), 16), m.end()
+
+
+def _parse_string(s: str, i: int) -> tuple[str, int]:
+    """Parse a string starting at s[i] == '"'; return (value, index after)."""
+    if i >= len(s) or s[i] != '"':
+        raise JsonSyntaxError("expected string")
+    i += 1
+    parts: list[str] = []
+    while True:
+        m = _STRING_RUN.match(s, i)
+        parts.append(m.group())
+        i = m.end()
+        if i >= len(s):
+            raise JsonSyntaxError("unterminated string")
+        c = s[i]
+        if c == '"':
+            return "".join(parts), i + 1
+        if c != "\\":
+            raise JsonSyntaxError("control character in string")
+        i += 1
+        if i >= len(s):
+            raise JsonSyntaxError("unterminated escape")
+        e = s[i]
+        if e in _SIMPLE_ESCAPES:
+            parts.append(_SIMPLE_ESCAPES[e])
+            i += 1
+            continue
+        if e != "u":
+            raise JsonSyntaxError("bad escape")
+        cp, i = _hex4(s, i + 1)
+        if 0xD800 <= cp <= 0xDBFF:
+            # A high surrogate must be followed by an escaped low surrogate.
+            if not s.startswith("\\u", i):
+                raise JsonSyntaxError("lone high surrogate")
+            lo, j = _hex4(s, i + 2)
+            if not 0xDC00 <= lo <= 0xDFFF:
+                raise JsonSyntaxError("lone high surrogate")
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00)
+            i = j
+        elif 0xDC00 <= cp <= 0xDFFF:
+            raise JsonSyntaxError("lone low surrogate")
+        parts.append(chr(cp))
+
+
+def _parse_key(s: str, i: int) -> tuple[str, int]:
+    """Parse `"key" ws : ws` at i; return (key, index of the value)."""
+    key, i = _parse_string(s, i)
+    i = _WS.match(s, i).end()
+    if i >= len(s) or s[i] != ":":
+        raise JsonSyntaxError("expected ':'")
+    return key, _WS.match(s, i + 1).end()
+
+
+def parse_json_strict(s: str) -> tuple[Any, int, bool]:
+    """Parse one JSON text. Returns (value, max_depth, has_duplicate_key).
+
+    Raises JsonSyntaxError on any RFC 8259 violation. Depth: each object or
+    array is one level; the top-level object is level 1.
+    """
+    n = len(s)
+    ws = _WS.match
+    i = ws(s, 0).end()
+    stack: list[list[Any]] = []  # frames [container, pending key (objects)]
+    max_depth = 0
+    duplicate = False
+    while True:
+        # ---- parse one value starting at i ----
+        if i >= n:
+            raise JsonSyntaxError("unexpected end")
+        c = s[i]
+        if c == "{" or c == "[":
+            container: Any = {} if c == "{" else []
+            stack.append([container, None])
+            max_depth = max(max_depth, len(stack))
+            i = ws(s, i + 1).end()
+            close = "}" if c == "{" else "]"
+            if i < n and s[i] == close:           # empty container: complete
+                stack.pop()
+                value: Any = container
+                i += 1
+            elif c == "{":
+                stack[-1][1], i = _parse_key(s, i)  # first member's key
+                continue                              # then parse its value
+            else:
+                continue                              # parse first element
+        elif c == '"':
+            value, i = _parse_string(s, i)
+        elif c == "-" or "0" <= c <= "9":
+            m = _NUMBER.match(s, i)
+            if m is None:
+                raise JsonSyntaxError("bad number")
+            text = m.group()
+            if m.group(1) is None and m.group(2) is None:   # integer literal
+                value = int(text) if len(text) <= 40 else BigInteger(text)
+            else:
+                value = JsonNumber(text)
+            i = m.end()
+        elif s.startswith("true", i):
+            value, i = True, i + 4
+        elif s.startswith("false", i):
+            value, i = False, i + 5
+        elif s.startswith("null", i):
+            value, i = None, i + 4
+        else:
+            raise JsonSyntaxError("unexpected character")
+        # ---- attach the completed value to the enclosing containers ----
+        while True:
+            i = ws(s, i).end()
+            if not stack:
+                if i != n:
+                    raise JsonSyntaxError("extra data")
+                return value, max_depth, duplicate
+            frame = stack[-1]
+            container = frame[0]
+            if type(container) is dict:
+                key = frame[1]
+                if key in container:
+                    duplicate = True  # keys compared after unescaping
+                else:
+                    container[key] = value
+                if i < n and s[i] == ",":
+                    frame[1], i = _parse_key(s, ws(s, i + 1).end())
+                    break
+                if i < n and s[i] == "}":
+                    stack.pop()
+                    value, i = container, i + 1
+                    continue
+                raise JsonSyntaxError("expected ',' or '}'")
+            container.append(value)
+            if i < n and s[i] == ",":
+                i = ws(s, i + 1).end()
+                break
+            if i < n and s[i] == "]":
+                stack.pop()
+                value, i = container, i + 1
+                continue
+            raise JsonSyntaxError("expected ',' or ']'")
+
+
+# --------------------------------------------------------------------------
+# Record schema (contract tables 2.1, 2.2, 2.3), fields in table order
+# --------------------------------------------------------------------------
+
+STRING, TIME, INT, ENUM = "string", "time", "int", "enum"
+
+EVENTS = ("start", "update", "end")
+CALLBACKS = ("push_token", "push_to_start_token", "content_update", "activity_state")
+STATES = ("active", "ended", "dismissed", "stale")
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    name: str
+    type: str
+    # True/False, or a function of the (already validated) earlier fields.
+    required: Any = False
+    allowed: tuple = ()
+
+
+def _cb(obj: dict) -> str:
+    return obj["callback"]  # `callback` is the first field: already valid
+
+
+SCHEMAS: dict[str, list[FieldSpec]] = {
+    "apns": [
+        FieldSpec("apns_id", STRING, True),
+        FieldSpec("sent_at", TIME, True),
+        FieldSpec("status", INT, True),
+        FieldSpec("reason", STRING),
+        FieldSpec("push_token", STRING, True),   # "hex string": type-checked as string only
+        FieldSpec("activity_id", STRING),
+        FieldSpec("seq", INT),
+        FieldSpec("event", ENUM, False, EVENTS),
+        FieldSpec("aps_timestamp", INT, True),
+        FieldSpec("payload_bytes", INT),
+        FieldSpec("topic", STRING),
+        FieldSpec("push_type", STRING),
+        FieldSpec("priority", INT),              # "5 or 10" is not an enumerated field (2.4)
+        FieldSpec("environment", STRING),        # not an enumerated field (2.4)
+        FieldSpec("latency_ms", INT),
+    ],
+    "render": [
+        FieldSpec("activity_id", STRING, True),
+        FieldSpec("seq", INT, True),
+        FieldSpec("rendered_at", TIME, True),
+        FieldSpec("surface", STRING),            # other values kept as given
+        FieldSpec("device_id", STRING),
+        FieldSpec("os_version", STRING),
+        FieldSpec("device_model", STRING),
+        FieldSpec("app_version", STRING),
+    ],
+    "callback": [
+        FieldSpec("callback", ENUM, True, CALLBACKS),
+        FieldSpec("activity_id", STRING, lambda o: _cb(o) != "push_to_start_token"),
+        FieldSpec("push_token", STRING,
+                  lambda o: _cb(o) in ("push_token", "push_to_start_token")),
+        FieldSpec("seq", INT, lambda o: _cb(o) == "content_update"),
+        FieldSpec("state", ENUM, lambda o: _cb(o) == "activity_state", STATES),
+        FieldSpec("received_at", TIME, True),
+        FieldSpec("device_id", STRING),
+        FieldSpec("os_version", STRING),
+        FieldSpec("device_model", STRING),
+        FieldSpec("app_version", STRING),
+    ],
+}
+KINDS = tuple(SCHEMAS)  # apns, render, callback
+FIELD_INDEX = {kind: {spec.name: i for i, spec in enumerate(specs)}
+               for kind, specs in SCHEMAS.items()}
+
+
+@dataclass(frozen=True)
+class Record:
+    """A valid record: kind and the values of its table's fields in table
+    order (times as integer ms; absent == null == None). (kind, values) is
+    the record identity used for record de-duplication (2.5)."""
+    kind: str
+    values: tuple
+
+    def __getattr__(self, name: str) -> Any:
+        # Field access by name, e.g. rec.sent_at (None when absent/null).
+        # Only called for names that are not real attributes.
+        index = FIELD_INDEX[object.__getattribute__(self, "kind")].get(name)
+        if index is None:
+            raise AttributeError(name)
+        return object.__getattribute__(self, "values")[index]
+
+
+def _is_int(v: Any) -> bool:
+    # A JSON integer literal (no fraction/exponent) in signed 64-bit range.
+    # `type(v) is int` excludes bool, JsonNumber (1.0, 1e3) and BigInteger.
+    return type(v) is int and INT64_MIN <= v <= INT64_MAX
+
+
+def validate_object(obj: Any) -> Record:
+    """Checks after JSON syntax/depth/duplicate checks, in contract order:
+    not_an_object, unsupported_version, unknown_kind, then each field of the
+    kind's table in order (missing_field, wrong_type, invalid_time,
+    invalid_enum)."""
+    if type(obj) is not dict:
+        raise Malformed(NOT_AN_OBJECT)
+    # `v`: absent or null means 1; anything but the JSON integer 1 (2, 1.0,
+    # "1", true) is unsupported.
+    v = obj.get("v")
+    if v is not None and not (type(v) is int and v == 1):
+        raise Malformed(UNSUPPORTED_VERSION)
+    kind = obj.get("kind")
+    if isinstance(kind, str) and kind not in KINDS:
+        raise Malformed(UNKNOWN_KIND)
+    if kind is None:
+        raise Malformed(MISSING_FIELD)
+    if not isinstance(kind, str):
+        raise Malformed(WRONG_TYPE)
+
+    values = []
+    for spec in SCHEMAS[kind]:
+        raw = obj.get(spec.name)  # absent == null
+        required = spec.required(obj) if callable(spec.required) else spec.required
+        if raw is None:
+            if required:
+                raise Malformed(MISSING_FIELD)
+            values.append(None)
+            continue
+        # Optional fields present with a non-null value are type-checked too.
+        if spec.type == INT:
+            if not _is_int(raw):
+                raise Malformed(WRONG_TYPE)
+            values.append(raw)
+        elif spec.type == STRING:
+            if not isinstance(raw, str):
+                raise Malformed(WRONG_TYPE)
+            values.append(raw)
+        elif spec.type == TIME:
+            if not isinstance(raw, str):
+                raise Malformed(WRONG_TYPE)
+            ms = parse_rfc3339_ms(raw)
+            if ms is None:
+                raise Malformed(INVALID_TIME)
+            values.append(ms)  # times compared as ms instants
+        elif spec.type == ENUM:
+            if not isinstance(raw, str):
+                raise Malformed(WRONG_TYPE)
+            if raw not in spec.allowed:
+                raise Malformed(INVALID_ENUM)
+            values.append(raw)
+        else:  # pragma: no cover
+            raise AssertionError(spec.type)
+    return Record(kind, tuple(values))
+
+
+def parse_line(line: bytes) -> Record:
+    """One non-blank line (terminator removed) -> Record, or raise Malformed.
+    Causes in priority order; the first that applies wins."""
+    if len(line) > MAX_LINE_BYTES:
+        raise Malformed(LINE_TOO_LONG)
+    try:
+        text = line.decode("utf-8", errors="strict")  # rejects overlongs, surrogates
+    except UnicodeDecodeError:
+        raise Malformed(INVALID_UTF8) from None
+    try:
+        obj, depth, duplicate = parse_json_strict(text)
+    except JsonSyntaxError:
+        raise Malformed(INVALID_JSON) from None
+    if depth > MAX_DEPTH:
+        raise Malformed(TOO_DEEP)
+    if duplicate:
+        raise Malformed(DUPLICATE_KEY)
+    return validate_object(obj)
+
+
+# --------------------------------------------------------------------------
+# Reading files: gzip, lines
+# --------------------------------------------------------------------------
+
+def gunzip_salvage(data: bytes) -> tuple[bytes, bool]:
+    """Decompress a (multi-member) gzip stream. Returns (decoded, broken).
+
+    Members are concatenated. If the stream breaks off (truncated, corrupt
+    data, bad CRC, or trailing bytes that are not a valid member), everything
+    decoded before the break is kept and `broken` is True. On an error, the
+    failing chunk is replayed byte by byte from a snapshot of the
+    decompressor so that as much output as possible is salvaged.
+    """
+    CHUNK = 1 << 16
+    out: list[bytes] = []
+    rest = data
+    while rest:
+        d = zlib.decompressobj(wbits=31)  # gzip wrapper only
+        pos = 0
+        while pos < len(rest) and not d.eof:
+            chunk = rest[pos:pos + CHUNK]
+            snapshot = d.copy()
+            try:
+                out.append(d.decompress(chunk))
+                pos += len(chunk)
+            except zlib.error:
+                d = snapshot  # replay this chunk one byte at a time
+                for k in range(len(chunk)):
+                    try:
+                        out.append(d.decompress(chunk[k:k + 1]))
+                    except zlib.error:
+                        return b"".join(out), True  # the break
+                    if d.eof:
+                        pos += k + 1
+                        break
+                else:
+                    pos += len(chunk)  # (not expected: the error recurs)
+        if not d.eof:
+            return b"".join(out), True  # member truncated
+        # Bytes after this member: d.unused_data + input not yet fed.
+        rest = d.unused_data + rest[pos:]
+    return b"".join(out), False
+
+
+def split_lines(data: bytes) -> Iterable[tuple[int, bytes]]:
+    """Yield (line number, line without terminator) for `\\n` and `\\r\\n`
+    line ends. A final fragment without `\\n` is a line too (its trailing
+    `\\r`, if any, is not a terminator)."""
+    parts = data.split(b"\n")
+    last = len(parts) - 1
+    for idx, part in enumerate(parts):
+        if idx == last:
+            if part == b"":
+                break  # data ended with "\n" (or was empty)
+        elif part.endswith(b"\r"):
+            part = part[:-1]  # CRLF
+        yield idx + 1, part
+
+
+_BLANK = frozenset(b" \t\r")
+
+
+def is_blank(line: bytes) -> bool:
+    # 2: empty, or only spaces, tabs and a carriage return.
+    return all(b in _BLANK for b in line)
+
+
+# --------------------------------------------------------------------------
+# The store: ingest with file and record de-duplication
+# --------------------------------------------------------------------------
+
+@dataclass
+class FileSummary:
+    path: str
+    lines: int = 0                       # non-blank lines seen
+    records: int = 0                     # new valid records
+    duplicates: int = 0                  # repeated records
+    malformed: dict = field(default_factory=dict)  # cause -> count
+    gzip: bool = False
+
+
+class Store:
+    def __init__(self) -> None:
+        self.records: list[Record] = []
+        self._record_keys: set = set()
+        self.duplicate_records = 0
+        self.malformed_by_cause: dict[str, int] = {}
+        self._first_path_by_hash: dict[str, str] = {}
+        self._skipped_pairs: set = set()  # (hash, path) pairs skipped
+        self.summaries: list[FileSummary] = []
+        self.skipped_special: list[str] = []
+        self.silent_rereads: list[str] = []
+
+    @property
+    def files_skipped_as_duplicate(self) -> int:
+        return len(self._skipped_pairs)
+
+    @property
+    def malformed_lines(self) -> int:
+        return sum(self.malformed_by_cause.values())
+
+    def _malformed(self, summary: FileSummary, cause: str) -> None:
+        self.malformed_by_cause[cause] = self.malformed_by_cause.get(cause, 0) + 1
+        summary.malformed[cause] = summary.malformed.get(cause, 0) + 1
+
+    def ingest_file(self, path: str) -> None:
+        with open(path, "rb") as f:
+            raw = f.read()
+        # 2.5: file de-duplication by content hash of the bytes on disk; paths
+        # compared absolute and normalised (not symlink-resolved).
+        digest = hashlib.sha256(raw).hexdigest()
+        abspath = os.path.abspath(path)
+        first = self._first_path_by_hash.get(digest)
+        if first is not None:
+            if first != abspath:
+                self._skipped_pairs.add((digest, abspath))  # each pair once
+            else:
+                self.silent_rereads.append(abspath)       # silent no-op
+            return
+        self._first_path_by_hash[digest] = abspath
+
+        summary = FileSummary(path)
+        self.summaries.append(summary)
+        broken = False
+        if raw[:2] == GZIP_MAGIC:  # gzip by magic bytes, not by name
+            summary.gzip = True
+            raw, broken = gunzip_salvage(raw)
+        for _lineno, line in split_lines(raw):
+            # line_too_long is decided before the blank test (see docstring).
+            if len(line) <= MAX_LINE_BYTES and is_blank(line):
+                continue  # blank lines are skipped and not counted
+            summary.lines += 1
+            try:
+                rec = parse_line(line)
+            except Malformed as e:
+                self._malformed(summary, e.cause)
+                continue
+            # 2.5: record de-duplication on (kind, all table fields).
+            key = (rec.kind, rec.values)
+            if key in self._record_keys:
+                self.duplicate_records += 1
+                summary.duplicates += 1
+                continue
+            self._record_keys.add(key)
+            self.records.append(rec)
+            summary.records += 1
+        if broken:
+            self._malformed(summary, TRUNCATED_GZIP)  # ONE per broken file
+
+    def ingest_path(self, path: str) -> None:
+        """A command-line path: a regular file or a link to one is read; a
+        directory (or a link to one) is walked; anything else is listed."""
+        if not os.path.lexists(path):
+            raise FileNotFoundError(path)
+        try:
+            st = os.stat(path)  # follows a link
+        except OSError:
+            self.skipped_special.append(path)  # dangling link
+            return
+        if stat.S_ISREG(st.st_mode):
+            self.ingest_file(path)
+        elif stat.S_ISDIR(st.st_mode):
+            self.walk(path)
+        else:
+            self.skipped_special.append(path)
+
+    def walk(self, directory: str) -> None:
+        """Recursive walk in sorted order (by name bytes). Hidden entries are
+        skipped; symlinks, FIFOs, sockets, devices are skipped and listed."""
+        with os.scandir(directory) as it:
+            entries = sorted(it, key=lambda e: os.fsencode(e.name))
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue  # hidden file (or hidden directory)
+            if entry.is_symlink():
+                self.skipped_special.append(entry.path)
+            elif entry.is_dir(follow_symlinks=False):
+                self.walk(entry.path)
+            elif entry.is_file(follow_symlinks=False):
+                self.ingest_file(entry.path)
+            else:
+                self.skipped_special.append(entry.path)  # FIFO, socket, device
+
+
+# --------------------------------------------------------------------------
+# Section 3: attribution, updates, activities, outcomes
+# --------------------------------------------------------------------------
+
+OUTCOMES = ("rendered", "ended", "expired", "stale_timestamp", "superseded", "lost")
+
+
+def _null_first(v: Any) -> tuple:
+    return (0,) if v is None else (1, v)
+
+
+def request_order_key(r: Record) -> tuple:
+    """Earliest request: by sent_at, then the smaller apns_id, then the
+    smaller aps_timestamp; remaining fields (table order, null first) only
+    to make the order total."""
+    return (r.sent_at, r.apns_id, r.aps_timestamp,
+            tuple(_null_first(v) for v in r.values))
+
+
+@dataclass
+class Update:
+    activity_id: str
+    seq: int
+    requests: list = field(default_factory=list)
+    accepted: bool = False
+    accept_time: Optional[int] = None
+    aps_timestamp: Optional[int] = None
+    event: Optional[str] = None      # effective event ("update" if absent)
+    window_time: int = 0             # accept time, or earliest request's sent_at
+    app: str = "unknown"
+    priority: str = "unknown"
+    outcome: Optional[str] = None
+
+
+@dataclass
+class Analysis:
+    apns: list
+    resolved_activity: dict  # id(record) -> activity_id or None
+    updates: list
+    first_render: dict       # (activity_id, seq) -> earliest rendered_at
+    content_update_keys: set  # (activity_id, seq) of content_update callbacks
+    push_token_activities: set  # activity_ids with a push_token callback
+    os_version: dict         # activity_id -> value or "unknown"
+    app_version: dict
+
+
+def analyse(records: list[Record]) -> Analysis:
+    apns = [r for r in records if r.kind == "apns"]
+    renders = [r for r in records if r.kind == "render"]
+    callbacks = [r for r in records if r.kind == "callback"]
+
+    # Attribution: push_token callbacks only. For one token naming several
+    # activities: earliest received_at, then smallest activity_id.
+    token_owner: dict[str, tuple[int, str]] = {}
+    for c in callbacks:
+        if c.callback != "push_token":
+            continue
+        cand = (c.received_at, c.activity_id)
+        cur = token_owner.get(c.push_token)
+        if cur is None or cand < cur:
+            token_owner[c.push_token] = cand
+    resolved: dict[int, Optional[str]] = {}
+    for r in apns:
+        if r.activity_id is not None:
+            resolved[id(r)] = r.activity_id
+        else:
+            owner = token_owner.get(r.push_token)
+            resolved[id(r)] = owner[1] if owner else None  # None: unattributed
+
+    # Updates: attributed requests with seq, grouped by (activity_id, seq).
+    groups: dict[tuple[str, int], Update] = {}
+    for r in apns:
+        aid = resolved[id(r)]
+        if aid is None or r.seq is None:
+            continue
+        u = groups.get((aid, r.seq))
+        if u is None:
+            u = groups[(aid, r.seq)] = Update(aid, r.seq)
+        u.requests.append(r)
+    updates = list(groups.values())
+    for u in updates:
+        acc = [r for r in u.requests if r.status == 200]
+        u.accepted = bool(acc)
+        if acc:
+            first = min(acc, key=request_order_key)
+            u.accept_time = first.sent_at
+            u.aps_timestamp = first.aps_timestamp
+            u.event = first.event if first.event is not None else "update"
+            u.window_time = u.accept_time
+            rep = first  # app/priority from earliest accepted request
+        else:
+            rep = min(u.requests, key=request_order_key)  # earliest request
+            u.window_time = rep.sent_at
+        if rep.topic is not None:
+            t = rep.topic
+            u.app = t[: -len(TOPIC_SUFFIX)] if t.endswith(TOPIC_SUFFIX) else t
+        if rep.priority is not None:
+            u.priority = str(rep.priority)
+
+    # Renders: earliest rendered_at per (activity_id, seq).
+    first_render: dict[tuple[str, int], int] = {}
+    for r in renders:
+        k = (r.activity_id, r.seq)
+        if k not in first_render or r.rendered_at < first_render[k]:
+            first_render[k] = r.rendered_at
+
+    # Activity start = earliest of: accept time of an accepted start update,
+    # rendered_at of any render, received_at of any callback of the activity.
+    start: dict[str, int] = {}
+
+    def note_start(aid: str, t: int) -> None:
+        if aid not in start or t < start[aid]:
+            start[aid] = t
+
+    for u in updates:
+        if u.accepted and u.event == "start":
+            note_start(u.activity_id, u.accept_time)
+    for r in renders:
+        note_start(r.activity_id, r.rendered_at)
+    for c in callbacks:
+        if c.activity_id is not None:
+            note_start(c.activity_id, c.received_at)
+    # Activity end = accept time of the earliest accepted end update.
+    end: dict[str, int] = {}
+    for u in updates:
+        if u.accepted and u.event == "end":
+            if u.activity_id not in end or u.accept_time < end[u.activity_id]:
+                end[u.activity_id] = u.accept_time
+
+    # Outcomes, per activity, over ALL data; order = (accept time, seq).
+    by_activity: dict[str, list[Update]] = {}
+    for u in updates:
+        if u.accepted:
+            by_activity.setdefault(u.activity_id, []).append(u)
+    for aid, ups in by_activity.items():
+        ups.sort(key=lambda u: (u.accept_time, u.seq))
+        rendered = [(u.activity_id, u.seq) in first_render for u in ups]
+        # later_rendered[i]: some update after position i is rendered.
+        later_rendered = [False] * len(ups)
+        seen = False
+        for i in range(len(ups) - 1, -1, -1):
+            later_rendered[i] = seen
+            seen = seen or rendered[i]
+        max_earlier_ts: Optional[int] = None  # max aps_timestamp before i
+        for i, u in enumerate(ups):
+            if rendered[i]:
+                u.outcome = "rendered"                                   # 1
+            elif aid in end and u.accept_time > end[aid]:
+                u.outcome = "ended"                                      # 2
+            elif aid in start and u.accept_time - start[aid] > EIGHT_HOURS_MS:
+                u.outcome = "expired"                                    # 3
+            elif (u.event != "end" and max_earlier_ts is not None
+                  and u.aps_timestamp <= max_earlier_ts):
+                u.outcome = "stale_timestamp"                            # 4
+            elif later_rendered[i]:
+                u.outcome = "superseded"                                 # 5
+            else:
+                u.outcome = "lost"                                       # 6
+            if max_earlier_ts is None or u.aps_timestamp > max_earlier_ts:
+                max_earlier_ts = u.aps_timestamp
+
+    content_update_keys = {(c.activity_id, c.seq) for c in callbacks
+                           if c.callback == "content_update"}
+    push_token_activities = {c.activity_id for c in callbacks
+                             if c.callback == "push_token"}
+
+    # Device evidence per activity, each attribute separately: earliest render
+    # or callback carrying a non-null value; among equally early, smallest.
+    def evidence(attr: str) -> dict[str, str]:
+        best: dict[str, tuple[int, str]] = {}
+        for r in renders + callbacks:
+            aid = r.activity_id
+            val = getattr(r, attr)
+            if aid is None or val is None:
+                continue
+            t = r.rendered_at if r.kind == "render" else r.received_at
+            if aid not in best or (t, val) < best[aid]:
+                best[aid] = (t, val)
+        return {aid: tv[1] for aid, tv in best.items()}
+
+    return Analysis(apns, resolved, updates, first_render, content_update_keys,
+                    push_token_activities, evidence("os_version"),
+                    evidence("app_version"))
+
+
+# --------------------------------------------------------------------------
+# Section 4: metrics; section 5: report
+# --------------------------------------------------------------------------
+
+def rate(num: int, den: int) -> Optional[float]:
+    return None if den == 0 else num / den
+
+
+def updates_block(ups: list[Update]) -> dict:
+    counts = {o: 0 for o in OUTCOMES}
+    accepted = 0
+    for u in ups:
+        if u.accepted:
+            accepted += 1
+            counts[u.outcome] += 1
+    r, s, lost = counts["rendered"], counts["superseded"], counts["lost"]
+    return {
+        "sent": len(ups),
+        "accepted": accepted,
+        **counts,
+        "arrival_rate": rate(r, r + s + lost),
+        "effective_arrival_rate": rate(r + s, r + s + lost),
+    }
+
+
+def nearest_rank(sorted_values: list[int], num: int, den: int) -> Optional[int]:
+    """Value at 1-based position ceil(num/den * n), integer arithmetic."""
+    n = len(sorted_values)
+    if n == 0:
+        return None
+    rank = (num * n + den - 1) // den
+    return sorted_values[rank - 1]
+
+
+def build_report(store: Store, window: Optional[tuple[int, int]]) -> dict:
+    a = analyse(store.records)
+
+    def in_window(t: int) -> bool:
+        return window is None or (window[0] <= t < window[1])  # [from, to)
+
+    # requests: apns records in the window by sent_at.
+    reqs = [r for r in a.apns if in_window(r.sent_at)]
+    accepted_reqs = [r for r in reqs if r.status == 200]
+    by_reason: dict[str, int] = {}
+    for r in reqs:
+        if r.status == 200:
+            continue
+        if r.reason is not None:
+            reason = r.reason
+        elif r.status == 0:
+            reason = "NoResponse"
+        else:
+            reason = f"HTTP{r.status}"
+        by_reason[reason] = by_reason.get(reason, 0) + 1
+    oversize_failures = sum(1 for r in reqs
+                            if r.status == 413 or r.reason == "PayloadTooLarge")
+    oversize_risk = sum(1 for r in accepted_reqs
+                        if r.payload_bytes is not None
+                        and r.payload_bytes > OVERSIZE_RISK_BYTES)
+
+    # updates in the window (accept time, or earliest request's sent_at).
+    win_updates = [u for u in a.updates if in_window(u.window_time)]
+    rendered = [u for u in win_updates if u.outcome == "rendered"]
+
+    cu_expected = len(rendered)
+    cu_received = sum(1 for u in rendered
+                      if (u.activity_id, u.seq) in a.content_update_keys)
+    token_acts = {u.activity_id for u in rendered}
+    token_expected = len(token_acts)
+    token_received = len(token_acts & a.push_token_activities)
+
+    latencies = []
+    clock_skew_negative = 0
+    for u in rendered:
+        lat = a.first_render[(u.activity_id, u.seq)] - u.accept_time
+        if lat < 0:
+            lat = 0
+            clock_skew_negative += 1
+        latencies.append(lat)
+    latencies.sort()
+
+    apns_without_seq = sum(1 for r in reqs if r.seq is None)
+    unattributed = sum(1 for r in reqs if a.resolved_activity[id(r)] is None)
+
+    def breakdown(key_of: Callable[[Update], str]) -> dict:
+        groups: dict[str, list[Update]] = {}
+        for u in win_updates:
+            groups.setdefault(key_of(u), []).append(u)
+        return {k: updates_block(groups[k]) for k in sorted(groups)}
+
+    return {
+        "schema": SCHEMA,
+        "window": None if window is None else {
+            "from": format_utc_ms(window[0]), "to": format_utc_ms(window[1])},
+        "requests": {
+            "total": len(reqs),
+            "accepted": len(accepted_reqs),
+            "rejected": len(reqs) - len(accepted_reqs),
+            "acceptance_rate": rate(len(accepted_reqs), len(reqs)),
+            "by_reason": {k: by_reason[k] for k in sorted(by_reason)},
+            "oversize_failures": oversize_failures,
+            "oversize_risk": oversize_risk,
+        },
+        "updates": updates_block(win_updates),
+        "callbacks": {
+            "content_update_expected": cu_expected,
+            "content_update_received": cu_received,
+            "callback_loss_rate": None if cu_expected == 0
+            else 1 - cu_received / cu_expected,
+            "token_expected": token_expected,
+            "token_received": token_received,
+            "token_callback_loss_rate": None if token_expected == 0
+            else 1 - token_received / token_expected,
+        },
+        "latency_ms": {
+            "count": len(latencies),
+            "p50": nearest_rank(latencies, 50, 100),
+            "p90": nearest_rank(latencies, 90, 100),
+            "p99": nearest_rank(latencies, 99, 100),
+        },
+        "data_quality": {
+            "malformed_lines": store.malformed_lines,
+            "malformed_by_cause": {k: store.malformed_by_cause[k]
+                                   for k in sorted(store.malformed_by_cause)},
+            "duplicate_records": store.duplicate_records,
+            "files_skipped_as_duplicate": store.files_skipped_as_duplicate,
+            "apns_without_seq": apns_without_seq,
+            "unattributed": unattributed,
+            "clock_skew_negative": clock_skew_negative,
+        },
+        "breakdowns": {
+            "app": breakdown(lambda u: u.app),
+            "priority": breakdown(lambda u: u.priority),
+            "os_version": breakdown(lambda u: a.os_version.get(u.activity_id, "unknown")),
+            "app_version": breakdown(lambda u: a.app_version.get(u.activity_id, "unknown")),
+        },
+    }
+
+
+# --------------------------------------------------------------------------
+# Command line
+# --------------------------------------------------------------------------
+
+def parse_window(args: argparse.Namespace, parser: argparse.ArgumentParser
+                 ) -> Optional[tuple[int, int]]:
+    if args.day is not None:
+        if args.from_ is not None or args.to is not None:
+            parser.error("--day cannot be combined with --from/--to")
+        m = _DAY_RE.fullmatch(args.day)
+        if m is None:
+            parser.error(f"--day {args.day!r}: expected YYYY-MM-DD")
+        y, mo, d = (int(g) for g in m.groups())
+        if not (1 <= mo <= 12 and 1 <= d <= days_in_month(y, mo)):
+            parser.error(f"--day {args.day!r}: not a calendar date")
+        start = days_from_civil(y, mo, d) * 86_400_000
+        return start, start + 86_400_000  # D 00:00:00Z to next day 00:00:00Z
+    if args.from_ is None and args.to is None:
+        return None
+    if args.from_ is None or args.to is None:
+        parser.error("--from and --to must be given together")
+    lo = parse_rfc3339_ms(args.from_)
+    hi = parse_rfc3339_ms(args.to)
+    if lo is None:
+        parser.error(f"--from {args.from_!r}: not an RFC 3339 time of section 2")
+    if hi is None:
+        parser.error(f"--to {args.to!r}: not an RFC 3339 time of section 2")
+    return lo, hi
+
+
+def print_summary(store: Store) -> None:
+    err = sys.stderr
+    for s in store.summaries:
+        mal = ", ".join(f"{k}={v}" for k, v in sorted(s.malformed.items())) or "none"
+        print(f"ingested {s.path}{' (gzip)' if s.gzip else ''}: lines={s.lines} "
+              f"records={s.records} duplicate_records={s.duplicates} malformed: {mal}",
+              file=err)
+    for p in store.skipped_special:
+        print(f"skipped (link/FIFO/socket/device): {p}", file=err)
+    for digest, p in sorted(store._skipped_pairs, key=lambda x: x[1]):
+        print(f"skipped duplicate file: {p} (same content as "
+              f"{store._first_path_by_hash[digest]})", file=err)
+    for p in store.silent_rereads:
+        print(f"re-read of the same path, no-op: {p}", file=err)
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Independent reference implementation of the arrival "
+                    "report (CONTRACT.md sections 2-5).")
+    parser.add_argument("--day", metavar="YYYY-MM-DD")
+    parser.add_argument("--from", dest="from_", metavar="RFC3339")
+    parser.add_argument("--to", metavar="RFC3339")
+    parser.add_argument("--verbose", action="store_true",
+                        help="print an ingest summary to stderr")
+    parser.add_argument("paths", nargs="+", metavar="PATH")
+    args = parser.parse_args(argv)
+    window = parse_window(args, parser)
+
+    store = Store()
+    for p in args.paths:  # files processed in the order given
+        try:
+            store.ingest_path(p)
+        except FileNotFoundError:
+            print(f"error: {p}: no such file or directory", file=sys.stderr)
+            return 2
+        except OSError as e:  # e.g. an unreadable file or directory
+            print(f"error: {p}: {e}", file=sys.stderr)
+            return 1
+    if args.verbose:
+        print_summary(store)
+    report = build_report(store, window)
+    sys.stdout.write(json.dumps(report, sort_keys=False, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

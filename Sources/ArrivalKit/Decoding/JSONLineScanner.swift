@@ -1,0 +1,493 @@
+/// A strict RFC 8259 scanner for one JSON Lines record.
+///
+/// It validates the whole line (UTF-8, grammar, nesting depth, repeated keys
+/// in every object) in one pass without building a tree, and keeps a
+/// reference to the value of each top-level key the contract knows
+/// (``RecordField``); unknown fields are validated and then ignored. The
+/// scanner is iterative, so a hostile line nested a million levels deep costs
+/// memory in proportion to its depth and never overflows the call stack.
+/// Measured at several times the speed of `JSONDecoder` on the same lines.
+final class JSONLineScanner {
+    static let maxDepth = 64
+
+    enum ValueKind: UInt8 {
+        case null, bool, int, number, string, object, array
+    }
+
+    /// Where a top-level value lies in the line.
+    struct ValueRef {
+        var kind: ValueKind
+        /// For strings: the content between the quotes.
+        var start: Int
+        var end: Int
+        var hasEscapes: Bool
+        var int: Int64
+    }
+
+    /// The values of the known top-level keys, indexed by ``RecordField/rawValue``.
+    private(set) var slots: [ValueRef?] = Array(repeating: nil, count: RecordField.allCases.count)
+    private var usedSlots: [Int] = []
+
+    // Repeated-key detection: the keys of every open object.
+    private struct Key {
+        var hash: UInt64
+        var start: Int
+        var count: Int
+        var inArena: Bool
+    }
+    private var keys: [Key] = []
+    private var arena: [UInt8] = []
+    private var decoded: [UInt8] = []
+    private var stack: [UInt8] = []  // 0x7B object, 0x5B array
+    private var objectKeyStarts: [Int] = []
+
+    private var line = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
+
+    /// Scans `bytes`; returns `nil` when the line is a JSON object, else the cause.
+    func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> MalformedCause? {
+        for index in usedSlots { slots[index] = nil }
+        usedSlots.removeAll(keepingCapacity: true)
+        guard UTF8Validation.isValid(bytes) else { return .invalidUTF8 }
+        line = bytes
+        keys.removeAll(keepingCapacity: true)
+        arena.removeAll(keepingCapacity: true)
+        stack.removeAll(keepingCapacity: true)
+        objectKeyStarts.removeAll(keepingCapacity: true)
+        // `line` stays valid for string(_:) until the caller's next scan.
+        return parse()
+    }
+
+    /// The string value of a slot, unescaped.
+    func string(_ ref: ValueRef) -> String {
+        if !ref.hasEscapes {
+            return String(decoding: UnsafeBufferPointer(rebasing: line[ref.start..<ref.end]), as: UTF8.self)
+        }
+        decoded.removeAll(keepingCapacity: true)
+        unescape(from: ref.start, to: ref.end, into: &decoded)
+        return String(decoding: decoded, as: UTF8.self)
+    }
+
+    /// Calls `body` with the unescaped bytes of a string slot.
+    func withStringBytes<R>(_ ref: ValueRef, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if !ref.hasEscapes {
+            return body(UnsafeBufferPointer(rebasing: line[ref.start..<ref.end]))
+        }
+        decoded.removeAll(keepingCapacity: true)
+        unescape(from: ref.start, to: ref.end, into: &decoded)
+        return decoded.withUnsafeBufferPointer(body)
+    }
+
+    // MARK: - Grammar
+
+    private func parse() -> MalformedCause? {
+        let p = line
+        let n = p.count
+        var i = 0
+        var tooDeep = false
+        var duplicate = false
+        var topIsObject = false
+        var pendingSlot = -1  // the known field whose value comes next, at depth 1
+
+        @inline(__always) func skipSpace() {
+            while i < n {
+                let c = p[i]
+                if c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D { i += 1 } else { break }
+            }
+        }
+
+        skipSpace()
+        guard i < n else { return .invalidJSON }
+        topIsObject = p[i] == 0x7B
+
+        // Each iteration parses one value, then the punctuation after it.
+        valueLoop: while true {
+            skipSpace()
+            guard i < n else { return .invalidJSON }
+            let depth = stack.count
+            let slot = depth == 1 ? pendingSlot : -1
+            pendingSlot = -1
+            let c = p[i]
+            switch c {
+            case 0x7B, 0x5B:  // { [
+                if slot >= 0 { store(slot, ValueRef(kind: c == 0x7B ? .object : .array, start: i, end: i, hasEscapes: false, int: 0)) }
+                i += 1
+                stack.append(c)
+                if stack.count > Self.maxDepth { tooDeep = true }
+                skipSpace()
+                guard i < n else { return .invalidJSON }
+                if c == 0x7B {
+                    objectKeyStarts.append(keys.count)
+                    if p[i] == 0x7D {
+                        i += 1
+                        objectKeyStarts.removeLast()
+                        stack.removeLast()
+                    } else {
+                        guard let (isDuplicate, field) = parseKey(&i) else { return .invalidJSON }
+                        if isDuplicate { duplicate = true }
+                        pendingSlot = stack.count == 1 ? field : -1
+                        continue valueLoop
+                    }
+                } else {
+                    if p[i] == 0x5D {
+                        i += 1
+                        stack.removeLast()
+                    } else {
+                        continue valueLoop
+                    }
+                }
+            case 0x22:  // "
+                let start = i + 1
+                guard let (end, escapes) = scanString(from: start) else { return .invalidJSON }
+                if slot >= 0 { store(slot, ValueRef(kind: .string, start: start, end: end, hasEscapes: escapes, int: 0)) }
+                i = end + 1
+            case 0x74:  // true
+                guard matches(i, "true") else { return .invalidJSON }
+                if slot >= 0 { store(slot, ValueRef(kind: .bool, start: i, end: i + 4, hasEscapes: false, int: 1)) }
+                i += 4
+            case 0x66:  // false
+                guard matches(i, "false") else { return .invalidJSON }
+                if slot >= 0 { store(slot, ValueRef(kind: .bool, start: i, end: i + 5, hasEscapes: false, int: 0)) }
+                i += 5
+            case 0x6E:  // null
+                guard matches(i, "null") else { return .invalidJSON }
+                if slot >= 0 { store(slot, ValueRef(kind: .null, start: i, end: i + 4, hasEscapes: false, int: 0)) }
+                i += 4
+            default:
+                guard let (end, integer) = scanNumber(from: i) else { return .invalidJSON }
+                if slot >= 0 {
+                    if let integer {
+                        store(slot, ValueRef(kind: .int, start: i, end: end, hasEscapes: false, int: integer))
+                    } else {
+                        store(slot, ValueRef(kind: .number, start: i, end: end, hasEscapes: false, int: 0))
+                    }
+                }
+                i = end
+            }
+
+            // After a value: close containers, or move to the next element.
+            while true {
+                skipSpace()
+                guard let top = stack.last else {
+                    guard i == n else { return .invalidJSON }
+                    break valueLoop
+                }
+                guard i < n else { return .invalidJSON }
+                let d = p[i]
+                if top == 0x7B {
+                    if d == 0x2C {
+                        i += 1
+                        skipSpace()
+                        guard let (isDuplicate, field) = parseKey(&i) else { return .invalidJSON }
+                        if isDuplicate { duplicate = true }
+                        pendingSlot = stack.count == 1 ? field : -1
+                        continue valueLoop
+                    } else if d == 0x7D {
+                        i += 1
+                        stack.removeLast()
+                        keys.removeSubrange(objectKeyStarts.removeLast()...)
+                    } else {
+                        return .invalidJSON
+                    }
+                } else {
+                    if d == 0x2C {
+                        i += 1
+                        continue valueLoop
+                    } else if d == 0x5D {
+                        i += 1
+                        stack.removeLast()
+                    } else {
+                        return .invalidJSON
+                    }
+                }
+            }
+        }
+        if tooDeep { return .tooDeep }
+        if duplicate { return .duplicateKey }
+        if !topIsObject { return .notAnObject }
+        return nil
+    }
+
+    @inline(__always)
+    private func store(_ slot: Int, _ ref: ValueRef) {
+        if slots[slot] == nil { usedSlots.append(slot) }
+        slots[slot] = ref
+    }
+
+    @inline(__always)
+    private func matches(_ i: Int, _ word: StaticString) -> Bool {
+        let count = word.utf8CodeUnitCount
+        guard i + count <= line.count else { return false }
+        let w = word.utf8Start
+        for k in 0..<count where line[i + k] != w[k] { return false }
+        return true
+    }
+
+    /// Parses `"key"` and the `:` after it. Returns whether the key repeats one
+    /// of the current object's keys, and the known field it names (or -1).
+    private func parseKey(_ i: inout Int) -> (Bool, Int)? {
+        let n = line.count
+        guard i < n, line[i] == 0x22 else { return nil }
+        let start = i + 1
+        guard let (end, escapes) = scanString(from: start) else { return nil }
+        i = end + 1
+        while i < n, line[i] == 0x20 || line[i] == 0x09 || line[i] == 0x0A || line[i] == 0x0D { i += 1 }
+        guard i < n, line[i] == 0x3A else { return nil }
+        i += 1
+
+        var key: Key
+        if escapes {
+            let arenaStart = arena.count
+            unescape(from: start, to: end, into: &arena)
+            key = Key(hash: 0, start: arenaStart, count: arena.count - arenaStart, inArena: true)
+        } else {
+            key = Key(hash: 0, start: start, count: end - start, inArena: false)
+        }
+        let duplicate = withKeyBytes(key) { bytes -> Bool in
+            key.hash = StableHash.bytes(bytes)
+            return isRepeated(key, bytes)
+        }
+        keys.append(key)
+        let field = stack.count == 1 ? withKeyBytes(key) { RecordField.lookup($0) } : -1
+        return (duplicate, field)
+    }
+
+    private func withKeyBytes<R>(_ key: Key, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if key.inArena {
+            return arena.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[key.start..<key.start + key.count])) }
+        }
+        return body(UnsafeBufferPointer(rebasing: line[key.start..<key.start + key.count]))
+    }
+
+    private func isRepeated(_ key: Key, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let from = objectKeyStarts.last ?? 0
+        guard from < keys.count else { return false }
+        for index in from..<keys.count {
+            let other = keys[index]
+            guard other.hash == key.hash, other.count == key.count else { continue }
+            let same = withKeyBytes(other) { otherBytes in
+                otherBytes.elementsEqual(bytes)
+            }
+            if same { return true }
+        }
+        return false
+    }
+
+    /// Scans string content from `start` (after the opening quote); returns the
+    /// index of the closing quote and whether the content holds escapes.
+    @inline(__always)
+    private func scanString(from start: Int) -> (Int, Bool)? {
+        let p = line
+        let n = p.count
+        var i = start
+        var escapes = false
+        while i < n {
+            let c = p[i]
+            if c == 0x22 { return (i, escapes) }
+            if c < 0x20 { return nil }
+            if c == 0x5C {
+                escapes = true
+                guard i + 1 < n else { return nil }
+                switch p[i + 1] {
+                case 0x22, 0x5C, 0x2F, 0x62, 0x66, 0x6E, 0x72, 0x74:
+                    i += 2
+                case 0x75:
+                    // A \u escape must name a Unicode scalar: a high surrogate
+                    // only as the first half of a pair, a low one never alone.
+                    guard let unit = hex4Checked(i + 2) else { return nil }
+                    i += 6
+                    if (0xDC00...0xDFFF).contains(unit) { return nil }
+                    if (0xD800...0xDBFF).contains(unit) {
+                        guard i + 1 < n, p[i] == 0x5C, p[i + 1] == 0x75,
+                              let low = hex4Checked(i + 2), (0xDC00...0xDFFF).contains(low)
+                        else { return nil }
+                        i += 6
+                    }
+                default:
+                    return nil
+                }
+            } else {
+                i += 1
+            }
+        }
+        return nil
+    }
+
+    /// Scans a number; returns its end and its value when it is an integer
+    /// literal (no fraction, no exponent) within the signed 64-bit range.
+    @inline(__always)
+    private func scanNumber(from start: Int) -> (Int, Int64?)? {
+        let p = line
+        let n = p.count
+        var i = start
+        let negative = p[i] == 0x2D
+        if negative { i += 1 }
+        guard i < n else { return nil }
+        var isInteger = true
+        var magnitude: UInt64 = 0
+        var overflow = false
+        if p[i] == 0x30 {
+            i += 1
+        } else if p[i] >= 0x31 && p[i] <= 0x39 {
+            while i < n, p[i] >= 0x30 && p[i] <= 0x39 {
+                let (m1, o1) = magnitude.multipliedReportingOverflow(by: 10)
+                let (m2, o2) = m1.addingReportingOverflow(UInt64(p[i] - 0x30))
+                if o1 || o2 { overflow = true }
+                magnitude = m2
+                i += 1
+            }
+        } else {
+            return nil
+        }
+        if i < n, p[i] == 0x2E {
+            isInteger = false
+            i += 1
+            guard i < n, p[i] >= 0x30 && p[i] <= 0x39 else { return nil }
+            while i < n, p[i] >= 0x30 && p[i] <= 0x39 { i += 1 }
+        }
+        if i < n, p[i] == 0x65 || p[i] == 0x45 {
+            isInteger = false
+            i += 1
+            if i < n, p[i] == 0x2B || p[i] == 0x2D { i += 1 }
+            guard i < n, p[i] >= 0x30 && p[i] <= 0x39 else { return nil }
+            while i < n, p[i] >= 0x30 && p[i] <= 0x39 { i += 1 }
+        }
+        guard isInteger, !overflow else { return (i, nil) }
+        if negative {
+            if magnitude == UInt64(Int64.max) + 1 { return (i, Int64.min) }
+            return magnitude <= UInt64(Int64.max) ? (i, -Int64(magnitude)) : (i, nil)
+        }
+        return magnitude <= UInt64(Int64.max) ? (i, Int64(magnitude)) : (i, nil)
+    }
+
+    /// Appends the unescaped UTF-8 of the (already validated) string content.
+    private func unescape(from start: Int, to end: Int, into out: inout [UInt8]) {
+        let p = line
+        var i = start
+        while i < end {
+            let c = p[i]
+            guard c == 0x5C else {
+                out.append(c)
+                i += 1
+                continue
+            }
+            let e = p[i + 1]
+            i += 2
+            switch e {
+            case 0x62: out.append(0x08)
+            case 0x66: out.append(0x0C)
+            case 0x6E: out.append(0x0A)
+            case 0x72: out.append(0x0D)
+            case 0x74: out.append(0x09)
+            case 0x75:
+                var scalar = hex4(i)
+                i += 4
+                if (0xD800...0xDBFF).contains(scalar), i + 6 <= end, p[i] == 0x5C, p[i + 1] == 0x75 {
+                    let low = hex4(i + 2)
+                    if (0xDC00...0xDFFF).contains(low) {
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                        i += 6
+                    }
+                }
+                appendUTF8(UInt32(scalar), to: &out)
+            default: out.append(e)  // " \ /
+            }
+        }
+    }
+
+    @inline(__always)
+    private func hex4Checked(_ i: Int) -> Int? {
+        guard i + 4 <= line.count else { return nil }
+        var v = 0
+        for k in 0..<4 {
+            guard let h = hexValue(line[i + k]) else { return nil }
+            v = v << 4 | Int(h)
+        }
+        return v
+    }
+
+    private func hex4(_ i: Int) -> Int {
+        var v = 0
+        for k in 0..<4 { v = v << 4 | Int(hexValue(line[i + k]) ?? 0) }
+        return v
+    }
+}
+
+@inline(__always)
+func hexValue(_ c: UInt8) -> UInt8? {
+    switch c {
+    case 0x30...0x39: c - 0x30
+    case 0x41...0x46: c - 0x41 + 10
+    case 0x61...0x66: c - 0x61 + 10
+    default: nil
+    }
+}
+
+func appendUTF8(_ scalar: UInt32, to out: inout [UInt8]) {
+    switch scalar {
+    case 0..<0x80:
+        out.append(UInt8(scalar))
+    case 0x80..<0x800:
+        out.append(UInt8(0xC0 | scalar >> 6))
+        out.append(UInt8(0x80 | scalar & 0x3F))
+    case 0x800..<0x10000:
+        out.append(UInt8(0xE0 | scalar >> 12))
+        out.append(UInt8(0x80 | scalar >> 6 & 0x3F))
+        out.append(UInt8(0x80 | scalar & 0x3F))
+    default:
+        out.append(UInt8(0xF0 | scalar >> 18))
+        out.append(UInt8(0x80 | scalar >> 12 & 0x3F))
+        out.append(UInt8(0x80 | scalar >> 6 & 0x3F))
+        out.append(UInt8(0x80 | scalar & 0x3F))
+    }
+}
+
+/// RFC 3629 UTF-8 validation: no overlong forms, no surrogates, nothing past U+10FFFF.
+enum UTF8Validation {
+    static func isValid(_ p: UnsafeBufferPointer<UInt8>) -> Bool {
+        let n = p.count
+        guard let base = p.baseAddress else { return true }
+        var i = 0
+        while i < n {
+            // Fast path: eight ASCII bytes at a time.
+            if i + 8 <= n {
+                let word = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
+                if word & 0x8080_8080_8080_8080 == 0 {
+                    i += 8
+                    continue
+                }
+            }
+            let c = p[i]
+            if c < 0x80 {
+                i += 1
+                continue
+            }
+            @inline(__always) func cont(_ k: Int) -> Bool { k < n && p[k] & 0xC0 == 0x80 }
+            switch c {
+            case 0xC2...0xDF:
+                guard cont(i + 1) else { return false }
+                i += 2
+            case 0xE0:
+                guard i + 1 < n, (0xA0...0xBF).contains(p[i + 1]), cont(i + 2) else { return false }
+                i += 3
+            case 0xE1...0xEC, 0xEE...0xEF:
+                guard cont(i + 1), cont(i + 2) else { return false }
+                i += 3
+            case 0xED:
+                guard i + 1 < n, (0x80...0x9F).contains(p[i + 1]), cont(i + 2) else { return false }
+                i += 3
+            case 0xF0:
+                guard i + 1 < n, (0x90...0xBF).contains(p[i + 1]), cont(i + 2), cont(i + 3) else { return false }
+                i += 4
+            case 0xF1...0xF3:
+                guard cont(i + 1), cont(i + 2), cont(i + 3) else { return false }
+                i += 4
+            case 0xF4:
+                guard i + 1 < n, (0x80...0x8F).contains(p[i + 1]), cont(i + 2), cont(i + 3) else { return false }
+                i += 4
+            default:
+                return false
+            }
+        }
+        return true
+    }
+}

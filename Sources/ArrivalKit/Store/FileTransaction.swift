@@ -1,0 +1,172 @@
+/// The open transaction of one file being ingested. Records are inserted
+/// with prepared statements reused for every row; ``commit(lines:)`` writes
+/// the file's registry counts and commits, ``rollback()`` leaves no trace.
+final class FileTransaction {
+    private let store: Store
+    let fileID: Int64
+    private(set) var inserted = 0
+    private(set) var duplicates = 0
+    private(set) var malformed = 0
+    private var finished = false
+
+    init(store: Store, fileID: Int64) throws(DatabaseError) {
+        self.store = store
+        self.fileID = fileID
+    }
+
+    /// Stores `record` unless an equal record is already stored; returns
+    /// whether it was new.
+    @discardableResult
+    func insert(_ record: Record) throws(DatabaseError) -> Bool {
+        let statements = try store.recordStatements()
+        let new: Bool
+        switch record {
+        case .apns(let r): new = try statements.insert(r, fileID: fileID)
+        case .render(let r): new = try statements.insert(r, fileID: fileID)
+        case .callback(let r): new = try statements.insert(r, fileID: fileID)
+        }
+        if new { inserted += 1 } else { duplicates += 1 }
+        return new
+    }
+
+    func addMalformed(line: Int, cause: MalformedCause) throws(DatabaseError) {
+        let statements = try store.recordStatements()
+        statements.malformed.bind(1, fileID)
+        statements.malformed.bind(2, Int64(line))
+        statements.malformed.bind(3, cause.rawValue)
+        try statements.malformed.run()
+        malformed += 1
+    }
+
+    func commit(lines: Int, gzip: Bool) throws(DatabaseError) {
+        let statement = try store.connection.prepare("""
+            UPDATE files SET line_count = ?, record_count = ?, duplicate_count = ?, malformed_count = ?, gzip = ?
+            WHERE id = ?
+            """)
+        statement.bind(1, Int64(lines))
+        statement.bind(2, Int64(inserted))
+        statement.bind(3, Int64(duplicates))
+        statement.bind(4, Int64(malformed))
+        statement.bind(5, Int64(gzip ? 1 : 0))
+        statement.bind(6, fileID)
+        try statement.run()
+        try store.connection.execute("COMMIT")
+        finished = true
+    }
+
+    func rollback() {
+        guard !finished else { return }
+        try? store.connection.execute("ROLLBACK")
+        finished = true
+    }
+
+    deinit {
+        rollback()
+    }
+}
+
+/// The prepared statements of ingest, made once per store and reused for every row.
+final class RecordStatements {
+    private let insertAPNS: Statement
+    private let sameAPNS: Statement
+    private let insertRender: Statement
+    private let sameRender: Statement
+    private let insertCallback: Statement
+    private let sameCallback: Statement
+    let malformed: Statement
+    private let connection: Connection
+
+    init(connection: Connection) throws(DatabaseError) {
+        self.connection = connection
+        let apnsColumns = ["apns_id", "sent_at", "status", "reason", "push_token", "activity_id", "seq", "event",
+                           "aps_timestamp", "payload_bytes", "topic", "push_type", "priority", "environment", "latency_ms"]
+        let renderColumns = ["activity_id", "seq", "rendered_at", "surface", "device_id", "os_version", "device_model",
+                             "app_version"]
+        let callbackColumns = ["callback", "activity_id", "push_token", "seq", "state", "received_at", "device_id",
+                               "os_version", "device_model", "app_version"]
+        func insert(_ table: String, _ columns: [String]) throws(DatabaseError) -> Statement {
+            let placeholders = Array(repeating: "?", count: columns.count + 2).joined(separator: ", ")
+            return try connection.prepare("""
+                INSERT INTO \(table) (record_key, file_id, \(columns.joined(separator: ", ")))
+                VALUES (\(placeholders)) ON CONFLICT (record_key) DO NOTHING
+                """)
+        }
+        // `IS` compares NULL equal to NULL: the contract's "absent equal to null".
+        func same(_ table: String, _ columns: [String]) throws(DatabaseError) -> Statement {
+            let conditions = columns.enumerated().map { "\($0.element) IS ?\($0.offset + 3)" }
+            return try connection.prepare("""
+                SELECT 1 FROM \(table) WHERE record_key = ?1 AND \(conditions.joined(separator: " AND "))
+                """)
+        }
+        insertAPNS = try insert("apns", apnsColumns)
+        sameAPNS = try same("apns", apnsColumns)
+        insertRender = try insert("renders", renderColumns)
+        sameRender = try same("renders", renderColumns)
+        insertCallback = try insert("callbacks", callbackColumns)
+        sameCallback = try same("callbacks", callbackColumns)
+        malformed = try connection.prepare("INSERT INTO malformed_lines (file_id, line, cause) VALUES (?, ?, ?)")
+    }
+
+    /// `key` overrides the record's hash (tests use it to force a collision).
+    func insert(_ r: APNSRecord, fileID: Int64, key: UInt64? = nil) throws(DatabaseError) -> Bool {
+        try insertProbing(key: key ?? r.contentHash, insert: insertAPNS, same: sameAPNS, fileID: fileID) { s in
+            s.bind(3, r.apnsID); s.bind(4, r.sentAt); s.bind(5, r.status); s.bind(6, r.reason)
+            s.bind(7, r.pushToken); s.bind(8, r.activityID); s.bind(9, r.seq); s.bind(10, r.event)
+            s.bind(11, r.apsTimestamp); s.bind(12, r.payloadBytes); s.bind(13, r.topic); s.bind(14, r.pushType)
+            s.bind(15, r.priority); s.bind(16, r.environment); s.bind(17, r.latencyMS)
+        }
+    }
+
+    /// `key` overrides the record's hash (tests use it to force a collision).
+    func insert(_ r: RenderRecord, fileID: Int64, key: UInt64? = nil) throws(DatabaseError) -> Bool {
+        try insertProbing(key: key ?? r.contentHash, insert: insertRender, same: sameRender, fileID: fileID) { s in
+            s.bind(3, r.activityID); s.bind(4, r.seq); s.bind(5, r.renderedAt); s.bind(6, r.surface)
+            s.bind(7, r.deviceID); s.bind(8, r.osVersion); s.bind(9, r.deviceModel); s.bind(10, r.appVersion)
+        }
+    }
+
+    /// `key` overrides the record's hash (tests use it to force a collision).
+    func insert(_ r: CallbackRecord, fileID: Int64, key: UInt64? = nil) throws(DatabaseError) -> Bool {
+        try insertProbing(key: key ?? r.contentHash, insert: insertCallback, same: sameCallback, fileID: fileID) { s in
+            s.bind(3, r.callback.rawValue); s.bind(4, r.activityID); s.bind(5, r.pushToken); s.bind(6, r.seq)
+            s.bind(7, r.state); s.bind(8, r.receivedAt); s.bind(9, r.deviceID); s.bind(10, r.osVersion)
+            s.bind(11, r.deviceModel); s.bind(12, r.appVersion)
+        }
+    }
+
+    /// Inserts at `key`; when the key is taken, either by an equal record (a
+    /// duplicate) or, rarely, by a different record with the same hash (then
+    /// the next key is tried: open addressing, so lookups stay exact).
+    private func insertProbing(
+        key: UInt64, insert: Statement, same: Statement, fileID: Int64, bindFields: (Statement) -> Void
+    ) throws(DatabaseError) -> Bool {
+        var slot = Int64(bitPattern: key)
+        bindFields(insert)
+        insert.bind(2, fileID)
+        while true {
+            insert.bind(1, slot)
+            try insert.run()
+            if connection.changes > 0 { return true }
+            bindFields(same)
+            same.bind(1, slot)
+            let equal = try same.step()
+            same.reset()
+            if equal { return false }
+            slot = slot &+ 1
+        }
+    }
+}
+
+extension Store {
+    func recordStatements() throws(DatabaseError) -> RecordStatements {
+        if let cached = statementCache.value { return cached }
+        let made = try RecordStatements(connection: connection)
+        statementCache.value = made
+        return made
+    }
+}
+
+/// Holds the store's lazily made statements.
+final class StatementCache {
+    var value: RecordStatements?
+}

@@ -1,0 +1,118 @@
+import CSQLite
+
+/// The one owner of an arrival SQLite database: it opens the file, applies
+/// the migrations, and offers the operations ingest and report need.
+///
+/// WAL journal with `synchronous=NORMAL`; each file is ingested in one
+/// transaction together with its registry row, so a run killed at any moment
+/// leaves either the whole file or nothing of it, and running it again
+/// completes the job.
+public final class Store {
+    public let path: String
+    let connection: Connection
+    let statementCache = StatementCache()
+
+    /// Opens (creating if needed) the store at `path`; `":memory:"` for a
+    /// throwaway one.
+    public init(path: String) throws(DatabaseError) {
+        self.path = path
+        connection = try Connection(path: path)
+        try connection.execute("""
+            PRAGMA journal_mode = WAL;
+            PRAGMA synchronous = NORMAL;
+            PRAGMA foreign_keys = ON;
+            PRAGMA cache_size = -65536;
+            PRAGMA temp_store = FILE;
+            """)
+        try migrate()
+    }
+
+    /// Names of the migrations applied, in order.
+    public func appliedMigrations() throws -> [String] {
+        let statement = try connection.prepare("SELECT name FROM arrival_migrations ORDER BY rowid")
+        var names: [String] = []
+        try statement.forEach { names.append($0.string(0) ?? "") }
+        return names
+    }
+
+    private func migrate() throws(DatabaseError) {
+        try connection.execute("""
+            CREATE TABLE IF NOT EXISTS arrival_migrations (name TEXT NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL)
+            """)
+        let applied = try connection.prepare("SELECT 1 FROM arrival_migrations WHERE name = ?")
+        let record = try connection.prepare("INSERT INTO arrival_migrations (name, applied_at) VALUES (?, strftime('%s','now'))")
+        for (name, sql) in Migrations.all {
+            applied.bind(1, name)
+            let done = try applied.step()
+            applied.reset()
+            if done { continue }
+            try connection.execute("BEGIN IMMEDIATE")
+            do {
+                try connection.execute(sql)
+                record.bind(1, name)
+                try record.run()
+                try connection.execute("COMMIT")
+            } catch {
+                try? connection.execute("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    // MARK: - File registry
+
+    public enum FileStatus: Equatable, Sendable {
+        case new
+        /// The same bytes were ingested from this very path: a silent no-op.
+        case alreadyIngestedHere
+        /// The same bytes were ingested from another path: skipped and counted.
+        case alreadyIngestedFrom(String)
+    }
+
+    public func status(ofContent sha256: String, at path: String) throws(DatabaseError) -> FileStatus {
+        let statement = try connection.prepare("SELECT path FROM files WHERE content_sha256 = ?")
+        statement.bind(1, sha256)
+        defer { statement.reset() }
+        guard try statement.step() else { return .new }
+        let first = statement.string(0) ?? ""
+        return first == path ? .alreadyIngestedHere : .alreadyIngestedFrom(first)
+    }
+
+    /// Records that `path` held content already ingested from elsewhere;
+    /// returns whether this (content, path) pair is new.
+    @discardableResult
+    public func recordSkippedDuplicate(sha256: String, path: String, at now: Int64) throws(DatabaseError) -> Bool {
+        let statement = try connection.prepare("""
+            INSERT INTO skipped_files (content_sha256, path, first_seen_at) VALUES (?, ?, ?)
+            ON CONFLICT DO NOTHING
+            """)
+        statement.bind(1, sha256)
+        statement.bind(2, path)
+        statement.bind(3, now)
+        try statement.run()
+        return connection.changes > 0
+    }
+
+    /// Starts the transaction that will hold one file's records.
+    func beginFile(sha256: String, path: String, byteCount: Int, gzip: Bool, now: Int64) throws(DatabaseError) -> FileTransaction {
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            let insert = try connection.prepare("""
+                INSERT INTO files (content_sha256, path, byte_count, gzip, line_count, record_count,
+                                   duplicate_count, malformed_count, ingested_at)
+                VALUES (?, ?, ?, ?, 0, 0, 0, 0, ?)
+                """)
+            insert.bind(1, sha256)
+            insert.bind(2, path)
+            insert.bind(3, Int64(byteCount))
+            insert.bind(4, Int64(gzip ? 1 : 0))
+            insert.bind(5, now)
+            try insert.run()
+            let fileID = sqlite3_last_insert_rowid(connection.handle)
+            return try FileTransaction(store: self, fileID: fileID)
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+}

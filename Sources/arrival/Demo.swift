@@ -1,0 +1,30 @@
+import ArgumentParser
+import ArrivalKit
+import Foundation
+
+struct Demo: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Ingest the bundled SampleData/ into a throwaway store and print the markdown report."
+    )
+
+    @Option(help: "The sample data directory.")
+    var data: String = "SampleData"
+
+    @Option(help: "Output format: markdown or json.")
+    var format: ReportCommand.Format = .markdown
+
+    func run() throws {
+        guard FileManager.default.fileExists(atPath: data) else {
+            throw CommandFailure(description: "no sample data at '\(data)'. Run this from the project's root, or pass --data DIR.")
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("arrival-demo-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("demo.sqlite").path
+        let store = try Store(path: path)
+        let summary = try Ingestor(store: store).ingest(paths: [data])
+        FileHandle.standardError.write(Data((summary.text(database: "a temporary store") + "\n\n").utf8))
+        let report = try ReportBuilder(store: store).build(window: nil)
+        print(format == .json ? report.jsonText() : report.markdownText(), terminator: "")
+    }
+}

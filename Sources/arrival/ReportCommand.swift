@@ -1,0 +1,88 @@
+import ArgumentParser
+import ArrivalKit
+import Foundation
+
+struct ReportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "report",
+        abstract: "Report arrival rates, outcomes, callback loss and data quality for a window of sent_at."
+    )
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case json, markdown
+    }
+
+    @OptionGroup var store: StoreOptions
+    @OptionGroup var window: WindowOptions
+
+    @Option(help: "Output format: json (the contract's report object) or markdown.")
+    var format: Format = .json
+
+    @Option(help: "Write the report to this file instead of standard output.")
+    var out: String?
+
+    func validate() throws {
+        _ = try window.resolved()
+    }
+
+    func run() throws {
+        guard FileManager.default.fileExists(atPath: store.db) else {
+            throw CommandFailure(description: "no store at '\(store.db)'. Run 'arrival ingest PATH… --db \(store.db)' first, or pass --db.")
+        }
+        let database = try Store(path: store.db)
+        let report = try ReportBuilder(store: database).build(window: try window.resolved())
+        let text = format == .json ? report.jsonText() : report.markdownText()
+        try write(text, to: out)
+    }
+}
+
+func write(_ text: String, to path: String?) throws {
+    guard let path else {
+        FileHandle.standardOutput.write(Data(text.utf8))
+        return
+    }
+    do {
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+    } catch {
+        throw CommandFailure(description: "cannot write '\(path)': \(error.localizedDescription). Check the directory exists and is writable.")
+    }
+}
+
+/// `--day D` or `--from T --to T`, resolved in one place.
+struct WindowOptions: ParsableArguments {
+    @Option(help: "Report one UTC day, YYYY-MM-DD.")
+    var day: String?
+
+    @Option(help: "Start of the window (inclusive), an RFC 3339 time such as 2026-11-21T00:00:00Z.")
+    var from: String?
+
+    @Option(help: "End of the window (exclusive), an RFC 3339 time.")
+    var to: String?
+
+    func resolved() throws -> ReportWindow? {
+        if let day {
+            guard from == nil, to == nil else {
+                throw ValidationError("Give either --day or --from and --to, not both.")
+            }
+            guard let window = ReportWindow.day(day) else {
+                throw ValidationError("--day '\(day)' is not a real day; write it as YYYY-MM-DD, e.g. 2026-11-21.")
+            }
+            return window
+        }
+        switch (from, to) {
+        case (nil, nil):
+            return nil
+        case let (from?, to?):
+            guard let start = RFC3339.parseMilliseconds(from) else {
+                throw ValidationError("--from '\(from)' is not an RFC 3339 time; write e.g. 2026-11-21T00:00:00Z.")
+            }
+            guard let end = RFC3339.parseMilliseconds(to) else {
+                throw ValidationError("--to '\(to)' is not an RFC 3339 time; write e.g. 2026-11-22T00:00:00Z.")
+            }
+            guard start < end else { throw ValidationError("--from must be earlier than --to.") }
+            return ReportWindow(from: start, to: end)
+        default:
+            throw ValidationError("Give --from and --to together (or --day).")
+        }
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import Testing
+@testable import ArrivalKit
+
+@Suite("Record decoding")
+struct RecordDecoderTests {
+    struct LineCase: Decodable, CustomTestStringConvertible {
+        var line_base64: String
+        var cause: String
+        var testDescription: String {
+            let bytes = Data(base64Encoded: line_base64) ?? Data()
+            return String(decoding: bytes.prefix(80), as: UTF8.self) + " → " + cause
+        }
+    }
+
+    /// Lines for every malformed cause of contract 2.4 and its precedence,
+    /// with the cause each must get ("ok" for a valid record).
+    static let lineCases: [LineCase] = {
+        guard let data = FileManager.default.contents(atPath: fixture("decoding/line-cases.json")),
+              let cases = try? JSONDecoder().decode([LineCase].self, from: data)
+        else { return [] }
+        return cases
+    }()
+
+    @Test("The case list loaded")
+    func casesLoaded() {
+        #expect(Self.lineCases.count > 70)
+    }
+
+    @Test("Each bad-input line gets its cause", arguments: lineCases)
+    func lineCause(_ lineCase: LineCase) throws {
+        let bytes = try #require(Data(base64Encoded: lineCase.line_base64))
+        let outcome = bytes.withUnsafeBytes { RecordDecoder().decode($0.bindMemory(to: UInt8.self)) }
+        switch outcome {
+        case .record: #expect(lineCase.cause == "ok")
+        case .malformed(let cause): #expect(cause.rawValue == lineCase.cause)
+        case .blank: Issue.record("a case line is never blank")
+        }
+    }
+
+    @Test("Nesting: 64 levels are fine, 65 are too deep, a million do not crash")
+    func nesting() {
+        func line(depth: Int, closed: Bool = true) -> String {
+            // The record object is level 1; depth - 1 arrays inside it.
+            "{\"kind\":\"render\",\"activity_id\":\"a\",\"seq\":1,\"rendered_at\":\"2026-11-21T08:00:00Z\",\"x\":"
+                + String(repeating: "[", count: depth - 1) + String(repeating: "]", count: closed ? depth - 1 : depth - 2) + "}"
+        }
+        let decoder = RecordDecoder()
+        if case .record = decoder.decode(line(depth: 64)) {} else { Issue.record("64 levels must decode") }
+        #expect(decoder.decode(line(depth: 65)) == .malformed(.tooDeep))
+        #expect(decoder.decode(line(depth: 1_000_000)) == .malformed(.tooDeep))
+        #expect(decoder.decode(line(depth: 1_000, closed: false)) == .malformed(.invalidJSON))
+    }
+
+    @Test("Fields decode with escapes, unicode, offsets and defaults")
+    func fields() throws {
+        let text = #"{"kind":"apns","apns_id":"id-\u00e9\"q\"","sent_at":"2026-11-21t16:00:00.123999+08:00","status":200,"push_token":"ab","aps_timestamp":1763712000,"seq":-0,"topic":"caf\u00e9 ☕","extra":{"k":[1,2.5e3,"x"]}}"#
+        guard case .record(.apns(let r)) = RecordDecoder().decode(text) else {
+            Issue.record("expected an apns record")
+            return
+        }
+        #expect(r.apnsID == "id-é\"q\"")
+        #expect(r.sentAt == RFC3339.parseMilliseconds("2026-11-21T08:00:00.123Z"))
+        #expect(r.seq == 0)
+        #expect(r.topic == "café ☕")
+        #expect(r.event == nil)
+        #expect(r.apsTimestamp == 1_763_712_000)
+    }
+
+    @Test("Blank lines are skipped, not counted")
+    func blank() {
+        let decoder = RecordDecoder()
+        #expect(decoder.decode("") == .blank)
+        #expect(decoder.decode(" \t \r") == .blank)
+    }
+}
+
+@Suite("RFC 3339 times")
+struct RFC3339Tests {
+    @Test("Accepted forms, to the millisecond", arguments: [
+        ("2026-11-21T08:00:00Z", 1_795_248_000_000),
+        ("2026-11-21t08:00:00z", 1_795_248_000_000),
+        ("2026-11-21T08:00:00.1Z", 1_795_248_000_100),
+        ("2026-11-21T08:00:00.123999Z", 1_795_248_000_123),
+        ("2026-11-21T16:00:00+08:00", 1_795_248_000_000),
+        ("2026-11-21T03:30:00-04:30", 1_795_248_000_000),
+        ("2024-02-29T00:00:00Z", 1_709_164_800_000),
+        ("1969-12-31T23:59:59.999Z", -1),
+    ] as [(String, Int64)])
+    func accepted(_ text: String, _ millis: Int64) {
+        #expect(RFC3339.parseMilliseconds(text) == millis)
+    }
+
+    @Test("Rejected forms", arguments: [
+        "2026-11-21 08:00:00Z", "2026-11-21T08:00Z", "2026-11-21T08:00:00", "2026-02-29T00:00:00Z",
+        "2026-11-21T08:00:60Z", "2026-11-21T24:00:00Z", "2026-13-01T00:00:00Z", "2026-11-21T08:00:00.Z",
+        "2026-11-21T08:00:00+0800", "2026-11-21T08:00:00+24:00", "2026-11-21T08:00:00Z ", "26-11-21T08:00:00Z",
+        "2026-11-00T08:00:00Z",
+    ])
+    func rejected(_ text: String) {
+        #expect(RFC3339.parseMilliseconds(text) == nil)
+    }
+
+    @Test("Formatting for the report window")
+    func format() {
+        #expect(RFC3339.format(milliseconds: 1_795_248_000_000) == "2026-11-21T08:00:00Z")
+        #expect(RFC3339.format(milliseconds: 1_795_248_000_007) == "2026-11-21T08:00:00.007Z")
+        #expect(RFC3339.format(milliseconds: -1) == "1969-12-31T23:59:59.999Z")
+    }
+}

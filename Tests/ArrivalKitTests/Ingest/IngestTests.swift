@@ -1,0 +1,172 @@
+import Foundation
+import Testing
+@testable import ArrivalKit
+
+@Suite("Ingest")
+struct IngestTests {
+    @Test("Equal records are stored once: times as instants, null = absent, unknown fields ignored")
+    func recordDuplicates() throws {
+        // records.jsonl: the base apns record, then the same instant with another offset and extra
+        // digits, then explicit null + an unknown field: 2 duplicates. "event":"update" and another
+        // status are distinct. A render repeated without "v": duplicate. Two content_update
+        // callbacks differing in seq: distinct. more.jsonl.gz repeats the base record (duplicate)
+        // and adds d2.
+        let (report, summary) = try ingestAndReport( [fixture("dedup")])
+        #expect(summary.records == [.apns: 4, .render: 1, .callback: 2])
+        #expect(summary.duplicateRecords == 4)
+        #expect(report.dataQuality.duplicateRecords == 4)
+        #expect(report.requests.total == 4)
+    }
+
+    @Test("A file ingested before is skipped: same path silently, another path counted once")
+    func fileDuplicates() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let original = directory.appendingPathComponent("apns-07.jsonl").path
+        let retry = directory.appendingPathComponent("apns-07.retry.jsonl").path
+        let third = directory.appendingPathComponent("again/apns-07.jsonl").path
+        try FileManager.default.createDirectory(atPath: directory.appendingPathComponent("again").path, withIntermediateDirectories: true)
+        for path in [original, retry, third] {
+            try FileManager.default.copyItem(atPath: fixture("metrics/requests.jsonl"), toPath: path)
+        }
+        let storeDirectory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: storeDirectory) }
+        let store = try Store(path: storeDirectory.appendingPathComponent("s.sqlite").path)
+        let ingestor = Ingestor(store: store)
+        let first = try ingestor.ingest(paths: [original, retry])
+        #expect(first.filesRead == 1)
+        #expect(first.filesSkippedAsDuplicate == 1)
+        let second = try ingestor.ingest(paths: [directory.path + "/./", retry])
+        #expect(second.filesRead == 0)
+        #expect(second.filesAlreadyIngested == 1)  // the original path: a silent no-op
+        let report = try ReportBuilder(store: store).build(window: nil)
+        #expect(report.dataQuality.filesSkippedAsDuplicate == 2)  // retry and again/, each once
+        #expect(report.requests.total == 10)
+    }
+
+    @Test("Bad lines are counted by cause; every valid line around them is kept")
+    func badInput() throws {
+        // torn-crlf: 3 good renders, 2 blank lines, "not json", a string seq, a torn last line.
+        // cut.jsonl.gz: 20 whole lines (one repeats torn-crlf's first), a partial line, truncated_gzip.
+        // utf8.jsonl: 2 good renders around a line with a 0xFF byte.
+        let (report, summary) = try ingestAndReport( [fixture("badinput")])
+        #expect(summary.records[.render] == 24)
+        #expect(summary.duplicateRecords == 1)
+        #expect(report.dataQuality.malformedByCause == [
+            "invalid_json": 3, "invalid_utf8": 1, "truncated_gzip": 1, "wrong_type": 1,
+        ])
+        #expect(report.dataQuality.malformedLines == 6)
+        let torn = summary.firstMalformed.filter { $0.path.hasSuffix("torn-crlf.jsonl") }
+        #expect(torn.map(\.line) == [4, 6, 8])
+    }
+
+    @Test("--strict stops at the first malformed line, naming file and line, and stores nothing of that file")
+    func strict() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        var options = Ingestor.Options(strict: true)
+        options.batchSize = 2
+        let path = fixture("badinput/torn-crlf.jsonl")
+        #expect {
+            _ = try Ingestor(store: store, options: options).ingest(paths: [path])
+        } throws: { error in
+            guard case IngestError.malformedLine(let file, let line, let cause) = error else { return false }
+            return file == path && line == 4 && cause == .invalidJSON && "\(error)".contains("\(path):4")
+        }
+        let report = try ReportBuilder(store: store).build(window: nil)
+        #expect(report.dataQuality.malformedLines == 0)
+        #expect(try store.status(ofContent: Ingestor.sha256(of: path, chunkSize: 1024).0, at: path) == .new)
+    }
+
+    @Test("A missing path fails with a message that says what to check")
+    func missingPath() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        #expect(throws: InputError.self) {
+            _ = try Ingestor(store: store).ingest(paths: [directory.appendingPathComponent("nope").path])
+        }
+    }
+
+    @Test("Links, FIFOs and hidden files met in a walk are skipped and listed")
+    func walk() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fm = FileManager.default
+        try fm.copyItem(atPath: fixture("outcomes/lost.jsonl"), toPath: directory.appendingPathComponent("a.jsonl").path)
+        try fm.copyItem(atPath: fixture("outcomes/rendered.jsonl"), toPath: directory.appendingPathComponent(".hidden.jsonl").path)
+        try fm.createSymbolicLink(atPath: directory.appendingPathComponent("loop").path, withDestinationPath: directory.path)
+        #expect(mkfifo(directory.appendingPathComponent("pipe").path, 0o600) == 0)
+        let walker = try InputWalker(paths: [directory.path])
+        #expect(walker.files.map { ($0 as NSString).lastPathComponent } == ["a.jsonl"])
+        #expect(Set(walker.skipped.map(\.kind)) == ["symbolic link", "FIFO"])
+    }
+}
+
+@Suite("Order, splits and repeats")
+struct DeterminismTests {
+    /// Every fixture file: outcomes, metrics, duplicates and bad input.
+    static func allFixtureFiles() throws -> [String] {
+        try InputWalker(paths: [fixture("outcomes"), fixture("metrics"), fixture("dedup"), fixture("badinput")]).files
+    }
+
+    @Test("Shuffled, split into several runs, with repeats: byte-identical JSON", arguments: [1, 2, 3, 4, 5] as [UInt64])
+    func shuffledSplitsRepeated(seed: UInt64) throws {
+        let files = try Self.allFixtureFiles()
+        let (baseline, _) = try ingestAndReport( files)
+        var generator = SplitMix(seed: seed)
+        var order = files.shuffled(using: &generator)
+        order += order.prefix(Int(generator.next() % UInt64(order.count)))  // repeats
+        order.shuffle(using: &generator)
+
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        var index = 0
+        while index < order.count {
+            let size = 1 + Int(generator.next() % 4)
+            let run = Array(order[index..<min(order.count, index + size)])
+            _ = try Ingestor(store: store).ingest(paths: run)
+            index += size
+        }
+        let result = try ReportBuilder(store: store).build(window: nil)
+        #expect(result.jsonText() == baseline.jsonText())
+        #expect(result.requests.total > 0)
+    }
+
+    @Test("An ingest interrupted mid-file and re-run gives the same report")
+    func interrupted() throws {
+        let files = try Self.allFixtureFiles()
+        let (baseline, _) = try ingestAndReport( files)
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("s.sqlite").path
+        do {
+            let store = try Store(path: path)
+            // The first half completed; the next file was cut off before its commit.
+            _ = try Ingestor(store: store).ingest(paths: Array(files.prefix(files.count / 2)))
+            let victim = files[files.count / 2]
+            let transaction = try store.beginFile(sha256: try Ingestor.sha256(of: victim, chunkSize: 4096).0,
+                                                  path: victim, byteCount: 1, gzip: false, now: 0)
+            try transaction.insert(.render(RenderRecord(activityID: "half", seq: 1, renderedAt: 0)))
+            transaction.rollback()  // what SQLite does with an uncommitted transaction after a crash
+        }
+        let store = try Store(path: path)
+        _ = try Ingestor(store: store).ingest(paths: files)
+        #expect(try ReportBuilder(store: store).build(window: nil).jsonText() == baseline.jsonText())
+    }
+}
+
+/// A small seeded generator so property tests are reproducible.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
