@@ -38,6 +38,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .executableTarget(
+            name: "arrival-bench",
+            dependencies: ["ArrivalKit"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "ArrivalKitTests",
             dependencies: ["ArrivalKit"],

@@ -7,7 +7,7 @@
 /// scanner is iterative, so a hostile line nested a million levels deep costs
 /// memory in proportion to its depth and never overflows the call stack.
 /// Measured at several times the speed of `JSONDecoder` on the same lines.
-final class JSONLineScanner {
+struct JSONLineScanner {
     static let maxDepth = 64
 
     enum ValueKind: UInt8 {
@@ -44,7 +44,7 @@ final class JSONLineScanner {
     private var line = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
 
     /// Scans `bytes`; returns `nil` when the line is a JSON object, else the cause.
-    func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> MalformedCause? {
+    mutating func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> MalformedCause? {
         for index in usedSlots { slots[index] = nil }
         usedSlots.removeAll(keepingCapacity: true)
         guard UTF8Validation.isValid(bytes) else { return .invalidUTF8 }
@@ -58,28 +58,28 @@ final class JSONLineScanner {
     }
 
     /// The string value of a slot, unescaped.
-    func string(_ ref: ValueRef) -> String {
+    mutating func string(_ ref: ValueRef) -> String {
         if !ref.hasEscapes {
             return String(decoding: UnsafeBufferPointer(rebasing: line[ref.start..<ref.end]), as: UTF8.self)
         }
         decoded.removeAll(keepingCapacity: true)
-        unescape(from: ref.start, to: ref.end, into: &decoded)
+        Self.unescape(line, from: ref.start, to: ref.end, into: &decoded)
         return String(decoding: decoded, as: UTF8.self)
     }
 
     /// Calls `body` with the unescaped bytes of a string slot.
-    func withStringBytes<R>(_ ref: ValueRef, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    mutating func withStringBytes<R>(_ ref: ValueRef, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         if !ref.hasEscapes {
             return body(UnsafeBufferPointer(rebasing: line[ref.start..<ref.end]))
         }
         decoded.removeAll(keepingCapacity: true)
-        unescape(from: ref.start, to: ref.end, into: &decoded)
+        Self.unescape(line, from: ref.start, to: ref.end, into: &decoded)
         return decoded.withUnsafeBufferPointer(body)
     }
 
     // MARK: - Grammar
 
-    private func parse() -> MalformedCause? {
+    private mutating func parse() -> MalformedCause? {
         let p = line
         let n = p.count
         var i = 0
@@ -208,7 +208,7 @@ final class JSONLineScanner {
     }
 
     @inline(__always)
-    private func store(_ slot: Int, _ ref: ValueRef) {
+    private mutating func store(_ slot: Int, _ ref: ValueRef) {
         if slots[slot] == nil { usedSlots.append(slot) }
         slots[slot] = ref
     }
@@ -224,7 +224,7 @@ final class JSONLineScanner {
 
     /// Parses `"key"` and the `:` after it. Returns whether the key repeats one
     /// of the current object's keys, and the known field it names (or -1).
-    private func parseKey(_ i: inout Int) -> (Bool, Int)? {
+    private mutating func parseKey(_ i: inout Int) -> (Bool, Int)? {
         let n = line.count
         guard i < n, line[i] == 0x22 else { return nil }
         let start = i + 1
@@ -237,18 +237,43 @@ final class JSONLineScanner {
         var key: Key
         if escapes {
             let arenaStart = arena.count
-            unescape(from: start, to: end, into: &arena)
+            Self.unescape(line, from: start, to: end, into: &arena)
             key = Key(hash: 0, start: arenaStart, count: arena.count - arenaStart, inArena: true)
         } else {
             key = Key(hash: 0, start: start, count: end - start, inArena: false)
         }
-        let duplicate = withKeyBytes(key) { bytes -> Bool in
-            key.hash = StableHash.bytes(bytes)
-            return isRepeated(key, bytes)
+        let topLevel = stack.count == 1
+        if topLevel {
+            // A known field repeats exactly when its slot already holds a value.
+            let field = withKeyBytes(key) { RecordField.lookup($0) }
+            if field >= 0 { return (slots[field] != nil, field) }
         }
+        var hash: UInt64 = 0
+        let duplicate = withKeyBytes(key) { bytes -> Bool in
+            hash = Self.keyHash(bytes)
+            return isRepeated(hash: hash, bytes)
+        }
+        key.hash = hash
         keys.append(key)
-        let field = stack.count == 1 ? withKeyBytes(key) { RecordField.lookup($0) } : -1
-        return (duplicate, field)
+        return (duplicate, -1)
+    }
+
+    /// A cheap filter for repeated-key checks (length and up to 16 bytes);
+    /// equal hashes are confirmed byte by byte.
+    @inline(__always)
+    private static func keyHash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        let n = bytes.count
+        guard let base = bytes.baseAddress else { return 0 }
+        var h = UInt64(n) &* 0x9E37_79B9_7F4A_7C15
+        if n >= 8 {
+            let raw = UnsafeRawPointer(base)
+            h ^= raw.loadUnaligned(as: UInt64.self)
+            h = h &* 0xff51_afd7_ed55_8ccd
+            h ^= raw.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+        } else {
+            for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01B3 }
+        }
+        return h ^ (h >> 29)
     }
 
     private func withKeyBytes<R>(_ key: Key, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
@@ -258,12 +283,12 @@ final class JSONLineScanner {
         return body(UnsafeBufferPointer(rebasing: line[key.start..<key.start + key.count]))
     }
 
-    private func isRepeated(_ key: Key, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    private func isRepeated(hash: UInt64, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         let from = objectKeyStarts.last ?? 0
         guard from < keys.count else { return false }
         for index in from..<keys.count {
             let other = keys[index]
-            guard other.hash == key.hash, other.count == key.count else { continue }
+            guard other.hash == hash, other.count == bytes.count else { continue }
             let same = withKeyBytes(other) { otherBytes in
                 otherBytes.elementsEqual(bytes)
             }
@@ -280,7 +305,20 @@ final class JSONLineScanner {
         let n = p.count
         var i = start
         var escapes = false
+        guard let base = p.baseAddress else { return nil }
         while i < n {
+            // Eight bytes at a time while none is a quote, a backslash or a control character.
+            while i + 8 <= n {
+                let v = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
+                let ones: UInt64 = 0x0101_0101_0101_0101
+                let highs: UInt64 = 0x8080_8080_8080_8080
+                let quote = v ^ (ones &* 0x22)
+                let backslash = v ^ (ones &* 0x5C)
+                let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | (v &- ones &* 0x20)
+                if special & ~v & highs != 0 { break }
+                i += 8
+            }
+            guard i < n else { return nil }
             let c = p[i]
             if c == 0x22 { return (i, escapes) }
             if c < 0x20 { return nil }
@@ -360,8 +398,7 @@ final class JSONLineScanner {
     }
 
     /// Appends the unescaped UTF-8 of the (already validated) string content.
-    private func unescape(from start: Int, to end: Int, into out: inout [UInt8]) {
-        let p = line
+    private static func unescape(_ p: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int, into out: inout [UInt8]) {
         var i = start
         while i < end {
             let c = p[i]
@@ -379,10 +416,10 @@ final class JSONLineScanner {
             case 0x72: out.append(0x0D)
             case 0x74: out.append(0x09)
             case 0x75:
-                var scalar = hex4(i)
+                var scalar = hex4(p, i)
                 i += 4
                 if (0xD800...0xDBFF).contains(scalar), i + 6 <= end, p[i] == 0x5C, p[i + 1] == 0x75 {
-                    let low = hex4(i + 2)
+                    let low = hex4(p, i + 2)
                     if (0xDC00...0xDFFF).contains(low) {
                         scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
                         i += 6
@@ -405,9 +442,9 @@ final class JSONLineScanner {
         return v
     }
 
-    private func hex4(_ i: Int) -> Int {
+    private static func hex4(_ p: UnsafeBufferPointer<UInt8>, _ i: Int) -> Int {
         var v = 0
-        for k in 0..<4 { v = v << 4 | Int(hexValue(line[i + k]) ?? 0) }
+        for k in 0..<4 { v = v << 4 | Int(hexValue(p[i + k]) ?? 0) }
         return v
     }
 }

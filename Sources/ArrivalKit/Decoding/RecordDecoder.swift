@@ -1,7 +1,7 @@
 /// Turns one line of bytes into a ``Record`` or the ``MalformedCause`` that
 /// keeps it out (contract 2 and 2.4). Not thread-safe: use one per thread.
-public final class RecordDecoder {
-    private let scanner = JSONLineScanner()
+public struct RecordDecoder {
+    private var scanner = JSONLineScanner()
 
     public init() {}
 
@@ -12,7 +12,7 @@ public final class RecordDecoder {
         case malformed(MalformedCause)
     }
 
-    public func decode(_ line: UnsafeBufferPointer<UInt8>) -> Outcome {
+    public mutating func decode(_ line: UnsafeBufferPointer<UInt8>) -> Outcome {
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return .blank }
         if let cause = scanner.scan(line) { return .malformed(cause) }
         do {
@@ -22,14 +22,14 @@ public final class RecordDecoder {
         }
     }
 
-    public func decode(_ line: String) -> Outcome {
+    public mutating func decode(_ line: String) -> Outcome {
         var copy = line
         return copy.withUTF8 { decode($0) }
     }
 
     // MARK: - Fields
 
-    private func makeRecord() throws(MalformedCause) -> Record {
+    private mutating func makeRecord() throws(MalformedCause) -> Record {
         if let v = value(.v), !(v.kind == .int && v.int == 1) { throw .unsupportedVersion }
         let kind = try requiredString(.kind)
         switch kind {
@@ -98,13 +98,13 @@ public final class RecordDecoder {
         return ref
     }
 
-    private func optionalString(_ field: RecordField) throws(MalformedCause) -> String? {
+    private mutating func optionalString(_ field: RecordField) throws(MalformedCause) -> String? {
         guard let ref = value(field) else { return nil }
         guard ref.kind == .string else { throw .wrongType }
         return scanner.string(ref)
     }
 
-    private func requiredString(_ field: RecordField) throws(MalformedCause) -> String {
+    private mutating func requiredString(_ field: RecordField) throws(MalformedCause) -> String {
         guard let text = try optionalString(field) else { throw .missingField }
         return text
     }
@@ -120,14 +120,14 @@ public final class RecordDecoder {
         return number
     }
 
-    private func requiredTime(_ field: RecordField) throws(MalformedCause) -> Int64 {
+    private mutating func requiredTime(_ field: RecordField) throws(MalformedCause) -> Int64 {
         guard let ref = value(field) else { throw .missingField }
         guard ref.kind == .string else { throw .wrongType }
         guard let millis = scanner.withStringBytes(ref, { RFC3339.parseMilliseconds($0) }) else { throw .invalidTime }
         return millis
     }
 
-    private func optionalEnum(_ field: RecordField, _ allowed: [String]) throws(MalformedCause) -> String? {
+    private mutating func optionalEnum(_ field: RecordField, _ allowed: [String]) throws(MalformedCause) -> String? {
         guard let text = try optionalString(field) else { return nil }
         guard allowed.contains(text) else { throw .invalidEnum }
         return text

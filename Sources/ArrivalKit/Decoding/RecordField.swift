@@ -1,3 +1,5 @@
+import Foundation
+
 /// Every top-level key the contract gives a meaning to, across the three kinds.
 enum RecordField: Int, CaseIterable {
     case v, kind
@@ -6,7 +8,36 @@ enum RecordField: Int, CaseIterable {
     case renderedAt, surface, deviceID, osVersion, deviceModel, appVersion
     case callback, state, receivedAt
 
-    var key: String {
+    var key: String { staticKey.description }
+
+    /// The field a key names, or -1 for an unknown key: dispatched on the
+    /// key's length, then compared byte for byte.
+    static func lookup(_ key: UnsafeBufferPointer<UInt8>) -> Int {
+        @inline(__always) func equals(_ field: RecordField) -> Int {
+            let expected = field.staticKey
+            guard expected.utf8CodeUnitCount == key.count, let base = key.baseAddress else { return -1 }
+            return memcmp(expected.utf8Start, base, key.count) == 0 ? field.rawValue : -1
+        }
+        switch key.count {
+        case 1: return equals(.v)
+        case 3: return equals(.seq)
+        case 4: return equals(.kind)
+        case 5: return max(equals(.event), equals(.topic), equals(.state))
+        case 6: return max(equals(.status), equals(.reason))
+        case 7: return max(equals(.apnsID), equals(.sentAt), equals(.surface))
+        case 8: return max(equals(.priority), equals(.callback))
+        case 9: return max(equals(.pushType), equals(.deviceID))
+        case 10: return max(equals(.pushToken), equals(.latencyMS), equals(.osVersion))
+        case 11:
+            return max(equals(.activityID), equals(.appVersion), equals(.renderedAt), equals(.receivedAt),
+                       equals(.environment))
+        case 12: return equals(.deviceModel)
+        case 13: return max(equals(.apsTimestamp), equals(.payloadBytes))
+        default: return -1
+        }
+    }
+
+    var staticKey: StaticString {
         switch self {
         case .v: "v"
         case .kind: "kind"
@@ -35,16 +66,6 @@ enum RecordField: Int, CaseIterable {
         case .state: "state"
         case .receivedAt: "received_at"
         }
-    }
-
-    private static let table: [(bytes: [UInt8], field: Int)] = allCases.map { (Array($0.key.utf8), $0.rawValue) }
-
-    /// The field a key names, or -1 for an unknown key.
-    static func lookup(_ key: UnsafeBufferPointer<UInt8>) -> Int {
-        for entry in table where entry.bytes.count == key.count {
-            if entry.bytes.withUnsafeBufferPointer({ $0.elementsEqual(key) }) { return entry.field }
-        }
-        return -1
     }
 }
 

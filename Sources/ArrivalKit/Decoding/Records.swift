@@ -136,11 +136,40 @@ public struct CallbackRecord: Hashable, Sendable {
     }
 }
 
+/// The stored de-duplication key: the record's time (ms) in the high bits so
+/// keys arrive in nearly ascending order, the content hash in the low 20 bits.
+/// Equal records always get equal keys; different records that share a key
+/// are told apart by the store (see `RecordStatements`).
+@inline(__always)
+func recordKey(time: Int64, hash: UInt64) -> UInt64 {
+    (UInt64(bitPattern: time) &<< 20) | (hash & 0xF_FFFF)
+}
+
 /// A decoded, valid record of any kind.
 public enum Record: Hashable, Sendable {
     case apns(APNSRecord)
     case render(RenderRecord)
     case callback(CallbackRecord)
+
+    /// The de-duplication key of the record, whatever its kind.
+    public var contentHash: UInt64 {
+        switch self {
+        case .apns(let r): r.contentHash
+        case .render(let r): r.contentHash
+        case .callback(let r): r.contentHash
+        }
+    }
+
+    /// The key the store de-duplicates by (time-ordered, see ``recordKey(time:hash:)``).
+    var storeKey: UInt64 {
+        switch self {
+        case .apns(let r): recordKey(time: r.sentAt, hash: r.contentHash)
+        case .render(let r): recordKey(time: r.renderedAt, hash: r.contentHash)
+        case .callback(let r): recordKey(time: r.receivedAt, hash: r.contentHash)
+        }
+    }
+
+    var kindIndex: Int { kind.index }
 
     public var kind: RecordKind {
         switch self {
@@ -153,4 +182,12 @@ public enum Record: Hashable, Sendable {
 
 public enum RecordKind: String, CaseIterable, Sendable, Codable {
     case apns, render, callback
+
+    var index: Int {
+        switch self {
+        case .apns: 0
+        case .render: 1
+        case .callback: 2
+        }
+    }
 }

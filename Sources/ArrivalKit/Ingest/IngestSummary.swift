@@ -23,6 +23,8 @@ public struct IngestSummary: Sendable, Equatable {
     /// The first few malformed lines of each cause.
     public var firstMalformed: [Location] = []
 
+    public init() {}
+
     public var malformedLines: Int { malformedByCause.values.reduce(0, +) }
     public var newRecords: Int { records.values.reduce(0, +) }
 

@@ -78,15 +78,16 @@ public struct Ingestor {
         producer.stackSize = 1 << 20
         producer.start()
         var readSummary: ReadSummary?
+        var newByKind = [0, 0, 0]
         do {
             while let batch = channel.receive() {
                 switch batch {
                 case .items(let items):
                     for item in items {
                         switch item {
-                        case .record(let record):
-                            if try transaction.insert(record) {
-                                fileSummary.records[record.kind, default: 0] += 1
+                        case .record(let record, let key):
+                            if try transaction.insert(record, key: key) {
+                                newByKind[record.kindIndex] += 1
                             } else {
                                 fileSummary.duplicateRecords += 1
                             }
@@ -96,7 +97,7 @@ public struct Ingestor {
                             fileSummary.noteMalformed(path: path, line: line, cause: cause)
                         }
                     }
-                    progress?(fileSummary.newRecords + fileSummary.duplicateRecords)
+                    progress?(newByKind.reduce(0, +) + fileSummary.duplicateRecords)
                 case .finished(let result):
                     readSummary = try result.get()
                 }
@@ -109,6 +110,9 @@ public struct Ingestor {
                 fileSummary.noteMalformed(path: path, line: line, cause: .truncatedGzip)
             }
             try transaction.commit(lines: readSummary.lines, gzip: readSummary.gzip)
+            for kind in RecordKind.allCases where newByKind[kind.index] > 0 {
+                fileSummary.records[kind] = newByKind[kind.index]
+            }
             summary.lines += readSummary.lines
         } catch {
             channel.cancel()
@@ -127,7 +131,8 @@ public struct Ingestor {
     }
 
     enum Item: Sendable {
-        case record(Record)
+        /// A record and its de-duplication key, hashed on the reading thread.
+        case record(Record, key: UInt64)
         case malformed(line: Int, cause: MalformedCause)
     }
 
@@ -137,7 +142,7 @@ public struct Ingestor {
     }
 
     private static func produce(path: String, reader: LineReader, batchSize: Int, channel: BatchChannel<Batch>) {
-        let decoder = RecordDecoder()
+        var decoder = RecordDecoder()
         var items: [Item] = []
         items.reserveCapacity(batchSize)
         struct Cancelled: Error {}
@@ -148,7 +153,7 @@ public struct Ingestor {
                     return
                 }
                 switch decoder.decode(bytes) {
-                case .record(let record): items.append(.record(record))
+                case .record(let record): items.append(.record(record, key: record.storeKey))
                 case .blank: return
                 case .malformed(let cause): items.append(.malformed(line: line.number, cause: cause))
                 }

@@ -9,28 +9,29 @@ final class FileTransaction {
     private(set) var malformed = 0
     private var finished = false
 
+    private let statements: RecordStatements
+
     init(store: Store, fileID: Int64) throws(DatabaseError) {
         self.store = store
         self.fileID = fileID
+        self.statements = try store.recordStatements()
     }
 
     /// Stores `record` unless an equal record is already stored; returns
     /// whether it was new.
     @discardableResult
-    func insert(_ record: Record) throws(DatabaseError) -> Bool {
-        let statements = try store.recordStatements()
+    func insert(_ record: Record, key: UInt64? = nil) throws(DatabaseError) -> Bool {
         let new: Bool
         switch record {
-        case .apns(let r): new = try statements.insert(r, fileID: fileID)
-        case .render(let r): new = try statements.insert(r, fileID: fileID)
-        case .callback(let r): new = try statements.insert(r, fileID: fileID)
+        case .apns(let r): new = try statements.insert(r, fileID: fileID, key: key)
+        case .render(let r): new = try statements.insert(r, fileID: fileID, key: key)
+        case .callback(let r): new = try statements.insert(r, fileID: fileID, key: key)
         }
         if new { inserted += 1 } else { duplicates += 1 }
         return new
     }
 
     func addMalformed(line: Int, cause: MalformedCause) throws(DatabaseError) {
-        let statements = try store.recordStatements()
         statements.malformed.bind(1, fileID)
         statements.malformed.bind(2, Int64(line))
         statements.malformed.bind(3, cause.rawValue)
@@ -109,7 +110,7 @@ final class RecordStatements {
 
     /// `key` overrides the record's hash (tests use it to force a collision).
     func insert(_ r: APNSRecord, fileID: Int64, key: UInt64? = nil) throws(DatabaseError) -> Bool {
-        try insertProbing(key: key ?? r.contentHash, insert: insertAPNS, same: sameAPNS, fileID: fileID) { s in
+        try insertProbing(key: key ?? recordKey(time: r.sentAt, hash: r.contentHash), insert: insertAPNS, same: sameAPNS, fileID: fileID) { s in
             s.bind(3, r.apnsID); s.bind(4, r.sentAt); s.bind(5, r.status); s.bind(6, r.reason)
             s.bind(7, r.pushToken); s.bind(8, r.activityID); s.bind(9, r.seq); s.bind(10, r.event)
             s.bind(11, r.apsTimestamp); s.bind(12, r.payloadBytes); s.bind(13, r.topic); s.bind(14, r.pushType)
@@ -119,7 +120,7 @@ final class RecordStatements {
 
     /// `key` overrides the record's hash (tests use it to force a collision).
     func insert(_ r: RenderRecord, fileID: Int64, key: UInt64? = nil) throws(DatabaseError) -> Bool {
-        try insertProbing(key: key ?? r.contentHash, insert: insertRender, same: sameRender, fileID: fileID) { s in
+        try insertProbing(key: key ?? recordKey(time: r.renderedAt, hash: r.contentHash), insert: insertRender, same: sameRender, fileID: fileID) { s in
             s.bind(3, r.activityID); s.bind(4, r.seq); s.bind(5, r.renderedAt); s.bind(6, r.surface)
             s.bind(7, r.deviceID); s.bind(8, r.osVersion); s.bind(9, r.deviceModel); s.bind(10, r.appVersion)
         }
@@ -127,7 +128,7 @@ final class RecordStatements {
 
     /// `key` overrides the record's hash (tests use it to force a collision).
     func insert(_ r: CallbackRecord, fileID: Int64, key: UInt64? = nil) throws(DatabaseError) -> Bool {
-        try insertProbing(key: key ?? r.contentHash, insert: insertCallback, same: sameCallback, fileID: fileID) { s in
+        try insertProbing(key: key ?? recordKey(time: r.receivedAt, hash: r.contentHash), insert: insertCallback, same: sameCallback, fileID: fileID) { s in
             s.bind(3, r.callback.rawValue); s.bind(4, r.activityID); s.bind(5, r.pushToken); s.bind(6, r.seq)
             s.bind(7, r.state); s.bind(8, r.receivedAt); s.bind(9, r.deviceID); s.bind(10, r.osVersion)
             s.bind(11, r.deviceModel); s.bind(12, r.appVersion)

@@ -7,10 +7,13 @@ enum Migrations {
     ]
 
     /// Tables of ingested files and records. Times are integer milliseconds
-    /// since the Unix epoch (UTC). `record_key` is the de-duplication key: a
-    /// stable hash of every contract field of the record, moved to the next
-    /// free value on a (verified) collision, so the UNIQUE index enforces
-    /// "a record equal to an earlier one is stored once" (contract 2.5).
+    /// since the Unix epoch (UTC). `record_key` is the de-duplication key:
+    /// the record's time in its high bits and a stable hash of every contract
+    /// field in its low 20 bits, moved to the next free value on a (verified)
+    /// collision, so the UNIQUE index enforces "a record equal to an earlier
+    /// one is stored once" (contract 2.5) while inserts land near the end of
+    /// the index. CHECKs spell out enumerations with OR: an IN list would make
+    /// SQLite build a temporary table on every insert.
     static let records = """
     CREATE TABLE files (
         id              INTEGER PRIMARY KEY,
@@ -49,7 +52,7 @@ enum Migrations {
         push_token    TEXT    NOT NULL,
         activity_id   TEXT,
         seq           INTEGER,
-        event         TEXT CHECK (event IN ('start', 'update', 'end')),
+        event         TEXT CHECK (event = 'start' OR event = 'update' OR event = 'end'),
         aps_timestamp INTEGER NOT NULL,
         payload_bytes INTEGER,
         topic         TEXT,
@@ -75,11 +78,13 @@ enum Migrations {
         id           INTEGER PRIMARY KEY,
         record_key   INTEGER NOT NULL UNIQUE,
         file_id      INTEGER NOT NULL,
-        callback     TEXT    NOT NULL CHECK (callback IN ('push_token', 'push_to_start_token', 'content_update', 'activity_state')),
+        callback     TEXT    NOT NULL CHECK (callback = 'push_token' OR callback = 'push_to_start_token'
+                                             OR callback = 'content_update' OR callback = 'activity_state'),
         activity_id  TEXT CHECK (activity_id IS NOT NULL OR callback = 'push_to_start_token'),
         push_token   TEXT CHECK (push_token IS NOT NULL OR callback NOT IN ('push_token', 'push_to_start_token')),
         seq          INTEGER CHECK (seq IS NOT NULL OR callback <> 'content_update'),
-        state        TEXT CHECK (state IN ('active', 'ended', 'dismissed', 'stale') AND (state IS NOT NULL OR callback <> 'activity_state')),
+        state        TEXT CHECK ((state = 'active' OR state = 'ended' OR state = 'dismissed' OR state = 'stale')
+                                 AND (state IS NOT NULL OR callback <> 'activity_state')),
         received_at  INTEGER NOT NULL,
         device_id    TEXT,
         os_version   TEXT,

@@ -16,7 +16,14 @@ public struct DatabaseError: Error, CustomStringConvertible {
 final class Connection {
     let handle: OpaquePointer
 
+    /// Process-wide settings, applied once before the first connection opens.
+    private static let configured: Bool = {
+        _ = csqlite_disable_memstatus()
+        return true
+    }()
+
     init(path: String, readOnly: Bool = false) throws(DatabaseError) {
+        _ = Self.configured
         var db: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &db, flags, nil)

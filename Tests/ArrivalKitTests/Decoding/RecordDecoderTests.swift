@@ -30,7 +30,8 @@ struct RecordDecoderTests {
     @Test("Each bad-input line gets its cause", arguments: lineCases)
     func lineCause(_ lineCase: LineCase) throws {
         let bytes = try #require(Data(base64Encoded: lineCase.line_base64))
-        let outcome = bytes.withUnsafeBytes { RecordDecoder().decode($0.bindMemory(to: UInt8.self)) }
+        var decoder = RecordDecoder()
+        let outcome = bytes.withUnsafeBytes { decoder.decode($0.bindMemory(to: UInt8.self)) }
         switch outcome {
         case .record: #expect(lineCase.cause == "ok")
         case .malformed(let cause): #expect(cause.rawValue == lineCase.cause)
@@ -45,7 +46,7 @@ struct RecordDecoderTests {
             "{\"kind\":\"render\",\"activity_id\":\"a\",\"seq\":1,\"rendered_at\":\"2026-11-21T08:00:00Z\",\"x\":"
                 + String(repeating: "[", count: depth - 1) + String(repeating: "]", count: closed ? depth - 1 : depth - 2) + "}"
         }
-        let decoder = RecordDecoder()
+        var decoder = RecordDecoder()
         if case .record = decoder.decode(line(depth: 64)) {} else { Issue.record("64 levels must decode") }
         #expect(decoder.decode(line(depth: 65)) == .malformed(.tooDeep))
         #expect(decoder.decode(line(depth: 1_000_000)) == .malformed(.tooDeep))
@@ -55,7 +56,8 @@ struct RecordDecoderTests {
     @Test("Fields decode with escapes, unicode, offsets and defaults")
     func fields() throws {
         let text = #"{"kind":"apns","apns_id":"id-\u00e9\"q\"","sent_at":"2026-11-21t16:00:00.123999+08:00","status":200,"push_token":"ab","aps_timestamp":1763712000,"seq":-0,"topic":"caf\u00e9 ☕","extra":{"k":[1,2.5e3,"x"]}}"#
-        guard case .record(.apns(let r)) = RecordDecoder().decode(text) else {
+        var decoder = RecordDecoder()
+        guard case .record(.apns(let r)) = decoder.decode(text) else {
             Issue.record("expected an apns record")
             return
         }
@@ -67,9 +69,27 @@ struct RecordDecoderTests {
         #expect(r.apsTimestamp == 1_763_712_000)
     }
 
+    @Test("Every known key is recognised, escaped or not; near misses are not")
+    func keyLookup() {
+        for field in RecordField.allCases {
+            var bytes = Array(field.key.utf8)
+            #expect(bytes.withUnsafeBufferPointer { RecordField.lookup($0) } == field.rawValue)
+            bytes[bytes.count - 1] ^= 0x20
+            #expect(bytes.withUnsafeBufferPointer { RecordField.lookup($0) } == -1)
+        }
+        var decoder = RecordDecoder()
+        let escaped = #"{"k\u0069nd":"render","activity_id":"a","seq":1,"rendered_\u0061t":"2026-11-21T08:00:00Z"}"#
+        if case .record(.render(let r)) = decoder.decode(escaped) {
+            #expect(r.seq == 1)
+        } else {
+            Issue.record("escaped keys must name their fields")
+        }
+        #expect(decoder.decode(#"{"kind":"render","k\u0069nd":"render"}"#) == .malformed(.duplicateKey))
+    }
+
     @Test("Blank lines are skipped, not counted")
     func blank() {
-        let decoder = RecordDecoder()
+        var decoder = RecordDecoder()
         #expect(decoder.decode("") == .blank)
         #expect(decoder.decode(" \t \r") == .blank)
     }

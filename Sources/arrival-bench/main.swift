@@ -1,0 +1,66 @@
+import ArrivalKit
+import Foundation
+
+// Benchmarks of the pipeline's stages, run by Scripts/benchmark.sh on a
+// generated fleet. Each mode prints one line: what it did, records, seconds,
+// records per second.
+//
+//   arrival-bench decode FILE…           read + inflate + decode only (one thread)
+//   arrival-bench ingest DB FILE…        the full ingest into a store
+//   arrival-bench report DB              the JSON report over the whole store
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard let mode = arguments.first else {
+    FileHandle.standardError.write(Data("usage: arrival-bench decode FILE… | ingest DB FILE… | report DB\n".utf8))
+    exit(2)
+}
+
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}
+
+let clock = ContinuousClock()
+do {
+    switch mode {
+    case "decode":
+        var decoder = RecordDecoder()
+        var records = 0
+        var malformed = 0
+        let elapsed = try clock.measure {
+            for path in try InputWalker(paths: Array(arguments.dropFirst())).files {
+                _ = try LineReader().read(path: path) { line in
+                    guard let bytes = line.bytes else { malformed += 1; return }
+                    switch decoder.decode(bytes) {
+                    case .record: records += 1
+                    case .malformed: malformed += 1
+                    case .blank: break
+                    }
+                }
+            }
+        }
+        print("decode: \(records) records, \(malformed) malformed, \(String(format: "%.2f", seconds(elapsed))) s, \(Int(Double(records) / seconds(elapsed))) records/s")
+    case "ingest":
+        guard arguments.count >= 3 else { throw CocoaError(.fileNoSuchFile) }
+        let store = try Store(path: arguments[1])
+        var summary = IngestSummary()
+        let elapsed = try clock.measure {
+            summary = try Ingestor(store: store).ingest(paths: Array(arguments.dropFirst(2)))
+        }
+        let total = summary.newRecords + summary.duplicateRecords
+        print("ingest: \(total) records (\(summary.newRecords) new), \(summary.malformedLines) malformed, \(String(format: "%.2f", seconds(elapsed))) s, \(Int(Double(total) / seconds(elapsed))) records/s")
+    case "report":
+        guard arguments.count >= 2 else { throw CocoaError(.fileNoSuchFile) }
+        let store = try Store(path: arguments[1])
+        var report = Report(window: nil)
+        let elapsed = try clock.measure {
+            report = try ReportBuilder(store: store).build(window: nil)
+        }
+        print("report: \(report.updates.sent) updates, \(report.requests.total) requests, \(String(format: "%.2f", seconds(elapsed))) s")
+    default:
+        FileHandle.standardError.write(Data("unknown mode '\(mode)'\n".utf8))
+        exit(2)
+    }
+} catch {
+    FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+    exit(1)
+}

@@ -1,0 +1,39 @@
+import ArgumentParser
+import ArrivalKit
+import Foundation
+
+struct Simulate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write a simulated day of a Live Activity fleet: sender batches, device beacon trees, callbacks."
+    )
+
+    @Option(help: "Directory to write into (created if missing).")
+    var out: String
+
+    @Option(help: "Number of Live Activities to simulate.")
+    var activities: Int = 200
+
+    @Option(help: "Random seed; the same seed writes the same bytes.")
+    var seed: UInt64 = 1
+
+    @Option(help: "The simulated UTC day, YYYY-MM-DD.")
+    var day: String = "2026-11-21"
+
+    @Flag(help: "Replace the sender/ and devices/ folders of an earlier run in --out.")
+    var force = false
+
+    func validate() throws {
+        guard activities > 0 else { throw ValidationError("--activities must be at least 1.") }
+        guard ReportWindow.day(day) != nil else { throw ValidationError("--day '\(day)' is not a real day; write YYYY-MM-DD.") }
+    }
+
+    func run() throws {
+        let config = SimulationConfig(activities: activities, seed: seed, day: day, replaceExisting: force)
+        do {
+            let summary = try FleetSimulator(config: config).run(outputDirectory: out)
+            print(summary.description)
+        } catch let error as SimulationError {
+            throw CommandFailure(description: error.description + " (pass --force to replace the earlier run)")
+        }
+    }
+}
