@@ -2,17 +2,22 @@ import Crypto
 import Foundation
 
 /// Reads files and directories of the three streams into a ``Store``
-/// (contract 2): one transaction per file, de-duplicated files and records,
+/// (contract 2): each file all or nothing, de-duplicated files and records,
 /// malformed lines counted by cause and never stopping the run (unless
 /// ``Options/strict``).
 ///
-/// Each file is read, inflated and decoded on one thread and written on the
-/// calling thread, the two joined by a bounded channel of batches.
+/// Files are hashed, read, inflated and decoded on one thread and written on
+/// the calling thread, the two joined by a bounded channel of batches. Whole
+/// files are committed in batches.
 public struct Ingestor {
     public struct Options: Sendable {
         public var strict = false
         public var batchSize = 4096
         public var reader = LineReader()
+        /// Whole files are committed together until a batch holds this many records…
+        public var recordsPerCommit = 200_000
+        /// …or this many files.
+        public var filesPerCommit = 2_000
         public init(strict: Bool = false) {
             self.strict = strict
         }
@@ -27,6 +32,12 @@ public struct Ingestor {
     }
 
     /// Ingests every file under `paths`.
+    ///
+    /// A reading thread hashes each file, asks a read-only connection whether
+    /// its bytes were ingested before (so known files are not decoded), and
+    /// decodes the new ones; the calling thread owns the store and writes.
+    /// The two are joined by a bounded channel, so memory stays bounded by
+    /// the batch size whatever the input size.
     public func ingest(
         paths: [String], progress: ((IngestProgress) -> Void)? = nil
     ) throws -> IngestSummary {
@@ -35,53 +46,104 @@ public struct Ingestor {
         summary.skippedEntries = walker.skipped
         let clock = ContinuousClock()
         let started = clock.now
-        for (index, path) in walker.files.enumerated() {
-            let report: ((Int) -> Void)? = progress.map { progress in
-                { [summary] recordsInFile in
-                    let elapsed = clock.now - started
-                    progress(IngestProgress(
-                        filesDone: index, filesTotal: walker.files.count,
-                        records: summary.newRecords + summary.duplicateRecords + recordsInFile,
-                        currentPath: path,
-                        elapsedSeconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
+        var committedRecords = 0
+        var committedFiles = 0
+
+        let channel = BatchChannel<Message>(capacity: 8)
+        let files = walker.files
+        let options = self.options
+        let storePath = store.path
+        let producer = Thread {
+            Self.produce(files: files, storePath: storePath, options: options, channel: channel)
+        }
+        producer.stackSize = 1 << 20
+        producer.start()
+        defer { channel.cancel() }
+
+        var index = 0
+        do {
+            while let message = channel.receive() {
+                guard case let .file(path, sha256, byteCount, decoding) = message else {
+                    throw InputError.readFailed(path: files[index], reason: "the reader lost its place")
+                }
+                let report: ((Int) -> Void)? = progress.map { progress in
+                    { [summary, index] recordsInFile in
+                        let elapsed = clock.now - started
+                        progress(IngestProgress(
+                            filesDone: index, filesTotal: files.count,
+                            records: summary.newRecords + summary.duplicateRecords + recordsInFile,
+                            currentPath: path,
+                            elapsedSeconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
+                    }
+                }
+                try ingest(file: path, sha256: sha256, byteCount: byteCount, decoded: decoding,
+                           from: channel, into: &summary, progress: report)
+                index += 1
+                if summary.newRecords + summary.duplicateRecords - committedRecords >= options.recordsPerCommit
+                    || summary.filesRead - committedFiles >= options.filesPerCommit {
+                    try store.commitBatch()
+                    committedRecords = summary.newRecords + summary.duplicateRecords
+                    committedFiles = summary.filesRead
                 }
             }
-            try ingest(file: path, into: &summary, progress: report)
+        } catch {
+            // The files finished before this one are whole: keep them.
+            try? store.commitBatch()
+            throw error
         }
+        try store.commitBatch()
         return summary
     }
 
-    /// Ingests one regular file (its absolute, normalised path).
-    func ingest(file path: String, into summary: inout IngestSummary, progress: ((Int) -> Void)? = nil) throws {
-        let (sha256, byteCount) = try Self.sha256(of: path, chunkSize: options.reader.chunkSize)
+    /// What the reading thread sends, per file: `.file`, then, when it decoded
+    /// the file, any number of `.items` and one `.end`.
+    enum Message: Sendable {
+        case file(path: String, sha256: String, byteCount: Int, decoding: Bool)
+        case items([Item])
+        case end(Result<ReadSummary, InputError>)
+    }
+
+    /// Stores one file whose `.file` message was received; consumes its
+    /// `.items` and `.end` from `channel` when the reader decoded it.
+    private func ingest(
+        file path: String, sha256: String, byteCount: Int, decoded: Bool, from channel: BatchChannel<Message>,
+        into summary: inout IngestSummary, progress: ((Int) -> Void)?
+    ) throws {
+        /// Drains a decoded file's messages when its records are not wanted.
+        func discard() throws {
+            guard decoded else { return }
+            while let message = channel.receive() {
+                switch message {
+                case .items: continue
+                case .end(let result): _ = try result.get(); return
+                case .file: throw InputError.readFailed(path: path, reason: "the reader lost its place")
+                }
+            }
+        }
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         switch try store.status(ofContent: sha256, at: path) {
         case .alreadyIngestedHere:
             summary.filesAlreadyIngested += 1
-            return
+            return try discard()
         case .alreadyIngestedFrom:
             summary.filesSkippedAsDuplicate += 1
             try store.recordSkippedDuplicate(sha256: sha256, path: path, at: now)
-            return
+            return try discard()
         case .new:
-            break
+            guard decoded else {
+                // The reader's read-only view was older than this store's; cannot happen
+                // while one ingest writes, but never store a file half-seen.
+                throw InputError.readFailed(path: path, reason: "the store changed during the ingest")
+            }
         }
 
         let transaction = try store.beginFile(sha256: sha256, path: path, byteCount: byteCount, gzip: false, now: now)
         var fileSummary = IngestSummary()
-        let channel = BatchChannel<Batch>(capacity: 4)
-        let reader = options.reader
-        let batchSize = options.batchSize
-        let producer = Thread {
-            Self.produce(path: path, reader: reader, batchSize: batchSize, channel: channel)
-        }
-        producer.stackSize = 1 << 20
-        producer.start()
-        var readSummary: ReadSummary?
         var newByKind = [0, 0, 0]
         do {
-            while let batch = channel.receive() {
-                switch batch {
+            var readSummary: ReadSummary?
+            messages: while let message = channel.receive() {
+                switch message {
                 case .items(let items):
                     for item in items {
                         switch item {
@@ -98,8 +160,11 @@ public struct Ingestor {
                         }
                     }
                     progress?(newByKind.reduce(0, +) + fileSummary.duplicateRecords)
-                case .finished(let result):
+                case .end(let result):
                     readSummary = try result.get()
+                    break messages
+                case .file:
+                    break messages
                 }
             }
             guard let readSummary else { throw InputError.readFailed(path: path, reason: "the reader stopped early") }
@@ -110,19 +175,17 @@ public struct Ingestor {
                 fileSummary.noteMalformed(path: path, line: line, cause: .truncatedGzip)
             }
             try transaction.commit(lines: readSummary.lines, gzip: readSummary.gzip)
-            for kind in RecordKind.allCases where newByKind[kind.index] > 0 {
-                fileSummary.records[kind] = newByKind[kind.index]
-            }
             summary.lines += readSummary.lines
         } catch {
-            channel.cancel()
             transaction.rollback()
             throw error
         }
         summary.filesRead += 1
         summary.bytesRead += byteCount
         summary.duplicateRecords += fileSummary.duplicateRecords
-        for (kind, count) in fileSummary.records { summary.records[kind, default: 0] += count }
+        for kind in RecordKind.allCases where newByKind[kind.index] > 0 {
+            summary.records[kind, default: 0] += newByKind[kind.index]
+        }
         for location in fileSummary.firstMalformed
         where summary.firstMalformed.lazy.filter({ $0.cause == location.cause }).count < IngestSummary.locationsPerCause {
             summary.firstMalformed.append(location)
@@ -136,40 +199,74 @@ public struct Ingestor {
         case malformed(line: Int, cause: MalformedCause)
     }
 
-    enum Batch: Sendable {
-        case items([Item])
-        case finished(Result<ReadSummary, InputError>)
+    /// The reading thread: hash, pre-check, decode, send.
+    private static func produce(files: [String], storePath: String, options: Options, channel: BatchChannel<Message>) {
+        defer { channel.close() }
+        // A read-only look at the store, to skip decoding files it already has.
+        let lookup: Statement? = {
+            guard storePath != ":memory:", !storePath.isEmpty,
+                  let connection = try? Connection(path: storePath, readOnly: true)
+            else { return nil }
+            return try? connection.prepare("SELECT 1 FROM files WHERE content_sha256 = ?")
+        }()
+        for path in files {
+            let sha256: String, byteCount: Int
+            do {
+                (sha256, byteCount) = try Self.sha256(of: path, chunkSize: options.reader.chunkSize)
+            } catch {
+                let failure = (error as? InputError) ?? .readFailed(path: path, reason: "\(error)")
+                _ = channel.send(.file(path: path, sha256: "", byteCount: 0, decoding: true))
+                _ = channel.send(.end(.failure(failure)))
+                return
+            }
+            var known = false
+            if let lookup {
+                lookup.bind(1, sha256)
+                known = (try? lookup.step()) ?? false
+                lookup.reset()
+            }
+            guard channel.send(.file(path: path, sha256: sha256, byteCount: byteCount, decoding: !known)) else { return }
+            if known { continue }
+            do {
+                let summary = try decode(path: path, reader: options.reader, batchSize: options.batchSize) { items in
+                    channel.send(.items(items))
+                }
+                guard channel.send(.end(.success(summary))) else { return }
+            } catch let error as InputError {
+                _ = channel.send(.end(.failure(error)))
+                return
+            } catch {
+                return  // stopped by the writer
+            }
+        }
     }
 
-    private static func produce(path: String, reader: LineReader, batchSize: Int, channel: BatchChannel<Batch>) {
+    /// Reads and decodes a file, handing batches of items to `deliver`
+    /// (which returns false to stop early).
+    private static func decode(
+        path: String, reader: LineReader, batchSize: Int, _ deliver: ([Item]) throws -> Bool
+    ) throws -> ReadSummary {
         var decoder = RecordDecoder()
         var items: [Item] = []
         items.reserveCapacity(batchSize)
-        struct Cancelled: Error {}
-        do {
-            let summary = try reader.read(path: path) { line in
-                guard let bytes = line.bytes else {
-                    items.append(.malformed(line: line.number, cause: .lineTooLong))
-                    return
-                }
-                switch decoder.decode(bytes) {
-                case .record(let record): items.append(.record(record, key: record.storeKey))
-                case .blank: return
-                case .malformed(let cause): items.append(.malformed(line: line.number, cause: cause))
-                }
-                if items.count >= batchSize {
-                    guard channel.send(.items(items)) else { throw Cancelled() }
-                    items.removeAll(keepingCapacity: true)
-                }
+        struct Stopped: Error {}
+        let summary = try reader.read(path: path) { line in
+            guard let bytes = line.bytes else {
+                items.append(.malformed(line: line.number, cause: .lineTooLong))
+                return
             }
-            if !items.isEmpty { guard channel.send(.items(items)) else { throw Cancelled() } }
-            _ = channel.send(.finished(.success(summary)))
-        } catch let error as InputError {
-            _ = channel.send(.finished(.failure(error)))
-        } catch {
-            // Cancelled by the writer: nothing more to say.
+            switch decoder.decode(bytes) {
+            case .record(let record): items.append(.record(record, key: record.storeKey))
+            case .blank: return
+            case .malformed(let cause): items.append(.malformed(line: line.number, cause: cause))
+            }
+            if items.count >= batchSize {
+                guard try deliver(items) else { throw Stopped() }
+                items.removeAll(keepingCapacity: true)
+            }
         }
-        channel.close()
+        if !items.isEmpty { guard try deliver(items) else { throw Stopped() } }
+        return summary
     }
 
     /// The SHA-256 of a file's bytes as stored on disk, and its size.

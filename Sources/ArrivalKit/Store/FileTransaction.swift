@@ -1,6 +1,7 @@
-/// The open transaction of one file being ingested. Records are inserted
-/// with prepared statements reused for every row; ``commit(lines:)`` writes
-/// the file's registry counts and commits, ``rollback()`` leaves no trace.
+/// The savepoint of one file being ingested. Records are inserted with
+/// prepared statements reused for every row; ``commit(lines:gzip:)`` writes
+/// the file's registry counts and releases the file into the store's batch
+/// transaction, ``rollback()`` leaves no trace of it.
 final class FileTransaction {
     private let store: Store
     let fileID: Int64
@@ -51,13 +52,13 @@ final class FileTransaction {
         statement.bind(5, Int64(gzip ? 1 : 0))
         statement.bind(6, fileID)
         try statement.run()
-        try store.connection.execute("COMMIT")
+        try store.connection.execute("RELEASE arrival_file")
         finished = true
     }
 
     func rollback() {
         guard !finished else { return }
-        try? store.connection.execute("ROLLBACK")
+        try? store.connection.execute("ROLLBACK TO arrival_file; RELEASE arrival_file")
         finished = true
     }
 

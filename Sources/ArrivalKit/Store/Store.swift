@@ -11,6 +11,8 @@ public final class Store {
     public let path: String
     let connection: Connection
     let statementCache = StatementCache()
+    /// Whether a batch transaction of whole files is open.
+    private(set) var batchOpen = false
 
     /// Opens (creating if needed) the store at `path`; `":memory:"` for a
     /// throwaway one.
@@ -70,6 +72,7 @@ public final class Store {
     }
 
     public func status(ofContent sha256: String, at path: String) throws(DatabaseError) -> FileStatus {
+        // Sees files of the open batch too: the same connection reads its own writes.
         let statement = try connection.prepare("SELECT path FROM files WHERE content_sha256 = ?")
         statement.bind(1, sha256)
         defer { statement.reset() }
@@ -93,9 +96,18 @@ public final class Store {
         return connection.changes > 0
     }
 
-    /// Starts the transaction that will hold one file's records.
+    /// Starts the savepoint that will hold one file's records, inside the
+    /// open batch transaction (begun here if none is open). A file is either
+    /// released into the batch whole or rolled back whole; the batch commits
+    /// several whole files at once (``commitBatch()``), so a run killed at any
+    /// moment leaves no part of any file, and small files do not each pay
+    /// for a commit.
     func beginFile(sha256: String, path: String, byteCount: Int, gzip: Bool, now: Int64) throws(DatabaseError) -> FileTransaction {
-        try connection.execute("BEGIN IMMEDIATE")
+        if !batchOpen {
+            try connection.execute("BEGIN IMMEDIATE")
+            batchOpen = true
+        }
+        try connection.execute("SAVEPOINT arrival_file")
         do {
             let insert = try connection.prepare("""
                 INSERT INTO files (content_sha256, path, byte_count, gzip, line_count, record_count,
@@ -111,8 +123,15 @@ public final class Store {
             let fileID = sqlite3_last_insert_rowid(connection.handle)
             return try FileTransaction(store: self, fileID: fileID)
         } catch {
-            try? connection.execute("ROLLBACK")
+            try? connection.execute("ROLLBACK TO arrival_file; RELEASE arrival_file")
             throw error
         }
+    }
+
+    /// Commits the files released since the last commit.
+    public func commitBatch() throws(DatabaseError) {
+        guard batchOpen else { return }
+        try connection.execute("COMMIT")
+        batchOpen = false
     }
 }
