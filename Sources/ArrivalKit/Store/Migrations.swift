@@ -131,8 +131,7 @@ enum Migrations {
     FROM (
         SELECT r.*, count(*) OVER (PARTITION BY activity_id, seq) AS requests,
                row_number() OVER (PARTITION BY activity_id, seq
-                                  ORDER BY accepted DESC, sent_at, apns_id, aps_timestamp, status, reason,
-                                           push_token, event, payload_bytes, topic, priority, id) AS pick
+                                  ORDER BY accepted DESC, sent_at, apns_id, aps_timestamp, event, app, priority) AS pick
         FROM resolved_requests AS r
         WHERE activity_id IS NOT NULL AND seq IS NOT NULL
     ) WHERE pick = 1;

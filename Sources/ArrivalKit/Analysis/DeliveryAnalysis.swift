@@ -1,0 +1,336 @@
+/// Contract sections 3 and 4 computed in one pass over each table.
+///
+/// The same rules are written as SQL views in the store (`update_outcomes`
+/// and the views it reads) for dashboards and ad-hoc queries; on two million
+/// updates SQLite needs minutes to evaluate their window functions over wide
+/// rows, so the report reads each table once through a cursor and applies the
+/// rules in memory (about 100 bytes per update). A test checks that both
+/// give every update the same outcome.
+struct DeliveryAnalysis {
+    /// One logical update (activity, seq) and the request that speaks for it.
+    struct Update {
+        var activity: Int32
+        var seq: Int64
+        var accepted = false
+        /// Accept time when accepted, else the earliest request's sent_at.
+        var at: Int64
+        var apsTimestamp: Int64
+        var isEnd = false
+        var isStart = false
+        var app: Int32
+        var priority: Int64?
+        /// Row id of the picked request, to compare `apns_id` on a tie.
+        var pickRow: Int64
+        var firstRenderedAt: Int64?
+        var hasContentCallback = false
+        var outcome: Outcome?
+    }
+
+    enum Outcome: UInt8 {
+        case rendered, ended, expired, staleTimestamp, superseded, lost
+    }
+
+    struct Activity {
+        var startedAt: Int64?
+        var endedAt: Int64?
+        var hasTokenCallback = false
+        var os: (time: Int64, value: String)?
+        var appVersion: (time: Int64, value: String)?
+    }
+
+    private(set) var updates: [Update] = []
+    private(set) var activities: [Activity] = []
+    private(set) var activityNames: [String] = []
+    private(set) var apps: [String] = []
+    private var activityIndex: [String: Int32] = [:]
+    private var appIndex: [String: Int32] = [:]
+    private var topicApp: [String: Int32] = [:]
+    private var updateIndex = UpdateTable()
+
+    /// Requests seen, for the report's request metrics (filled while scanning).
+    struct RequestTally {
+        var total = 0, accepted = 0, oversizeFailures = 0, oversizeRisk = 0, unattributed = 0, withoutSeq = 0
+        var byReason: [String: Int] = [:]
+    }
+
+    private(set) var requests = RequestTally()
+
+    // MARK: - Building
+
+    init(connection: Connection, window: ReportWindow?) throws {
+        let from = window?.from ?? Int64.min
+        let to = window?.to ?? Int64.max
+        let owners = try Self.tokenOwners(connection)
+        let pickApnsID = try connection.prepare("SELECT apns_id FROM apns WHERE id = ?")
+
+        // Requests: tally the window, and pick each update's deciding request.
+        let scan = try connection.prepare("""
+            SELECT id, apns_id, sent_at, status, reason, push_token, activity_id, seq, event, aps_timestamp,
+                   payload_bytes, topic, priority
+            FROM apns
+            """)
+        try scan.forEach { row in
+            let sentAt = row.int(2)
+            let status = row.int(3)
+            let reason = row.string(4)
+            let accepted = status == 200
+            let seq = row.optionalInt(7)
+            let activityName = row.string(6) ?? row.string(5).flatMap { owners[$0] }
+            if sentAt >= from && sentAt < to {
+                requests.total += 1
+                if accepted {
+                    requests.accepted += 1
+                    if let bytes = row.optionalInt(10), bytes > 3584 { requests.oversizeRisk += 1 }
+                } else {
+                    let key = reason ?? (status == 0 ? "NoResponse" : "HTTP\(status)")
+                    requests.byReason[key, default: 0] += 1
+                }
+                if status == 413 || reason == "PayloadTooLarge" { requests.oversizeFailures += 1 }
+                if activityName == nil { requests.unattributed += 1 }
+                if seq == nil { requests.withoutSeq += 1 }
+            }
+            guard let activityName, let seq else { return }
+            let activity = intern(activity: activityName)
+            let event = row.string(8) ?? "update"
+            let app = app(ofTopic: row.string(11))
+            let candidate = Update(
+                activity: activity, seq: seq, accepted: accepted, at: sentAt, apsTimestamp: row.int(9),
+                isEnd: event == "end", isStart: event == "start", app: app, priority: row.optionalInt(12),
+                pickRow: row.int(0))
+            if let index = updateIndex.find(activity: activity, seq: seq, in: updates) {
+                if try precedes(candidate, updates[index], candidateApnsID: { row.string(1) ?? "" }, lookup: pickApnsID) {
+                    updates[index] = candidate
+                }
+            } else {
+                updates.append(candidate)
+                updateIndex.insert(updates.count - 1, in: updates)
+            }
+        }
+
+        // Renders: first render per update, activity start, device evidence.
+        let renders = try connection.prepare("SELECT activity_id, seq, rendered_at, os_version, app_version FROM renders")
+        try renders.forEach { row in
+            guard let name = row.string(0), let activity = activityIndex[name] else { return }
+            let at = row.int(2)
+            if let index = updateIndex.find(activity: activity, seq: row.int(1), in: updates) {
+                updates[index].firstRenderedAt = min(updates[index].firstRenderedAt ?? at, at)
+            }
+            noteEvidence(activity: activity, at: at, os: row.string(3), appVersion: row.string(4))
+        }
+
+        // Callbacks: activity start, content-update and token callbacks, device evidence.
+        let callbacks = try connection.prepare("""
+            SELECT activity_id, callback, seq, received_at, os_version, app_version FROM callbacks
+            WHERE activity_id IS NOT NULL
+            """)
+        try callbacks.forEach { row in
+            guard let name = row.string(0), let activity = activityIndex[name] else { return }
+            switch row.string(1) {
+            case "content_update":
+                if let seq = row.optionalInt(2), let index = updateIndex.find(activity: activity, seq: seq, in: updates) {
+                    updates[index].hasContentCallback = true
+                }
+            case "push_token":
+                activities[Int(activity)].hasTokenCallback = true
+            default:
+                break
+            }
+            noteEvidence(activity: activity, at: row.int(3), os: row.string(4), appVersion: row.string(5))
+        }
+        updateIndex = UpdateTable()
+        decideOutcomes()
+    }
+
+    /// The activity each push token belongs to: its `push_token` callback
+    /// with the earliest received_at, then the smallest activity_id.
+    private static func tokenOwners(_ connection: Connection) throws -> [String: String] {
+        var owners: [String: (Int64, String)] = [:]
+        let statement = try connection.prepare("""
+            SELECT push_token, activity_id, received_at FROM callbacks WHERE callback = 'push_token'
+            """)
+        try statement.forEach { row in
+            guard let token = row.string(0), let activity = row.string(1) else { return }
+            let candidate = (row.int(2), activity)
+            if let current = owners[token], !(candidate.0 < current.0 || (candidate.0 == current.0 && codePointOrder(candidate.1, current.1))) {
+                return
+            }
+            owners[token] = candidate
+        }
+        return owners.mapValues(\.1)
+    }
+
+    /// `app` is the topic without `.push-type.liveactivity`.
+    static func app(ofTopic topic: String) -> String {
+        let suffix = ".push-type.liveactivity"
+        return topic.hasSuffix(suffix) ? String(topic.dropLast(suffix.count)) : topic
+    }
+
+    /// Whether `candidate` is the update's deciding request rather than
+    /// `current`: accepted first, then the earliest sent_at, the smaller
+    /// apns_id, the smaller aps_timestamp; remaining ties by the fields the
+    /// request decides (event, app, priority) so the choice never depends on
+    /// ingest order.
+    private func precedes(_ candidate: Update, _ current: Update, candidateApnsID: () -> String, lookup: Statement) throws -> Bool {
+        if candidate.accepted != current.accepted { return candidate.accepted }
+        if candidate.at != current.at { return candidate.at < current.at }
+        let candidateApnsID = candidateApnsID()
+        lookup.bind(1, current.pickRow)
+        let currentApnsID = try lookup.step() ? lookup.string(0) ?? "" : ""
+        lookup.reset()
+        if candidateApnsID != currentApnsID { return codePointOrder(candidateApnsID, currentApnsID) }
+        if candidate.apsTimestamp != current.apsTimestamp { return candidate.apsTimestamp < current.apsTimestamp }
+        let eventRank = { (u: Update) in u.isEnd ? 0 : u.isStart ? 1 : 2 }  // "end" < "start" < "update"
+        if eventRank(candidate) != eventRank(current) { return eventRank(candidate) < eventRank(current) }
+        if candidate.app != current.app { return codePointOrder(apps[Int(candidate.app)], apps[Int(current.app)]) }
+        switch (candidate.priority, current.priority) {
+        case let (a?, b?): return a < b
+        case (nil, .some): return true  // NULL sorts first, as in SQL
+        default: return false
+        }
+    }
+
+    private mutating func intern(activity name: String) -> Int32 {
+        if let index = activityIndex[name] { return index }
+        let index = Int32(activityNames.count)
+        activityIndex[name] = index
+        activityNames.append(name)
+        activities.append(Activity())
+        return index
+    }
+
+    /// The app of a topic (cached: a fleet has few topics).
+    private mutating func app(ofTopic topic: String?) -> Int32 {
+        guard let topic else { return intern(app: "unknown") }
+        if let app = topicApp[topic] { return app }
+        let app = intern(app: Self.app(ofTopic: topic))
+        topicApp[topic] = app
+        return app
+    }
+
+    private mutating func intern(app name: String) -> Int32 {
+        if let index = appIndex[name] { return index }
+        let index = Int32(apps.count)
+        appIndex[name] = index
+        apps.append(name)
+        return index
+    }
+
+    private mutating func noteEvidence(activity: Int32, at: Int64, os: String?, appVersion: String?) {
+        let i = Int(activity)
+        activities[i].startedAt = min(activities[i].startedAt ?? at, at)
+        if let os, Self.earlier((at, os), than: activities[i].os) { activities[i].os = (at, os) }
+        if let appVersion, Self.earlier((at, appVersion), than: activities[i].appVersion) {
+            activities[i].appVersion = (at, appVersion)
+        }
+    }
+
+    private static func earlier(_ a: (Int64, String), than b: (time: Int64, value: String)?) -> Bool {
+        guard let b else { return true }
+        return a.0 < b.time || (a.0 == b.time && codePointOrder(a.1, b.value))
+    }
+
+    // MARK: - Outcomes (contract 3)
+
+    private mutating func decideOutcomes() {
+        // Activity start and end from accepted start and end updates.
+        for update in updates where update.accepted {
+            let i = Int(update.activity)
+            if update.isStart { activities[i].startedAt = min(activities[i].startedAt ?? update.at, update.at) }
+            if update.isEnd { activities[i].endedAt = min(activities[i].endedAt ?? update.at, update.at) }
+        }
+        // Accepted updates of each activity in order of (accept time, seq).
+        var order = updates.indices.filter { updates[$0].accepted }
+        order.sort { a, b in
+            let x = updates[a], y = updates[b]
+            if x.activity != y.activity { return x.activity < y.activity }
+            if x.at != y.at { return x.at < y.at }
+            return x.seq < y.seq
+        }
+        var start = 0
+        while start < order.count {
+            var end = start
+            let activity = updates[order[start]].activity
+            while end < order.count && updates[order[end]].activity == activity { end += 1 }
+            let group = order[start..<end]
+            // Later rendered: walk backwards.
+            var laterRendered = [Bool](repeating: false, count: group.count)
+            var seenRendered = false
+            for (offset, index) in group.enumerated().reversed() {
+                laterRendered[offset] = seenRendered
+                if updates[index].firstRenderedAt != nil { seenRendered = true }
+            }
+            let bounds = activities[Int(activity)]
+            var earlierMax: Int64?
+            for (offset, index) in group.enumerated() {
+                let u = updates[index]
+                let outcome: Outcome
+                if u.firstRenderedAt != nil {
+                    outcome = .rendered
+                } else if let ended = bounds.endedAt, u.at > ended {
+                    outcome = .ended
+                } else if let started = bounds.startedAt, u.at - started > 28_800_000 {
+                    outcome = .expired
+                } else if !u.isEnd, let earlierMax, u.apsTimestamp <= earlierMax {
+                    outcome = .staleTimestamp
+                } else if laterRendered[offset] {
+                    outcome = .superseded
+                } else {
+                    outcome = .lost
+                }
+                updates[index].outcome = outcome
+                earlierMax = max(earlierMax ?? u.apsTimestamp, u.apsTimestamp)
+            }
+            start = end
+        }
+    }
+}
+
+/// An open-addressing index from (activity, seq) to a position in the
+/// updates array: Swift's `Dictionary` spends most of its time in SipHash
+/// here, and this key is two integers.
+struct UpdateTable {
+    private var slots = [Int32](repeating: -1, count: 1 << 16)
+    private var count = 0
+
+    @inline(__always)
+    private static func hash(_ activity: Int32, _ seq: Int64) -> Int {
+        var h = UInt64(bitPattern: seq) &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(UInt32(bitPattern: activity))
+        h ^= h >> 31
+        h = h &* 0xBF58_476D_1CE4_E5B9
+        h ^= h >> 29
+        return Int(truncatingIfNeeded: h)
+    }
+
+    func find(activity: Int32, seq: Int64, in updates: [DeliveryAnalysis.Update]) -> Int? {
+        let mask = slots.count - 1
+        var i = Self.hash(activity, seq) & mask
+        while true {
+            let slot = slots[i]
+            if slot < 0 { return nil }
+            let u = updates[Int(slot)]
+            if u.activity == activity && u.seq == seq { return Int(slot) }
+            i = (i + 1) & mask
+        }
+    }
+
+    /// Adds the update at `index` (its key must not be present yet).
+    mutating func insert(_ index: Int, in updates: [DeliveryAnalysis.Update]) {
+        if (count + 1) * 2 > slots.count { grow(updates) }
+        place(Int32(index), updates)
+        count += 1
+    }
+
+    private mutating func place(_ index: Int32, _ updates: [DeliveryAnalysis.Update]) {
+        let mask = slots.count - 1
+        let u = updates[Int(index)]
+        var i = Self.hash(u.activity, u.seq) & mask
+        while slots[i] >= 0 { i = (i + 1) & mask }
+        slots[i] = index
+    }
+
+    private mutating func grow(_ updates: [DeliveryAnalysis.Update]) {
+        let old = slots
+        slots = [Int32](repeating: -1, count: old.count * 2)
+        for index in old where index >= 0 { place(index, updates) }
+    }
+}

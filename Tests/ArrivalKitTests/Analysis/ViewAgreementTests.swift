@@ -1,0 +1,38 @@
+import Foundation
+import Testing
+@testable import ArrivalKit
+
+/// The SQL views (for dashboards) and the in-memory analysis (for reports)
+/// state the same rules twice; they must give every update the same outcome.
+@Suite("SQL views and report analysis agree")
+struct ViewAgreementTests {
+    @Test("Every update gets the same outcome, accept time and app from both")
+    func sameOutcomes() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        _ = try Ingestor(store: store).ingest(paths: [
+            fixture("outcomes"), fixture("metrics"), fixture("dedup"),
+            GoldenReportTests.packageRoot.appendingPathComponent("SampleData").path,
+        ])
+        var fromViews: [String: String] = [:]
+        let statement = try store.connection.prepare(
+            "SELECT activity_id, seq, coalesce(outcome, '-'), at, app, coalesce(priority, -1) FROM update_outcomes")
+        try statement.forEach { row in
+            fromViews["\(row.string(0) ?? "")#\(row.int(1))"] = "\(row.string(2) ?? "") \(row.int(3)) \(row.string(4) ?? "") \(row.int(5))"
+        }
+        let analysis = try DeliveryAnalysis(connection: store.connection, window: nil)
+        let names: [DeliveryAnalysis.Outcome: String] = [
+            .rendered: "rendered", .ended: "ended", .expired: "expired", .staleTimestamp: "stale_timestamp",
+            .superseded: "superseded", .lost: "lost",
+        ]
+        var fromAnalysis: [String: String] = [:]
+        for u in analysis.updates {
+            let outcome = u.outcome.flatMap { names[$0] } ?? "-"
+            fromAnalysis["\(analysis.activityNames[Int(u.activity)])#\(u.seq)"] =
+                "\(outcome) \(u.at) \(analysis.apps[Int(u.app)]) \(u.priority ?? -1)"
+        }
+        #expect(fromViews.count > 1500)
+        #expect(fromViews == fromAnalysis)
+    }
+}
