@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks arrival on a generated fleet and prints the median of RUNS runs:
-#   - ingest of the sender's gzip batches alone (apns records), with DuckDB's
-#     read_json_auto load of the same files as a side-by-side reference;
+#   - ingest of the sender's 24 hourly gzip batches alone (apns records), with
+#     DuckDB's read_json_auto load of the same files as a side-by-side reference;
 #   - ingest of the whole day (apns + render beacons + callbacks);
 #   - peak resident memory of each ingest;
 #   - the JSON report over the whole store.
@@ -21,6 +21,8 @@ bin=.build/release
 if [ ! -d "$data" ]; then
     "$bin/arrival" simulate --out "$data" --activities "$activities" --seed 42 | head -2
 fi
+# The 24 complete hourly batches: DuckDB stops at the sample's deliberately cut gzip.
+hourly=("$data"/sender/*/apns-[0-9][0-9].jsonl.gz)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -30,16 +32,16 @@ timed() { /usr/bin/time -f "%M" -o "$work/rss" "$@" > "$work/out"; echo "$(tail 
 
 for run in $(seq "$runs"); do
     rm -f "$work"/*.sqlite*
-    timed "$bin/arrival-bench" ingest "$work/sender.sqlite" "$data/sender" >> "$work/sender.txt"
+    timed "$bin/arrival-bench" ingest "$work/sender.sqlite" "${hourly[@]}" >> "$work/sender.txt"
     timed "$bin/arrival-bench" ingest "$work/all.sqlite" "$data" >> "$work/all.txt"
     timed "$bin/arrival-bench" report "$work/all.sqlite" >> "$work/report.txt"
     if python3 -c "import duckdb" 2>/dev/null; then
         rm -f "$work/ref.duckdb"
-        timed python3 - "$data/sender" "$work/ref.duckdb" <<'PY' >> "$work/duckdb.txt"
+        timed python3 - "$work/ref.duckdb" "${hourly[@]}" <<'PY' >> "$work/duckdb.txt"
 import duckdb, sys, time
-con = duckdb.connect(sys.argv[2])
+con = duckdb.connect(sys.argv[1])
 start = time.time()
-con.execute(f"CREATE TABLE apns AS SELECT * FROM read_json_auto('{sys.argv[1]}/*/*.jsonl.gz', ignore_errors=true)")
+con.execute("CREATE TABLE apns AS SELECT * FROM read_json_auto(?)", [sys.argv[2:]])
 n = con.execute("SELECT count(*) FROM apns").fetchone()[0]
 seconds = time.time() - start
 print(f"duckdb: {n} records, {seconds:.2f} s, {int(n / seconds)} records/s")
@@ -47,7 +49,7 @@ PY
     fi
 done
 
-echo "fleet: $data ($(du -sh "$data" | cut -f1)), $runs runs, medians:"
+echo "fleet: $data ($(du -shL "$data" | cut -f1)), $runs runs, medians:"
 for name in sender all duckdb; do
     [ -f "$work/$name.txt" ] || continue
     rate=$(sed -E 's/.* ([0-9]+) records\/s.*/\1/' "$work/$name.txt" | median)

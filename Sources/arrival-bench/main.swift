@@ -6,6 +6,8 @@ import Foundation
 // records per second.
 //
 //   arrival-bench decode FILE…           read + inflate + decode only (one thread)
+//   arrival-bench foundation FILE…       the same with JSONDecoder + Date.ISO8601FormatStyle,
+//                                        for comparison (no duplicate-key, depth or type checks)
 //   arrival-bench ingest DB FILE…        the full ingest into a store
 //   arrival-bench report DB              the JSON report over the whole store
 
@@ -39,6 +41,40 @@ do {
             }
         }
         print("decode: \(records) records, \(malformed) malformed, \(String(format: "%.2f", seconds(elapsed))) s, \(Int(Double(records) / seconds(elapsed))) records/s")
+    case "foundation":
+        struct Line: Decodable {
+            var kind: String
+            var apns_id: String?
+            var sent_at: String?
+            var rendered_at: String?
+            var received_at: String?
+            var status: Int64?
+            var push_token: String?
+            var activity_id: String?
+            var seq: Int64?
+            var aps_timestamp: Int64?
+        }
+        let decoder = JSONDecoder()
+        let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        var records = 0
+        var malformed = 0
+        let elapsed = try clock.measure {
+            for path in try InputWalker(paths: Array(arguments.dropFirst())).files {
+                _ = try LineReader().read(path: path) { line in
+                    guard let bytes = line.bytes, !bytes.isEmpty else { return }
+                    do {
+                        let value = try decoder.decode(Line.self, from: Data(buffer: bytes))
+                        if let time = value.sent_at ?? value.rendered_at ?? value.received_at {
+                            _ = try style.parse(time)
+                        }
+                        records += 1
+                    } catch {
+                        malformed += 1
+                    }
+                }
+            }
+        }
+        print("foundation: \(records) records, \(malformed) malformed, \(String(format: "%.2f", seconds(elapsed))) s, \(Int(Double(records) / seconds(elapsed))) records/s")
     case "ingest":
         guard arguments.count >= 3 else { throw CocoaError(.fileNoSuchFile) }
         let store = try Store(path: arguments[1])

@@ -38,7 +38,8 @@ struct Arrival: ParsableCommand {
         } catch {
             let code = exitCode(for: error)
             if code == .success { exit(withError: error) }
-            printError(fullMessage(for: error))
+            // ArgumentParser's message already starts with "Error:" and ends with usage.
+            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
             Foundation.exit(2)
         }
     }

@@ -22,7 +22,11 @@ struct Demo: ParsableCommand {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("demo.sqlite").path
         let store = try Store(path: path)
-        let summary = try Ingestor(store: store).ingest(paths: [data])
+        // The data folders, not the README beside them (it is no JSON Lines file).
+        let entries = try FileManager.default.contentsOfDirectory(atPath: data).sorted()
+            .filter { !$0.hasPrefix(".") && !$0.hasSuffix(".md") }
+            .map { (data as NSString).appendingPathComponent($0) }
+        let summary = try Ingestor(store: store).ingest(paths: entries)
         FileHandle.standardError.write(Data((summary.text(database: "a temporary store") + "\n\n").utf8))
         let report = try ReportBuilder(store: store).build(window: nil)
         print(format == .json ? report.jsonText() : report.markdownText(), terminator: "")

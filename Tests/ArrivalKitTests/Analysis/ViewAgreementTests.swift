@@ -13,8 +13,7 @@ struct ViewAgreementTests {
         let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
         _ = try Ingestor(store: store).ingest(paths: [
             fixture("outcomes"), fixture("metrics"), fixture("dedup"),
-            GoldenReportTests.packageRoot.appendingPathComponent("SampleData").path,
-        ])
+        ] + GoldenReportTests.samplePaths)
         var fromViews: [String: String] = [:]
         let statement = try store.connection.prepare(
             "SELECT activity_id, seq, coalesce(outcome, '-'), at, app, coalesce(priority, -1) FROM update_outcomes")

@@ -9,11 +9,16 @@ struct GoldenReportTests {
     static let packageRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
+    /// The sample day's data folders (as `arrival demo` ingests them: not the README).
+    static let samplePaths = ["sender", "devices"].map {
+        packageRoot.appendingPathComponent("SampleData").appendingPathComponent($0).path
+    }
+
     @Test("The report over SampleData/ matches the golden file")
     func sampleData() throws {
-        let sample = Self.packageRoot.appendingPathComponent("SampleData").path
+        let sample = Self.samplePaths
         let golden = Self.packageRoot.appendingPathComponent("Tests/ArrivalKitTests/Fixtures/golden/sample-report.json")
-        let (report, _) = try ingestAndReport([sample])
+        let (report, _) = try ingestAndReport(sample)
         let text = report.jsonText()
         if ProcessInfo.processInfo.environment["RECORD_GOLDEN"] == "1" {
             try Data(text.utf8).write(to: golden)
@@ -29,8 +34,8 @@ struct GoldenReportTests {
 
     @Test("Markdown names the headline figures")
     func markdown() throws {
-        let sample = Self.packageRoot.appendingPathComponent("SampleData").path
-        let (report, _) = try ingestAndReport([sample])
+        let sample = Self.samplePaths
+        let (report, _) = try ingestAndReport(sample)
         let text = report.markdownText()
         #expect(text.contains("| arrival rate |"))
         #expect(text.contains("## Rejected requests by APNs reason"))
