@@ -4,57 +4,19 @@
 enum SimCalendar {
     static let millisecondsPerDay: Int64 = 86_400_000
 
-    /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
-    /// `days_from_civil`).
-    static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = month > 2 ? month - 3 : month + 9
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
-
-    /// The inverse of ``daysFromCivil(year:month:day:)``.
+    /// The calendar date of a day since 1970-01-01 (shared with the decoder's
+    /// RFC 3339 arithmetic).
     static func civilFromDays(_ days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+        let (year, month, day) = RFC3339.civilFromDays(Int(days))
+        return (Int64(year), Int64(month), Int64(day))
     }
 
-    /// Days since the epoch of a strict `YYYY-MM-DD` calendar date, or nil.
+    /// Days since the epoch of a strict `YYYY-MM-DD` calendar date from 1971 on, or nil.
     static func parseDay(_ text: String) -> Int64? {
-        let bytes = Array(text.utf8)
-        guard bytes.count == 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-") else { return nil }
-        func number(_ range: Range<Int>) -> Int64? {
-            var value: Int64 = 0
-            for i in range {
-                let b = bytes[i]
-                guard b >= UInt8(ascii: "0"), b <= UInt8(ascii: "9") else { return nil }
-                value = value * 10 + Int64(b - UInt8(ascii: "0"))
-            }
-            return value
-        }
-        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10) else { return nil }
-        guard year >= 1971, month >= 1, month <= 12, day >= 1, day <= daysInMonth(year: year, month: month) else {
+        guard text.utf8.count == 10, let midnight = RFC3339.parseDay(text), midnight >= 365 * millisecondsPerDay else {
             return nil
         }
-        return daysFromCivil(year: year, month: month, day: day)
-    }
-
-    static func daysInMonth(year: Int64, month: Int64) -> Int64 {
-        switch month {
-        case 2: (year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)) ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
+        return midnight / millisecondsPerDay
     }
 
     /// Floor division (the simulator's times are positive, but keep it exact).
