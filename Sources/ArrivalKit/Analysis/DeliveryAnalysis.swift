@@ -41,16 +41,17 @@ struct DeliveryAnalysis {
     private(set) var updates: [Update] = []
     private(set) var activities: [Activity] = []
     private(set) var activityNames: [String] = []
-    private(set) var apps: [String] = []
-    private var activityIndex: [String: Int32] = [:]
-    private var appIndex: [String: Int32] = [:]
-    private var topicApp: [String: Int32] = [:]
+    private(set) var apps: [ExactString] = []
+    // Keyed by code points: canonically equivalent spellings are different values.
+    private var activityIndex: [ExactString: Int32] = [:]
+    private var appIndex: [ExactString: Int32] = [:]
+    private var topicApp: [ExactString: Int32] = [:]
     private var updateIndex = UpdateTable()
 
     /// Requests seen, for the report's request metrics (filled while scanning).
     struct RequestTally {
         var total = 0, accepted = 0, oversizeFailures = 0, oversizeRisk = 0, unattributed = 0, withoutSeq = 0
-        var byReason: [String: Int] = [:]
+        var byReason: [ExactString: Int] = [:]
     }
 
     private(set) var requests = RequestTally()
@@ -75,7 +76,7 @@ struct DeliveryAnalysis {
             let reason = row.string(4)
             let accepted = status == 200
             let seq = row.optionalInt(7)
-            let activityName = row.string(6) ?? row.string(5).flatMap { owners[$0] }
+            let activityName = row.string(6) ?? row.string(5).flatMap { owners[ExactString($0)] }
             if sentAt >= from && sentAt < to {
                 requests.total += 1
                 if accepted {
@@ -83,7 +84,7 @@ struct DeliveryAnalysis {
                     if let bytes = row.optionalInt(10), bytes > 3584 { requests.oversizeRisk += 1 }
                 } else {
                     let key = reason ?? (status == 0 ? "NoResponse" : "HTTP\(status)")
-                    requests.byReason[key, default: 0] += 1
+                    requests.byReason[ExactString(key), default: 0] += 1
                 }
                 if status == 413 || reason == "PayloadTooLarge" { requests.oversizeFailures += 1 }
                 if activityName == nil { requests.unattributed += 1 }
@@ -110,7 +111,7 @@ struct DeliveryAnalysis {
         // Renders: first render per update, activity start, device evidence.
         let renders = try connection.prepare("SELECT activity_id, seq, rendered_at, os_version, app_version FROM renders")
         try renders.forEach { row in
-            guard let name = row.string(0), let activity = activityIndex[name] else { return }
+            guard let name = row.string(0), let activity = activityIndex[ExactString(name)] else { return }
             let at = row.int(2)
             if let index = updateIndex.find(activity: activity, seq: row.int(1), in: updates) {
                 updates[index].firstRenderedAt = min(updates[index].firstRenderedAt ?? at, at)
@@ -124,7 +125,7 @@ struct DeliveryAnalysis {
             WHERE activity_id IS NOT NULL
             """)
         try callbacks.forEach { row in
-            guard let name = row.string(0), let activity = activityIndex[name] else { return }
+            guard let name = row.string(0), let activity = activityIndex[ExactString(name)] else { return }
             switch row.string(1) {
             case "content_update":
                 if let seq = row.optionalInt(2), let index = updateIndex.find(activity: activity, seq: seq, in: updates) {
@@ -143,26 +144,30 @@ struct DeliveryAnalysis {
 
     /// The activity each push token belongs to: its `push_token` callback
     /// with the earliest received_at, then the smallest activity_id.
-    private static func tokenOwners(_ connection: Connection) throws -> [String: String] {
-        var owners: [String: (Int64, String)] = [:]
+    private static func tokenOwners(_ connection: Connection) throws -> [ExactString: String] {
+        var owners: [ExactString: (Int64, String)] = [:]
         let statement = try connection.prepare("""
             SELECT push_token, activity_id, received_at FROM callbacks WHERE callback = 'push_token'
             """)
         try statement.forEach { row in
             guard let token = row.string(0), let activity = row.string(1) else { return }
             let candidate = (row.int(2), activity)
-            if let current = owners[token], !(candidate.0 < current.0 || (candidate.0 == current.0 && codePointOrder(candidate.1, current.1))) {
+            let key = ExactString(token)
+            if let current = owners[key], !(candidate.0 < current.0 || (candidate.0 == current.0 && codePointOrder(candidate.1, current.1))) {
                 return
             }
-            owners[token] = candidate
+            owners[key] = candidate
         }
         return owners.mapValues(\.1)
     }
 
     /// `app` is the topic without `.push-type.liveactivity`.
     static func app(ofTopic topic: String) -> String {
-        let suffix = ".push-type.liveactivity"
-        return topic.hasSuffix(suffix) ? String(topic.dropLast(suffix.count)) : topic
+        // By code points (UTF-8 bytes), not by grapheme clusters.
+        let suffix = ".push-type.liveactivity".utf8
+        let bytes = topic.utf8
+        guard bytes.count >= suffix.count, bytes.suffix(suffix.count).elementsEqual(suffix) else { return topic }
+        return String(decoding: bytes.dropLast(suffix.count), as: UTF8.self)
     }
 
     /// Whether `candidate` is the update's deciding request rather than
@@ -177,11 +182,11 @@ struct DeliveryAnalysis {
         lookup.bind(1, current.pickRow)
         let currentApnsID = try lookup.step() ? lookup.string(0) ?? "" : ""
         lookup.reset()
-        if candidateApnsID != currentApnsID { return codePointOrder(candidateApnsID, currentApnsID) }
+        if !candidateApnsID.utf8.elementsEqual(currentApnsID.utf8) { return codePointOrder(candidateApnsID, currentApnsID) }
         if candidate.apsTimestamp != current.apsTimestamp { return candidate.apsTimestamp < current.apsTimestamp }
         let eventRank = { (u: Update) in u.isEnd ? 0 : u.isStart ? 1 : 2 }  // "end" < "start" < "update"
         if eventRank(candidate) != eventRank(current) { return eventRank(candidate) < eventRank(current) }
-        if candidate.app != current.app { return codePointOrder(apps[Int(candidate.app)], apps[Int(current.app)]) }
+        if candidate.app != current.app { return apps[Int(candidate.app)] < apps[Int(current.app)] }
         switch (candidate.priority, current.priority) {
         case let (a?, b?): return a < b
         case (nil, .some): return true  // NULL sorts first, as in SQL
@@ -190,9 +195,10 @@ struct DeliveryAnalysis {
     }
 
     private mutating func intern(activity name: String) -> Int32 {
-        if let index = activityIndex[name] { return index }
+        let key = ExactString(name)
+        if let index = activityIndex[key] { return index }
         let index = Int32(activityNames.count)
-        activityIndex[name] = index
+        activityIndex[key] = index
         activityNames.append(name)
         activities.append(Activity())
         return index
@@ -201,17 +207,19 @@ struct DeliveryAnalysis {
     /// The app of a topic (cached: a fleet has few topics).
     private mutating func app(ofTopic topic: String?) -> Int32 {
         guard let topic else { return intern(app: "unknown") }
-        if let app = topicApp[topic] { return app }
+        let key = ExactString(topic)
+        if let app = topicApp[key] { return app }
         let app = intern(app: Self.app(ofTopic: topic))
-        topicApp[topic] = app
+        topicApp[key] = app
         return app
     }
 
     private mutating func intern(app name: String) -> Int32 {
-        if let index = appIndex[name] { return index }
+        let key = ExactString(name)
+        if let index = appIndex[key] { return index }
         let index = Int32(apps.count)
-        appIndex[name] = index
-        apps.append(name)
+        appIndex[key] = index
+        apps.append(key)
         return index
     }
 

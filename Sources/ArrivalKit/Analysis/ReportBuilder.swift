@@ -30,18 +30,18 @@ public struct ReportBuilder {
         report.dataQuality.apnsWithoutSeq = tally.withoutSeq
 
         var byApp: [Int32: UpdateCounts] = [:]
-        var byPriority: [String: UpdateCounts] = [:]
-        var byOS: [String: UpdateCounts] = [:]
-        var byAppVersion: [String: UpdateCounts] = [:]
+        var byPriority: [ExactString: UpdateCounts] = [:]
+        var byOS: [ExactString: UpdateCounts] = [:]
+        var byAppVersion: [ExactString: UpdateCounts] = [:]
         var latencies: [Int64] = []
         var renderedActivities = Set<Int32>()
         for update in analysis.updates where update.at >= from && update.at < to {
             let activity = analysis.activities[Int(update.activity)]
             report.updates.count(update)
             byApp[update.app, default: UpdateCounts()].count(update)
-            byPriority[update.priority.map { String($0) } ?? "unknown", default: UpdateCounts()].count(update)
-            byOS[activity.os?.value ?? "unknown", default: UpdateCounts()].count(update)
-            byAppVersion[activity.appVersion?.value ?? "unknown", default: UpdateCounts()].count(update)
+            byPriority[ExactString(update.priority.map { String($0) } ?? "unknown"), default: UpdateCounts()].count(update)
+            byOS[ExactString(activity.os?.value ?? "unknown"), default: UpdateCounts()].count(update)
+            byAppVersion[ExactString(activity.appVersion?.value ?? "unknown"), default: UpdateCounts()].count(update)
             guard update.outcome == .rendered, let rendered = update.firstRenderedAt else { continue }
             report.callbacks.contentUpdateExpected += 1
             if update.hasContentCallback { report.callbacks.contentUpdateReceived += 1 }
@@ -67,7 +67,7 @@ public struct ReportBuilder {
         // Data quality over everything ingested, whatever the window.
         let malformed = try connection.prepare("SELECT cause, count(*) FROM malformed_lines GROUP BY cause")
         try malformed.forEach { row in
-            report.dataQuality.malformedByCause[row.string(0) ?? "", default: 0] += Int(row.int(1))
+            report.dataQuality.malformedByCause[ExactString(row.string(0) ?? ""), default: 0] += Int(row.int(1))
         }
         let files = try connection.prepare("""
             SELECT (SELECT coalesce(sum(duplicate_count), 0) FROM files), (SELECT count(*) FROM skipped_files)

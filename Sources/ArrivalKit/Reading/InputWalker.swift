@@ -36,7 +36,8 @@ public struct InputWalker: Sendable {
             case S_IFDIR:
                 walk(directory: absolute)
             default:
-                throw InputError.notAFile(path: path)
+                // Named, but a FIFO, socket or device: skipped and listed like one met in a walk.
+                skipped.append(Skipped(path: absolute, kind: Self.kind(of: info.st_mode)))
             }
         }
     }
@@ -50,11 +51,15 @@ public struct InputWalker: Sendable {
     }
 
     private mutating func walk(directory: String) {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
+        guard let names = Self.entries(of: directory) else {
             skipped.append(Skipped(path: directory, kind: "unreadable directory"))
             return
         }
-        for name in names.sorted() where !name.hasPrefix(".") {
+        for (name, isUTF8) in names {
+            guard isUTF8 else {
+                skipped.append(Skipped(path: directory + "/" + name, kind: "name is not UTF-8"))
+                continue
+            }
             let child = directory == "/" ? "/" + name : directory + "/" + name
             var info = stat()
             guard lstat(child, &info) == 0 else {
@@ -64,12 +69,36 @@ public struct InputWalker: Sendable {
             switch info.st_mode & S_IFMT {
             case S_IFREG: files.append(child)
             case S_IFDIR: walk(directory: child)
-            case S_IFLNK: skipped.append(Skipped(path: child, kind: "symbolic link"))
-            case S_IFIFO: skipped.append(Skipped(path: child, kind: "FIFO"))
-            case S_IFSOCK: skipped.append(Skipped(path: child, kind: "socket"))
-            default: skipped.append(Skipped(path: child, kind: "device"))
+            default: skipped.append(Skipped(path: child, kind: Self.kind(of: info.st_mode)))
             }
         }
+    }
+
+    private static func kind(of mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFLNK: "symbolic link"
+        case S_IFIFO: "FIFO"
+        case S_IFSOCK: "socket"
+        default: "device"
+        }
+    }
+
+    /// The names in a directory, in code point order, without hidden ones (a
+    /// first byte `.`). A name that is not UTF-8 cannot be named in a Swift
+    /// path: it is listed as skipped, not silently lost.
+    private static func entries(of directory: String) -> [(name: String, isUTF8: Bool)]? {
+        guard let stream = opendir(directory) else { return nil }
+        defer { closedir(stream) }
+        var names: [(name: String, isUTF8: Bool)] = []
+        while let entry = readdir(stream) {
+            let bytes: [UInt8] = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                Array(raw.prefix(while: { $0 != 0 }))
+            }
+            guard let first = bytes.first, first != 0x2E else { continue }  // hidden, `.` and `..`
+            let isUTF8 = bytes.withUnsafeBufferPointer { UTF8Validation.isValid($0) }
+            names.append((String(decoding: bytes, as: UTF8.self), isUTF8))
+        }
+        return names.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
     }
 }
 

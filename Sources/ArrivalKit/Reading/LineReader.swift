@@ -164,10 +164,10 @@ struct LineSplitter {
             }
             let newline = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
             if carry.isEmpty && !overflowing {
-                try emit(UnsafeBufferPointer(start: base + start, count: newline - start), body)
+                try emit(UnsafeBufferPointer(start: base + start, count: newline - start), terminated: true, body)
             } else {
                 append(UnsafeBufferPointer(start: base + start, count: newline - start))
-                try emitCarry(body)
+                try emitCarry(terminated: true, body)
             }
             start = newline + 1
         }
@@ -175,7 +175,7 @@ struct LineSplitter {
 
     mutating func finish(_ body: (LineSlice) throws -> Void) throws {
         if !carry.isEmpty || overflowing {
-            try emitCarry(body)
+            try emitCarry(terminated: false, body)
         }
     }
 
@@ -190,7 +190,7 @@ struct LineSplitter {
         carry.append(contentsOf: bytes)
     }
 
-    private mutating func emitCarry(_ body: (LineSlice) throws -> Void) throws {
+    private mutating func emitCarry(terminated: Bool, _ body: (LineSlice) throws -> Void) throws {
         if overflowing {
             lineNumber += 1
             overflowing = false
@@ -198,14 +198,16 @@ struct LineSplitter {
             try body(LineSlice(number: lineNumber, bytes: nil))
             return
         }
-        try carry.withUnsafeBufferPointer { try emit($0, body) }
+        try carry.withUnsafeBufferPointer { try emit($0, terminated: terminated, body) }
         carry.removeAll(keepingCapacity: carry.capacity <= 1 << 16)
     }
 
-    private mutating func emit(_ raw: UnsafeBufferPointer<UInt8>, _ body: (LineSlice) throws -> Void) throws {
+    /// `terminated`: the line ended with `\n`, so a `\r` before it is part of
+    /// the line end; an unterminated last line keeps its `\r`.
+    private mutating func emit(_ raw: UnsafeBufferPointer<UInt8>, terminated: Bool, _ body: (LineSlice) throws -> Void) throws {
         lineNumber += 1
         var count = raw.count
-        if count > 0, raw[count - 1] == 0x0D { count -= 1 }
+        if terminated, count > 0, raw[count - 1] == 0x0D { count -= 1 }
         if count > maxLineBytes {
             try body(LineSlice(number: lineNumber, bytes: nil))
             return

@@ -64,8 +64,8 @@ extension Report {
                         w.field(dimension) {
                             w.object {
                                 let rows = breakdowns[dimension] ?? [:]
-                                for key in rows.keys.sorted(by: codePointOrder) {
-                                    if let counts = rows[key] { w.field(key) { w.updates(counts) } }
+                                for key in rows.keys.sorted() {
+                                    if let counts = rows[key] { w.field(key.text) { w.updates(counts) } }
                                 }
                             }
                         }
@@ -124,10 +124,10 @@ final class JSONWriter {
         text += "\(value)"
     }
 
-    func counts(_ counts: [String: Int]) {
+    func counts(_ counts: [ExactString: Int]) {
         object {
-            for key in counts.keys.sorted(by: codePointOrder) {
-                field(key) { int(counts[key] ?? 0) }
+            for key in counts.keys.sorted() {
+                field(key.text) { int(counts[key] ?? 0) }
             }
         }
     }

@@ -40,8 +40,8 @@ extension Report {
             lines.append("")
             lines.append("| reason | requests |")
             lines.append("|---|---:|")
-            for (reason, count) in requests.byReason.sorted(by: { $0.value != $1.value ? $0.value > $1.value : codePointOrder($0.key, $1.key) }) {
-                lines.append("| \(cell(reason)) | \(count) |")
+            for (reason, count) in requests.byReason.sorted(by: { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }) {
+                lines.append("| \(cell(reason.text)) | \(count) |")
             }
             lines.append("")
         }
@@ -51,16 +51,16 @@ extension Report {
             lines.append("")
             lines.append("| \(dimension) | sent | accepted | rendered | superseded | lost | stale | ended | expired | arrival |")
             lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-            for key in rows.keys.sorted(by: codePointOrder) {
+            for key in rows.keys.sorted() {
                 guard let u = rows[key] else { continue }
-                lines.append("| \(cell(key)) | \(u.sent) | \(u.accepted) | \(u.rendered) | \(u.superseded) | \(u.lost) | \(u.staleTimestamp) | \(u.ended) | \(u.expired) | \(percent(u.arrivalRate)) |")
+                lines.append("| \(cell(key.text)) | \(u.sent) | \(u.accepted) | \(u.rendered) | \(u.superseded) | \(u.lost) | \(u.staleTimestamp) | \(u.ended) | \(u.expired) | \(percent(u.arrivalRate)) |")
             }
             lines.append("")
         }
         lines.append("## Data quality")
         lines.append("")
         lines.append("- malformed lines: \(dataQuality.malformedLines)"
-            + (dataQuality.malformedByCause.isEmpty ? "" : " (" + dataQuality.malformedByCause.keys.sorted(by: codePointOrder).map { "\($0): \(dataQuality.malformedByCause[$0] ?? 0)" }.joined(separator: ", ") + ")"))
+            + (dataQuality.malformedByCause.isEmpty ? "" : " (" + dataQuality.malformedByCause.keys.sorted().map { "\($0): \(dataQuality.malformedByCause[$0] ?? 0)" }.joined(separator: ", ") + ")"))
         lines.append("- duplicate records ignored: \(dataQuality.duplicateRecords); files skipped as re-uploads: \(dataQuality.filesSkippedAsDuplicate)")
         lines.append("- requests without `seq`: \(dataQuality.apnsWithoutSeq); unattributed requests (no activity, token unknown): \(dataQuality.unattributed)")
         lines.append("- rendered before sent (device clock behind): \(dataQuality.clockSkewNegative)")

@@ -46,7 +46,7 @@ public struct Report: Sendable, Equatable {
         public var total = 0
         public var accepted = 0
         public var rejected = 0
-        public var byReason: [String: Int] = [:]
+        public var byReason: [ExactString: Int] = [:]
         public var oversizeFailures = 0
         public var oversizeRisk = 0
         public var acceptanceRate: Double? { ratio(accepted, total) }
@@ -69,7 +69,7 @@ public struct Report: Sendable, Equatable {
     }
 
     public struct DataQuality: Sendable, Equatable {
-        public var malformedByCause: [String: Int] = [:]
+        public var malformedByCause: [ExactString: Int] = [:]
         public var duplicateRecords = 0
         public var filesSkippedAsDuplicate = 0
         public var apnsWithoutSeq = 0
@@ -88,7 +88,7 @@ public struct Report: Sendable, Equatable {
     public var latency = Latency()
     public var dataQuality = DataQuality()
     /// Dimension → key → counts; see ``breakdownDimensions``.
-    public var breakdowns: [String: [String: UpdateCounts]] = [:]
+    public var breakdowns: [String: [ExactString: UpdateCounts]] = [:]
 
     public init(window: ReportWindow?) {
         self.window = window

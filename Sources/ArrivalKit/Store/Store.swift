@@ -78,7 +78,8 @@ public final class Store {
         defer { statement.reset() }
         guard try statement.step() else { return .new }
         let first = statement.string(0) ?? ""
-        return first == path ? .alreadyIngestedHere : .alreadyIngestedFrom(first)
+        // Paths compare byte for byte: canonically equivalent names are different files.
+        return first.utf8.elementsEqual(path.utf8) ? .alreadyIngestedHere : .alreadyIngestedFrom(first)
     }
 
     /// Records that `path` held content already ingested from elsewhere;

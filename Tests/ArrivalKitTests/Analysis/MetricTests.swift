@@ -98,3 +98,19 @@ struct MetricTests {
         ])
     }
 }
+
+@Suite("Values are compared by code point")
+struct CodePointTests {
+    @Test("Canonically equivalent spellings stay apart; the app suffix is cut by code point")
+    func canonicalEquivalents() throws {
+        // "é" precomposed and "e" + U+0301 are two activities; "K" and the Kelvin sign two
+        // reasons and two OS versions. The topic ends in U+0600 before the suffix.
+        let (report, _) = try ingestAndReport([fixture("metrics/unicode.jsonl")])
+        #expect(report.callbacks.tokenExpected == 2)
+        #expect(report.updates.rendered == 2)
+        #expect(report.requests.byReason == ["K": 1, "\u{212A}": 1])
+        #expect(report.breakdowns["os_version"]?.count == 2)
+        #expect(report.breakdowns["app"]?.keys.map(\.text).sorted() == ["unknown", "x\u{0600}"])
+        #expect(report.jsonText().contains("\"x\u{0600}\": {"))
+    }
+}

@@ -98,9 +98,21 @@ struct IngestTests {
         try fm.copyItem(atPath: fixture("outcomes/rendered.jsonl"), toPath: directory.appendingPathComponent(".hidden.jsonl").path)
         try fm.createSymbolicLink(atPath: directory.appendingPathComponent("loop").path, withDestinationPath: directory.path)
         #expect(mkfifo(directory.appendingPathComponent("pipe").path, 0o600) == 0)
+        try fm.copyItem(atPath: fixture("outcomes/rendered.jsonl"), toPath: directory.appendingPathComponent(".\u{301}hidden.jsonl").path)
+        let badName = directory.path + "/bad-\u{FF}"  // placeholder replaced below by raw bytes
+        _ = badName
+        var raw = Array(directory.path.utf8) + Array("/bad-".utf8) + [0xFF, 0xFE] + Array(".jsonl".utf8) + [0]
+        let fd = raw.withUnsafeMutableBufferPointer { buffer in
+            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { open($0, O_CREAT | O_WRONLY, 0o600) }
+        }
+        #expect(fd >= 0)
+        close(fd)
         let walker = try InputWalker(paths: [directory.path])
         #expect(walker.files.map { ($0 as NSString).lastPathComponent } == ["a.jsonl"])
-        #expect(Set(walker.skipped.map(\.kind)) == ["symbolic link", "FIFO"])
+        #expect(Set(walker.skipped.map(\.kind)) == ["symbolic link", "FIFO", "name is not UTF-8"])
+        // A FIFO named on the command line is skipped and listed too, not an error.
+        let named = try InputWalker(paths: [directory.appendingPathComponent("pipe").path])
+        #expect(named.files.isEmpty && named.skipped.map(\.kind) == ["FIFO"])
     }
 }
 

@@ -53,6 +53,19 @@ struct LineReaderTests {
         #expect(lines.count == 2)
     }
 
+    @Test("Only \\n or \\r\\n end a line: a \\r at the end of the file counts toward the length")
+    func carriageReturnAtEnd() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let ended = directory.appendingPathComponent("ended.jsonl").path
+        let unended = directory.appendingPathComponent("unended.jsonl").path
+        try "0123456789\r\n".write(toFile: ended, atomically: true, encoding: .utf8)
+        try "0123456789\r".write(toFile: unended, atomically: true, encoding: .utf8)
+        #expect(try lines(ended, maxLineBytes: 10).0 == ["0123456789"])
+        #expect(try lines(unended, maxLineBytes: 10).0 == [nil])
+        #expect(try lines(unended, maxLineBytes: 11).0 == ["0123456789\r"])
+    }
+
     @Test("A line over the limit is skipped without being held, its neighbours kept")
     func tooLong() throws {
         let directory = try makeTemporaryDirectory()
