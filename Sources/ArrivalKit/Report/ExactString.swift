@@ -20,7 +20,10 @@ public struct ExactString: Hashable, Comparable, Sendable, ExpressibleByStringLi
     }
 
     public func hash(into hasher: inout Hasher) {
-        for byte in text.utf8 { hasher.combine(byte) }
+        let hashed: Void? = text.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        if hashed == nil {
+            for byte in text.utf8 { hasher.combine(byte) }
+        }
         hasher.combine(0xFF as UInt8)  // never a UTF-8 byte: ends the key
     }
 
