@@ -1,3 +1,4 @@
+import Foundation
 import CSQLite
 
 /// A failed SQLite call, with the statement or step it came from.
@@ -46,7 +47,8 @@ final class Connection {
         if rc != SQLITE_OK {
             let message = error.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
             sqlite3_free(error)
-            throw DatabaseError(code: rc, message: message, context: "running \(sql.prefix(80))")
+            let statement = sql.split(separator: "\n").first.map(String.init) ?? sql
+            throw DatabaseError(code: rc, message: message, context: "running \(statement.trimmingCharacters(in: .whitespaces).prefix(80))")
         }
     }
 

@@ -18,15 +18,19 @@ public final class Store {
     /// throwaway one.
     public init(path: String) throws(DatabaseError) {
         self.path = path
-        connection = try Connection(path: path)
-        try connection.execute("""
-            PRAGMA journal_mode = WAL;
-            PRAGMA synchronous = NORMAL;
-            PRAGMA foreign_keys = ON;
-            PRAGMA cache_size = -65536;
-            PRAGMA temp_store = FILE;
-            """)
-        try migrate()
+        do {
+            connection = try Connection(path: path)
+            try connection.execute("""
+                PRAGMA journal_mode = WAL;
+                PRAGMA synchronous = NORMAL;
+                PRAGMA foreign_keys = ON;
+                PRAGMA cache_size = -65536;
+                PRAGMA temp_store = FILE;
+                """)
+            try migrate()
+        } catch {
+            throw DatabaseError(code: error.code, message: error.message, context: "opening the store '\(path)'")
+        }
     }
 
     /// Names of the migrations applied, in order.
