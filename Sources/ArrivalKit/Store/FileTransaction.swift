@@ -41,10 +41,7 @@ final class FileTransaction {
     }
 
     func commit(lines: Int, gzip: Bool) throws(DatabaseError) {
-        let statement = try store.connection.prepare("""
-            UPDATE files SET line_count = ?, record_count = ?, duplicate_count = ?, malformed_count = ?, gzip = ?
-            WHERE id = ?
-            """)
+        let statement = statements.finishFile
         statement.bind(1, Int64(lines))
         statement.bind(2, Int64(inserted))
         statement.bind(3, Int64(duplicates))
@@ -52,7 +49,7 @@ final class FileTransaction {
         statement.bind(5, Int64(gzip ? 1 : 0))
         statement.bind(6, fileID)
         try statement.run()
-        try store.connection.execute("RELEASE arrival_file")
+        try statements.release.run()
         finished = true
     }
 
@@ -76,6 +73,13 @@ final class RecordStatements {
     private let insertCallback: Statement
     private let sameCallback: Statement
     let malformed: Statement
+    // The per-file statements of the registry, also made once: a device tree
+    // has tens of thousands of small files.
+    let fileStatus: Statement
+    let insertFile: Statement
+    let finishFile: Statement
+    let savepoint: Statement
+    let release: Statement
     private let connection: Connection
 
     init(connection: Connection) throws(DatabaseError) {
@@ -107,6 +111,18 @@ final class RecordStatements {
         insertCallback = try insert("callbacks", callbackColumns)
         sameCallback = try same("callbacks", callbackColumns)
         malformed = try connection.prepare("INSERT INTO malformed_lines (file_id, line, cause) VALUES (?, ?, ?)")
+        fileStatus = try connection.prepare("SELECT path FROM files WHERE content_sha256 = ?")
+        insertFile = try connection.prepare("""
+            INSERT INTO files (content_sha256, path, byte_count, gzip, line_count, record_count,
+                               duplicate_count, malformed_count, ingested_at)
+            VALUES (?, ?, ?, ?, 0, 0, 0, 0, ?)
+            """)
+        finishFile = try connection.prepare("""
+            UPDATE files SET line_count = ?, record_count = ?, duplicate_count = ?, malformed_count = ?, gzip = ?
+            WHERE id = ?
+            """)
+        savepoint = try connection.prepare("SAVEPOINT arrival_file")
+        release = try connection.prepare("RELEASE arrival_file")
     }
 
     /// `key` overrides the record's hash (tests use it to force a collision).

@@ -77,7 +77,7 @@ public final class Store {
 
     public func status(ofContent sha256: String, at path: String) throws(DatabaseError) -> FileStatus {
         // Sees files of the open batch too: the same connection reads its own writes.
-        let statement = try connection.prepare("SELECT path FROM files WHERE content_sha256 = ?")
+        let statement = try recordStatements().fileStatus
         statement.bind(1, sha256)
         defer { statement.reset() }
         guard try statement.step() else { return .new }
@@ -112,13 +112,10 @@ public final class Store {
             try connection.execute("BEGIN IMMEDIATE")
             batchOpen = true
         }
-        try connection.execute("SAVEPOINT arrival_file")
+        let statements = try recordStatements()
+        try statements.savepoint.run()
         do {
-            let insert = try connection.prepare("""
-                INSERT INTO files (content_sha256, path, byte_count, gzip, line_count, record_count,
-                                   duplicate_count, malformed_count, ingested_at)
-                VALUES (?, ?, ?, ?, 0, 0, 0, 0, ?)
-                """)
+            let insert = statements.insertFile
             insert.bind(1, sha256)
             insert.bind(2, path)
             insert.bind(3, Int64(byteCount))
