@@ -40,11 +40,10 @@ struct DeliveryAnalysis {
 
     private(set) var updates: [Update] = []
     private(set) var activities: [Activity] = []
-    private(set) var activityNames: [String] = []
-    private(set) var apps: [ExactString] = []
-    // Keyed by code points: canonically equivalent spellings are different values.
-    private var activityIndex: [ExactString: Int32] = [:]
-    private var appIndex: [ExactString: Int32] = [:]
+    /// Activity ids and apps by number (keyed by code points: canonically
+    /// equivalent spellings are different values).
+    private(set) var activityNames = Interner()
+    private(set) var apps = Interner()
     private var topicApp: [ExactString: Int32] = [:]
     private var updateIndex = UpdateTable()
 
@@ -111,7 +110,7 @@ struct DeliveryAnalysis {
         // Renders: first render per update, activity start, device evidence.
         let renders = try connection.prepare("SELECT activity_id, seq, rendered_at, os_version, app_version FROM renders")
         try renders.forEach { row in
-            guard let name = row.string(0), let activity = activityIndex[ExactString(name)] else { return }
+            guard let name = row.string(0), let activity = activityNames.id(of: name) else { return }
             let at = row.int(2)
             if let index = updateIndex.find(activity: activity, seq: row.int(1), in: updates) {
                 updates[index].firstRenderedAt = min(updates[index].firstRenderedAt ?? at, at)
@@ -125,7 +124,7 @@ struct DeliveryAnalysis {
             WHERE activity_id IS NOT NULL
             """)
         try callbacks.forEach { row in
-            guard let name = row.string(0), let activity = activityIndex[ExactString(name)] else { return }
+            guard let name = row.string(0), let activity = activityNames.id(of: name) else { return }
             switch row.string(1) {
             case "content_update":
                 if let seq = row.optionalInt(2), let index = updateIndex.find(activity: activity, seq: seq, in: updates) {
@@ -195,32 +194,19 @@ struct DeliveryAnalysis {
     }
 
     private mutating func intern(activity name: String) -> Int32 {
-        let key = ExactString(name)
-        if let index = activityIndex[key] { return index }
-        let index = Int32(activityNames.count)
-        activityIndex[key] = index
-        activityNames.append(name)
-        activities.append(Activity())
-        return index
+        let id = activityNames.intern(name)
+        if Int(id) == activities.count { activities.append(Activity()) }
+        return id
     }
 
     /// The app of a topic (cached: a fleet has few topics).
     private mutating func app(ofTopic topic: String?) -> Int32 {
-        guard let topic else { return intern(app: "unknown") }
+        guard let topic else { return apps.intern("unknown") }
         let key = ExactString(topic)
         if let app = topicApp[key] { return app }
-        let app = intern(app: Self.app(ofTopic: topic))
+        let app = apps.intern(Self.app(ofTopic: topic))
         topicApp[key] = app
         return app
-    }
-
-    private mutating func intern(app name: String) -> Int32 {
-        let key = ExactString(name)
-        if let index = appIndex[key] { return index }
-        let index = Int32(apps.count)
-        appIndex[key] = index
-        apps.append(key)
-        return index
     }
 
     private mutating func noteEvidence(activity: Int32, at: Int64, os: String?, appVersion: String?) {
@@ -340,5 +326,24 @@ struct UpdateTable {
         let old = slots
         slots = [Int32](repeating: -1, count: old.count * 2)
         for index in old where index >= 0 { place(index, updates) }
+    }
+}
+
+/// Numbers distinct strings (by code point) in order of first appearance.
+struct Interner {
+    private var ids: [ExactString: Int32] = [:]
+    private(set) var values: [ExactString] = []
+
+    subscript(id: Int) -> ExactString { values[id] }
+
+    func id(of text: String) -> Int32? { ids[ExactString(text)] }
+
+    mutating func intern(_ text: String) -> Int32 {
+        let key = ExactString(text)
+        if let id = ids[key] { return id }
+        let id = Int32(values.count)
+        ids[key] = id
+        values.append(key)
+        return id
     }
 }
