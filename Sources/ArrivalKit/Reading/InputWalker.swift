@@ -105,15 +105,12 @@ public struct InputWalker: Sendable {
 /// Problems that stop reading a path a user named.
 public enum InputError: Error, CustomStringConvertible, Equatable {
     case cannotOpen(path: String, reason: String)
-    case notAFile(path: String)
     case readFailed(path: String, reason: String)
 
     public var description: String {
         switch self {
         case let .cannotOpen(path, reason):
             "cannot open '\(path)': \(reason). Check the path exists and is readable."
-        case let .notAFile(path):
-            "'\(path)' is neither a regular file nor a directory. Name files or directories of JSON Lines."
         case let .readFailed(path, reason):
             "reading '\(path)' failed: \(reason). Nothing from this file was stored; run the ingest again."
         }
