@@ -44,6 +44,23 @@ struct IngestTests {
         #expect(report.requests.total == 10)
     }
 
+    @Test("Paths compare byte for byte: canonically equivalent names are two paths")
+    func equivalentPaths() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let storeDirectory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: storeDirectory) }
+        let composed = directory.appendingPathComponent("\u{E9}.jsonl").path
+        let decomposed = directory.appendingPathComponent("e\u{301}.jsonl").path
+        for path in [composed, decomposed] {
+            try FileManager.default.copyItem(atPath: fixture("outcomes/lost.jsonl"), toPath: path)
+        }
+        let store = try Store(path: storeDirectory.appendingPathComponent("s.sqlite").path)
+        let summary = try Ingestor(store: store).ingest(paths: [directory.path])
+        #expect(summary.filesRead == 1)
+        #expect(summary.filesSkippedAsDuplicate == 1)
+    }
+
     @Test("Bad lines are counted by cause; every valid line around them is kept")
     func badInput() throws {
         // torn-crlf: 3 good renders, 2 blank lines, "not json", a string seq, a torn last line.
