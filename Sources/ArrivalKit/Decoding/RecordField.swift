@@ -75,12 +75,6 @@ enum RecordField: Int, CaseIterable {
 struct StableHash {
     private(set) var state: UInt64 = 0xcbf2_9ce4_8422_2325
 
-    static func bytes(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        var h = StableHash()
-        h.combine(bytes)
-        return h.finish()
-    }
-
     @inline(__always)
     mutating func combine(_ bytes: UnsafeBufferPointer<UInt8>) {
         var h = state

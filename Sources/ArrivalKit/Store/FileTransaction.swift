@@ -174,17 +174,3 @@ final class RecordStatements {
         }
     }
 }
-
-extension Store {
-    func recordStatements() throws(DatabaseError) -> RecordStatements {
-        if let cached = statementCache.value { return cached }
-        let made = try RecordStatements(connection: connection)
-        statementCache.value = made
-        return made
-    }
-}
-
-/// Holds the store's lazily made statements.
-final class StatementCache {
-    var value: RecordStatements?
-}

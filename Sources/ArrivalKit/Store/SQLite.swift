@@ -105,10 +105,6 @@ final class Statement {
         }
     }
 
-    func bind(_ index: Int32, _ value: Double) {
-        sqlite3_bind_double(handle, index, value)
-    }
-
     /// Runs a statement that returns no rows.
     func run() throws(DatabaseError) {
         defer { sqlite3_reset(handle) }
@@ -131,17 +127,11 @@ final class Statement {
         sqlite3_reset(handle)
     }
 
-    func clearBindings() {
-        sqlite3_clear_bindings(handle)
-    }
-
     func int(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
 
     func optionalInt(_ column: Int32) -> Int64? {
         sqlite3_column_type(handle, column) == SQLITE_NULL ? nil : sqlite3_column_int64(handle, column)
     }
-
-    func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
 
     func string(_ column: Int32) -> String? {
         guard let text = sqlite3_column_text(handle, column) else { return nil }

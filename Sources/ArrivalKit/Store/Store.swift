@@ -10,7 +10,8 @@ import CSQLite
 public final class Store {
     public let path: String
     let connection: Connection
-    let statementCache = StatementCache()
+    /// The prepared statements of ingest, made on first use and kept.
+    private var cachedStatements: RecordStatements?
     /// Whether a batch transaction of whole files is open.
     private(set) var batchOpen = false
 
@@ -63,6 +64,13 @@ public final class Store {
                 throw error
             }
         }
+    }
+
+    func recordStatements() throws(DatabaseError) -> RecordStatements {
+        if let cachedStatements { return cachedStatements }
+        let made = try RecordStatements(connection: connection)
+        cachedStatements = made
+        return made
     }
 
     // MARK: - File registry
