@@ -12,7 +12,7 @@ struct Arrival: ParsableCommand {
             SQLite store, then report arrival rates, stale-timestamp drops, oversize failures and callback loss.
             Exit codes: 0 success, 1 the run failed, 2 bad usage.
             """,
-        subcommands: [Demo.self, Ingest.self, ReportCommand.self, Simulate.self]
+        subcommands: [Demo.self, Ingest.self, ReportCommand.self, Diff.self, Gate.self, Simulate.self]
     )
 
     /// Parses, runs, and maps failures to the documented exit codes:
@@ -23,6 +23,9 @@ struct Arrival: ParsableCommand {
             try command.run()
         } catch let error as ExitCode {
             Foundation.exit(error.rawValue)
+        } catch let error as UnreadableInput {
+            printError(error.description)
+            Foundation.exit(2)
         } catch let error as CommandFailure {
             printError(error.description)
             Foundation.exit(1)
@@ -52,6 +55,12 @@ struct CommandFailure: Error, CustomStringConvertible {
 
 func printError(_ message: String) {
     FileHandle.standardError.write(Data(("error: " + message + "\n").utf8))
+}
+
+/// Input that cannot be read or used (a missing or corrupt side of a diff
+/// or gate, a bad rule file): bad usage, exit 2.
+struct UnreadableInput: Error, CustomStringConvertible {
+    var description: String
 }
 
 /// Options every command that opens a store shares.

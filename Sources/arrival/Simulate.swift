@@ -22,13 +22,20 @@ struct Simulate: ParsableCommand {
     @Flag(help: "Replace the sender/ and devices/ folders of an earlier run in --out.")
     var force = false
 
+    @Option(help: ArgumentHelp(
+        "Inject a delivery regression (repeatable): \(SimulationFaults.Injection.allCases.map(\.rawValue).joined(separator: ", ")).",
+        discussion: "For trying 'arrival diff' and 'arrival gate' on a batch known to be worse."))
+    var inject: [SimulationFaults.Injection] = []
+
     func validate() throws {
         guard activities > 0 else { throw ValidationError("--activities must be at least 1.") }
         guard ReportWindow.day(day) != nil else { throw ValidationError("--day '\(day)' is not a real day; write YYYY-MM-DD.") }
     }
 
     func run() throws {
-        let config = SimulationConfig(activities: activities, seed: seed, day: day, replaceExisting: force)
+        var faults = SimulationFaults()
+        for injection in inject { faults.inject(injection) }
+        let config = SimulationConfig(activities: activities, seed: seed, day: day, replaceExisting: force, faults: faults)
         do {
             let summary = try FleetSimulator(config: config).run(outputDirectory: out)
             print(summary.description)
@@ -37,3 +44,5 @@ struct Simulate: ParsableCommand {
         }
     }
 }
+
+extension SimulationFaults.Injection: ExpressibleByArgument {}

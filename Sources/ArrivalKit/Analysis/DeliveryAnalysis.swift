@@ -26,7 +26,7 @@ struct DeliveryAnalysis {
         var outcome: Outcome?
     }
 
-    enum Outcome: UInt8 {
+    enum Outcome: UInt8, CaseIterable {
         case rendered, ended, expired, staleTimestamp, superseded, lost
     }
 
@@ -55,9 +55,18 @@ struct DeliveryAnalysis {
 
     private(set) var requests = RequestTally()
 
+    /// In-window requests per activity (requests without one are their own
+    /// clusters), filled only when asked for, for ``ActivitySamples``.
+    struct RequestCluster {
+        var total = 0, accepted = 0, oversizeFailures = 0
+    }
+
+    private(set) var requestClusters: [ExactString: RequestCluster] = [:]
+    private(set) var unattributedClusters: [RequestCluster] = []
+
     // MARK: - Building
 
-    init(connection: Connection, window: ReportWindow?) throws {
+    init(connection: Connection, window: ReportWindow?, samplingRequests: Bool = false) throws {
         let from = window?.from ?? Int64.min
         let to = window?.to ?? Int64.max
         let owners = try Self.tokenOwners(connection)
@@ -85,9 +94,18 @@ struct DeliveryAnalysis {
                     let key = reason ?? (status == 0 ? "NoResponse" : "HTTP\(status)")
                     requests.byReason[ExactString(key), default: 0] += 1
                 }
-                if status == 413 || reason == "PayloadTooLarge" { requests.oversizeFailures += 1 }
+                let oversize = status == 413 || reason == "PayloadTooLarge"
+                if oversize { requests.oversizeFailures += 1 }
                 if activityName == nil { requests.unattributed += 1 }
                 if seq == nil { requests.withoutSeq += 1 }
+                if samplingRequests {
+                    let one = RequestCluster(total: 1, accepted: accepted ? 1 : 0, oversizeFailures: oversize ? 1 : 0)
+                    if let activityName {
+                        requestClusters[ExactString(activityName), default: RequestCluster()].add(one)
+                    } else {
+                        unattributedClusters.append(one)
+                    }
+                }
             }
             guard let activityName, let seq else { return }
             let activity = intern(activity: activityName)
@@ -345,5 +363,13 @@ struct Interner {
         ids[key] = id
         values.append(key)
         return id
+    }
+}
+
+extension DeliveryAnalysis.RequestCluster {
+    mutating func add(_ other: Self) {
+        total += other.total
+        accepted += other.accepted
+        oversizeFailures += other.oversizeFailures
     }
 }

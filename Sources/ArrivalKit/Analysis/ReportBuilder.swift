@@ -9,6 +9,12 @@ public struct ReportBuilder {
     }
 
     public func build(window: ReportWindow?) throws -> Report {
+        try build(window: window, sampling: false).report
+    }
+
+    /// The report, and with `sampling` the per-activity sums of its rates
+    /// (for significance tests) and the analysis it came from.
+    func build(window: ReportWindow?, sampling: Bool) throws -> (report: Report, samples: ActivitySamples?, analysis: DeliveryAnalysis) {
         let connection = store.connection
         var report = Report(window: window)
         let from = window?.from ?? Int64.min
@@ -17,7 +23,9 @@ public struct ReportBuilder {
         // One read transaction: a consistent snapshot even while an ingest commits.
         try connection.execute("BEGIN")
         defer { try? connection.execute("ROLLBACK") }
-        let analysis = try DeliveryAnalysis(connection: connection, window: window)
+        let analysis = try DeliveryAnalysis(connection: connection, window: window, samplingRequests: sampling)
+        var perActivity: [UpdateCounts] = sampling ? Array(repeating: UpdateCounts(), count: analysis.activities.count) : []
+        var contentReceived: [Int] = sampling ? Array(repeating: 0, count: analysis.activities.count) : []
 
         let tally = analysis.requests
         report.requests.total = tally.total
@@ -38,13 +46,17 @@ public struct ReportBuilder {
         for update in analysis.updates where update.at >= from && update.at < to {
             let activity = analysis.activities[Int(update.activity)]
             report.updates.count(update)
+            if sampling { perActivity[Int(update.activity)].count(update) }
             byApp[update.app, default: UpdateCounts()].count(update)
             byPriority[ExactString(update.priority.map { String($0) } ?? "unknown"), default: UpdateCounts()].count(update)
             byOS[ExactString(activity.os?.value ?? "unknown"), default: UpdateCounts()].count(update)
             byAppVersion[ExactString(activity.appVersion?.value ?? "unknown"), default: UpdateCounts()].count(update)
             guard update.outcome == .rendered, let rendered = update.firstRenderedAt else { continue }
             report.callbacks.contentUpdateExpected += 1
-            if update.hasContentCallback { report.callbacks.contentUpdateReceived += 1 }
+            if update.hasContentCallback {
+                report.callbacks.contentUpdateReceived += 1
+                if sampling { contentReceived[Int(update.activity)] += 1 }
+            }
             renderedActivities.insert(update.activity)
             let latency = rendered - update.at
             if latency < 0 { report.dataQuality.clockSkewNegative += 1 }
@@ -76,7 +88,24 @@ public struct ReportBuilder {
             report.dataQuality.duplicateRecords = Int(row.int(0))
             report.dataQuality.filesSkippedAsDuplicate = Int(row.int(1))
         }
-        return report
+        guard sampling else { return (report, nil, analysis) }
+        var samples = ActivitySamples()
+        for (index, counts) in perActivity.enumerated() {
+            let deliverable = counts.rendered + counts.superseded + counts.lost
+            samples.add("updates.arrival_rate", counts.rendered, of: deliverable)
+            samples.add("updates.effective_arrival_rate", counts.rendered + counts.superseded, of: deliverable)
+            samples.add("updates.stale_share", counts.staleTimestamp, of: counts.accepted)
+            samples.add("callbacks.callback_loss_rate", counts.rendered - contentReceived[index], of: counts.rendered)
+            if counts.rendered > 0 {
+                samples.add("callbacks.token_callback_loss_rate", analysis.activities[index].hasTokenCallback ? 0 : 1, of: 1)
+            }
+        }
+        let requestClusters = analysis.requestClusters.values.map { $0 } + analysis.unattributedClusters
+        for cluster in requestClusters {
+            samples.add("requests.acceptance_rate", cluster.accepted, of: cluster.total)
+            samples.add("requests.oversize_share", cluster.oversizeFailures, of: cluster.total)
+        }
+        return (report, samples, analysis)
     }
 }
 

@@ -110,6 +110,29 @@ final class JSONWriter {
         first = false
     }
 
+    func array(_ body: () -> Void) {
+        text += "["
+        depth += 1
+        first = true
+        body()
+        depth -= 1
+        if !first { newline() }
+        text += "]"
+        first = false
+    }
+
+    /// One element of the enclosing array.
+    func element(_ value: () -> Void) {
+        if !first { text += "," }
+        first = false
+        newline()
+        value()
+        first = false
+    }
+
+    func bool(_ value: Bool) { text += value ? "true" : "false" }
+    func optionalString(_ value: String?) { if let value { appendString(value) } else { null() } }
+
     func null() { text += "null" }
     func int(_ value: Int) { text += String(value) }
     func optionalInt(_ value: Int64?) { text += value.map { String($0) } ?? "null" }

@@ -357,7 +357,7 @@ private final class FleetRun {
         let activityID = app.idPrefix + day.rng.hex(bytes: 6)
         let updateToken = day.rng.hex(bytes: 32)
         let pushToStart = day.rng.chance(app.pushToStartShare)
-        let timestampBug = day.rng.chance(0.08)
+        let timestampBug = day.rng.chance(config.faults.timestampBugShare)
         let endRoll = day.rng.int(0...99)
         let endsByPush = longRun || endRoll < 84
         let endsInApp = !longRun && endRoll >= 84 && endRoll < 95
@@ -531,7 +531,7 @@ private final class FleetRun {
             let event: PushPlan.Event = push.plan.event
             render(&day, install: installIndex, activityID: activityID, seq: push.plan.seq, event: event,
                    atMs: arrival.ms)
-            if day.rng.chance(install.version(at: arrival.ms).contentUpdateRate) {
+            if day.rng.chance(install.version(at: arrival.ms).contentUpdateRate * config.faults.contentCallbackScale) {
                 callback(&day, install: installIndex, kind: "content_update", activityID: activityID,
                          seq: push.plan.seq, atMs: arrival.ms + day.rng.int64(20...900))
             }
@@ -561,7 +561,7 @@ private final class FleetRun {
     }
 
     private func payloadSize(_ app: SimApp, rng: inout SplitMix64) -> Int {
-        if rng.chance(app.oversizeShare) { return rng.int(4097...5600) }
+        if rng.chance(app.oversizeShare * config.faults.oversizeScale) { return rng.int(4097...5600) }
         if rng.chance(app.nearLimitShare) { return rng.int(3585...4096) }
         return rng.int(app.payloadBytes)
     }

@@ -17,12 +17,57 @@ public struct SimulationConfig: Sendable, Equatable {
     /// two subdirectories, and only those, are removed first. Leftovers of an
     /// earlier run with another seed would otherwise mix with the new fleet.
     public var replaceExisting: Bool = false
+    /// Regressions to inject (for testing diffs and gates); none by default.
+    public var faults = SimulationFaults()
 
-    public init(activities: Int = 200, seed: UInt64 = 1, day: String = "2026-11-21", replaceExisting: Bool = false) {
+    public init(
+        activities: Int = 200, seed: UInt64 = 1, day: String = "2026-11-21", replaceExisting: Bool = false,
+        faults: SimulationFaults = SimulationFaults()
+    ) {
         self.activities = activities
         self.seed = seed
         self.day = day
         self.replaceExisting = replaceExisting
+        self.faults = faults
+    }
+}
+
+/// Delivery regressions the simulator can inject, so that `arrival diff` and
+/// `arrival gate` can be tried on a batch known to be worse. The defaults are
+/// the simulator's normal fleet: with them the output is byte-identical to a
+/// run without faults.
+public struct SimulationFaults: Sendable, Equatable {
+    /// Share of activities whose sender reuses or swaps `aps.timestamp`
+    /// values (stale-timestamp drops). Normal: 0.08.
+    public var timestampBugShare: Double = 0.08
+    /// Factor on each app's share of payloads over 4 KB (413s). Normal: 1.
+    public var oversizeScale: Double = 1
+    /// Factor on the rate at which the app reports `content_update`
+    /// callbacks (below 1 loses more callbacks). Normal: 1.
+    public var contentCallbackScale: Double = 1
+
+    public init(timestampBugShare: Double = 0.08, oversizeScale: Double = 1, contentCallbackScale: Double = 1) {
+        self.timestampBugShare = timestampBugShare
+        self.oversizeScale = oversizeScale
+        self.contentCallbackScale = contentCallbackScale
+    }
+
+    /// The named regressions of `arrival simulate --inject`.
+    public enum Injection: String, CaseIterable, Sendable {
+        /// Half of all activities get a sender with the timestamp bug.
+        case staleTimestamps = "stale-timestamps"
+        /// Ten times as many payloads over 4 KB.
+        case largePayloads = "large-payloads"
+        /// The app reports half as many content-update callbacks.
+        case lostCallbacks = "lost-callbacks"
+    }
+
+    public mutating func inject(_ injection: Injection) {
+        switch injection {
+        case .staleTimestamps: timestampBugShare = 0.5
+        case .largePayloads: oversizeScale = 10
+        case .lostCallbacks: contentCallbackScale = 0.5
+        }
     }
 }
 

@@ -17,13 +17,17 @@ public final class Store {
 
     /// Opens (creating if needed) the store at `path`; `":memory:"` for a
     /// throwaway one.
-    public init(path: String) throws(DatabaseError) {
+    ///
+    /// A `throwaway` store (the temporary one `arrival diff` ingests batches
+    /// into) skips the fsyncs: it is deleted after the run, so surviving a
+    /// power cut buys nothing. A user's store is never opened this way.
+    public init(path: String, throwaway: Bool = false) throws(DatabaseError) {
         self.path = path
         do {
             connection = try Connection(path: path)
             try connection.execute("""
                 PRAGMA journal_mode = WAL;
-                PRAGMA synchronous = NORMAL;
+                PRAGMA synchronous = \(throwaway ? "OFF" : "NORMAL");
                 PRAGMA foreign_keys = ON;
                 PRAGMA cache_size = -65536;
                 PRAGMA temp_store = FILE;
@@ -34,12 +38,47 @@ public final class Store {
         }
     }
 
-    /// Names of the migrations applied, in order.
-    public func appliedMigrations() throws -> [String] {
+    /// Opens an existing store for reading only: nothing is migrated or
+    /// written (`arrival diff` and `arrival gate` read a user's store this
+    /// way). Fails when the file is no arrival store, or one written by an
+    /// older arrival that still lacks migrations.
+    public init(readingAt path: String) throws(DatabaseError) {
+        self.path = path
+        let context = "opening '\(path)' for reading"
+        do {
+            connection = try Connection(path: path, readOnly: true)
+        } catch {
+            throw DatabaseError(code: error.code, message: error.message, context: context)
+        }
+        let applied: [String]
+        do {
+            try connection.execute("PRAGMA query_only = ON; PRAGMA cache_size = -65536;")
+            applied = try Self.migrationNames(connection)
+        } catch let error as DatabaseError {
+            let message = error.message.contains("no such table") ? "no arrival_migrations table: not an arrival store" : error.message
+            throw DatabaseError(code: error.code, message: message, context: context)
+        } catch {
+            throw DatabaseError(code: SQLITE_ERROR, message: "\(error)", context: context)
+        }
+        let missing = Migrations.all.map(\.name).filter { !applied.contains($0) }
+        guard missing.isEmpty else {
+            throw DatabaseError(
+                code: SQLITE_ERROR,
+                message: "written by an older arrival (missing migrations \(missing.joined(separator: ", "))); run 'arrival ingest --db \(path)' once to upgrade it",
+                context: context)
+        }
+    }
+
+    private static func migrationNames(_ connection: Connection) throws -> [String] {
         let statement = try connection.prepare("SELECT name FROM arrival_migrations ORDER BY rowid")
         var names: [String] = []
         try statement.forEach { names.append($0.string(0) ?? "") }
         return names
+    }
+
+    /// Names of the migrations applied, in order.
+    public func appliedMigrations() throws -> [String] {
+        try Self.migrationNames(connection)
     }
 
     private func migrate() throws(DatabaseError) {

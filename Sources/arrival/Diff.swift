@@ -1,0 +1,93 @@
+import ArgumentParser
+import ArrivalKit
+import Foundation
+
+struct Diff: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Compare two batches, stores or report JSONs: every metric side by side, with significance.",
+        discussion: """
+            A and B may each be a batch file (.jsonl or .jsonl.gz), a directory of batches, an arrival \
+            store (.sqlite, opened read-only) or a report JSON (arrival report --format json). Batches \
+            are ingested into a temporary store; your own store is never touched.
+            Exit codes: 0 compared, 1 the comparison failed, 2 bad usage or unreadable input.
+            """
+    )
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case text, markdown, json
+    }
+
+    @Argument(help: "The earlier side (before the change).")
+    var a: String
+
+    @Argument(help: "The later side (after the change).")
+    var b: String
+
+    @Option(help: "Output format: text (aligned, coloured on a terminal), markdown or json.")
+    var format: Format = .text
+
+    @Flag(help: "Add a record-level diff: apns records only on one side or answered differently, updates whose outcome changed.")
+    var records = false
+
+    @Option(help: "Rows listed per kind with --records.")
+    var limit: Int = 20
+
+    @Flag(help: "No ANSI colours, even on a terminal.")
+    var noColor = false
+
+    @Option(help: "Confidence of the significance tests, e.g. 0.95 or 0.99.")
+    var confidence: Double = 0.95
+
+    @OptionGroup var window: WindowOptions
+
+    @Option(help: "Write the diff to this file instead of standard output.")
+    var out: String?
+
+    func validate() throws {
+        _ = try window.resolved()
+        guard limit >= 0 else { throw ValidationError("--limit must be 0 or more.") }
+        guard confidence > 0.5, confidence < 1 else {
+            throw ValidationError("--confidence must be between 0.5 and 1, e.g. 0.95.")
+        }
+    }
+
+    func run() throws {
+        let window = try self.window.resolved()
+        let sideA = try loadSide(a, window: window, detail: records)
+        let sideB = try loadSide(b, window: window, detail: records)
+        var diff = ReportDiff(sideA, sideB, confidence: confidence)
+        if records {
+            diff.records = try comparison { () throws(ComparisonError) in try RecordDiff(sideA, sideB, limit: limit) }
+        }
+        let text: String
+        switch format {
+        case .text: text = diff.text(color: out == nil && !noColor && wantsColor())
+        case .markdown: text = diff.markdownText()
+        case .json: text = diff.jsonText()
+        }
+        try write(text, to: out)
+    }
+}
+
+/// Loads one side of `diff` or `gate`, showing what it does on a terminal.
+func loadSide(_ path: String, window: ReportWindow?, detail: Bool = false) throws -> ComparisonSide {
+    let note = isatty(STDERR_FILENO) == 1
+    if note { FileHandle.standardError.write(Data("reading \(path)…\r".utf8)) }
+    defer { if note { FileHandle.standardError.write(Data("\u{1B}[2K\r".utf8)) } }
+    return try comparison { () throws(ComparisonError) in try ComparisonSide.load(path, window: window, detail: detail) }
+}
+
+/// Runs `body`, turning a ``ComparisonError`` into bad input (exit 2).
+func comparison<T>(_ body: () throws(ComparisonError) -> T) throws -> T {
+    do {
+        return try body()
+    } catch {
+        throw UnreadableInput(description: error.description)
+    }
+}
+
+/// Colour only for a terminal that wants it (https://no-color.org).
+func wantsColor() -> Bool {
+    isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+        && ProcessInfo.processInfo.environment["TERM"] != "dumb"
+}
