@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Runs the built `arrival` binary and checks its exit codes and messages:
+# 0 success, 1 a failed run or gate, 2 bad usage or unreadable input.
+# Usage: Scripts/cli-check.sh [path/to/arrival]   (run by .ci/run)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+arrival="${1:-.build/debug/arrival}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+failures=0
+
+# expect CODE DESCRIPTION -- COMMAND...: runs COMMAND, checks its exit code.
+expect() {
+    local code="$1" what="$2"
+    shift 3
+    "$@" >"$work/out" 2>"$work/err"
+    local got=$?
+    if [ "$got" -eq "$code" ]; then
+        echo "ok    $what (exit $got)"
+    else
+        echo "FAIL  $what: expected exit $code, got $got"
+        sed 's/^/      /' "$work/err" | head -5
+        failures=$((failures + 1))
+    fi
+}
+
+# expect_text PATTERN FILE DESCRIPTION: the last command's output says PATTERN.
+expect_text() {
+    if grep -q -- "$1" "$work/$2"; then
+        echo "ok    $3"
+    else
+        echo "FAIL  $3: '$1' not in $2"
+        failures=$((failures + 1))
+    fi
+}
+
+"$arrival" simulate --out "$work/before" --activities 150 --seed 11 >/dev/null
+"$arrival" simulate --out "$work/after" --activities 150 --seed 11 --inject large-payloads >/dev/null
+"$arrival" simulate --out "$work/noise" --activities 150 --seed 21 >/dev/null
+
+expect 0 "diff of a batch with itself" -- "$arrival" diff "$work/before" "$work/before" --records
+expect_text "0 answered differently, 0 only in A, 0 only in B" out "self-diff lists no record changes"
+expect 0 "diff as json" -- "$arrival" diff "$work/before" "$work/after" --format json
+expect_text '"schema": "arrival.diff/1"' out "diff json names its schema"
+expect 1 "gate fails on injected large payloads" -- "$arrival" gate --baseline "$work/before" --current "$work/after" --junit "$work/junit.xml"
+expect_text "FAIL     requests.oversize_share" out "gate names the failed rule"
+[ -s "$work/junit.xml" ] && echo "ok    --junit wrote a file" || { echo "FAIL  --junit wrote nothing"; failures=$((failures + 1)); }
+expect 0 "gate passes on noise" -- "$arrival" gate --baseline "$work/before" --current "$work/noise"
+GITHUB_STEP_SUMMARY="$work/summary.md" expect 1 "gate --github" -- "$arrival" gate --baseline "$work/before" --current "$work/after" --github
+expect_text "::error title=arrival gate%3A requests.oversize_share" out "--github prints an error annotation"
+[ -s "$work/summary.md" ] && echo "ok    --github wrote the step summary" || { echo "FAIL  no step summary"; failures=$((failures + 1)); }
+expect 2 "gate with a missing baseline" -- "$arrival" gate --baseline "$work/nowhere" --current "$work/after"
+expect_text "does not exist" err "missing baseline is named"
+printf 'garbage\n' >"$work/corrupt.jsonl"
+expect 2 "gate with a corrupt baseline" -- "$arrival" gate --baseline "$work/corrupt.jsonl" --current "$work/after"
+expect_text "no valid apns record" err "corrupt baseline is explained"
+printf '{\n  "schema": "arrival.report/1"\n' >"$work/cut.json"
+expect 2 "gate with a cut report JSON" -- "$arrival" gate --baseline "$work/cut.json" --current "$work/after"
+expect 2 "gate with a bad rule" -- "$arrival" gate --current "$work/after" --rule "updates.arrival_rate > 0.9"
+expect 2 "gate with an unknown option" -- "$arrival" gate --current "$work/after" --no-such-flag
+expect 2 "report with a bad day" -- "$arrival" report --day 2026-13-01
+expect 1 "report without a store" -- "$arrival" report --db "$work/none.sqlite"
+expect 0 "ingest" -- "$arrival" ingest "$work/before" --db "$work/store.sqlite" --quiet
+expect 1 "ingest --strict stops at a malformed line" -- "$arrival" ingest "$work/corrupt.jsonl" --db "$work/store.sqlite" --strict
+expect 0 "gate against a store and a report JSON" -- "$arrival" gate --baseline "$work/store.sqlite" --current "$work/noise" --format json
+"$arrival" report --db "$work/store.sqlite" --format json --out "$work/report.json"
+expect 0 "diff of a store with its own report JSON" -- "$arrival" diff "$work/store.sqlite" "$work/report.json"
+
+if [ "$failures" -gt 0 ]; then
+    echo "$failures command-line check(s) failed"
+    exit 1
+fi
+echo "all command-line checks passed"

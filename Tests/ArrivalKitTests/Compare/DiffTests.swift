@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+@testable import ArrivalKit
+
+@Suite("Diff")
+struct DiffTests {
+    @Test("A batch diffed with itself shows no change, down to the records")
+    func selfDiff() throws {
+        let a = try ComparisonSide.load(SimulatedBatches.baseline, window: nil, detail: true)
+        let b = try ComparisonSide.load(SimulatedBatches.baseline, window: nil, detail: true)
+        var diff = ReportDiff(a, b)
+        diff.records = try RecordDiff(a, b)
+        #expect(diff.metrics.count == Metric.all.count)
+        #expect(diff.metrics.allSatisfy { $0.verdict == .unchanged })
+        #expect(diff.reasons.allSatisfy { $0.status == .unchanged })
+        #expect(diff.breakdowns.isEmpty)
+        let records = try #require(diff.records)
+        #expect(records.apnsSame == a.report.requests.total)
+        #expect(records.updatesSame == a.report.updates.sent)
+        #expect(records.isEmpty && diff.isEmpty)
+        #expect(diff.text(color: false).contains("0 answered differently, 0 only in A, 0 only in B"))
+    }
+
+    @Test("An injected regression is called worse, and noise is not")
+    func regressionVersusNoise() throws {
+        let baseline = try ComparisonSide.load(SimulatedBatches.baseline, window: nil)
+        let stale = try ComparisonSide.load(SimulatedBatches.staleTimestamps, window: nil)
+        let noise = try ComparisonSide.load(SimulatedBatches.noise, window: nil)
+        let worse = ReportDiff(baseline, stale)
+        let staleShare = try #require(worse.metrics.first { $0.metric.id == "updates.stale_share" })
+        #expect(staleShare.verdict == .worse)
+        #expect(staleShare.significance?.method == .activityClusters)
+        let calm = ReportDiff(baseline, noise)
+        #expect(!calm.metrics.contains { $0.verdict == .worse && $0.metric.kind == .rate && abs($0.absolute ?? 0) > 0.01 })
+    }
+
+    @Test("A report JSON side gives the same figures as its store, tested binomially")
+    func reportJSONSide() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let batches = try ComparisonSide.load(SimulatedBatches.baseline, window: nil)
+        let json = directory.appendingPathComponent("report.json")
+        try Data(batches.report.jsonText().utf8).write(to: json)
+        #expect(try ComparisonSide.classify(json.path) == .reportJSON)
+        let fromJSON = try ComparisonSide.load(json.path, window: nil)
+        #expect(fromJSON.report == batches.report)
+        #expect(fromJSON.samples == nil)
+        let diff = ReportDiff(fromJSON, batches)
+        #expect(diff.metrics.allSatisfy { $0.verdict == .unchanged })
+        #expect(diff.metrics.compactMap(\.significance).allSatisfy { $0.method == .binomial })
+    }
+
+    @Test("A store side is read without being written")
+    func storeSide() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("user.sqlite").path
+        do {
+            let store = try Store(path: path)
+            _ = try Ingestor(store: store).ingest(paths: [SimulatedBatches.baseline])
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(try ComparisonSide.classify(path) == .store)
+        let side = try ComparisonSide.load(path, window: nil)
+        let batches = try ComparisonSide.load(SimulatedBatches.baseline, window: nil)
+        #expect(side.report == batches.report)
+        #expect(side.samples == batches.samples)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+    }
+
+    @Test("Record diff: same apns_id answered differently, and records on one side only")
+    func recordDiff() throws {
+        let a = try ComparisonSide.load(fixture("compare/before.jsonl"), window: nil, detail: true)
+        let b = try ComparisonSide.load(fixture("compare/after.jsonl"), window: nil, detail: true)
+        let records = try RecordDiff(a, b, limit: 10)
+        // before: r1 200, r2 200, r3 200; after: r1 200, r2 410 Unregistered, r4 200.
+        #expect(records.apnsSame == 1)
+        #expect(records.apnsChanged == 1)
+        #expect(records.apnsChangedRows.first?.b.reason == "Unregistered")
+        #expect(records.apnsOnlyInA == 1 && records.apnsOnlyInARows.first?.apnsID == "r3")
+        #expect(records.apnsOnlyInB == 1 && records.apnsOnlyInBRows.first?.apnsID == "r4")
+        // Updates: seq 1 rendered on both; seq 2 rendered → not_accepted; seq 3 only in A; seq 4 only in B.
+        #expect(records.updatesSame == 1)
+        #expect(records.outcomeChanged == 1)
+        #expect(records.transitions == ["rendered → not_accepted": 1])
+        #expect(records.updatesOnlyInA == 1 && records.updatesOnlyInB == 1)
+        #expect(records.updateRows.map(\.seq) == [2, 3, 4])
+    }
+
+    @Test("Missing and corrupt sides are refused with a message naming the file")
+    func unreadableSides() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        #expect(throws: ComparisonError.self) { try ComparisonSide.load(directory.appendingPathComponent("missing").path, window: nil) }
+        let garbage = directory.appendingPathComponent("garbage.jsonl")
+        try Data("not json\n{\"kind\":\"apns\"}\n".utf8).write(to: garbage)
+        do {
+            _ = try ComparisonSide.load(garbage.path, window: nil)
+            Issue.record("a batch without one valid record was accepted")
+        } catch {
+            #expect(error.description.contains("garbage.jsonl"))
+            #expect(error.description.contains("no valid apns record"))
+        }
+        let cut = directory.appendingPathComponent("cut.json")
+        try Data("{\n  \"schema\": \"arrival.report/1\",\n  \"requests\": {".utf8).write(to: cut)
+        do {
+            _ = try ComparisonSide.load(cut.path, window: nil)
+            Issue.record("a cut report JSON was accepted")
+        } catch {
+            guard case .notAReport = error else {
+                Issue.record("expected notAReport, got \(error)")
+                return
+            }
+            #expect(error.description.contains("cut.json"))
+        }
+        let notAStore = directory.appendingPathComponent("other.sqlite")
+        do {
+            let connection = try Connection(path: notAStore.path)
+            try connection.execute("CREATE TABLE t (x)")
+        }
+        #expect(throws: ComparisonError.self) { try ComparisonSide.load(notAStore.path, window: nil) }
+    }
+
+    @Test("The JSON output is stable and names every metric")
+    func jsonOutput() throws {
+        let a = try ComparisonSide.load(SimulatedBatches.baseline, window: nil)
+        let b = try ComparisonSide.load(SimulatedBatches.lostCallbacks, window: nil)
+        let text = ReportDiff(a, b).jsonText()
+        #expect(text == ReportDiff(a, b).jsonText())
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        #expect(object["schema"] as? String == "arrival.diff/1")
+        let metrics = try #require(object["metrics"] as? [[String: Any]])
+        #expect(metrics.compactMap { $0["metric"] as? String } == Metric.all.map(\.id))
+        let loss = try #require(metrics.first { $0["metric"] as? String == "callbacks.callback_loss_rate" })
+        #expect(loss["verdict"] as? String == "worse")
+    }
+}
