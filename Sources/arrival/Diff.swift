@@ -53,8 +53,7 @@ struct Diff: ParsableCommand {
 
     func run() throws {
         let window = try self.window.resolved()
-        let sideA = try loadSide(a, window: window, detail: records)
-        let sideB = try loadSide(b, window: window, detail: records)
+        let (sideA, sideB) = try loadSides(a, b, window: window, detail: records)
         var diff = ReportDiff(sideA, sideB, confidence: confidence)
         if records {
             diff.records = try comparison { () throws(ComparisonError) in try RecordDiff(sideA, sideB, limit: limit) }
@@ -75,6 +74,14 @@ func loadSide(_ path: String, window: ReportWindow?, detail: Bool = false) throw
     if note { FileHandle.standardError.write(Data("reading \(path)…\r".utf8)) }
     defer { if note { FileHandle.standardError.write(Data("\u{1B}[2K\r".utf8)) } }
     return try comparison { () throws(ComparisonError) in try ComparisonSide.load(path, window: window, detail: detail) }
+}
+
+/// Loads both sides of `diff` or `gate` at once.
+func loadSides(_ a: String, _ b: String, window: ReportWindow?, detail: Bool = false) throws -> (ComparisonSide, ComparisonSide) {
+    let note = isatty(STDERR_FILENO) == 1
+    if note { FileHandle.standardError.write(Data("reading \(a) and \(b)…\r".utf8)) }
+    defer { if note { FileHandle.standardError.write(Data("\u{1B}[2K\r".utf8)) } }
+    return try comparison { () throws(ComparisonError) in try ComparisonSide.loadPair(a, b, window: window, detail: detail) }
 }
 
 /// Runs `body`, turning a ``ComparisonError`` into bad input (exit 2).

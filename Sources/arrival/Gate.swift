@@ -85,8 +85,12 @@ struct Gate: ParsableCommand {
             throw UnreadableInput(description: "no rules to apply: the config lists none. Add rules, or drop --config to use the defaults.")
         }
         let window = try self.window.resolved()
-        let baselineSide = try baseline.map { try loadSide($0, window: window) }
-        let currentSide = try loadSide(current, window: window)
+        let baselineSide: ComparisonSide?, currentSide: ComparisonSide
+        if let baseline {
+            (baselineSide, currentSide) = try loadSides(baseline, current, window: window)
+        } else {
+            (baselineSide, currentSide) = (nil, try loadSide(current, window: window))
+        }
         let evaluation = GateEvaluation(config: resolved, current: currentSide, baseline: baselineSide)
 
         switch format {

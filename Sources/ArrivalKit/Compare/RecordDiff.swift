@@ -140,32 +140,60 @@ public struct RecordDiff: Sendable {
         _ analysisA: DeliveryAnalysis, _ windowA: ReportWindow?, _ analysisB: DeliveryAnalysis, _ windowB: ReportWindow?
     ) {
         var remaining = Self.outcomes(analysisA, windowA)
-        var changed: [(UpdateKey, String?, String?)] = []
+        var first = FirstRows(limit: limit)
+        var pairs: [Pair: Int] = [:]
         let from = windowB?.from ?? Int64.min, to = windowB?.to ?? Int64.max
         for update in analysisB.updates where update.at >= from && update.at < to {
             let key = UpdateKey(activity: analysisB.activityNames[Int(update.activity)], seq: update.seq)
             let outcomeB = update.accepted ? (update.outcome?.name ?? "not_accepted") : "not_accepted"
             guard let outcomeA = remaining.removeValue(forKey: key) else {
                 updatesOnlyInB += 1
-                changed.append((key, nil, outcomeB))
+                first.offer(key, nil, outcomeB)
                 continue
             }
             if outcomeA == outcomeB {
                 updatesSame += 1
             } else {
                 outcomeChanged += 1
-                transitions["\(outcomeA) → \(outcomeB)", default: 0] += 1
-                changed.append((key, outcomeA, outcomeB))
+                pairs[Pair(a: outcomeA, b: outcomeB), default: 0] += 1
+                first.offer(key, outcomeA, outcomeB)
             }
         }
         for (key, outcomeA) in remaining {
             updatesOnlyInA += 1
-            changed.append((key, outcomeA, nil))
+            first.offer(key, outcomeA, nil)
         }
-        // The first rows in (activity_id, seq) order, whatever the hash order.
-        changed.sort { $0.0.activity == $1.0.activity ? $0.0.seq < $1.0.seq : $0.0.activity < $1.0.activity }
-        updateRows = changed.prefix(limit).map {
-            UpdateChange(activityID: $0.0.activity.text, seq: $0.0.seq, a: $0.1, b: $0.2)
+        for (pair, count) in pairs { transitions["\(pair.a) → \(pair.b)"] = count }
+        updateRows = first.rows.map { UpdateChange(activityID: $0.key.activity.text, seq: $0.key.seq, a: $0.a, b: $0.b) }
+    }
+
+    private struct Pair: Hashable {
+        var a: String
+        var b: String
+    }
+
+    /// The `limit` smallest rows in (activity_id, seq) order, whatever the
+    /// order they are offered in, without sorting every row.
+    private struct FirstRows {
+        let limit: Int
+        private(set) var rows: [(key: UpdateKey, a: String?, b: String?)] = []
+
+        init(limit: Int) { self.limit = limit }
+
+        static func precedes(_ x: UpdateKey, _ y: UpdateKey) -> Bool {
+            x.activity == y.activity ? x.seq < y.seq : x.activity < y.activity
+        }
+
+        mutating func offer(_ key: UpdateKey, _ a: String?, _ b: String?) {
+            guard limit > 0 else { return }
+            if rows.count == limit, let last = rows.last, !Self.precedes(key, last.key) { return }
+            var low = 0, high = rows.count
+            while low < high {
+                let middle = (low + high) / 2
+                if Self.precedes(rows[middle].key, key) { low = middle + 1 } else { high = middle }
+            }
+            rows.insert((key, a, b), at: low)
+            if rows.count > limit { rows.removeLast() }
         }
     }
 }

@@ -52,7 +52,9 @@ public struct Ingestor {
         let channel = BatchChannel<Message>(capacity: 8)
         let files = walker.files
         let options = self.options
-        let storePath = store.path
+        // A throwaway store starts empty and is locked by its writer: no
+        // file in it to look up before decoding.
+        let storePath = store.isThrowaway ? "" : store.path
         let producer = Thread {
             Self.produce(files: files, storePath: storePath, options: options, channel: channel)
         }

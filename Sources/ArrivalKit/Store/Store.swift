@@ -9,6 +9,8 @@ import CSQLite
 /// completes the job.
 public final class Store {
     public let path: String
+    /// Opened with `throwaway: true` (see ``init(path:throwaway:)``).
+    public let isThrowaway: Bool
     let connection: Connection
     /// The prepared statements of ingest, made on first use and kept.
     private var cachedStatements: RecordStatements?
@@ -23,11 +25,20 @@ public final class Store {
     /// power cut buys nothing. A user's store is never opened this way.
     public init(path: String, throwaway: Bool = false) throws(DatabaseError) {
         self.path = path
+        self.isThrowaway = throwaway
         do {
             connection = try Connection(path: path)
-            try connection.execute("""
+            // A throwaway store keeps its rollback journal in memory and the
+            // file to itself: no WAL to copy pages through, no fsync.
+            try connection.execute(throwaway ? """
+                PRAGMA journal_mode = MEMORY;
+                PRAGMA synchronous = OFF;
+                PRAGMA locking_mode = EXCLUSIVE;
+                """ : """
                 PRAGMA journal_mode = WAL;
-                PRAGMA synchronous = \(throwaway ? "OFF" : "NORMAL");
+                PRAGMA synchronous = NORMAL;
+                """)
+            try connection.execute("""
                 PRAGMA foreign_keys = ON;
                 PRAGMA cache_size = -65536;
                 PRAGMA temp_store = FILE;
@@ -44,6 +55,7 @@ public final class Store {
     /// older arrival that still lacks migrations.
     public init(readingAt path: String) throws(DatabaseError) {
         self.path = path
+        self.isThrowaway = false
         let context = "opening '\(path)' for reading"
         do {
             connection = try Connection(path: path, readOnly: true)
