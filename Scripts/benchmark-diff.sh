@@ -28,6 +28,11 @@ simulate() { # DIR ACTIVITIES SEED [INJECT]: once; prints the records written
     echo "$dir ($2 activities, seed $3, inject ${4:-none}):$(cat "$stamp")"
 }
 
+simulate "$data/diff-a" "$activities" 42
+simulate "$data/diff-b" "$activities" 43 stale-timestamps
+simulate "$data/diff-sender-a" 102000 42
+simulate "$data/diff-sender-b" 102000 43 stale-timestamps
+
 measure() { # LABEL A B [FLAGS...]
     local label="$1" a="$2" b="$3"
     shift 3
