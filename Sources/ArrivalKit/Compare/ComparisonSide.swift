@@ -148,8 +148,8 @@ public final class ComparisonSide {
                 }
                 if detail {
                     // The record diff reads apns records in apns_id order; sorting
-                    // them here, on this side's own thread, keeps the merge streaming.
-                    try store.connection.execute("CREATE INDEX apns_by_id ON apns (apns_id, sent_at, status, reason, id)")
+                    // them here, on this side's own thread, in a covering index keeps the merge streaming.
+                    try store.connection.execute("CREATE INDEX apns_by_id ON apns (apns_id, sent_at, status, reason, id, activity_id, seq)")
                 }
                 return try analyse(path: path, source: source, store: store, window: window, detail: detail,
                                    summary: summary, temporaryDirectory: directory)
