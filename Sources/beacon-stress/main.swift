@@ -1,0 +1,110 @@
+import ArrivalBeacons
+import Foundation
+
+// A helper for the instrumentation tests and the append benchmark. It is a
+// separate process on purpose: the tests need several writers at once and
+// one they can SIGKILL.
+//
+//   beacon-stress write CONTAINER FILE_PID TAG COUNT [PAD]
+//       appends COUNT render beacons (activity "stress-TAG", seq 0..<COUNT,
+//       a device_model of PAD bytes) as the widget process FILE_PID, then
+//       prints the writer's statistics. COUNT 0 writes until killed and
+//       prints "running" once 200 beacons are on disk.
+//   beacon-stress bench CONTAINER COUNT
+//       times COUNT appends three ways (see README, "Instrumenting your app").
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+    exit(2)
+}
+
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}
+
+guard let mode = arguments.first else { fail("usage: beacon-stress write CONTAINER FILE_PID TAG COUNT [PAD] | bench CONTAINER COUNT") }
+
+switch mode {
+case "write":
+    guard arguments.count >= 5, let pid = Int32(arguments[2]), let count = Int(arguments[4]), count >= 0 else {
+        fail("usage: beacon-stress write CONTAINER FILE_PID TAG COUNT [PAD]")
+    }
+    let pad = arguments.count >= 6 ? Int(arguments[5]) ?? 0 : 0
+    let writer = BeaconWriter(BeaconWriter.Configuration(
+        container: URL(fileURLWithPath: arguments[1]), role: .widget, processID: pid,
+        maxFileBytes: Int.max, maxDirectoryBytes: Int.max, maxPending: 1 << 20,
+        device: DeviceInfo(deviceID: "dev-\(arguments[3])", deviceModel: String(repeating: "x", count: pad))
+    ))
+    let activity = "stress-" + arguments[3]
+    if count > 0 {
+        for seq in 0..<count {
+            writer.render(activityID: activity, seq: seq, surface: RenderBeacon.Surface.lockScreen)
+            if seq % 256 == 255 { writer.flush() }  // keep the queue short, like a real widget
+        }
+        writer.flush()
+        let stats = writer.statistics
+        print("written \(stats.written) dropped \(stats.dropped)")
+    } else {
+        var seq = 0
+        while true {
+            writer.render(activityID: activity, seq: seq, surface: RenderBeacon.Surface.lockScreen)
+            seq += 1
+            if seq == 200 {
+                writer.flush()
+                FileHandle.standardOutput.write(Data("running\n".utf8))
+            } else if seq % 64 == 0 {
+                writer.flush()
+            }
+        }
+    }
+case "bench":
+    guard arguments.count >= 3, let count = Int(arguments[2]), count > 0 else { fail("usage: beacon-stress bench CONTAINER COUNT") }
+    let clock = ContinuousClock()
+    let container = URL(fileURLWithPath: arguments[1])
+    func makeWriter(_ name: String) -> BeaconWriter {
+        BeaconWriter(BeaconWriter.Configuration(
+            container: container.appendingPathComponent(name), role: .widget,
+            maxFileBytes: Int.max, maxDirectoryBytes: Int.max, maxPending: count + 1,
+            device: DeviceInfo(deviceID: "4f3a9c1e2b7d6a05", osVersion: "18.1", deviceModel: "iPhone16,2", appVersion: "4.2.0")
+        ))
+    }
+    let activity = "7C1E0B9A-3F2D-4E55-9A61-2B8D4C0E7F13"
+
+    // 1. One beacon at a time, each waited for: hand-off + encode + write(2).
+    let single = makeWriter("single")
+    var latencies: [Double] = []
+    latencies.reserveCapacity(count)
+    for seq in 0..<count {
+        let elapsed = clock.measure {
+            single.render(activityID: activity, seq: seq, surface: RenderBeacon.Surface.lockScreen)
+            single.flush()
+        }
+        latencies.append(seconds(elapsed) * 1e6)
+    }
+    latencies.sort()
+    let median = latencies[latencies.count / 2]
+    let p99 = latencies[min(latencies.count - 1, latencies.count * 99 / 100)]
+
+    // 2. A burst: what the caller pays per call, and the cost per beacon
+    //    until all are on disk.
+    let burst = makeWriter("burst")
+    var callerSeconds = 0.0
+    let total = clock.measure {
+        callerSeconds = seconds(clock.measure {
+            for seq in 0..<count {
+                burst.render(activityID: activity, seq: seq, surface: RenderBeacon.Surface.lockScreen)
+            }
+        })
+        burst.flush()
+    }
+    let stats = (single.statistics, burst.statistics)
+    guard stats.0.written == count, stats.1.written == count else {
+        fail("not every beacon was written: \(stats)")
+    }
+    print(String(format: "beacon append: %d beacons; one at a time (write + wait until written): median %.1f µs, p99 %.1f µs; burst: caller %.2f µs/beacon, until on disk %.2f µs/beacon",
+                 count, median, p99, callerSeconds * 1e6 / Double(count), seconds(total) * 1e6 / Double(count)))
+default:
+    fail("unknown mode '\(mode)'")
+}
