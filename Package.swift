@@ -38,6 +38,7 @@ let package = Package(
             name: "arrival",
             dependencies: [
                 "ArrivalKit",
+                "ArrivalSender",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

@@ -8,9 +8,14 @@ package enum BeaconTime {
     static let millisecondsPerDay: Int64 = 86_400_000
 
     /// Milliseconds since the Unix epoch, rounded down (digits past the
-    /// millisecond are dropped, as readers of the contract do).
+    /// millisecond are dropped, as readers of the contract do). A time within
+    /// a microsecond of a millisecond counts as that millisecond, so a `Date`
+    /// made from whole milliseconds keeps them despite binary floating point
+    /// (`1795248000.123` is stored as `…122.99999`).
     package static func milliseconds(_ date: Date) -> Int64 {
-        let value = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        let scaled = date.timeIntervalSince1970 * 1000
+        let nearest = scaled.rounded()
+        let value = abs(scaled - nearest) < 0.001 ? nearest : scaled.rounded(.down)
         // Dates outside ±292 million years cannot be stored; clamp rather than trap.
         guard value.isFinite else { return 0 }
         if value >= 9.2e18 { return Int64.max / 2 }
