@@ -9,7 +9,8 @@ import Foundation
 //       appends COUNT render beacons (activity "stress-TAG", seq 0..<COUNT,
 //       a device_model of PAD bytes) as the widget process FILE_PID, then
 //       prints the writer's statistics. COUNT 0 writes until killed and
-//       prints "running" once 200 beacons are on disk.
+//       prints "running" once 200 beacons are on disk. FILE_PID "self" is
+//       the helper's own pid, as in production.
 //   beacon-stress bench CONTAINER COUNT
 //       times COUNT appends three ways (see README, "Instrumenting your app").
 
@@ -28,7 +29,9 @@ guard let mode = arguments.first else { fail("usage: beacon-stress write CONTAIN
 
 switch mode {
 case "write":
-    guard arguments.count >= 5, let pid = Int32(arguments[2]), let count = Int(arguments[4]), count >= 0 else {
+    guard arguments.count >= 5, let pid = arguments[2] == "self" ? getpid() : Int32(arguments[2]),
+          let count = Int(arguments[4]), count >= 0
+    else {
         fail("usage: beacon-stress write CONTAINER FILE_PID TAG COUNT [PAD]")
     }
     let pad = arguments.count >= 6 ? Int(arguments[5]) ?? 0 : 0
