@@ -61,8 +61,8 @@ public enum PayloadCheck {
         if let topic, !topic.hasSuffix(topicSuffix) {
             add(.error, .topicWithoutSuffix, "topic '\(topic)' does not end with '\(topicSuffix)': Live Activity pushes to the plain bundle id fail with DeviceTokenNotForTopic. Use '\(topic)\(topicSuffix)'.")
         }
-        guard let json = JSONValue.parse(payload), json.isObject else {
-            add(.error, .notJSON, "payload is not a JSON object; APNs answers 400 (BadPayload or similar). Check it with a JSON validator.")
+        guard StrictJSON.isValid(Array(payload)), let json = JSONValue.parse(payload), json.isObject else {
+            add(.error, .notJSON, "payload is not a JSON object by RFC 8259 (look for a trailing comma, single quotes, NaN or a cut-off end); APNs rejects it with 400. Check it with a strict JSON validator.")
             return findings
         }
         guard let aps = json["aps"], aps.isObject else {
