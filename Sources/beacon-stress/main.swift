@@ -12,7 +12,10 @@ import Foundation
 //       prints "running" once 200 beacons are on disk. FILE_PID "self" is
 //       the helper's own pid, as in production.
 //   beacon-stress bench CONTAINER COUNT
-//       times COUNT appends three ways (see README, "Instrumenting your app").
+//       times COUNT appends (one at a time, and a burst), then the collector's
+//       batch of the burst (see README, "Instrumenting your app").
+//   beacon-stress batch CONTAINER OUT.gz
+//       bundles every beacon file under CONTAINER into OUT.gz and prints the sizes.
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 
@@ -106,8 +109,30 @@ case "bench":
     guard stats.0.written == count, stats.1.written == count else {
         fail("not every beacon was written: \(stats)")
     }
+    // 3. The collector's batch of the burst: size and time (an app-side cost, not the widget's).
+    let collector = BeaconCollector(container: container.appendingPathComponent("burst"), processID: -1,
+                                    isProcessAlive: { _ in false })
+    var batch: BeaconBatch?
+    let batchTime = clock.measure { batch = collector.makeBatch() }
+    let raw = batch?.files.reduce(0) { $0 + $1.bytes } ?? 0
+    print(String(format: "collector batch: %d bytes of beacons -> %d bytes gzip (%.1f×) in %.1f ms",
+                 raw, batch?.gzip.count ?? 0, Double(raw) / Double(max(batch?.gzip.count ?? 1, 1)), seconds(batchTime) * 1000))
     print(String(format: "beacon append: %d beacons; one at a time (write + wait until written): median %.1f µs, p99 %.1f µs; burst: caller %.2f µs/beacon, until on disk %.2f µs/beacon",
                  count, median, p99, callerSeconds * 1e6 / Double(count), seconds(total) * 1e6 / Double(count)))
+case "batch":
+    // Bundles every closed beacon file under CONTAINER/LiveActivityBeacons (all processes taken as gone)
+    // and prints the sizes, for comparing the kit's gzip with other compressors on the same bytes.
+    guard arguments.count >= 3 else { fail("usage: beacon-stress batch CONTAINER OUT.gz") }
+    let collector = BeaconCollector(container: URL(fileURLWithPath: arguments[1]), processID: -1,
+                                    maxBatchBytes: Int.max, isProcessAlive: { _ in false })
+    let clock = ContinuousClock()
+    var batch: BeaconBatch?
+    let elapsed = clock.measure { batch = collector.makeBatch() }
+    guard let batch else { fail("no beacon files under \(arguments[1])/LiveActivityBeacons") }
+    do { try batch.gzip.write(to: URL(fileURLWithPath: arguments[2])) } catch { fail("cannot write \(arguments[2]): \(error)") }
+    let raw = batch.files.reduce(0) { $0 + $1.bytes }
+    print(String(format: "batch: %d files, %d bytes -> %d bytes gzip (%.1f×) in %.1f ms",
+                 batch.files.count, raw, batch.gzip.count, Double(raw) / Double(batch.gzip.count), seconds(elapsed) * 1000))
 default:
     fail("unknown mode '\(mode)'")
 }

@@ -100,7 +100,7 @@ struct BeaconCollectorTests {
                                         isProcessAlive: { _ in false })
         let batch = try #require(collector.makeBatch())
         #expect(batch.files.count >= 6)  // two days, rotated widget files
-        #expect(batch.gzip.count > 65_535 * 3)  // several stored blocks
+        #expect(batch.gzip.count * 5 < batch.files.reduce(0) { $0 + $1.bytes })  // compressed, not just wrapped
         let path = container.path + "/" + batch.suggestedFileName
         try batch.gzip.write(to: URL(fileURLWithPath: path))
         let outcomes = try decodeLines(path: path)
@@ -171,22 +171,44 @@ struct BeaconCollectorTests {
         #expect(summary.malformedByCause == [.invalidJSON: 1])
     }
 
-    @Test("The gzip wrapper: CRC-32 check value, empty input, and zlib reads it")
+    @Test("The gzip encoder: CRC-32 check value, and gunzip restores inputs of every shape byte for byte")
     func gzip() throws {
         #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)
         #expect(CRC32.checksum([]) == 0)
+        var random = SystemRandomNumberGenerator()
+        let beaconLines = (0..<3000).flatMap {
+            RenderBeacon(activityID: "activity-\($0 % 23)", seq: $0, renderedAt: date(ms: 1_795_248_000_000 + Int64($0) * 997),
+                         surface: "lock_screen", device: DeviceInfo(deviceID: "4f3a9c1e2b7d6a05", osVersion: "18.1")).jsonLine()
+        }
+        let inputs: [(String, [UInt8])] = [
+            ("empty", []),
+            ("one byte", [0x41]),
+            ("two bytes", [0x41, 0x42]),
+            ("a run of 100,000 equal bytes (length 258, distance 1)", Array(repeating: 0x61, count: 100_000)),
+            ("random bytes (no matches, 9-bit literals)", (0..<70_000).map { _ in UInt8.random(in: 0...255, using: &random) }),
+            ("beacon lines (%d bytes)", beaconLines),
+            ("a block repeated 40 KiB later (beyond the window)", {
+                let block = (0..<5000).map { _ in UInt8.random(in: 0...255, using: &random) }
+                return block + Array(repeating: 0x20, count: 40_000) + block
+            }()),
+        ]
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let empty = directory.appendingPathComponent("empty.gz")
-        try Data(GzipEncoder.gzip([])).write(to: empty)
-        #expect(try decodeLines(path: empty.path).isEmpty)
-        // Exactly one full stored block plus one byte.
-        let text = Array(repeating: UInt8(ascii: "a"), count: 65_534) + [UInt8(ascii: "\n"), UInt8(ascii: "b")]
-        let path = directory.appendingPathComponent("two-blocks.gz")
-        try Data(GzipEncoder.gzip(text)).write(to: path)
-        var lines: [Int] = []
-        let summary = try LineReader().read(path: path.path) { lines.append($0.bytes?.count ?? -1) }
-        #expect(lines == [65_534, 1])
-        #expect(summary.gzip && !summary.truncatedGzip)
+        for (name, input) in inputs {
+            let path = directory.appendingPathComponent("input.gz")
+            let compressed = GzipEncoder.gzip(input)
+            try Data(compressed).write(to: path)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["gzip", "-dc", path.path]
+            let out = Pipe()
+            process.standardOutput = out
+            try process.run()
+            let restored = out.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "gunzip rejected: \(name)")
+            #expect(Array(restored) == input, "\(name)")
+        }
+        #expect(GzipEncoder.gzip(beaconLines).count * 5 < beaconLines.count)  // JSON lines shrink at least 5×
     }
 }
