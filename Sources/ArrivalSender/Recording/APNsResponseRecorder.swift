@@ -48,8 +48,14 @@ public final class APNsResponseRecorder: @unchecked Sendable {
     public let configuration: Configuration
     private let lock = NSLock()
     private var batch: (file: GzipBatchFile, hour: Int64, finalName: String, directory: String)?
+    private var closed: [URL] = []
+
     /// Final paths of the batches closed so far by this recorder.
-    public private(set) var closedBatches: [URL] = []
+    public var closedBatches: [URL] {
+        lock.lock()
+        defer { lock.unlock() }
+        return closed
+    }
 
     public init(_ configuration: Configuration) {
         self.configuration = configuration
@@ -129,7 +135,7 @@ public final class APNsResponseRecorder: @unchecked Sendable {
         try open.file.finish()
         if let target = APNsResponseRecorder.freeName(directory: open.directory, stem: open.finalName),
            rename(open.file.path, target) == 0 {
-            closedBatches.append(URL(fileURLWithPath: target))
+            closed.append(URL(fileURLWithPath: target))
         }
     }
 

@@ -73,7 +73,7 @@ struct BeaconCollectorTests {
         #expect(batch.lines == 10)
     }
 
-    @Test("Collector → gzip batch → ingest round-trips every record, across rotated files and days")
+    @Test("Collector → gzip batch → ingest (library and `arrival ingest`) round-trips every record, across rotated files and days")
     func roundTrip() throws {
         let container = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: container) }
@@ -110,6 +110,11 @@ struct BeaconCollectorTests {
         #expect(summary.records == [.render: 1500, .callback: 1500])
         #expect(summary.malformedLines == 0)
         #expect(report.dataQuality.duplicateRecords == 0)
+        // The same through the command line.
+        let cli = try run("arrival", ["ingest", path, "--db", container.path + "/cli.sqlite"])
+        #expect(cli.status == 0)
+        #expect(cli.stdout.contains("new records: 3000 (apns 0, render 1500, callback 1500)"))
+        #expect(cli.stdout.contains("malformed lines: 0"))
     }
 
     @Test("A failed upload keeps every file and the next batch is the same bytes; a confirmed one deletes them")

@@ -61,6 +61,7 @@ struct APNsResponseRecorderTests {
         try recorder.close()
         let day = directory.path + "/2026-11-21"
         #expect(try FileManager.default.contentsOfDirectory(atPath: day).sorted() == ["apns-08.jsonl.gz", "apns-09.jsonl.gz"])
+        #expect(recorder.closedBatches.map(\.lastPathComponent) == ["apns-08.jsonl.gz", "apns-09.jsonl.gz"])
         var written: [String] = []
         for name in ["apns-08.jsonl.gz", "apns-09.jsonl.gz"] {
             _ = try LineReader().read(path: day + "/" + name) { line in
@@ -103,6 +104,25 @@ struct APNsResponseRecorderTests {
         #expect(summary.records[.apns] == 12)
         #expect(summary.malformedLines == 0)
         #expect(report.requests.total == 12)
+    }
+
+    @Test("Recording from many threads at once loses and tears nothing")
+    func concurrentRecording() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let recorder = APNsResponseRecorder(.init(directory: directory))
+        let base = try Self.load("200").exchange
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            for n in 0..<100 {
+                var exchange = base
+                exchange.sentAt = base.sentAt.addingTimeInterval(Double(thread * 100 + n) / 1000)
+                _ = try? recorder.record(exchange)
+            }
+        }
+        try recorder.close()
+        let (summary, _) = try ingest([directory.path])
+        #expect(summary.records[.apns] == 800)
+        #expect(summary.malformedLines == 0 && summary.duplicateRecords == 0)
     }
 
     @Test("After flush a crash loses nothing recorded: the hidden batch is renamed on the next start and ingested")
