@@ -23,6 +23,10 @@ import Foundation
 ///   nothing is written while the whole `LiveActivityBeacons` directory holds
 ///   more than ``Configuration/maxDirectoryBytes`` (the app's
 ///   ``BeaconCollector`` makes room by uploading).
+///
+/// Create one writer per process and role and keep it (``shared``): two
+/// writers of one process append to the same file, and one rotating it away
+/// would leave the other writing to a file the collector considers closed.
 public final class BeaconWriter: @unchecked Sendable {
     public struct Configuration: Sendable {
         /// The shared container: on iOS the App Group container URL.

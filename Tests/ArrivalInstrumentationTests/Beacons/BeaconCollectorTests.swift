@@ -65,7 +65,9 @@ struct BeaconCollectorTests {
             running.waitUntilExit()
         }
         #expect(String(decoding: out.fileHandleForReading.readData(ofLength: 8), as: UTF8.self) == "running\n")
-        let collector = BeaconCollector(container: container)
+        // A clock in the past, so today's files cannot be closed by date even across midnight:
+        // only the pid rule, with the real kill(pid, 0), decides.
+        let collector = BeaconCollector(container: container, now: { date(ms: 0) })
         let closed = collector.closedFiles()
         #expect(closed.count == 1)
         #expect(closed.allSatisfy { !$0.hasSuffix("widget-\(running.processIdentifier).jsonl") })
