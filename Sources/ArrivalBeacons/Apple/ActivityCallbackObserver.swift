@@ -74,7 +74,9 @@ public struct ActivityCallbackObserver<Attributes: ActivityAttributes>: Sendable
                     case .ended: name = .ended
                     case .dismissed: name = .dismissed
                     case .stale: name = .stale
-                    @unknown default: continue  // a state the contract has no name for
+                    // `pending` (a scheduled activity, newer SDKs) and any later state have no name
+                    // in the contract; `@unknown default` also keeps this compiling with older SDKs.
+                    @unknown default: continue
                     }
                     writer.write(CallbackReport(.activityState(activityID: id, state: name)))
                 }
