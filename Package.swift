@@ -12,6 +12,10 @@ let package = Package(
     products: [
         .executable(name: "arrival", targets: ["arrival"]),
         .library(name: "ArrivalKit", targets: ["ArrivalKit"]),
+        // The instrumentation kit: ArrivalBeacons for the app and widget (Foundation only),
+        // ArrivalSender for the push sender (Foundation + system zlib).
+        .library(name: "ArrivalBeacons", targets: ["ArrivalBeacons"]),
+        .library(name: "ArrivalSender", targets: ["ArrivalSender"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
@@ -36,6 +40,7 @@ let package = Package(
             name: "arrival",
             dependencies: [
                 "ArrivalKit",
+                "ArrivalSender",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -43,6 +48,27 @@ let package = Package(
         .executableTarget(
             name: "arrival-bench",
             dependencies: ["ArrivalKit"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ArrivalBeacons",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ArrivalSender",
+            dependencies: ["ArrivalBeacons", "CZlib"],
+            swiftSettings: swiftSettings
+        ),
+        // Spawned by the instrumentation tests (concurrent and killed writers); also the append benchmark.
+        .executableTarget(
+            name: "beacon-stress",
+            dependencies: ["ArrivalBeacons"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ArrivalInstrumentationTests",
+            dependencies: ["ArrivalBeacons", "ArrivalSender", "ArrivalKit", "beacon-stress", "arrival"],
+            resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,0 +1,71 @@
+import Foundation
+
+/// A `callback` record: the app observed an ActivityKit callback. Each case
+/// carries exactly the fields the contract requires for it, so a report that
+/// the pipeline would reject as `missing_field` cannot be built.
+public struct CallbackReport: Sendable, Equatable {
+    public enum Callback: Sendable, Equatable {
+        /// `pushTokenUpdates` of one activity; `token` is the hex text of the token bytes.
+        case pushToken(activityID: String, token: String)
+        /// `pushToStartTokenUpdates` (no activity yet).
+        case pushToStartToken(token: String)
+        /// `contentUpdates`: the content state carrying `seq` reached the app.
+        case contentUpdate(activityID: String, seq: Int)
+        /// `activityStateUpdates`.
+        case activityState(activityID: String, state: ActivityStateName)
+    }
+
+    /// The `state` values of the contract.
+    public enum ActivityStateName: String, Sendable, CaseIterable {
+        case active, ended, dismissed, stale
+    }
+
+    public var callback: Callback
+    public var receivedAt: Date
+    public var device: DeviceInfo
+
+    public init(_ callback: Callback, receivedAt: Date = Date(), device: DeviceInfo = DeviceInfo()) {
+        self.callback = callback
+        self.receivedAt = receivedAt
+        self.device = device
+    }
+
+    /// Lower-case hex of a token's bytes, as APNs and the contract write tokens.
+    public static func hex(_ token: Data) -> String {
+        let digits: [UInt8] = Array("0123456789abcdef".utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(token.count * 2)
+        for byte in token {
+            bytes.append(digits[Int(byte >> 4)])
+            bytes.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The JSON line (with its `\n`), device fields falling back to `defaults`.
+    public func jsonLine(defaults: DeviceInfo = DeviceInfo()) -> [UInt8] {
+        var line = BeaconLine()
+        line.int("v", 1)
+        line.string("kind", "callback")
+        switch callback {
+        case .pushToken(let activityID, let token):
+            line.string("callback", "push_token")
+            line.string("activity_id", activityID)
+            line.string("push_token", token)
+        case .pushToStartToken(let token):
+            line.string("callback", "push_to_start_token")
+            line.string("push_token", token)
+        case .contentUpdate(let activityID, let seq):
+            line.string("callback", "content_update")
+            line.string("activity_id", activityID)
+            line.int("seq", seq)
+        case .activityState(let activityID, let state):
+            line.string("callback", "activity_state")
+            line.string("activity_id", activityID)
+            line.string("state", state.rawValue)
+        }
+        line.time("received_at", receivedAt)
+        device.filled(from: defaults).append(to: &line)
+        return line.finishLine()
+    }
+}

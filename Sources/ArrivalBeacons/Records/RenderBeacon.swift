@@ -1,0 +1,43 @@
+import Foundation
+
+/// A `render` record: the widget showed the content state `seq` of an
+/// activity (written from the view's `onAppear`).
+public struct RenderBeacon: Sendable, Equatable {
+    public var activityID: String
+    public var seq: Int
+    public var renderedAt: Date
+    /// Where it was shown: one of the ``Surface`` names, or any other text.
+    public var surface: String?
+    public var device: DeviceInfo
+
+    /// The surface names the contract lists (other values are kept as given).
+    public enum Surface {
+        public static let lockScreen = "lock_screen"
+        public static let islandCompact = "island_compact"
+        public static let islandExpanded = "island_expanded"
+        public static let islandMinimal = "island_minimal"
+        public static let standby = "standby"
+        public static let watch = "watch"
+    }
+
+    public init(activityID: String, seq: Int, renderedAt: Date = Date(), surface: String? = nil, device: DeviceInfo = DeviceInfo()) {
+        self.activityID = activityID
+        self.seq = seq
+        self.renderedAt = renderedAt
+        self.surface = surface
+        self.device = device
+    }
+
+    /// The JSON line (with its `\n`), device fields falling back to `defaults`.
+    public func jsonLine(defaults: DeviceInfo = DeviceInfo()) -> [UInt8] {
+        var line = BeaconLine()
+        line.int("v", 1)
+        line.string("kind", "render")
+        line.string("activity_id", activityID)
+        line.int("seq", seq)
+        line.time("rendered_at", renderedAt)
+        line.optionalString("surface", surface)
+        device.filled(from: defaults).append(to: &line)
+        return line.finishLine()
+    }
+}

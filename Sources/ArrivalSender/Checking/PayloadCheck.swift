@@ -1,0 +1,120 @@
+import Foundation
+
+/// Checks one Live Activity push before it is sent, for the mistakes that
+/// end in a 413, a silent drop on the device or `DeviceTokenNotForTopic`.
+public enum PayloadCheck {
+    /// APNs rejects larger payloads with 413 `PayloadTooLarge`.
+    public static let maxPayloadBytes = 4096
+    /// Within 512 bytes of the limit: the next longer string in the content state fails.
+    public static let nearLimitBytes = 3584
+    /// The device drops an update whose timestamp is this far in the future or more
+    /// (an activity lives at most 8 hours).
+    public static let maxFutureSeconds: Int64 = 8 * 3600
+    /// A Unix time in seconds stays below this until the year 5138; larger values are milliseconds.
+    static let millisecondsThreshold: Int64 = 100_000_000_000
+    public static let topicSuffix = ".push-type.liveactivity"
+
+    public enum Level: String, Sendable, Comparable {
+        case warning
+        case error
+        public static func < (a: Level, b: Level) -> Bool { a == .warning && b == .error }
+    }
+
+    public enum Code: String, Sendable, CaseIterable {
+        case payloadTooLarge = "payload_too_large"
+        case payloadNearLimit = "payload_near_limit"
+        case notJSON = "not_json"
+        case missingAps = "missing_aps"
+        case missingEvent = "missing_event"
+        case invalidEvent = "invalid_event"
+        case missingTimestamp = "missing_timestamp"
+        case timestampNotInteger = "timestamp_not_integer"
+        case timestampInMilliseconds = "timestamp_in_milliseconds"
+        case timestampInFuture = "timestamp_in_future"
+        case missingContentState = "missing_content_state"
+        case missingStartAttributes = "missing_start_attributes"
+        case missingSeq = "missing_seq"
+        case topicWithoutSuffix = "topic_without_suffix"
+    }
+
+    public struct Finding: Sendable, Equatable, CustomStringConvertible {
+        public var level: Level
+        public var code: Code
+        /// What is wrong and what to do about it.
+        public var message: String
+        public var description: String { "\(level.rawValue): \(code.rawValue): \(message)" }
+    }
+
+    /// The findings for `payload` (the JSON body) sent to `topic` (the
+    /// `apns-topic` header, if known), judged at `now`. Empty when it is fine.
+    public static func check(payload: Data, topic: String? = nil, now: Date = Date()) -> [Finding] {
+        var findings: [Finding] = []
+        func add(_ level: Level, _ code: Code, _ message: String) {
+            findings.append(Finding(level: level, code: code, message: message))
+        }
+        let size = payload.count
+        if size > maxPayloadBytes {
+            add(.error, .payloadTooLarge, "payload is \(size) bytes, over the \(maxPayloadBytes)-byte limit: APNs answers 413 PayloadTooLarge. Shrink content-state (shorter strings, fewer fields) by \(size - maxPayloadBytes) bytes or more.")
+        } else if size > nearLimitBytes {
+            add(.warning, .payloadNearLimit, "payload is \(size) bytes, within \(maxPayloadBytes - size) bytes of the \(maxPayloadBytes)-byte limit: a slightly longer content-state will be rejected with 413. Keep it under \(nearLimitBytes) bytes.")
+        }
+        if let topic, !topic.hasSuffix(topicSuffix) {
+            add(.error, .topicWithoutSuffix, "topic '\(topic)' does not end with '\(topicSuffix)': Live Activity pushes to the plain bundle id fail with DeviceTokenNotForTopic. Use '\(topic)\(topicSuffix)'.")
+        }
+        guard StrictJSON.isValid(Array(payload)), let json = JSONValue.parse(payload), json.isObject else {
+            add(.error, .notJSON, "payload is not a JSON object by RFC 8259 (look for a trailing comma, single quotes, NaN or a cut-off end); APNs rejects it with 400. Check it with a strict JSON validator.")
+            return findings
+        }
+        guard let aps = json["aps"], aps.isObject else {
+            add(.error, .missingAps, "payload has no \"aps\" object; every Live Activity push needs aps.event, aps.timestamp and aps.content-state.")
+            return findings
+        }
+        let event = aps["event"]?.stringValue
+        if aps["event"] == nil || aps["event"] == .null {
+            add(.error, .missingEvent, "aps.event is missing; set it to \"update\", \"start\" or \"end\".")
+        } else if let event, !["start", "update", "end"].contains(event) {
+            add(.error, .invalidEvent, "aps.event is \"\(event)\"; it must be \"start\", \"update\" or \"end\".")
+        } else if event == nil {
+            add(.error, .invalidEvent, "aps.event is not a string; it must be \"start\", \"update\" or \"end\".")
+        }
+        switch aps["timestamp"] {
+        case nil, .null?:
+            add(.error, .missingTimestamp, "aps.timestamp is missing; set it to the current Unix time in seconds. The device ignores an update whose timestamp is not newer than the one it shows.")
+        case .int(let seconds)?:
+            let nowSeconds = Int64((now.timeIntervalSince1970).rounded(.down))
+            if seconds >= millisecondsThreshold {
+                add(.error, .timestampInMilliseconds, "aps.timestamp \(seconds) looks like milliseconds; APNs expects seconds (\(seconds / 1000)). Every later update in seconds would look older and be dropped.")
+            } else if seconds > nowSeconds + maxFutureSeconds {
+                let hours = Double(seconds - nowSeconds) / 3600
+                add(.error, .timestampInFuture, "aps.timestamp \(seconds) is \(String(format: "%.1f", hours)) hours ahead of now (\(nowSeconds)); the device will drop every following update until its time passes. Use the current time.")
+            }
+        case _?:
+            add(.error, .timestampNotInteger, "aps.timestamp must be an integer of Unix seconds, not \(describe(aps["timestamp"])).")
+        }
+        let state = aps["content-state"]
+        if state == nil || state == .null {
+            add(.error, .missingContentState, "aps.content-state is missing; the widget has nothing to show. Send the full ContentState as JSON.")
+        } else if state?.isObject != true {
+            add(.error, .missingContentState, "aps.content-state must be a JSON object matching your ContentState.")
+        } else if state?["seq"]?.intValue == nil {
+            add(.warning, .missingSeq, "aps.content-state has no integer \"seq\"; arrival cannot match this update to its render beacons and content_update callbacks.")
+        }
+        if event == "start" {
+            if aps["attributes-type"]?.stringValue == nil || aps["attributes"]?.isObject != true {
+                add(.error, .missingStartAttributes, "a start push needs aps.attributes-type (your ActivityAttributes type name) and aps.attributes.")
+            }
+        }
+        return findings
+    }
+
+    private static func describe(_ value: JSONValue?) -> String {
+        switch value {
+        case .string(let text)?: "the string \"\(text)\""
+        case .number(let number)?: "the number \(number)"
+        case .bool(let flag)?: "\(flag)"
+        case .array?: "an array"
+        case .object?: "an object"
+        default: "that value"
+        }
+    }
+}

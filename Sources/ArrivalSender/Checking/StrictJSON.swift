@@ -1,0 +1,142 @@
+/// An RFC 8259 grammar check. Foundation's parsers accept some text that is
+/// not JSON (a trailing comma in an object), which another server's parser
+/// may reject, so a payload is checked against the grammar before it is read.
+/// Validates structure, literals, numbers, string escapes and control
+/// characters; nesting deeper than `maxDepth` counts as invalid.
+struct StrictJSON {
+    private let bytes: [UInt8]
+    private var index = 0
+    private let maxDepth: Int
+
+    static func isValid(_ bytes: [UInt8], maxDepth: Int = 256) -> Bool {
+        var parser = StrictJSON(bytes: bytes, maxDepth: maxDepth)
+        parser.skipSpace()
+        guard parser.value(depth: 0) else { return false }
+        parser.skipSpace()
+        return parser.index == bytes.count
+    }
+
+    private init(bytes: [UInt8], maxDepth: Int) {
+        self.bytes = bytes
+        self.maxDepth = maxDepth
+    }
+
+    private var current: UInt8? { index < bytes.count ? bytes[index] : nil }
+
+    private mutating func skipSpace() {
+        while let byte = current, byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { index += 1 }
+    }
+
+    private mutating func consume(_ byte: UInt8) -> Bool {
+        guard current == byte else { return false }
+        index += 1
+        return true
+    }
+
+    private mutating func value(depth: Int) -> Bool {
+        guard depth < maxDepth, let byte = current else { return false }
+        switch byte {
+        case UInt8(ascii: "{"): return object(depth: depth + 1)
+        case UInt8(ascii: "["): return array(depth: depth + 1)
+        case UInt8(ascii: "\""): return string()
+        case UInt8(ascii: "t"): return literal("true")
+        case UInt8(ascii: "f"): return literal("false")
+        case UInt8(ascii: "n"): return literal("null")
+        default: return number()
+        }
+    }
+
+    private mutating func object(depth: Int) -> Bool {
+        index += 1
+        skipSpace()
+        if consume(UInt8(ascii: "}")) { return true }
+        while true {
+            skipSpace()
+            guard string() else { return false }
+            skipSpace()
+            guard consume(UInt8(ascii: ":")) else { return false }
+            skipSpace()
+            guard value(depth: depth) else { return false }
+            skipSpace()
+            if consume(UInt8(ascii: "}")) { return true }
+            guard consume(UInt8(ascii: ",")) else { return false }
+        }
+    }
+
+    private mutating func array(depth: Int) -> Bool {
+        index += 1
+        skipSpace()
+        if consume(UInt8(ascii: "]")) { return true }
+        while true {
+            skipSpace()
+            guard value(depth: depth) else { return false }
+            skipSpace()
+            if consume(UInt8(ascii: "]")) { return true }
+            guard consume(UInt8(ascii: ",")) else { return false }
+        }
+    }
+
+    private mutating func literal(_ text: StaticString) -> Bool {
+        var ok = true
+        text.withUTF8Buffer { expected in
+            for byte in expected where !consume(byte) {
+                ok = false
+                return
+            }
+        }
+        return ok
+    }
+
+    private mutating func string() -> Bool {
+        guard consume(UInt8(ascii: "\"")) else { return false }
+        while let byte = current {
+            index += 1
+            switch byte {
+            case UInt8(ascii: "\""): return true
+            case UInt8(ascii: "\\"):
+                guard let escape = current else { return false }
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                     UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    continue
+                case UInt8(ascii: "u"):
+                    for _ in 0..<4 {
+                        guard let hex = current, (0x30...0x39).contains(hex) || (0x41...0x46).contains(hex) || (0x61...0x66).contains(hex)
+                        else { return false }
+                        index += 1
+                    }
+                default: return false
+                }
+            case 0x00..<0x20: return false
+            default: continue
+            }
+        }
+        return false
+    }
+
+    private mutating func digits() -> Int {
+        var count = 0
+        while let byte = current, byte >= 0x30, byte <= 0x39 {
+            index += 1
+            count += 1
+        }
+        return count
+    }
+
+    private mutating func number() -> Bool {
+        _ = consume(UInt8(ascii: "-"))
+        if consume(UInt8(ascii: "0")) {
+            // no leading zeros
+        } else if digits() == 0 {
+            return false
+        }
+        if consume(UInt8(ascii: ".")) && digits() == 0 { return false }
+        if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
+            index += 1
+            if !consume(UInt8(ascii: "+")) { _ = consume(UInt8(ascii: "-")) }
+            if digits() == 0 { return false }
+        }
+        return true
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+
+/// One HTTP/2 request to APNs and its answer, as the sender saw them.
+public struct APNsExchange: Sendable, Equatable {
+    public struct Request: Sendable, Equatable {
+        /// The `:path`, `/3/device/<token>`.
+        public var path: String
+        /// Request headers (`apns-id`, `apns-topic`, `apns-push-type`,
+        /// `apns-priority`, …); names are matched without regard to case.
+        public var headers: [String: String]
+        /// The JSON payload exactly as sent.
+        public var payload: Data
+
+        public init(path: String, headers: [String: String], payload: Data) {
+            self.path = path
+            self.headers = headers
+            self.payload = payload
+        }
+
+        /// The device (or push-to-start) token: what follows `/3/device/`.
+        public var deviceToken: String {
+            let prefix = "/3/device/"
+            if path.hasPrefix(prefix) { return String(path.dropFirst(prefix.count)) }
+            return path.split(separator: "/").last.map(String.init) ?? ""
+        }
+    }
+
+    public struct Response: Sendable, Equatable {
+        public var status: Int
+        public var headers: [String: String]
+        /// The JSON body APNs sent (`{"reason":"BadDeviceToken"}`; empty on 200).
+        public var body: Data
+
+        public init(status: Int, headers: [String: String] = [:], body: Data = Data()) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+        }
+    }
+
+    public var sentAt: Date
+    public var request: Request
+    /// nil when no answer came (timeout, connection reset): status 0.
+    public var response: Response?
+    /// What went wrong when there is no response (`"timeout"`, `"connection reset"`).
+    public var transportError: String?
+    /// Seconds from sending the request to the answer (or the failure).
+    public var latency: TimeInterval?
+
+    public init(sentAt: Date, request: Request, response: Response?, transportError: String? = nil, latency: TimeInterval? = nil) {
+        self.sentAt = sentAt
+        self.request = request
+        self.response = response
+        self.transportError = transportError
+        self.latency = latency
+    }
+}
+
+extension Dictionary where Key == String, Value == String {
+    /// The value of a header, its name compared without regard to case.
+    func header(_ name: String) -> String? {
+        if let exact = self[name] { return exact }
+        let lower = name.lowercased()
+        return first { $0.key.lowercased() == lower }?.value
+    }
+}

@@ -1,0 +1,41 @@
+import ArgumentParser
+import ArrivalSender
+import Foundation
+
+struct CheckPayload: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check-payload",
+        abstract: "Check one APNs Live Activity payload before sending it.",
+        discussion: """
+            Reports a payload over 4096 bytes (error) or over 3584 (warning), a missing or bad aps.event, \
+            aps.timestamp (missing, in milliseconds, more than 8 hours ahead) or aps.content-state, and, with \
+            --topic, a topic without the .push-type.liveactivity suffix. Each finding is printed with its level.
+            Exit codes: 0 no errors (warnings allowed), 1 at least one error, 2 bad usage or an unreadable file.
+            """
+    )
+
+    @Option(help: "The apns-topic the payload will be sent to (checked for the .push-type.liveactivity suffix).")
+    var topic: String?
+
+    @Argument(help: "The payload file, or - for standard input.")
+    var file: String
+
+    func run() throws {
+        let payload: Data
+        if file == "-" {
+            payload = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                printError("cannot read '\(file)': check that the file exists and is readable, or pass - to read standard input.")
+                throw ExitCode(2)
+            }
+            payload = data
+        }
+        let findings = PayloadCheck.check(payload: payload, topic: topic)
+        for finding in findings { print(finding.description) }
+        let errors = findings.filter { $0.level == .error }.count
+        let warnings = findings.count - errors
+        print("\(file == "-" ? "<stdin>" : file): \(payload.count) bytes, \(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s")")
+        if errors > 0 { throw ExitCode(1) }
+    }
+}

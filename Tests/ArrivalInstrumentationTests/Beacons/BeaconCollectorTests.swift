@@ -1,0 +1,221 @@
+import ArrivalKit
+import Foundation
+import Testing
+@testable import ArrivalBeacons
+
+@Suite("BeaconCollector", .timeLimit(.minutes(1)))
+struct BeaconCollectorTests {
+    /// 2026-11-21T08:00:00Z
+    static let morning = date(ms: 1_795_248_000_000)
+
+    private func put(_ text: String, at relative: String, in container: URL) throws {
+        let url = container.appendingPathComponent("LiveActivityBeacons/" + relative)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: url)
+    }
+
+    private func render(_ activity: String, _ seq: Int) -> String {
+        String(decoding: RenderBeacon(activityID: activity, seq: seq, renderedAt: Self.morning).jsonLine(), as: UTF8.self)
+    }
+
+    @Test("Closed means rotated, an earlier day, or a process that is gone; live files, hidden and foreign files stay")
+    func closedFiles() throws {
+        let container = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: container) }
+        let files = [
+            "2026-11-20/widget-300.jsonl",   // yesterday: closed although 300 is alive
+            "2026-11-21/widget-300.jsonl",   // today, alive: open
+            "2026-11-21/widget-300.2.jsonl", // rotated: closed
+            "2026-11-21/widget-200.jsonl",   // today, process gone: closed
+            "2026-11-21/app-100.jsonl",      // this process's own live file: open
+            "2026-11-21/.widget-200.jsonl",  // hidden: not ours
+            "2026-11-21/notes.txt",          // not a beacon file
+            "not-a-day/widget-200.jsonl",    // not a day directory
+        ]
+        for file in files { try put(render("a", 1), at: file, in: container) }
+        let collector = BeaconCollector(container: container, processID: 100, now: { Self.morning },
+                                        isProcessAlive: { $0 == 300 || $0 == 100 })
+        #expect(collector.closedFiles() == [
+            "2026-11-20/widget-300.jsonl", "2026-11-21/widget-200.jsonl", "2026-11-21/widget-300.2.jsonl",
+        ])
+        // 30 s after midnight yesterday's files are not closed yet (a write may still be landing);
+        // 2 minutes after, they are.
+        let justAfterMidnight = BeaconCollector(container: container, processID: 100, now: { date(ms: 1_795_305_630_000) },
+                                                isProcessAlive: { _ in true })
+        #expect(justAfterMidnight.closedFiles() == ["2026-11-20/widget-300.jsonl", "2026-11-21/widget-300.2.jsonl"])
+        let later = BeaconCollector(container: container, processID: 100, now: { date(ms: 1_795_305_720_000) },
+                                    isProcessAlive: { _ in true })
+        #expect(later.closedFiles().count == 5)  // every beacon file of both days, live or not
+    }
+
+    @Test("The default liveness check: a running process's file stays, an exited one's is collected")
+    func realProcesses() throws {
+        let container = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: container) }
+        let done = try run("beacon-stress", ["write", container.path, "self", "exited", "10"])
+        #expect(done.status == 0)
+        let running = Process()
+        running.executableURL = try builtProduct("beacon-stress")
+        running.arguments = ["write", container.path, "self", "running", "0"]
+        let out = Pipe()
+        running.standardOutput = out
+        try running.run()
+        defer {
+            kill(running.processIdentifier, SIGKILL)
+            running.waitUntilExit()
+        }
+        #expect(String(decoding: out.fileHandleForReading.readData(ofLength: 8), as: UTF8.self) == "running\n")
+        // A clock in the past, so today's files cannot be closed by date even across midnight:
+        // only the pid rule, with the real kill(pid, 0), decides.
+        let collector = BeaconCollector(container: container, now: { date(ms: 0) })
+        let closed = collector.closedFiles()
+        #expect(closed.count == 1)
+        #expect(closed.allSatisfy { !$0.hasSuffix("widget-\(running.processIdentifier).jsonl") })
+        let batch = try #require(collector.makeBatch())
+        #expect(batch.lines == 10)
+    }
+
+    @Test("Collector → gzip batch → ingest (library and `arrival ingest`) round-trips every record, across rotated files and days")
+    func roundTrip() throws {
+        let container = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: container) }
+        let clock = TestClock(date(ms: 1_795_305_000_000))  // 2026-11-21T23:50:00Z
+        let widget = BeaconWriter(.init(container: container, role: .widget, processID: 501, maxFileBytes: 50_000,
+                                        maxPending: 10_000, now: { clock.now }))
+        let app = BeaconWriter(.init(container: container, role: .app, processID: 502, maxPending: 10_000, now: { clock.now }))
+        var expectedRenders: Set<String> = []
+        for seq in 0..<1500 {
+            let activity = "activity-\(seq % 17)"
+            widget.write(RenderBeacon(activityID: activity, seq: seq, renderedAt: Self.morning, surface: "lock_screen"))
+            app.write(CallbackReport(.contentUpdate(activityID: activity, seq: seq), receivedAt: Self.morning))
+            expectedRenders.insert("\(activity)#\(seq)")
+            if seq == 700 {
+                widget.flush()
+                app.flush()
+                clock.advance(by: 900)  // past midnight: the rest goes to 2026-11-22
+            }
+        }
+        widget.flush()
+        app.flush()
+        // Both processes gone (the pids are made up).
+        let collector = BeaconCollector(container: container, maxBatchBytes: 100 << 20, now: { clock.now },
+                                        isProcessAlive: { _ in false })
+        let batch = try #require(collector.makeBatch())
+        #expect(batch.files.count >= 6)  // two days, rotated widget files
+        #expect(batch.gzip.count * 5 < batch.files.reduce(0) { $0 + $1.bytes })  // compressed, not just wrapped
+        let path = container.path + "/" + batch.suggestedFileName
+        try batch.gzip.write(to: URL(fileURLWithPath: path))
+        let outcomes = try decodeLines(path: path)
+        let renders = outcomes.compactMap { $0.render }.map { "\($0.activityID)#\($0.seq)" }
+        #expect(Set(renders) == expectedRenders && renders.count == 1500)
+        let (summary, report) = try ingest([path])
+        #expect(summary.records == [.render: 1500, .callback: 1500])
+        #expect(summary.malformedLines == 0)
+        #expect(report.dataQuality.duplicateRecords == 0)
+        // The same through the command line.
+        let cli = try run("arrival", ["ingest", path, "--db", container.path + "/cli.sqlite"])
+        #expect(cli.status == 0)
+        #expect(cli.stdout.contains("new records: 3000 (apns 0, render 1500, callback 1500)"))
+        #expect(cli.stdout.contains("malformed lines: 0"))
+    }
+
+    @Test("A failed upload keeps every file and the next batch is the same bytes; a confirmed one deletes them")
+    func failedUploadKeepsFiles() throws {
+        let container = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: container) }
+        try put(render("a", 1) + render("a", 2), at: "2026-11-20/widget-9.jsonl", in: container)
+        try put(render("b", 1), at: "2026-11-21/widget-9.1.jsonl", in: container)
+        try put(render("c", 1), at: "2026-11-21/widget-9.jsonl", in: container)  // live
+        let collector = BeaconCollector(container: container, processID: 1, now: { Self.morning }, isProcessAlive: { _ in true })
+        let first = try #require(collector.makeBatch())
+        // The upload failed: nothing confirmed.
+        let second = try #require(collector.makeBatch())
+        #expect(first == second)
+        #expect(collector.closedFiles().count == 2)
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Uploaded twice under two names: the pipeline skips the second whole.
+        for name in ["upload-1.jsonl.gz", "upload-2.jsonl.gz"] {
+            try second.gzip.write(to: directory.appendingPathComponent(name))
+        }
+        let (summary, report) = try ingest([directory.path])
+        #expect(summary.records[.render] == 3)
+        #expect(report.dataQuality.filesSkippedAsDuplicate == 1)
+        #expect(collector.confirmUpload(of: second) == 2)
+        #expect(collector.makeBatch() == nil)
+        let root = container.path + "/LiveActivityBeacons"
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root) == ["2026-11-21"])  // the empty past day is gone
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/2026-11-21") == ["widget-9.jsonl"])
+    }
+
+    @Test("A file that grew after it was batched is not deleted on confirmation")
+    func grownFileKept() throws {
+        let container = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: container) }
+        try put(render("a", 1), at: "2026-11-20/widget-9.jsonl", in: container)
+        let collector = BeaconCollector(container: container, now: { Self.morning })
+        let batch = try #require(collector.makeBatch())
+        let handle = try FileHandle(forWritingTo: container.appendingPathComponent("LiveActivityBeacons/2026-11-20/widget-9.jsonl"))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(render("a", 2).utf8))
+        try handle.close()
+        #expect(collector.confirmUpload(of: batch) == 0)
+        #expect(collector.makeBatch()?.lines == 2)
+    }
+
+    @Test("A torn last line ends at its file: the next file's first record is kept")
+    func tornFileInBatch() throws {
+        let container = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: container) }
+        try put(render("a", 1) + #"{"v":1,"kind":"render","activity_id":"a","seq":2,"rend"#, at: "2026-11-20/widget-1.jsonl", in: container)
+        try put(render("b", 1), at: "2026-11-20/widget-2.jsonl", in: container)
+        let batch = try #require(BeaconCollector(container: container, now: { Self.morning }).makeBatch())
+        #expect(batch.files.map(\.endedTorn) == [true, false])
+        let path = container.path + "/batch.jsonl.gz"
+        try batch.gzip.write(to: URL(fileURLWithPath: path))
+        let (summary, _) = try ingest([path])
+        #expect(summary.records[.render] == 2)
+        #expect(summary.malformedByCause == [.invalidJSON: 1])
+    }
+
+    @Test("The gzip encoder: CRC-32 check value, and gunzip restores inputs of every shape byte for byte")
+    func gzip() throws {
+        #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)
+        #expect(CRC32.checksum([]) == 0)
+        var random = SystemRandomNumberGenerator()
+        let beaconLines = (0..<3000).flatMap {
+            RenderBeacon(activityID: "activity-\($0 % 23)", seq: $0, renderedAt: date(ms: 1_795_248_000_000 + Int64($0) * 997),
+                         surface: "lock_screen", device: DeviceInfo(deviceID: "4f3a9c1e2b7d6a05", osVersion: "18.1")).jsonLine()
+        }
+        let inputs: [(String, [UInt8])] = [
+            ("empty", []),
+            ("one byte", [0x41]),
+            ("two bytes", [0x41, 0x42]),
+            ("a run of 100,000 equal bytes (length 258, distance 1)", Array(repeating: 0x61, count: 100_000)),
+            ("random bytes (no matches, 9-bit literals)", (0..<70_000).map { _ in UInt8.random(in: 0...255, using: &random) }),
+            ("beacon lines (%d bytes)", beaconLines),
+            ("a block repeated 40 KiB later (beyond the window)", {
+                let block = (0..<5000).map { _ in UInt8.random(in: 0...255, using: &random) }
+                return block + Array(repeating: 0x20, count: 40_000) + block
+            }()),
+        ]
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for (name, input) in inputs {
+            let path = directory.appendingPathComponent("input.gz")
+            let compressed = GzipEncoder.gzip(input)
+            try Data(compressed).write(to: path)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["gzip", "-dc", path.path]
+            let out = Pipe()
+            process.standardOutput = out
+            try process.run()
+            let restored = out.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "gunzip rejected: \(name)")
+            #expect(Array(restored) == input, "\(name)")
+        }
+        #expect(GzipEncoder.gzip(beaconLines).count * 5 < beaconLines.count)  // JSON lines shrink at least 5×
+    }
+}
