@@ -51,13 +51,48 @@ struct DeliveryAnalysis {
     struct RequestTally {
         var total = 0, accepted = 0, oversizeFailures = 0, oversizeRisk = 0, unattributed = 0, withoutSeq = 0
         var byReason: [ExactString: Int] = [:]
+
+        /// Counts one request of the window (contract 4, `requests` and two `data_quality` counts).
+        mutating func add(status: Int64, reason: String?, payloadBytes: Int64?, attributed: Bool, hasSeq: Bool) {
+            total += 1
+            if status == 200 {
+                accepted += 1
+                if let payloadBytes, payloadBytes > 3584 { oversizeRisk += 1 }
+            } else {
+                let key = reason ?? (status == 0 ? "NoResponse" : "HTTP\(status)")
+                byReason[ExactString(key), default: 0] += 1
+            }
+            if status == 413 || reason == "PayloadTooLarge" { oversizeFailures += 1 }
+            if !attributed { unattributed += 1 }
+            if !hasSeq { withoutSeq += 1 }
+        }
+
+        /// Adds another tally (of a disjoint set of requests).
+        mutating func merge(_ other: RequestTally) {
+            total += other.total
+            accepted += other.accepted
+            oversizeFailures += other.oversizeFailures
+            oversizeRisk += other.oversizeRisk
+            unattributed += other.unattributed
+            withoutSeq += other.withoutSeq
+            byReason.merge(other.byReason, uniquingKeysWith: +)
+        }
     }
 
     private(set) var requests = RequestTally()
+    /// The same tally for every UTC day (key: ``utcDay(of:)``) and every
+    /// hour (key: ``utcHour(of:)``) of all stored requests, so reports of
+    /// several whole days (trends, comparisons with earlier days) come from
+    /// this one pass instead of one analysis per day.
+    private(set) var requestsByDay: [Int64: RequestTally] = [:]
+    private(set) var requestsByHour: [Int64: RequestTally] = [:]
 
     // MARK: - Building
 
-    init(connection: Connection, window: ReportWindow?) throws {
+    /// Analyses every stored update; `requests` tallies the requests of
+    /// `window`; with `tallyByDayAndHour`, `requestsByDay` and
+    /// `requestsByHour` tally every request as well.
+    init(connection: Connection, window: ReportWindow?, tallyByDayAndHour: Bool = false) throws {
         let from = window?.from ?? Int64.min
         let to = window?.to ?? Int64.max
         let owners = try Self.tokenOwners(connection)
@@ -76,18 +111,15 @@ struct DeliveryAnalysis {
             let accepted = status == 200
             let seq = row.optionalInt(7)
             let activityName = row.string(6) ?? row.string(5).flatMap { owners[ExactString($0)] }
+            let payloadBytes = row.optionalInt(10)
             if sentAt >= from && sentAt < to {
-                requests.total += 1
-                if accepted {
-                    requests.accepted += 1
-                    if let bytes = row.optionalInt(10), bytes > 3584 { requests.oversizeRisk += 1 }
-                } else {
-                    let key = reason ?? (status == 0 ? "NoResponse" : "HTTP\(status)")
-                    requests.byReason[ExactString(key), default: 0] += 1
-                }
-                if status == 413 || reason == "PayloadTooLarge" { requests.oversizeFailures += 1 }
-                if activityName == nil { requests.unattributed += 1 }
-                if seq == nil { requests.withoutSeq += 1 }
+                requests.add(status: status, reason: reason, payloadBytes: payloadBytes, attributed: activityName != nil, hasSeq: seq != nil)
+            }
+            if tallyByDayAndHour {
+                requestsByDay[utcDay(of: sentAt), default: RequestTally()].add(
+                    status: status, reason: reason, payloadBytes: payloadBytes, attributed: activityName != nil, hasSeq: seq != nil)
+                requestsByHour[utcHour(of: sentAt), default: RequestTally()].add(
+                    status: status, reason: reason, payloadBytes: payloadBytes, attributed: activityName != nil, hasSeq: seq != nil)
             }
             guard let activityName, let seq else { return }
             let activity = intern(activity: activityName)
@@ -277,6 +309,18 @@ struct DeliveryAnalysis {
             start = end
         }
     }
+}
+
+/// The UTC day of a time in milliseconds: days since 1970-01-01 (floor).
+@inline(__always)
+func utcDay(of milliseconds: Int64) -> Int64 {
+    milliseconds >= 0 ? milliseconds / 86_400_000 : (milliseconds + 1) / 86_400_000 - 1
+}
+
+/// The UTC hour of a time in milliseconds: hours since the epoch (floor).
+@inline(__always)
+func utcHour(of milliseconds: Int64) -> Int64 {
+    milliseconds >= 0 ? milliseconds / 3_600_000 : (milliseconds + 1) / 3_600_000 - 1
 }
 
 /// An open-addressing index from (activity, seq) to a position in the

@@ -10,16 +10,46 @@ public struct ReportBuilder {
 
     public func build(window: ReportWindow?) throws -> Report {
         let connection = store.connection
-        var report = Report(window: window)
-        let from = window?.from ?? Int64.min
-        let to = window?.to ?? Int64.max
-
         // One read transaction: a consistent snapshot even while an ingest commits.
         try connection.execute("BEGIN")
         defer { try? connection.execute("ROLLBACK") }
         let analysis = try DeliveryAnalysis(connection: connection, window: window)
+        let from = window?.from ?? Int64.min
+        let to = window?.to ?? Int64.max
+        var report = Self.report(
+            of: analysis, keys: BreakdownKeys(analysis), window: window, requests: analysis.requests,
+            updates: analysis.updates.indices.lazy.filter { analysis.updates[$0].at >= from && analysis.updates[$0].at < to })
+        try Self.storeWideQuality(connection).apply(to: &report)
+        return report
+    }
 
-        let tally = analysis.requests
+    /// The breakdown key of every activity's OS and app version and of every
+    /// update's priority, numbered once per analysis so that a report of
+    /// each of several windows does not hash strings per update.
+    struct BreakdownKeys {
+        var osOfActivity: [Int32] = []
+        var appVersionOfActivity: [Int32] = []
+        var versions = Interner()
+
+        init(_ analysis: DeliveryAnalysis) {
+            let unknown = versions.intern("unknown")
+            osOfActivity.reserveCapacity(analysis.activities.count)
+            appVersionOfActivity.reserveCapacity(analysis.activities.count)
+            for activity in analysis.activities {
+                osOfActivity.append(activity.os.map { versions.intern($0.value) } ?? unknown)
+                appVersionOfActivity.append(activity.appVersion.map { versions.intern($0.value) } ?? unknown)
+            }
+        }
+    }
+
+    /// The report of `window` from an analysis: `requests` is the tally of
+    /// the window's requests, `updates` the indices of its updates. Leaves
+    /// the store-wide data-quality counts at zero.
+    static func report(
+        of analysis: DeliveryAnalysis, keys: BreakdownKeys, window: ReportWindow?,
+        requests tally: DeliveryAnalysis.RequestTally, updates: some Sequence<Int>
+    ) -> Report {
+        var report = Report(window: window)
         report.requests.total = tally.total
         report.requests.accepted = tally.accepted
         report.requests.rejected = tally.total - tally.accepted
@@ -30,18 +60,19 @@ public struct ReportBuilder {
         report.dataQuality.apnsWithoutSeq = tally.withoutSeq
 
         var byApp: [Int32: UpdateCounts] = [:]
-        var byPriority: [ExactString: UpdateCounts] = [:]
-        var byOS: [ExactString: UpdateCounts] = [:]
-        var byAppVersion: [ExactString: UpdateCounts] = [:]
+        var byPriority: [Int64?: UpdateCounts] = [:]
+        var byOS: [Int32: UpdateCounts] = [:]
+        var byAppVersion: [Int32: UpdateCounts] = [:]
         var latencies: [Int64] = []
         var renderedActivities = Set<Int32>()
-        for update in analysis.updates where update.at >= from && update.at < to {
-            let activity = analysis.activities[Int(update.activity)]
+        for index in updates {
+            let update = analysis.updates[index]
+            let activity = Int(update.activity)
             report.updates.count(update)
             byApp[update.app, default: UpdateCounts()].count(update)
-            byPriority[ExactString(update.priority.map { String($0) } ?? "unknown"), default: UpdateCounts()].count(update)
-            byOS[ExactString(activity.os?.value ?? "unknown"), default: UpdateCounts()].count(update)
-            byAppVersion[ExactString(activity.appVersion?.value ?? "unknown"), default: UpdateCounts()].count(update)
+            byPriority[update.priority, default: UpdateCounts()].count(update)
+            byOS[keys.osOfActivity[activity], default: UpdateCounts()].count(update)
+            byAppVersion[keys.appVersionOfActivity[activity], default: UpdateCounts()].count(update)
             guard update.outcome == .rendered, let rendered = update.firstRenderedAt else { continue }
             report.callbacks.contentUpdateExpected += 1
             if update.hasContentCallback { report.callbacks.contentUpdateReceived += 1 }
@@ -53,9 +84,11 @@ public struct ReportBuilder {
         report.callbacks.tokenExpected = renderedActivities.count
         report.callbacks.tokenReceived = renderedActivities.filter { analysis.activities[Int($0)].hasTokenCallback }.count
         report.breakdowns["app"] = Dictionary(uniqueKeysWithValues: byApp.map { (analysis.apps[Int($0.key)], $0.value) })
-        report.breakdowns["priority"] = byPriority
-        report.breakdowns["os_version"] = byOS
-        report.breakdowns["app_version"] = byAppVersion
+        report.breakdowns["priority"] = Dictionary(uniqueKeysWithValues: byPriority.map {
+            (ExactString($0.key.map { String($0) } ?? "unknown"), $0.value)
+        })
+        report.breakdowns["os_version"] = Dictionary(uniqueKeysWithValues: byOS.map { (keys.versions[Int($0.key)], $0.value) })
+        report.breakdowns["app_version"] = Dictionary(uniqueKeysWithValues: byAppVersion.map { (keys.versions[Int($0.key)], $0.value) })
 
         latencies.sort()
         report.latency = Report.Latency(
@@ -63,20 +96,36 @@ public struct ReportBuilder {
             p50: nearestRank(latencies, percent: 50),
             p90: nearestRank(latencies, percent: 90),
             p99: nearestRank(latencies, percent: 99))
+        return report
+    }
 
-        // Data quality over everything ingested, whatever the window.
+    /// The data-quality counts that cover everything ingested, whatever the window.
+    struct StoreWideQuality {
+        var malformedByCause: [ExactString: Int] = [:]
+        var duplicateRecords = 0
+        var filesSkippedAsDuplicate = 0
+
+        func apply(to report: inout Report) {
+            report.dataQuality.malformedByCause = malformedByCause
+            report.dataQuality.duplicateRecords = duplicateRecords
+            report.dataQuality.filesSkippedAsDuplicate = filesSkippedAsDuplicate
+        }
+    }
+
+    static func storeWideQuality(_ connection: Connection) throws -> StoreWideQuality {
+        var quality = StoreWideQuality()
         let malformed = try connection.prepare("SELECT cause, count(*) FROM malformed_lines GROUP BY cause")
         try malformed.forEach { row in
-            report.dataQuality.malformedByCause[ExactString(row.string(0) ?? ""), default: 0] += Int(row.int(1))
+            quality.malformedByCause[ExactString(row.string(0) ?? ""), default: 0] += Int(row.int(1))
         }
         let files = try connection.prepare("""
             SELECT (SELECT coalesce(sum(duplicate_count), 0) FROM files), (SELECT count(*) FROM skipped_files)
             """)
         try files.forEach { row in
-            report.dataQuality.duplicateRecords = Int(row.int(0))
-            report.dataQuality.filesSkippedAsDuplicate = Int(row.int(1))
+            quality.duplicateRecords = Int(row.int(0))
+            quality.filesSkippedAsDuplicate = Int(row.int(1))
         }
-        return report
+        return quality
     }
 }
 
