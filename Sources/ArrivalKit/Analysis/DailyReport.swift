@@ -145,6 +145,9 @@ public struct DailyReportBuilder {
     ///     last day, or at the last day in the store.
     public func build(window: ReportWindow?, trendDays: Int? = nil) throws -> DailyReport {
         let connection = store.connection
+        // Map the file for this read: the analysis reads every row of the three record tables.
+        try connection.execute("PRAGMA mmap_size = 4294967296")
+        defer { try? connection.execute("PRAGMA mmap_size = 0") }
         try connection.execute("BEGIN")
         defer { try? connection.execute("ROLLBACK") }
         let analysis = try DeliveryAnalysis(connection: connection, window: window, tallyByDayAndHour: true)
@@ -196,7 +199,8 @@ public struct DailyReportBuilder {
             if analysis.requestsByDay[day - 1] != nil { daily.previousDay = dayReport(day - 1) }
             daily.previousWeek = (1...7).map { day - Int64($0) }.filter { analysis.requestsByDay[$0] != nil }.map(dayReport)
         }
-        daily.trend = trendDayList.map(dayReport)
+        // The window's own day, when the trend includes it, is the report already made.
+        daily.trend = trendDayList.map { $0 == daily.day ? daily.report : dayReport($0) }
 
         Self.fillBuckets(&daily, analysis: analysis, updates: inWindow, window: window)
         Self.fillLatency(&daily, analysis: analysis, updates: inWindow)
@@ -280,7 +284,9 @@ public struct DailyReportBuilder {
             if update.outcome != .rendered && update.outcome != .superseded { missed[update.activity, default: 0] += 1 }
         }
         daily.activitiesMissingUpdates = missed.count
-        let worst = missed.sorted { a, b in
+        // The top N by count (ties by activity id): sort only those at or above the N-th count.
+        let threshold = missed.values.sorted(by: >).prefix(DailyReport.topActivities).last ?? 0
+        let worst = missed.filter { $0.value >= threshold }.sorted { a, b in
             a.value != b.value ? a.value > b.value : analysis.activityNames[Int(a.key)] < analysis.activityNames[Int(b.key)]
         }.prefix(DailyReport.topActivities).map(\.key)
         guard !worst.isEmpty else { return }
@@ -332,44 +338,51 @@ public struct DailyReportBuilder {
             }
             timelines[update.activity] = timeline
         }
-        // Their requests (with the activity resolved through push-token callbacks) and renders.
-        let ids = worst.map { analysis.activityNames[Int($0)].text }
-        let placeholders = Array(repeating: "?", count: ids.count).joined(separator: ", ")
-        let requests = try connection.prepare("""
-            SELECT r.activity_id, r.seq, r.sent_at, r.status, r.reason, r.apns_id, r.payload_bytes
-            FROM (SELECT coalesce(a.activity_id, t.activity_id) AS activity_id, a.seq, a.sent_at, a.status, a.reason,
-                         a.apns_id, a.payload_bytes
-                  FROM apns AS a
-                  LEFT JOIN token_owner AS t ON a.activity_id IS NULL AND t.push_token = a.push_token) AS r
-            WHERE r.activity_id IN (\(placeholders)) AND r.seq IS NOT NULL
-            ORDER BY r.sent_at, r.apns_id
+        // Their requests (with the activity resolved through push-token callbacks) and renders, by row id.
+        let requestIDs = analysis.requestRows.filter { worstSet.contains($0.activity) }
+        let request = try connection.prepare("""
+            SELECT seq, sent_at, status, reason, apns_id, payload_bytes FROM apns WHERE id = ?
             """)
-        for (i, id) in ids.enumerated() { requests.bind(Int32(i + 1), id) }
-        try requests.forEach { row in
-            guard let name = row.string(0), let activity = analysis.activityNames.id(of: name),
-                  let step = stepIndex[activity]?[row.int(1)] else { return }
-            timelines[activity]?.steps[step].requests.append(DailyReport.RequestAnswer(
-                sentAt: row.int(2), status: row.int(3), reason: row.string(4), apnsID: row.string(5) ?? "",
-                payloadBytes: row.optionalInt(6)))
+        var answers: [(activity: Int32, seq: Int64, answer: DailyReport.RequestAnswer)] = []
+        for (id, activity) in requestIDs {
+            request.bind(1, id)
+            if try request.step() {
+                answers.append((activity, request.int(0), DailyReport.RequestAnswer(
+                    sentAt: request.int(1), status: request.int(2), reason: request.string(3), apnsID: request.string(4) ?? "",
+                    payloadBytes: request.optionalInt(5))))
+            }
+            request.reset()
         }
-        let renders = try connection.prepare("""
-            SELECT activity_id, seq, surface, device_id FROM renders WHERE activity_id IN (\(placeholders))
-            ORDER BY rendered_at
-            """)
-        for (i, id) in ids.enumerated() { renders.bind(Int32(i + 1), id) }
-        try renders.forEach { row in
-            guard let name = row.string(0), let activity = analysis.activityNames.id(of: name),
-                  var timeline = timelines[activity] else { return }
-            if let device = row.string(3), !timeline.devices.contains(where: { $0.utf8.elementsEqual(device.utf8) }) {
+        answers.sort { a, b in
+            a.answer.sentAt != b.answer.sentAt ? a.answer.sentAt < b.answer.sentAt : a.answer.apnsID.utf8.lexicographicallyPrecedes(b.answer.apnsID.utf8)
+        }
+        for (activity, seq, answer) in answers {
+            guard let step = stepIndex[activity]?[seq] else { continue }
+            timelines[activity]?.steps[step].requests.append(answer)
+        }
+        let renderIDs = analysis.renderRows.filter { worstSet.contains($0.activity) }
+        let render = try connection.prepare("SELECT seq, surface, device_id, rendered_at FROM renders WHERE id = ?")
+        var sightings: [(activity: Int32, seq: Int64, surface: String?, device: String?, at: Int64)] = []
+        for (id, activity) in renderIDs {
+            render.bind(1, id)
+            if try render.step() {
+                sightings.append((activity, render.int(0), render.string(1), render.string(2), render.int(3)))
+            }
+            render.reset()
+        }
+        sightings.sort { $0.at < $1.at }
+        for sighting in sightings {
+            guard var timeline = timelines[sighting.activity] else { continue }
+            if let device = sighting.device, !timeline.devices.contains(where: { $0.utf8.elementsEqual(device.utf8) }) {
                 timeline.devices.append(device)
             }
-            if let step = stepIndex[activity]?[row.int(1)] {
-                let surface = row.string(2) ?? "unknown surface"
+            if let step = stepIndex[sighting.activity]?[sighting.seq] {
+                let surface = sighting.surface ?? "unknown surface"
                 if !timeline.steps[step].surfaces.contains(where: { $0.utf8.elementsEqual(surface.utf8) }) {
                     timeline.steps[step].surfaces.append(surface)
                 }
             }
-            timelines[activity] = timeline
+            timelines[sighting.activity] = timeline
         }
         daily.worstActivities = worst.compactMap { timelines[$0] }
     }

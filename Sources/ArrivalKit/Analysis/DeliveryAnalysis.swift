@@ -86,6 +86,11 @@ struct DeliveryAnalysis {
     /// this one pass instead of one analysis per day.
     private(set) var requestsByDay: [Int64: RequestTally] = [:]
     private(set) var requestsByHour: [Int64: RequestTally] = [:]
+    /// With `tallyByDayAndHour`: the activity of every request and render row
+    /// (by row id), so the HTML report fetches the rows of a few activities by
+    /// id instead of scanning the tables again.
+    private(set) var requestRows: [(row: Int64, activity: Int32)] = []
+    private(set) var renderRows: [(row: Int64, activity: Int32)] = []
 
     // MARK: - Building
 
@@ -98,6 +103,8 @@ struct DeliveryAnalysis {
         let owners = try Self.tokenOwners(connection)
         let pickApnsID = try connection.prepare("SELECT apns_id FROM apns WHERE id = ?")
 
+        var currentHour: Int64?
+        var currentHourTally = RequestTally()
         // Requests: tally the window, and pick each update's deciding request.
         let scan = try connection.prepare("""
             SELECT id, apns_id, sent_at, status, reason, push_token, activity_id, seq, event, aps_timestamp,
@@ -116,13 +123,19 @@ struct DeliveryAnalysis {
                 requests.add(status: status, reason: reason, payloadBytes: payloadBytes, attributed: activityName != nil, hasSeq: seq != nil)
             }
             if tallyByDayAndHour {
-                requestsByDay[utcDay(of: sentAt), default: RequestTally()].add(
-                    status: status, reason: reason, payloadBytes: payloadBytes, attributed: activityName != nil, hasSeq: seq != nil)
-                requestsByHour[utcHour(of: sentAt), default: RequestTally()].add(
+                // Rows come roughly in time order: keep the current hour's tally at hand.
+                let hour = utcHour(of: sentAt)
+                if hour != currentHour {
+                    if let currentHour { requestsByHour[currentHour] = currentHourTally }
+                    currentHour = hour
+                    currentHourTally = requestsByHour.removeValue(forKey: hour) ?? RequestTally()
+                }
+                currentHourTally.add(
                     status: status, reason: reason, payloadBytes: payloadBytes, attributed: activityName != nil, hasSeq: seq != nil)
             }
             guard let activityName, let seq else { return }
             let activity = intern(activity: activityName)
+            if tallyByDayAndHour { requestRows.append((row.int(0), activity)) }
             let event = row.string(8) ?? "update"
             let app = app(ofTopic: row.string(11))
             let candidate = Update(
@@ -139,15 +152,21 @@ struct DeliveryAnalysis {
             }
         }
 
+        if let currentHour { requestsByHour[currentHour] = currentHourTally }
+        for (hour, tally) in requestsByHour {
+            requestsByDay[utcDay(of: hour * 3_600_000), default: RequestTally()].merge(tally)
+        }
+
         // Renders: first render per update, activity start, device evidence.
-        let renders = try connection.prepare("SELECT activity_id, seq, rendered_at, os_version, app_version FROM renders")
+        let renders = try connection.prepare("SELECT activity_id, seq, rendered_at, os_version, app_version, id FROM renders")
         try renders.forEach { row in
             guard let name = row.string(0), let activity = activityNames.id(of: name) else { return }
+            if tallyByDayAndHour { renderRows.append((row.int(5), activity)) }
             let at = row.int(2)
             if let index = updateIndex.find(activity: activity, seq: row.int(1), in: updates) {
                 updates[index].firstRenderedAt = min(updates[index].firstRenderedAt ?? at, at)
             }
-            noteEvidence(activity: activity, at: at, os: row.string(3), appVersion: row.string(4))
+            noteEvidence(activity: activity, at: at, os: { row.string(3) }, appVersion: { row.string(4) })
         }
 
         // Callbacks: activity start, content-update and token callbacks, device evidence.
@@ -167,7 +186,7 @@ struct DeliveryAnalysis {
             default:
                 break
             }
-            noteEvidence(activity: activity, at: row.int(3), os: row.string(4), appVersion: row.string(5))
+            noteEvidence(activity: activity, at: row.int(3), os: { row.string(4) }, appVersion: { row.string(5) })
         }
         updateIndex = UpdateTable()
         decideOutcomes()
@@ -241,11 +260,18 @@ struct DeliveryAnalysis {
         return app
     }
 
-    private mutating func noteEvidence(activity: Int32, at: Int64, os: String?, appVersion: String?) {
+    /// Notes a render's or callback's time and device evidence; `os` and
+    /// `appVersion` are read only when they could be the earliest (most rows
+    /// come later than the activity's first evidence, and making a String per
+    /// row is most of the cost of a scan).
+    private mutating func noteEvidence(activity: Int32, at: Int64, os: () -> String?, appVersion: () -> String?) {
         let i = Int(activity)
         activities[i].startedAt = min(activities[i].startedAt ?? at, at)
-        if let os, Self.earlier((at, os), than: activities[i].os) { activities[i].os = (at, os) }
-        if let appVersion, Self.earlier((at, appVersion), than: activities[i].appVersion) {
+        if activities[i].os.map({ at <= $0.time }) ?? true, let os = os(), Self.earlier((at, os), than: activities[i].os) {
+            activities[i].os = (at, os)
+        }
+        if activities[i].appVersion.map({ at <= $0.time }) ?? true, let appVersion = appVersion(),
+           Self.earlier((at, appVersion), than: activities[i].appVersion) {
             activities[i].appVersion = (at, appVersion)
         }
     }
@@ -327,7 +353,16 @@ func utcHour(of milliseconds: Int64) -> Int64 {
 /// updates array: Swift's `Dictionary` spends most of its time in SipHash
 /// here, and this key is two integers.
 struct UpdateTable {
-    private var slots = [Int32](repeating: -1, count: 1 << 16)
+    /// A slot holds its key next to the index, so a probe reads one 16-byte
+    /// slot instead of following the index to a ~100-byte update (a cache
+    /// miss per probe on two million updates).
+    private struct Slot {
+        var index: Int32 = -1
+        var activity: Int32 = 0
+        var seq: Int64 = 0
+    }
+
+    private var slots = [Slot](repeating: Slot(), count: 1 << 16)
     private var count = 0
 
     @inline(__always)
@@ -342,34 +377,35 @@ struct UpdateTable {
     func find(activity: Int32, seq: Int64, in updates: [DeliveryAnalysis.Update]) -> Int? {
         let mask = slots.count - 1
         var i = Self.hash(activity, seq) & mask
-        while true {
-            let slot = slots[i]
-            if slot < 0 { return nil }
-            let u = updates[Int(slot)]
-            if u.activity == activity && u.seq == seq { return Int(slot) }
-            i = (i + 1) & mask
+        return slots.withUnsafeBufferPointer { slots in
+            while true {
+                let slot = slots[i]
+                if slot.index < 0 { return nil }
+                if slot.activity == activity && slot.seq == seq { return Int(slot.index) }
+                i = (i + 1) & mask
+            }
         }
     }
 
     /// Adds the update at `index` (its key must not be present yet).
     mutating func insert(_ index: Int, in updates: [DeliveryAnalysis.Update]) {
-        if (count + 1) * 2 > slots.count { grow(updates) }
-        place(Int32(index), updates)
+        if (count + 1) * 2 > slots.count { grow() }
+        let u = updates[index]
+        place(Slot(index: Int32(index), activity: u.activity, seq: u.seq))
         count += 1
     }
 
-    private mutating func place(_ index: Int32, _ updates: [DeliveryAnalysis.Update]) {
+    private mutating func place(_ slot: Slot) {
         let mask = slots.count - 1
-        let u = updates[Int(index)]
-        var i = Self.hash(u.activity, u.seq) & mask
-        while slots[i] >= 0 { i = (i + 1) & mask }
-        slots[i] = index
+        var i = Self.hash(slot.activity, slot.seq) & mask
+        while slots[i].index >= 0 { i = (i + 1) & mask }
+        slots[i] = slot
     }
 
-    private mutating func grow(_ updates: [DeliveryAnalysis.Update]) {
+    private mutating func grow() {
         let old = slots
-        slots = [Int32](repeating: -1, count: old.count * 2)
-        for index in old where index >= 0 { place(index, updates) }
+        slots = [Slot](repeating: Slot(), count: old.count * 2)
+        for slot in old where slot.index >= 0 { place(slot) }
     }
 }
 
