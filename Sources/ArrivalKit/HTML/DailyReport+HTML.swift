@@ -50,6 +50,7 @@ extension DailyReport {
             comparisonNote: comparisonNote,
             tiles: tiles,
             sources: makeSourcesTable(),
+            pathRoot: pathRoot,
             sourcesSummary: "\(ReportFormat.count(sources.files)) files (\(ReportFormat.count(sources.gzipFiles)) gzip, "
                 + "\(ReportFormat.bytes(sources.bytes))): \(ReportFormat.count(sources.apnsRecords)) APNs records, "
                 + "\(ReportFormat.count(sources.renderRecords)) render beacons, \(ReportFormat.count(sources.callbackRecords)) callbacks.",
@@ -105,10 +106,10 @@ extension DailyReport {
     func verdictPoints() -> [String] {
         let r = report
         var points: [(Int, String)] = [
-            (r.updates.lost, "\(ReportFormat.count(r.updates.lost)) accepted by APNs were never shown (lost)."),
-            (r.updates.staleTimestamp, "\(ReportFormat.count(r.updates.staleTimestamp)) were dropped by devices for a stale aps.timestamp."),
-            (r.updates.ended, "\(ReportFormat.count(r.updates.ended)) were sent after their activity had ended."),
-            (r.updates.expired, "\(ReportFormat.count(r.updates.expired)) were sent past the 8-hour limit."),
+            (r.updates.lost, "\(ReportFormat.count(r.updates.lost)) updates accepted by APNs were never shown (lost)."),
+            (r.updates.staleTimestamp, "\(ReportFormat.count(r.updates.staleTimestamp)) updates were dropped by devices for a stale aps.timestamp."),
+            (r.updates.ended, "\(ReportFormat.count(r.updates.ended)) updates were sent after their activity had ended."),
+            (r.updates.expired, "\(ReportFormat.count(r.updates.expired)) updates were sent more than 8 hours after their activity started."),
             (r.updates.sent - r.updates.accepted, "\(ReportFormat.count(r.updates.sent - r.updates.accepted)) updates were never accepted by APNs"
                 + (r.requests.byReason.max { $0.value < $1.value }.map { " (most rejected requests: \($0.key.text))" } ?? "") + "."),
         ]
@@ -127,7 +128,7 @@ extension DailyReport {
         let weekLabel = "vs median of \(previousWeek.count) earlier day\(previousWeek.count == 1 ? "" : "s")"
         let details: [String] = [
             "\(ReportFormat.count(r.updates.rendered)) rendered of \(ReportFormat.count(r.updates.rendered + r.updates.superseded + r.updates.lost)) deliverable",
-            "rendered, or replaced by a newer update that was",
+            "rendered, or replaced by a newer update that rendered",
             "\(ReportFormat.count(r.requests.accepted)) of \(ReportFormat.count(r.requests.total)) requests",
             "accepted updates the device ignored (\(ReportFormat.percent(ratio(r.updates.staleTimestamp, r.updates.accepted))))",
             "413 / PayloadTooLarge · \(ReportFormat.count(r.requests.oversizeRisk)) accepted within 512 bytes of 4 KB",
@@ -443,11 +444,33 @@ extension DailyReport {
 
     // MARK: - Sources and data quality
 
+    /// The directory every listed file path starts with, shown once instead of on every row.
+    var pathRoot: String {
+        let paths = sources.largestFiles.map(\.path) + quality.malformedByFile.map(\.path)
+            + quality.duplicatesByFile.map(\.path) + quality.skippedFiles.flatMap { [$0.path, $0.firstPath] }
+        guard var prefix = paths.first.map({ Array($0.utf8) }) else { return "" }
+        for path in paths.dropFirst() {
+            let bytes = Array(path.utf8)
+            var n = 0
+            while n < prefix.count && n < bytes.count && prefix[n] == bytes[n] { n += 1 }
+            prefix.removeSubrange(n...)
+        }
+        // Cut back to a whole directory.
+        while let last = prefix.last, last != UInt8(ascii: "/") { prefix.removeLast() }
+        return String(decoding: prefix, as: UTF8.self)
+    }
+
+    func short(_ path: String) -> String {
+        let root = pathRoot
+        guard !root.isEmpty, path.utf8.starts(with: root.utf8) else { return path }
+        return String(decoding: path.utf8.dropFirst(root.utf8.count), as: UTF8.self)
+    }
+
     func makeSourcesTable() -> HTMLReportPage.Table {
         HTMLReportPage.Table(
             caption: "Files with the most records",
             header: ["file", "records"].map(HTMLReportPage.Cell.init),
-            rows: sources.largestFiles.map { HTMLReportPage.Row(cells: [.init(text: $0.path), .init(text: ReportFormat.count($0.records))]) },
+            rows: sources.largestFiles.map { HTMLReportPage.Row(cells: [.init(text: short($0.path)), .init(text: ReportFormat.count($0.records))]) },
             tableNote: sources.files > sources.largestFiles.count ? "\(ReportFormat.count(sources.files - sources.largestFiles.count)) more files." : nil)
     }
 
@@ -473,7 +496,7 @@ extension DailyReport {
         return HTMLReportPage.Table(
             caption: "Malformed lines by file and cause",
             header: ["file", "cause", "lines"].map(HTMLReportPage.Cell.init),
-            rows: quality.malformedByFile.map { HTMLReportPage.Row(cells: [.init(text: $0.path), .init(text: $0.cause), .init(text: ReportFormat.count($0.lines))]) },
+            rows: quality.malformedByFile.map { HTMLReportPage.Row(cells: [.init(text: short($0.path)), .init(text: $0.cause), .init(text: ReportFormat.count($0.lines))]) },
             tableNote: quality.malformedFilesNotShown > 0 ? "\(ReportFormat.count(quality.malformedFilesNotShown)) more (file, cause) pairs." : nil)
     }
 
@@ -482,7 +505,7 @@ extension DailyReport {
         return HTMLReportPage.Table(
             caption: "Files with repeated records",
             header: ["file", "repeated records"].map(HTMLReportPage.Cell.init),
-            rows: quality.duplicatesByFile.map { HTMLReportPage.Row(cells: [.init(text: $0.path), .init(text: ReportFormat.count($0.records))]) },
+            rows: quality.duplicatesByFile.map { HTMLReportPage.Row(cells: [.init(text: short($0.path)), .init(text: ReportFormat.count($0.records))]) },
             tableNote: nil)
     }
 
@@ -491,7 +514,7 @@ extension DailyReport {
         return HTMLReportPage.Table(
             caption: "Files skipped: same bytes as a file already ingested",
             header: ["skipped file", "first ingested as"].map(HTMLReportPage.Cell.init),
-            rows: quality.skippedFiles.map { HTMLReportPage.Row(cells: [.init(text: $0.path), .init(text: $0.firstPath)]) },
+            rows: quality.skippedFiles.map { HTMLReportPage.Row(cells: [.init(text: short($0.path)), .init(text: short($0.firstPath))]) },
             tableNote: nil)
     }
 }

@@ -135,7 +135,7 @@ extension DashboardTemplates {
 <caption>Timeline of {{id}}</caption>
 <thead><tr><th scope="col" class="num">seq</th><th scope="col" class="text">event</th><th scope="col" class="num">accepted (or sent)</th><th scope="col" class="text">APNs answers (sent → status)</th><th scope="col" class="text">outcome</th><th scope="col" class="text">first rendered (after accept)</th><th scope="col" class="text">where</th></tr></thead>
 <tbody>
-{{#steps}}<tr><td class="num">{{seq}}</td><td class="text">{{event}}</td><td class="num">{{at}}</td><td class="text mono">{{answers}}</td><td class="text"><span class="badge {{outcomeCls}}">{{outcome}}</span></td><td class="text">{{rendered}}</td><td class="text">{{surfaces}}</td></tr>
+{{#steps}}<tr><td class="num">{{seq}}</td><td class="nowrap">{{event}}</td><td class="num">{{at}}</td><td class="text mono">{{answers}}</td><td class="nowrap"><span class="badge {{outcomeCls}}">{{outcome}}</span></td><td class="text">{{rendered}}</td><td class="text">{{surfaces}}</td></tr>
 {{/steps}}
 </tbody>
 </table>
@@ -148,7 +148,7 @@ extension DashboardTemplates {
 
 <section class="card" id="quality-card">
 <h2>Data quality</h2>
-<p class="note">Malformed lines, duplicates and skipped files cover everything ingested; the other counts cover this window.</p>
+<p class="note">Malformed lines, duplicates and skipped files cover everything ingested; the other counts cover this window.{{#pathRoot}} File paths are relative to <span class="mono">{{pathRoot}}</span>.{{/pathRoot}}</p>
 {{#qualitySummary}}{{>table}}{{/qualitySummary}}
 {{#malformedTable}}{{>table}}{{/malformedTable}}
 {{#duplicatesTable}}{{>table}}{{/duplicatesTable}}
@@ -157,7 +157,7 @@ extension DashboardTemplates {
 
 <section class="card" id="sources-card">
 <h2>Data sources</h2>
-<p class="note">{{sourcesSummary}}</p>
+<p class="note">{{sourcesSummary}}{{#pathRoot}} File paths are relative to <span class="mono">{{pathRoot}}</span>.{{/pathRoot}}</p>
 {{#sources}}{{>table}}{{/sources}}
 </section>
 <footer>arrival · figures agree with <span class="mono">arrival report --format json</span> for the same window · outcome rules: the data contract, section 3</footer>
@@ -228,8 +228,9 @@ table { border-collapse: collapse; width: 100%; font-size: 13px; margin: 6px 0; 
 caption { text-align: left; font-weight: 600; padding: 4px 0; color: var(--muted); font-size: 12.5px; }
 th, td { padding: 4px 8px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
 td.num, th.num { text-align: right; white-space: nowrap; }
+td.nowrap { white-space: nowrap; }
 th { background: var(--wash); font-weight: 600; }
-td { overflow-wrap: anywhere; }
+td { overflow-wrap: break-word; }
 .activity { border-top: 1px solid var(--line); padding: 10px 0 4px; }
 .activity h3 { margin: 0; font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 13.5px; overflow-wrap: anywhere; }
 .mono { font-family: ui-monospace, Menlo, Consolas, monospace; }

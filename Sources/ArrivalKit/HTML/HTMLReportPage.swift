@@ -110,6 +110,8 @@ struct HTMLReportPage {
     var comparisonNote: String?
     var tiles: [Tile]
     var sources: Table
+    /// The directory all listed files are in (their paths are shown relative to it).
+    var pathRoot: String
     var sourcesSummary: String
     var funnel: SVGChart
     var funnelTable: Table
