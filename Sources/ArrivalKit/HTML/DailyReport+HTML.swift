@@ -388,6 +388,10 @@ extension DailyReport {
             chart.label(right, 14, "latest " + metric.format(values.last ?? nil), anchor: "end", cls: "lbl")
             chart.label(left, 116, ReportFormat.day(days.first ?? 0).suffix(5).description, cls: "lbl small")
             chart.label(right, 116, ReportFormat.day(days.last ?? 0).suffix(5).description, anchor: "end", cls: "lbl small")
+            if let lowest = present.min(), let highest = present.max() {
+                // The line is scaled to its own range: say what that range is.
+                chart.label((left + right) / 2, 116, "range " + metric.format(lowest) + " – " + metric.format(highest), anchor: "middle", cls: "lbl small")
+            }
             chart.rule(left, bottom, right, bottom)
             let step = values.count > 1 ? (right - left) / Double(values.count - 1) : 0
             var segment: [(Double, Double)] = []
