@@ -112,8 +112,8 @@ public struct DailyReport: Sendable {
 
     public struct FileRow: Sendable {
         public var path: String
+        /// Records in the file, or its repeated records in ``QualityDetail/duplicatesByFile``.
         public var records: Int
-        public var count: Int
     }
 
     /// Store-wide data quality with its whereabouts.
@@ -408,7 +408,7 @@ public struct DailyReportBuilder {
             SELECT path, record_count FROM files ORDER BY record_count DESC, path LIMIT \(DailyReport.topFiles)
             """)
         try largest.forEach { row in
-            daily.sources.largestFiles.append(DailyReport.FileRow(path: row.string(0) ?? "", records: Int(row.int(1)), count: Int(row.int(1))))
+            daily.sources.largestFiles.append(DailyReport.FileRow(path: row.string(0) ?? "", records: Int(row.int(1))))
         }
     }
 
@@ -429,7 +429,7 @@ public struct DailyReportBuilder {
             SELECT path, duplicate_count FROM files WHERE duplicate_count > 0 ORDER BY duplicate_count DESC, path LIMIT \(limit)
             """)
         try duplicates.forEach { row in
-            daily.quality.duplicatesByFile.append(DailyReport.FileRow(path: row.string(0) ?? "", records: Int(row.int(1)), count: Int(row.int(1))))
+            daily.quality.duplicatesByFile.append(DailyReport.FileRow(path: row.string(0) ?? "", records: Int(row.int(1))))
         }
         let skipped = try connection.prepare("""
             SELECT s.path, f.path FROM skipped_files AS s JOIN files AS f ON f.content_sha256 = s.content_sha256
