@@ -103,6 +103,9 @@ struct DeliveryAnalysis {
         let owners = try Self.tokenOwners(connection)
         let pickApnsID = try connection.prepare("SELECT apns_id FROM apns WHERE id = ?")
 
+        // Consecutive rows often repeat the previous row's topic or activity.
+        var lastTopic = LastText<Int32>()
+        var lastActivity = LastText<Int32?>()
         var currentHour: Int64?
         var currentHourTally = RequestTally()
         // Requests: tally the window, and pick each update's deciding request.
@@ -137,7 +140,7 @@ struct DeliveryAnalysis {
             let activity = intern(activity: activityName)
             if tallyByDayAndHour { requestRows.append((row.int(0), activity)) }
             let event = row.string(8) ?? "update"
-            let app = app(ofTopic: row.string(11))
+            let app = lastTopic.resolve(row, 11) { self.app(ofTopic: $0) }
             let candidate = Update(
                 activity: activity, seq: seq, accepted: accepted, at: sentAt, apsTimestamp: row.int(9),
                 isEnd: event == "end", isStart: event == "start", app: app, priority: row.optionalInt(12),
@@ -160,7 +163,7 @@ struct DeliveryAnalysis {
         // Renders: first render per update, activity start, device evidence.
         let renders = try connection.prepare("SELECT activity_id, seq, rendered_at, os_version, app_version, id FROM renders")
         try renders.forEach { row in
-            guard let name = row.string(0), let activity = activityNames.id(of: name) else { return }
+            guard let activity = lastActivity.resolve(row, 0, { $0.flatMap { activityNames.id(of: $0) } }) else { return }
             if tallyByDayAndHour { renderRows.append((row.int(5), activity)) }
             let at = row.int(2)
             if let index = updateIndex.find(activity: activity, seq: row.int(1), in: updates) {
@@ -174,8 +177,9 @@ struct DeliveryAnalysis {
             SELECT activity_id, callback, seq, received_at, os_version, app_version FROM callbacks
             WHERE activity_id IS NOT NULL
             """)
+        lastActivity = LastText<Int32?>()
         try callbacks.forEach { row in
-            guard let name = row.string(0), let activity = activityNames.id(of: name) else { return }
+            guard let activity = lastActivity.resolve(row, 0, { $0.flatMap { activityNames.id(of: $0) } }) else { return }
             switch row.string(1) {
             case "content_update":
                 if let seq = row.optionalInt(2), let index = updateIndex.find(activity: activity, seq: seq, in: updates) {
@@ -406,6 +410,24 @@ struct UpdateTable {
         let old = slots
         slots = [Slot](repeating: Slot(), count: old.count * 2)
         for slot in old where slot.index >= 0 { place(slot) }
+    }
+}
+
+/// The last text read from a column and what it resolved to, so a row that
+/// repeats the previous row's value (90% of requests repeat the topic before
+/// them, about 60% of renders and callbacks the activity) is resolved by
+/// comparing bytes instead of making a String and hashing it.
+struct LastText<Value> {
+    private var bytes: [UInt8]?
+    private var value: Value?
+
+    mutating func resolve(_ row: Statement, _ column: Int32, _ make: (String?) -> Value) -> Value {
+        if let value, row.text(column, equals: bytes) { return value }
+        let text = row.string(column)
+        let made = make(text)
+        bytes = text.map { Array($0.utf8) }
+        value = made
+        return made
     }
 }
 
