@@ -4,7 +4,8 @@
 #     DuckDB's read_json_auto load of the same files as a side-by-side reference;
 #   - ingest of the whole day (apns + render beacons + callbacks);
 #   - peak resident memory of each ingest;
-#   - the JSON report over the whole store.
+#   - the JSON report over the whole store;
+#   - the HTML report of the fleet's day with a 7-day trend (written next to the store as .html; its size is printed).
 #
 #   Scripts/benchmark.sh [ACTIVITIES] [RUNS]      (defaults: 200000 activities ≈ 2 M apns records, 3 runs)
 #
@@ -35,6 +36,7 @@ for run in $(seq "$runs"); do
     timed "$bin/arrival-bench" ingest "$work/sender.sqlite" "${hourly[@]}" >> "$work/sender.txt"
     timed "$bin/arrival-bench" ingest "$work/all.sqlite" "$data" >> "$work/all.txt"
     timed "$bin/arrival-bench" report "$work/all.sqlite" >> "$work/report.txt"
+    timed "$bin/arrival-bench" html "$work/all.sqlite" "$(basename "$(dirname "${hourly[0]}")")" 7 >> "$work/html.txt"
     if python3 -c "import duckdb" 2>/dev/null; then
         rm -f "$work/ref.duckdb"
         timed python3 - "$work/ref.duckdb" "${hourly[@]}" <<'PY' >> "$work/duckdb.txt"
@@ -59,3 +61,5 @@ for name in sender all duckdb; do
 done
 secs=$(sed -E 's/.*, ([0-9.]+) s.*/\1/' "$work/report.txt" | median)
 echo "  report: $(head -1 "$work/report.txt" | cut -d, -f1,2 | sed 's/^report: //') · median $secs s · peak RSS $(( $(sed -E 's/.*\| ([0-9]+)$/\1/' "$work/report.txt" | median) / 1024 )) MB"
+secs=$(sed -E 's/.*, ([0-9.]+) s.*/\1/' "$work/html.txt" | median)
+echo "  html: $(head -1 "$work/html.txt" | cut -d, -f1-3 | sed 's/^html: //') · median $secs s · peak RSS $(( $(sed -E 's/.*\| ([0-9]+)$/\1/' "$work/html.txt" | median) / 1024 )) MB"

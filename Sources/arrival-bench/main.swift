@@ -10,6 +10,8 @@ import Foundation
 //                                        for comparison (no duplicate-key, depth or type checks)
 //   arrival-bench ingest DB FILE…        the full ingest into a store
 //   arrival-bench report DB              the JSON report over the whole store
+//   arrival-bench html DB [DAY] [DAYS]   the HTML report of one UTC day (default: the whole store)
+//                                        with a DAYS-day trend (default 7), written to DB.html
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard let mode = arguments.first else {
@@ -92,6 +94,20 @@ do {
             report = try ReportBuilder(store: store).build(window: nil)
         }
         print("report: \(report.updates.sent) updates, \(report.requests.total) requests, \(String(format: "%.2f", seconds(elapsed))) s")
+    case "html":
+        guard arguments.count >= 2 else { throw CocoaError(.fileNoSuchFile) }
+        let store = try Store(path: arguments[1])
+        let window = arguments.count >= 3 ? ReportWindow.day(arguments[2]) : nil
+        let days = arguments.count >= 4 ? Int(arguments[3]) ?? 7 : 7
+        var daily: DailyReport?
+        var html = ""
+        let elapsed = try clock.measure {
+            let built = try DailyReportBuilder(store: store).build(window: window, trendDays: days)
+            html = try built.htmlText(generatedAt: Int64(Date().timeIntervalSince1970 * 1000))
+            daily = built
+        }
+        try Data(html.utf8).write(to: URL(fileURLWithPath: arguments[1] + ".html"))
+        print("html: \(daily?.report.updates.sent ?? 0) updates, \(daily?.report.requests.total ?? 0) requests, \(html.utf8.count) bytes, \(String(format: "%.2f", seconds(elapsed))) s")
     default:
         FileHandle.standardError.write(Data("unknown mode '\(mode)'\n".utf8))
         exit(2)

@@ -9,20 +9,27 @@ struct ReportCommand: ParsableCommand {
     )
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
-        case json, markdown
+        case json, markdown, html
     }
 
     @OptionGroup var store: StoreOptions
     @OptionGroup var window: WindowOptions
 
-    @Option(help: "Output format: json (the contract's report object) or markdown.")
+    @Option(help: "Output format: json (the contract's report object), markdown, or html (one self-contained page with charts).")
     var format: Format = .json
+
+    @Option(help: "With --format html: add day-by-day trend lines for the N days ending at --day (or the window's last day, or the store's last day).")
+    var days: Int?
 
     @Option(help: "Write the report to this file instead of standard output.")
     var out: String?
 
     func validate() throws {
         _ = try window.resolved()
+        if let days {
+            guard format == .html else { throw ValidationError("--days adds trend lines to the HTML report; add --format html.") }
+            guard (1...366).contains(days) else { throw ValidationError("--days must be between 1 and 366.") }
+        }
     }
 
     func run() throws {
@@ -30,8 +37,15 @@ struct ReportCommand: ParsableCommand {
             throw CommandFailure(description: "no store at '\(store.db)'. Run 'arrival ingest PATH… --db \(store.db)' first, or pass --db.")
         }
         let database = try Store(path: store.db)
-        let report = try ReportBuilder(store: database).build(window: try window.resolved())
-        let text = format == .json ? report.jsonText() : report.markdownText()
+        let text: String
+        switch format {
+        case .json, .markdown:
+            let report = try ReportBuilder(store: database).build(window: try window.resolved())
+            text = format == .json ? report.jsonText() : report.markdownText()
+        case .html:
+            let daily = try DailyReportBuilder(store: database).build(window: try window.resolved(), trendDays: days)
+            text = try daily.htmlText(generatedAt: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+        }
         try write(text, to: out)
     }
 }

@@ -51,9 +51,46 @@ struct DeliveryAnalysis {
     struct RequestTally {
         var total = 0, accepted = 0, oversizeFailures = 0, oversizeRisk = 0, unattributed = 0, withoutSeq = 0
         var byReason: [ExactString: Int] = [:]
+
+        /// Counts one request of the window (contract 4, `requests` and two `data_quality` counts).
+        mutating func add(status: Int64, reason: String?, payloadBytes: Int64?, attributed: Bool, hasSeq: Bool) {
+            total += 1
+            if status == 200 {
+                accepted += 1
+                if let payloadBytes, payloadBytes > 3584 { oversizeRisk += 1 }
+            } else {
+                let key = reason ?? (status == 0 ? "NoResponse" : "HTTP\(status)")
+                byReason[ExactString(key), default: 0] += 1
+            }
+            if status == 413 || reason == "PayloadTooLarge" { oversizeFailures += 1 }
+            if !attributed { unattributed += 1 }
+            if !hasSeq { withoutSeq += 1 }
+        }
+
+        /// Adds another tally (of a disjoint set of requests).
+        mutating func merge(_ other: RequestTally) {
+            total += other.total
+            accepted += other.accepted
+            oversizeFailures += other.oversizeFailures
+            oversizeRisk += other.oversizeRisk
+            unattributed += other.unattributed
+            withoutSeq += other.withoutSeq
+            byReason.merge(other.byReason, uniquingKeysWith: +)
+        }
     }
 
     private(set) var requests = RequestTally()
+    /// The same tally for every UTC day (key: ``utcDay(of:)``) and every
+    /// hour (key: ``utcHour(of:)``) of all stored requests, so reports of
+    /// several whole days (trends, comparisons with earlier days) come from
+    /// this one pass instead of one analysis per day.
+    private(set) var requestsByDay: [Int64: RequestTally] = [:]
+    private(set) var requestsByHour: [Int64: RequestTally] = [:]
+    /// With `tallyByDayAndHour`: the activity of every request and render row
+    /// (by row id), so the HTML report fetches the rows of a few activities by
+    /// id instead of scanning the tables again.
+    private(set) var requestRows: [(row: Int64, activity: Int32)] = []
+    private(set) var renderRows: [(row: Int64, activity: Int32)] = []
 
     /// In-window requests per activity (requests without one are their own
     /// clusters), filled only when asked for, for ``ActivitySamples``.
@@ -66,12 +103,21 @@ struct DeliveryAnalysis {
 
     // MARK: - Building
 
-    init(connection: Connection, window: ReportWindow?, samplingRequests: Bool = false) throws {
+    /// Analyses every stored update; `requests` tallies the requests of
+    /// `window`; with `tallyByDayAndHour`, `requestsByDay` and
+    /// `requestsByHour` tally every request as well; with `samplingRequests`,
+    /// ``requestClusters`` gathers the window's requests per activity.
+    init(connection: Connection, window: ReportWindow?, tallyByDayAndHour: Bool = false, samplingRequests: Bool = false) throws {
         let from = window?.from ?? Int64.min
         let to = window?.to ?? Int64.max
         let owners = try Self.tokenOwners(connection)
         let pickApnsID = try connection.prepare("SELECT apns_id FROM apns WHERE id = ?")
 
+        // Consecutive rows often repeat the previous row's topic or activity.
+        var lastTopic = LastText<Int32>()
+        var lastActivity = LastText<Int32?>()
+        var currentHour: Int64?
+        var currentHourTally = RequestTally()
         // Requests: tally the window, and pick each update's deciding request.
         let scan = try connection.prepare("""
             SELECT id, apns_id, sent_at, status, reason, push_token, activity_id, seq, event, aps_timestamp,
@@ -85,20 +131,11 @@ struct DeliveryAnalysis {
             let accepted = status == 200
             let seq = row.optionalInt(7)
             let activityName = row.string(6) ?? row.string(5).flatMap { owners[ExactString($0)] }
+            let payloadBytes = row.optionalInt(10)
             if sentAt >= from && sentAt < to {
-                requests.total += 1
-                if accepted {
-                    requests.accepted += 1
-                    if let bytes = row.optionalInt(10), bytes > 3584 { requests.oversizeRisk += 1 }
-                } else {
-                    let key = reason ?? (status == 0 ? "NoResponse" : "HTTP\(status)")
-                    requests.byReason[ExactString(key), default: 0] += 1
-                }
-                let oversize = status == 413 || reason == "PayloadTooLarge"
-                if oversize { requests.oversizeFailures += 1 }
-                if activityName == nil { requests.unattributed += 1 }
-                if seq == nil { requests.withoutSeq += 1 }
+                requests.add(status: status, reason: reason, payloadBytes: payloadBytes, attributed: activityName != nil, hasSeq: seq != nil)
                 if samplingRequests {
+                    let oversize = status == 413 || reason == "PayloadTooLarge"
                     let one = RequestCluster(total: 1, accepted: accepted ? 1 : 0, oversizeFailures: oversize ? 1 : 0)
                     if let activityName {
                         requestClusters[ExactString(activityName), default: RequestCluster()].add(one)
@@ -107,10 +144,22 @@ struct DeliveryAnalysis {
                     }
                 }
             }
+            if tallyByDayAndHour {
+                // Rows come roughly in time order: keep the current hour's tally at hand.
+                let hour = utcHour(of: sentAt)
+                if hour != currentHour {
+                    if let currentHour { requestsByHour[currentHour] = currentHourTally }
+                    currentHour = hour
+                    currentHourTally = requestsByHour.removeValue(forKey: hour) ?? RequestTally()
+                }
+                currentHourTally.add(
+                    status: status, reason: reason, payloadBytes: payloadBytes, attributed: activityName != nil, hasSeq: seq != nil)
+            }
             guard let activityName, let seq else { return }
             let activity = intern(activity: activityName)
+            if tallyByDayAndHour { requestRows.append((row.int(0), activity)) }
             let event = row.string(8) ?? "update"
-            let app = app(ofTopic: row.string(11))
+            let app = lastTopic.resolve(row, 11) { self.app(ofTopic: $0) }
             let candidate = Update(
                 activity: activity, seq: seq, accepted: accepted, at: sentAt, apsTimestamp: row.int(9),
                 isEnd: event == "end", isStart: event == "start", app: app, priority: row.optionalInt(12),
@@ -125,15 +174,21 @@ struct DeliveryAnalysis {
             }
         }
 
+        if let currentHour { requestsByHour[currentHour] = currentHourTally }
+        for (hour, tally) in requestsByHour {
+            requestsByDay[utcDay(of: hour * 3_600_000), default: RequestTally()].merge(tally)
+        }
+
         // Renders: first render per update, activity start, device evidence.
-        let renders = try connection.prepare("SELECT activity_id, seq, rendered_at, os_version, app_version FROM renders")
+        let renders = try connection.prepare("SELECT activity_id, seq, rendered_at, os_version, app_version, id FROM renders")
         try renders.forEach { row in
-            guard let name = row.string(0), let activity = activityNames.id(of: name) else { return }
+            guard let activity = lastActivity.resolve(row, 0, { $0.flatMap { activityNames.id(of: $0) } }) else { return }
+            if tallyByDayAndHour { renderRows.append((row.int(5), activity)) }
             let at = row.int(2)
             if let index = updateIndex.find(activity: activity, seq: row.int(1), in: updates) {
                 updates[index].firstRenderedAt = min(updates[index].firstRenderedAt ?? at, at)
             }
-            noteEvidence(activity: activity, at: at, os: row.string(3), appVersion: row.string(4))
+            noteEvidence(activity: activity, at: at, os: { row.string(3) }, appVersion: { row.string(4) })
         }
 
         // Callbacks: activity start, content-update and token callbacks, device evidence.
@@ -141,8 +196,9 @@ struct DeliveryAnalysis {
             SELECT activity_id, callback, seq, received_at, os_version, app_version FROM callbacks
             WHERE activity_id IS NOT NULL
             """)
+        lastActivity = LastText<Int32?>()
         try callbacks.forEach { row in
-            guard let name = row.string(0), let activity = activityNames.id(of: name) else { return }
+            guard let activity = lastActivity.resolve(row, 0, { $0.flatMap { activityNames.id(of: $0) } }) else { return }
             switch row.string(1) {
             case "content_update":
                 if let seq = row.optionalInt(2), let index = updateIndex.find(activity: activity, seq: seq, in: updates) {
@@ -153,7 +209,7 @@ struct DeliveryAnalysis {
             default:
                 break
             }
-            noteEvidence(activity: activity, at: row.int(3), os: row.string(4), appVersion: row.string(5))
+            noteEvidence(activity: activity, at: row.int(3), os: { row.string(4) }, appVersion: { row.string(5) })
         }
         updateIndex = UpdateTable()
         decideOutcomes()
@@ -227,11 +283,18 @@ struct DeliveryAnalysis {
         return app
     }
 
-    private mutating func noteEvidence(activity: Int32, at: Int64, os: String?, appVersion: String?) {
+    /// Notes a render's or callback's time and device evidence; `os` and
+    /// `appVersion` are read only when they could be the earliest (most rows
+    /// come later than the activity's first evidence, and making a String per
+    /// row is most of the cost of a scan).
+    private mutating func noteEvidence(activity: Int32, at: Int64, os: () -> String?, appVersion: () -> String?) {
         let i = Int(activity)
         activities[i].startedAt = min(activities[i].startedAt ?? at, at)
-        if let os, Self.earlier((at, os), than: activities[i].os) { activities[i].os = (at, os) }
-        if let appVersion, Self.earlier((at, appVersion), than: activities[i].appVersion) {
+        if activities[i].os.map({ at <= $0.time }) ?? true, let os = os(), Self.earlier((at, os), than: activities[i].os) {
+            activities[i].os = (at, os)
+        }
+        if activities[i].appVersion.map({ at <= $0.time }) ?? true, let appVersion = appVersion(),
+           Self.earlier((at, appVersion), than: activities[i].appVersion) {
             activities[i].appVersion = (at, appVersion)
         }
     }
@@ -297,11 +360,32 @@ struct DeliveryAnalysis {
     }
 }
 
+/// The UTC day of a time in milliseconds: days since 1970-01-01 (floor).
+@inline(__always)
+func utcDay(of milliseconds: Int64) -> Int64 {
+    milliseconds >= 0 ? milliseconds / 86_400_000 : (milliseconds + 1) / 86_400_000 - 1
+}
+
+/// The UTC hour of a time in milliseconds: hours since the epoch (floor).
+@inline(__always)
+func utcHour(of milliseconds: Int64) -> Int64 {
+    milliseconds >= 0 ? milliseconds / 3_600_000 : (milliseconds + 1) / 3_600_000 - 1
+}
+
 /// An open-addressing index from (activity, seq) to a position in the
 /// updates array: Swift's `Dictionary` spends most of its time in SipHash
 /// here, and this key is two integers.
 struct UpdateTable {
-    private var slots = [Int32](repeating: -1, count: 1 << 16)
+    /// A slot holds its key next to the index, so a probe reads one 16-byte
+    /// slot instead of following the index to a ~100-byte update (a cache
+    /// miss per probe on two million updates).
+    private struct Slot {
+        var index: Int32 = -1
+        var activity: Int32 = 0
+        var seq: Int64 = 0
+    }
+
+    private var slots = [Slot](repeating: Slot(), count: 1 << 16)
     private var count = 0
 
     @inline(__always)
@@ -316,34 +400,53 @@ struct UpdateTable {
     func find(activity: Int32, seq: Int64, in updates: [DeliveryAnalysis.Update]) -> Int? {
         let mask = slots.count - 1
         var i = Self.hash(activity, seq) & mask
-        while true {
-            let slot = slots[i]
-            if slot < 0 { return nil }
-            let u = updates[Int(slot)]
-            if u.activity == activity && u.seq == seq { return Int(slot) }
-            i = (i + 1) & mask
+        return slots.withUnsafeBufferPointer { slots in
+            while true {
+                let slot = slots[i]
+                if slot.index < 0 { return nil }
+                if slot.activity == activity && slot.seq == seq { return Int(slot.index) }
+                i = (i + 1) & mask
+            }
         }
     }
 
     /// Adds the update at `index` (its key must not be present yet).
     mutating func insert(_ index: Int, in updates: [DeliveryAnalysis.Update]) {
-        if (count + 1) * 2 > slots.count { grow(updates) }
-        place(Int32(index), updates)
+        if (count + 1) * 2 > slots.count { grow() }
+        let u = updates[index]
+        place(Slot(index: Int32(index), activity: u.activity, seq: u.seq))
         count += 1
     }
 
-    private mutating func place(_ index: Int32, _ updates: [DeliveryAnalysis.Update]) {
+    private mutating func place(_ slot: Slot) {
         let mask = slots.count - 1
-        let u = updates[Int(index)]
-        var i = Self.hash(u.activity, u.seq) & mask
-        while slots[i] >= 0 { i = (i + 1) & mask }
-        slots[i] = index
+        var i = Self.hash(slot.activity, slot.seq) & mask
+        while slots[i].index >= 0 { i = (i + 1) & mask }
+        slots[i] = slot
     }
 
-    private mutating func grow(_ updates: [DeliveryAnalysis.Update]) {
+    private mutating func grow() {
         let old = slots
-        slots = [Int32](repeating: -1, count: old.count * 2)
-        for index in old where index >= 0 { place(index, updates) }
+        slots = [Slot](repeating: Slot(), count: old.count * 2)
+        for slot in old where slot.index >= 0 { place(slot) }
+    }
+}
+
+/// The last text read from a column and what it resolved to, so a row that
+/// repeats the previous row's value (90% of requests repeat the topic before
+/// them, about 60% of renders and callbacks the activity) is resolved by
+/// comparing bytes instead of making a String and hashing it.
+struct LastText<Value> {
+    private var bytes: [UInt8]?
+    private var value: Value?
+
+    mutating func resolve(_ row: Statement, _ column: Int32, _ make: (String?) -> Value) -> Value {
+        if let value, row.text(column, equals: bytes) { return value }
+        let text = row.string(column)
+        let made = make(text)
+        bytes = text.map { Array($0.utf8) }
+        value = made
+        return made
     }
 }
 

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A string compared and hashed by its Unicode code points, as the contract
 /// compares values. Swift's `String` treats canonically equivalent strings as
 /// equal ("é" precomposed and "e" + combining accent, "K" and the Kelvin
@@ -16,7 +18,18 @@ public struct ExactString: Hashable, Comparable, Sendable, ExpressibleByStringLi
     public var description: String { text }
 
     public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.text.utf8.elementsEqual(rhs.text.utf8)
+        // On the contiguous UTF-8 of native strings, compare as buffers: the
+        // generic `elementsEqual` over two `UTF8View`s steps byte by byte, and
+        // dictionary lookups of activity ids and topics call this millions of times.
+        let fast = lhs.text.utf8.withContiguousStorageIfAvailable { a in
+            rhs.text.utf8.withContiguousStorageIfAvailable { b in
+                guard a.count == b.count else { return false }
+                guard let x = a.baseAddress, let y = b.baseAddress else { return true }  // both empty
+                return memcmp(x, y, a.count) == 0
+            }
+        }
+        if let fast, let result = fast { return result }
+        return lhs.text.utf8.elementsEqual(rhs.text.utf8)
     }
 
     public func hash(into hasher: inout Hasher) {

@@ -139,6 +139,19 @@ final class Statement {
         return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
     }
 
+    /// Whether the column holds exactly `bytes` as text (`nil`: SQL NULL),
+    /// compared without making a String.
+    func text(_ column: Int32, equals bytes: [UInt8]?) -> Bool {
+        guard let text = sqlite3_column_text(handle, column) else { return bytes == nil }
+        guard let bytes else { return false }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count == bytes.count else { return false }
+        return bytes.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return true }  // both empty
+            return memcmp(text, base, count) == 0
+        }
+    }
+
     /// Runs a query and calls `body` for each row.
     func forEach(_ body: (Statement) throws -> Void) throws {
         defer { sqlite3_reset(handle) }

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Builds the HTML report of SampleData/, opens it in headless Chromium and
+# fails if the page logs an error, fetches anything, or a chart has no size
+# (Scripts/browser_test.py). Leaves report.html, report.png (first screen),
+# report-full.png and report.pdf in OUT_DIR (default: browser-test/, ignored by git).
+#
+#   Scripts/browser-test.sh [OUT_DIR] [--update-readme-screenshot]
+#
+# --update-readme-screenshot also writes Dashboards/sample-report.png, the
+# picture the README shows. Needs chromium (Debian: apt-get install chromium).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-browser-test}
+mkdir -p "$out"
+swift build --product arrival >/dev/null
+bin=$(swift build --show-bin-path)/arrival
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+"$bin" ingest SampleData/sender SampleData/devices --db "$work/sample.sqlite" --quiet
+"$bin" report --db "$work/sample.sqlite" --day 2026-11-21 --format html --out "$out/report.html"
+python3 Scripts/browser_test.py "$out/report.html" "$out" --width 1280 --height 1700
+if [ "${2:-}" = "--update-readme-screenshot" ]; then
+    cp "$out/report.png" Dashboards/sample-report.png
+    echo "wrote Dashboards/sample-report.png ($(wc -c < Dashboards/sample-report.png) bytes)"
+fi
