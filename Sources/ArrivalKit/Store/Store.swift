@@ -21,17 +21,23 @@ public final class Store {
     /// throwaway one.
     ///
     /// A `throwaway` store (the temporary one `arrival diff` ingests batches
-    /// into) skips the fsyncs: it is deleted after the run, so surviving a
-    /// power cut buys nothing. A user's store is never opened this way.
+    /// into) has no journal and skips the fsyncs: it is deleted after the
+    /// run, or as soon as its ingest fails, so surviving a power cut or a
+    /// rollback buys nothing. A user's store is never opened this way.
     public init(path: String, throwaway: Bool = false) throws(DatabaseError) {
         self.path = path
         self.isThrowaway = throwaway
         do {
             connection = try Connection(path: path)
-            // A throwaway store keeps its rollback journal in memory and the
-            // file to itself: no WAL to copy pages through, no fsync.
+            // A throwaway store has no journal and keeps the file to itself:
+            // no WAL to copy pages through, no fsync. Without a journal a
+            // rollback cannot restore pages, which is safe only because ingest
+            // rolls a file back just before it throws, and a side that threw
+            // is deleted unread (``ComparisonSide``). Measured on two sides of
+            // 1.03 M apns records: 10.2–10.9 s against 12.4–16.6 s with the
+            // journal in memory (three runs each, release build).
             try connection.execute(throwaway ? """
-                PRAGMA journal_mode = MEMORY;
+                PRAGMA journal_mode = OFF;
                 PRAGMA synchronous = OFF;
                 PRAGMA locking_mode = EXCLUSIVE;
                 """ : """
