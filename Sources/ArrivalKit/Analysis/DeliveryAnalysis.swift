@@ -26,7 +26,7 @@ struct DeliveryAnalysis {
         var outcome: Outcome?
     }
 
-    enum Outcome: UInt8, CaseIterable {
+    enum Outcome: UInt8 {
         case rendered, ended, expired, staleTimestamp, superseded, lost
     }
 

@@ -115,17 +115,6 @@ public struct Significance: Sendable, Equatable {
     }
 }
 
-/// The Wilson score interval of `successes / trials` at `confidence`.
-public func wilsonInterval(successes: Int, trials: Int, confidence: Double) -> ClosedRange<Double>? {
-    guard trials > 0 else { return nil }
-    let n = Double(trials), p = Double(successes) / n
-    let z = normalQuantile(0.5 + confidence / 2)
-    let z2 = z * z
-    let centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    let half = z / (1 + z2 / n) * (p * (1 - p) / n + z2 / (4 * n * n)).squareRoot()
-    return max(0, centre - half)...min(1, centre + half)
-}
-
 /// The standard normal quantile (inverse CDF), by Acklam's rational
 /// approximation refined with one Halley step (relative error below 1e-12).
 public func normalQuantile(_ p: Double) -> Double {

@@ -73,7 +73,7 @@ public struct GateEvaluation: Sendable {
                 result.detail = "would fail, but rests on \(sample) (fewer than min_sample \(minimum)); not enforced."
             } else {
                 result.verdict = .fail
-                result.detail = "\(metric.id) is \(display(value, metric)), outside \(result.expected)."
+                result.detail = "\(metric.id) is \(ReportDiff.value(value, metric)), outside \(result.expected)."
             }
             return result
 
@@ -124,16 +124,12 @@ public struct GateEvaluation: Sendable {
         }
     }
 
-    static func display(_ value: Double, _ metric: Metric) -> String {
-        ReportDiff.value(value, metric)
-    }
-
     /// `93.10% (2431 of 2611)` for a rate, the value for the rest.
     static func measured(_ metric: Metric, _ report: Report) -> String {
         guard let value = metric.value(in: report) else { return "—" }
         if let fraction = metric.fraction(in: report) {
             return "\(percentText(value, digits: 2)) (\(fraction.numerator) of \(fraction.denominator))"
         }
-        return display(value, metric)
+        return ReportDiff.value(value, metric)
     }
 }

@@ -48,12 +48,4 @@ struct SignificanceTests {
         #expect(clustered.method == .activityClusters)
         #expect(clustered.margin > binomial.margin)
     }
-
-    @Test("The Wilson interval matches a worked example")
-    func wilson() throws {
-        // 8 of 10 at 95%: [0.4902, 0.9433] (Wilson 1927; Newcombe 1998, table I).
-        let interval = try #require(wilsonInterval(successes: 8, trials: 10, confidence: 0.95))
-        #expect(abs(interval.lowerBound - 0.4902) < 1e-4)
-        #expect(abs(interval.upperBound - 0.9433) < 1e-4)
-    }
 }
