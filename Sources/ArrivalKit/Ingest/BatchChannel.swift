@@ -40,6 +40,28 @@ final class BatchChannel<Element: Sendable>: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Adds `element` if there is room and nobody cancelled; never waits.
+    /// Returns whether it was taken.
+    @discardableResult
+    func offer(_ element: Element) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard queue.count < capacity, !cancelled, !closed else { return false }
+        queue.append(element)
+        condition.broadcast()
+        return true
+    }
+
+    /// The next element if one is queued; never waits.
+    func poll() -> Element? {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !queue.isEmpty else { return nil }
+        let element = queue.removeFirst()
+        condition.broadcast()
+        return element
+    }
+
     /// The next element, or nil once the channel is closed and drained.
     func receive() -> Element? {
         condition.lock()

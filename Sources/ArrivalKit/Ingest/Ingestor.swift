@@ -50,13 +50,17 @@ public struct Ingestor {
         var committedFiles = 0
 
         let channel = BatchChannel<Message>(capacity: 8)
+        // Written batches go back to the reading thread, which allocated
+        // their strings: freeing them there keeps the two threads out of
+        // each other's malloc arena, and the batch's buffer is reused.
+        let recycle = BatchChannel<[Item]>(capacity: 8)
         let files = walker.files
         let options = self.options
         // A throwaway store starts empty and is locked by its writer: no
         // file in it to look up before decoding.
         let storePath = store.isThrowaway ? "" : store.path
         let producer = Thread {
-            Self.produce(files: files, storePath: storePath, options: options, channel: channel)
+            Self.produce(files: files, storePath: storePath, options: options, channel: channel, recycle: recycle)
         }
         producer.stackSize = 1 << 20
         producer.start()
@@ -79,7 +83,7 @@ public struct Ingestor {
                     }
                 }
                 try ingest(file: path, sha256: sha256, byteCount: byteCount, decoded: decoding,
-                           from: channel, into: &summary, progress: report)
+                           from: channel, recycle: recycle, into: &summary, progress: report)
                 index += 1
                 if summary.newRecords + summary.duplicateRecords - committedRecords >= options.recordsPerCommit
                     || summary.filesRead - committedFiles >= options.filesPerCommit {
@@ -109,6 +113,7 @@ public struct Ingestor {
     /// `.items` and `.end` from `channel` when the reader decoded it.
     private func ingest(
         file path: String, sha256: String, byteCount: Int, decoded: Bool, from channel: BatchChannel<Message>,
+        recycle: BatchChannel<[Item]>,
         into summary: inout IngestSummary, progress: ((Int) -> Void)?
     ) throws {
         /// Drains a decoded file's messages when its records are not wanted.
@@ -161,6 +166,7 @@ public struct Ingestor {
                             fileSummary.noteMalformed(path: path, line: line, cause: cause)
                         }
                     }
+                    recycle.offer(items)
                     progress?(newByKind.reduce(0, +) + fileSummary.duplicateRecords)
                 case .end(let result):
                     readSummary = try result.get()
@@ -202,7 +208,9 @@ public struct Ingestor {
     }
 
     /// The reading thread: hash, pre-check, decode, send.
-    private static func produce(files: [String], storePath: String, options: Options, channel: BatchChannel<Message>) {
+    private static func produce(
+        files: [String], storePath: String, options: Options, channel: BatchChannel<Message>, recycle: BatchChannel<[Item]>
+    ) {
         defer { channel.close() }
         // A read-only look at the store, to skip decoding files it already has.
         let lookup: Statement? = {
@@ -230,7 +238,7 @@ public struct Ingestor {
             guard channel.send(.file(path: path, sha256: sha256, byteCount: byteCount, decoding: !known)) else { return }
             if known { continue }
             do {
-                let summary = try decode(path: path, reader: options.reader, batchSize: options.batchSize) { items in
+                let summary = try decode(path: path, reader: options.reader, batchSize: options.batchSize, recycle: recycle) { items in
                     channel.send(.items(items))
                 }
                 guard channel.send(.end(.success(summary))) else { return }
@@ -246,7 +254,7 @@ public struct Ingestor {
     /// Reads and decodes a file, handing batches of items to `deliver`
     /// (which returns false to stop early).
     private static func decode(
-        path: String, reader: LineReader, batchSize: Int, _ deliver: ([Item]) throws -> Bool
+        path: String, reader: LineReader, batchSize: Int, recycle: BatchChannel<[Item]>, _ deliver: ([Item]) throws -> Bool
     ) throws -> ReadSummary {
         var decoder = RecordDecoder()
         var items: [Item] = []
@@ -264,7 +272,14 @@ public struct Ingestor {
             }
             if items.count >= batchSize {
                 guard try deliver(items) else { throw Stopped() }
-                items.removeAll(keepingCapacity: true)
+                if let old = recycle.poll() {
+                    items = old
+                    items.removeAll(keepingCapacity: true)
+                } else {
+                    items = []
+                    items.reserveCapacity(batchSize)
+                }
+                while recycle.poll() != nil {}  // freed here, on the thread that made them
             }
         }
         if !items.isEmpty { guard try deliver(items) else { throw Stopped() } }
