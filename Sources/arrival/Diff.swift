@@ -70,18 +70,20 @@ struct Diff: ParsableCommand {
 
 /// Loads one side of `diff` or `gate`, showing what it does on a terminal.
 func loadSide(_ path: String, window: ReportWindow?, detail: Bool = false) throws -> ComparisonSide {
-    let note = isatty(STDERR_FILENO) == 1
-    if note { FileHandle.standardError.write(Data("reading \(path)…\r".utf8)) }
-    defer { if note { FileHandle.standardError.write(Data("\u{1B}[2K\r".utf8)) } }
-    return try comparison { () throws(ComparisonError) in try ComparisonSide.load(path, window: window, detail: detail) }
+    try whileReading(path) { () throws(ComparisonError) in try ComparisonSide.load(path, window: window, detail: detail) }
 }
 
 /// Loads both sides of `diff` or `gate` at once.
 func loadSides(_ a: String, _ b: String, window: ReportWindow?, detail: Bool = false) throws -> (ComparisonSide, ComparisonSide) {
+    try whileReading("\(a) and \(b)") { () throws(ComparisonError) in try ComparisonSide.loadPair(a, b, window: window, detail: detail) }
+}
+
+/// Shows "reading …" on a terminal's stderr while `body` runs.
+private func whileReading<T>(_ what: String, _ body: () throws(ComparisonError) -> T) throws -> T {
     let note = isatty(STDERR_FILENO) == 1
-    if note { FileHandle.standardError.write(Data("reading \(a) and \(b)…\r".utf8)) }
+    if note { FileHandle.standardError.write(Data("reading \(what)…\r".utf8)) }
     defer { if note { FileHandle.standardError.write(Data("\u{1B}[2K\r".utf8)) } }
-    return try comparison { () throws(ComparisonError) in try ComparisonSide.loadPair(a, b, window: window, detail: detail) }
+    return try comparison(body)
 }
 
 /// Runs `body`, turning a ``ComparisonError`` into bad input (exit 2).

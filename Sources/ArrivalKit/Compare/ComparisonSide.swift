@@ -143,7 +143,6 @@ public final class ComparisonSide {
                         ? "no batch files found"
                         : "\(summary.filesRead) file(s), \(summary.lines) line(s), \(malformed) malformed"
                             + (summary.firstMalformed.first.map { ", first at \($0)" } ?? "")
-                    try? FileManager.default.removeItem(at: directory)
                     throw ComparisonError.noRecords(path, detail: detail)
                 }
                 if detail {

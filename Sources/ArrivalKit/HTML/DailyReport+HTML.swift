@@ -522,16 +522,3 @@ extension DailyReport {
             tableNote: nil)
     }
 }
-
-extension UpdateCounts {
-    mutating func add(_ other: UpdateCounts) {
-        sent += other.sent
-        accepted += other.accepted
-        rendered += other.rendered
-        ended += other.ended
-        expired += other.expired
-        staleTimestamp += other.staleTimestamp
-        superseded += other.superseded
-        lost += other.lost
-    }
-}

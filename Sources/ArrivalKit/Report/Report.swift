@@ -40,6 +40,20 @@ public struct UpdateCounts: Sendable, Equatable {
     }
 }
 
+extension UpdateCounts {
+    /// Adds the counts of a disjoint set of updates.
+    mutating func add(_ other: UpdateCounts) {
+        sent += other.sent
+        accepted += other.accepted
+        rendered += other.rendered
+        ended += other.ended
+        expired += other.expired
+        staleTimestamp += other.staleTimestamp
+        superseded += other.superseded
+        lost += other.lost
+    }
+}
+
 /// The report of contract section 5.
 public struct Report: Sendable, Equatable {
     public struct Requests: Sendable, Equatable {
