@@ -57,14 +57,14 @@ struct JSONLineScanner {
         return parse()
     }
 
-    /// The string value of a slot, unescaped.
-    mutating func string(_ ref: ValueRef) -> String {
+    /// Appends the unescaped bytes of a string slot to `out`.
+    @inline(__always)
+    func appendString(_ ref: ValueRef, to out: inout [UInt8]) {
         if !ref.hasEscapes {
-            return String(decoding: UnsafeBufferPointer(rebasing: line[ref.start..<ref.end]), as: UTF8.self)
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: line[ref.start..<ref.end]))
+        } else {
+            Self.unescape(line, from: ref.start, to: ref.end, into: &out)
         }
-        decoded.removeAll(keepingCapacity: true)
-        Self.unescape(line, from: ref.start, to: ref.end, into: &decoded)
-        return String(decoding: decoded, as: UTF8.self)
     }
 
     /// Calls `body` with the unescaped bytes of a string slot.

@@ -1,7 +1,12 @@
-/// Turns one line of bytes into a ``Record`` or the ``MalformedCause`` that
+/// Turns one line of bytes into a record or the ``MalformedCause`` that
 /// keeps it out (contract 2 and 2.4). Not thread-safe: use one per thread.
+///
+/// The ingest appends records straight into a ``RowBatch``
+/// (``decode(_:line:into:)``); ``decode(_:)`` gives a ``Record`` value and
+/// goes through the same checks.
 public struct RecordDecoder {
     private var scanner = JSONLineScanner()
+    private var scratch = RowBatch(capacity: 1)
 
     public init() {}
 
@@ -12,13 +17,22 @@ public struct RecordDecoder {
         case malformed(MalformedCause)
     }
 
+    /// What ``decode(_:line:into:)`` did with a line.
+    enum Appended: Equatable {
+        case record
+        case blank
+        case malformed(MalformedCause)
+    }
+
     public mutating func decode(_ line: UnsafeBufferPointer<UInt8>) -> Outcome {
-        if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return .blank }
-        if let cause = scanner.scan(line) { return .malformed(cause) }
-        do {
-            return .record(try makeRecord())
-        } catch {
-            return .malformed(error)
+        var batch = scratch
+        scratch = RowBatch()  // keeps `batch` the only owner of its buffers
+        defer { scratch = batch }
+        batch.removeAll()
+        switch decode(line, line: 0, into: &batch) {
+        case .record: return .record(batch.record(batch.rows[0]))
+        case .blank: return .blank
+        case .malformed(let cause): return .malformed(cause)
         }
     }
 
@@ -27,69 +41,87 @@ public struct RecordDecoder {
         return copy.withUTF8 { decode($0) }
     }
 
+    /// Decodes `bytes` and appends the record to `batch` as a row numbered
+    /// `line`; a malformed line appends nothing (the caller records it).
+    mutating func decode(_ bytes: UnsafeBufferPointer<UInt8>, line: Int, into batch: inout RowBatch) -> Appended {
+        if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return .blank }
+        if let cause = scanner.scan(bytes) { return .malformed(cause) }
+        let mark = batch.mark
+        do {
+            let kind = try appendFields(to: &batch)
+            batch.finishRow(mark, kind: kind, line: line)
+            return .record
+        } catch {
+            batch.abandon(mark)
+            return .malformed(error)
+        }
+    }
+
     // MARK: - Fields
 
-    private mutating func makeRecord() throws(MalformedCause) -> Record {
+    /// Appends the record's fields in column order, checking each in that
+    /// order, so the first field at fault names the cause.
+    private mutating func appendFields(to batch: inout RowBatch) throws(MalformedCause) -> RecordKind {
         if let v = value(.v), !(v.kind == .int && v.int == 1) { throw .unsupportedVersion }
-        let kind = try requiredString(.kind)
+        guard let kindRef = value(.kind) else { throw .missingField }
+        guard kindRef.kind == .string else { throw .wrongType }
+        let kind: RecordKind? = scanner.withStringBytes(kindRef) { bytes in
+            if bytes.elementsEqual("apns".utf8) { return .apns }
+            if bytes.elementsEqual("render".utf8) { return .render }
+            if bytes.elementsEqual("callback".utf8) { return .callback }
+            return nil
+        }
         switch kind {
-        case "apns":
-            return .apns(APNSRecord(
-                apnsID: try requiredString(.apnsID),
-                sentAt: try requiredTime(.sentAt),
-                status: try requiredInt(.status),
-                reason: try optionalString(.reason),
-                pushToken: try requiredString(.pushToken),
-                activityID: try optionalString(.activityID),
-                seq: try optionalInt(.seq),
-                event: try optionalEnum(.event, ["start", "update", "end"]),
-                apsTimestamp: try requiredInt(.apsTimestamp),
-                payloadBytes: try optionalInt(.payloadBytes),
-                topic: try optionalString(.topic),
-                pushType: try optionalString(.pushType),
-                priority: try optionalInt(.priority),
-                environment: try optionalString(.environment),
-                latencyMS: try optionalInt(.latencyMS)
-            ))
-        case "render":
-            return .render(RenderRecord(
-                activityID: try requiredString(.activityID),
-                seq: try requiredInt(.seq),
-                renderedAt: try requiredTime(.renderedAt),
-                surface: try optionalString(.surface),
-                deviceID: try optionalString(.deviceID),
-                osVersion: try optionalString(.osVersion),
-                deviceModel: try optionalString(.deviceModel),
-                appVersion: try optionalString(.appVersion)
-            ))
-        case "callback":
-            guard let name = try optionalEnum(.callback, CallbackRecord.Kind.allCases.map(\.rawValue)),
-                  let callback = CallbackRecord.Kind(rawValue: name)
-            else { throw .missingField }
-            let activityID = try optionalString(.activityID)
-            if activityID == nil && callback != .pushToStartToken { throw .missingField }
-            let pushToken = try optionalString(.pushToken)
-            if pushToken == nil && (callback == .pushToken || callback == .pushToStartToken) { throw .missingField }
-            let seq = try optionalInt(.seq)
-            if seq == nil && callback == .contentUpdate { throw .missingField }
-            let state = try optionalEnum(.state, ["active", "ended", "dismissed", "stale"])
-            if state == nil && callback == .activityState { throw .missingField }
-            return .callback(CallbackRecord(
-                callback: callback,
-                activityID: activityID,
-                pushToken: pushToken,
-                seq: seq,
-                state: state,
-                receivedAt: try requiredTime(.receivedAt),
-                deviceID: try optionalString(.deviceID),
-                osVersion: try optionalString(.osVersion),
-                deviceModel: try optionalString(.deviceModel),
-                appVersion: try optionalString(.appVersion)
-            ))
-        default:
+        case .apns:
+            try requiredString(.apnsID, &batch)
+            try requiredTime(.sentAt, &batch)
+            try requiredInt(.status, &batch)
+            try optionalString(.reason, &batch)
+            try requiredString(.pushToken, &batch)
+            try optionalString(.activityID, &batch)
+            try optionalInt(.seq, &batch)
+            try optionalEnum(.event, Self.events, &batch)
+            try requiredInt(.apsTimestamp, &batch)
+            try optionalInt(.payloadBytes, &batch)
+            try optionalString(.topic, &batch)
+            try optionalString(.pushType, &batch)
+            try optionalInt(.priority, &batch)
+            try optionalString(.environment, &batch)
+            try optionalInt(.latencyMS, &batch)
+            return .apns
+        case .render:
+            try requiredString(.activityID, &batch)
+            try requiredInt(.seq, &batch)
+            try requiredTime(.renderedAt, &batch)
+            try optionalString(.surface, &batch)
+            try optionalString(.deviceID, &batch)
+            try optionalString(.osVersion, &batch)
+            try optionalString(.deviceModel, &batch)
+            try optionalString(.appVersion, &batch)
+            return .render
+        case .callback:
+            guard let index = try optionalEnum(.callback, Self.callbacks, &batch) else { throw .missingField }
+            let callback = CallbackRecord.Kind.allCases[index]
+            if !(try optionalString(.activityID, &batch)) && callback != .pushToStartToken { throw .missingField }
+            if !(try optionalString(.pushToken, &batch)) && (callback == .pushToken || callback == .pushToStartToken) {
+                throw .missingField
+            }
+            if !(try optionalInt(.seq, &batch)) && callback == .contentUpdate { throw .missingField }
+            if try optionalEnum(.state, Self.states, &batch) == nil && callback == .activityState { throw .missingField }
+            try requiredTime(.receivedAt, &batch)
+            try optionalString(.deviceID, &batch)
+            try optionalString(.osVersion, &batch)
+            try optionalString(.deviceModel, &batch)
+            try optionalString(.appVersion, &batch)
+            return .callback
+        case nil:
             throw .unknownKind
         }
     }
+
+    private static let events: [StaticString] = ["start", "update", "end"]
+    private static let callbacks: [StaticString] = ["push_token", "push_to_start_token", "content_update", "activity_state"]
+    private static let states: [StaticString] = ["active", "ended", "dismissed", "stale"]
 
     /// A present, non-null value; `nil` for absent or `null`.
     @inline(__always)
@@ -98,38 +130,63 @@ public struct RecordDecoder {
         return ref
     }
 
-    private mutating func optionalString(_ field: RecordField) throws(MalformedCause) -> String? {
-        guard let ref = value(field) else { return nil }
+    /// Appends the string, or `.noText` when absent or null; returns whether it was present.
+    @discardableResult
+    private mutating func optionalString(_ field: RecordField, _ batch: inout RowBatch) throws(MalformedCause) -> Bool {
+        guard let ref = value(field) else {
+            batch.append(.noText)
+            return false
+        }
         guard ref.kind == .string else { throw .wrongType }
-        return scanner.string(ref)
+        batch.appendText { scanner.appendString(ref, to: &$0) }
+        return true
     }
 
-    private mutating func requiredString(_ field: RecordField) throws(MalformedCause) -> String {
-        guard let text = try optionalString(field) else { throw .missingField }
-        return text
+    private mutating func requiredString(_ field: RecordField, _ batch: inout RowBatch) throws(MalformedCause) {
+        guard try optionalString(field, &batch) else { throw .missingField }
     }
 
-    private func optionalInt(_ field: RecordField) throws(MalformedCause) -> Int64? {
-        guard let ref = value(field) else { return nil }
+    @discardableResult
+    private func optionalInt(_ field: RecordField, _ batch: inout RowBatch) throws(MalformedCause) -> Bool {
+        guard let ref = value(field) else {
+            batch.append(.noInt)
+            return false
+        }
         guard ref.kind == .int else { throw .wrongType }
-        return ref.int
+        batch.append(.int(ref.int))
+        return true
     }
 
-    private func requiredInt(_ field: RecordField) throws(MalformedCause) -> Int64 {
-        guard let number = try optionalInt(field) else { throw .missingField }
-        return number
+    private func requiredInt(_ field: RecordField, _ batch: inout RowBatch) throws(MalformedCause) {
+        guard try optionalInt(field, &batch) else { throw .missingField }
     }
 
-    private mutating func requiredTime(_ field: RecordField) throws(MalformedCause) -> Int64 {
+    private mutating func requiredTime(_ field: RecordField, _ batch: inout RowBatch) throws(MalformedCause) {
         guard let ref = value(field) else { throw .missingField }
         guard ref.kind == .string else { throw .wrongType }
         guard let millis = scanner.withStringBytes(ref, { RFC3339.parseMilliseconds($0) }) else { throw .invalidTime }
-        return millis
+        batch.append(.int(millis))
     }
 
-    private mutating func optionalEnum(_ field: RecordField, _ allowed: [String]) throws(MalformedCause) -> String? {
-        guard let text = try optionalString(field) else { return nil }
-        guard allowed.contains(text) else { throw .invalidEnum }
-        return text
+    /// Appends one of `allowed`, or `.noText` when absent or null; returns
+    /// the index of the value in `allowed`.
+    @discardableResult
+    private mutating func optionalEnum(
+        _ field: RecordField, _ allowed: [StaticString], _ batch: inout RowBatch
+    ) throws(MalformedCause) -> Int? {
+        guard let ref = value(field) else {
+            batch.append(.noText)
+            return nil
+        }
+        guard ref.kind == .string else { throw .wrongType }
+        let index = scanner.withStringBytes(ref) { bytes in
+            allowed.firstIndex { name in
+                UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount).elementsEqual(bytes)
+            }
+        }
+        guard let index else { throw .invalidEnum }
+        let name = allowed[index]
+        batch.appendText { $0.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)) }
+        return index
     }
 }

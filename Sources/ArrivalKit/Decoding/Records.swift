@@ -160,17 +160,6 @@ public enum Record: Hashable, Sendable {
         }
     }
 
-    /// The key the store de-duplicates by (time-ordered, see ``recordKey(time:hash:)``).
-    var storeKey: UInt64 {
-        switch self {
-        case .apns(let r): recordKey(time: r.sentAt, hash: r.contentHash)
-        case .render(let r): recordKey(time: r.renderedAt, hash: r.contentHash)
-        case .callback(let r): recordKey(time: r.receivedAt, hash: r.contentHash)
-        }
-    }
-
-    var kindIndex: Int { kind.index }
-
     public var kind: RecordKind {
         switch self {
         case .apns: .apns

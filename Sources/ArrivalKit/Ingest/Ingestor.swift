@@ -50,10 +50,9 @@ public struct Ingestor {
         var committedFiles = 0
 
         let channel = BatchChannel<Message>(capacity: 8)
-        // Written batches go back to the reading thread, which allocated
-        // their strings: freeing them there keeps the two threads out of
-        // each other's malloc arena, and the batch's buffer is reused.
-        let recycle = BatchChannel<[Item]>(capacity: 8)
+        // Written batches go back to the reading thread to be refilled: their
+        // buffers are allocated once per ingest, never per record.
+        let recycle = BatchChannel<RowBatch>(capacity: 8)
         let files = walker.files
         let options = self.options
         // A throwaway store starts empty and is locked by its writer: no
@@ -102,10 +101,10 @@ public struct Ingestor {
     }
 
     /// What the reading thread sends, per file: `.file`, then, when it decoded
-    /// the file, any number of `.items` and one `.end`.
+    /// the file, any number of `.rows` and one `.end`.
     enum Message: Sendable {
         case file(path: String, sha256: String, byteCount: Int, decoding: Bool)
-        case items([Item])
+        case rows(RowBatch)
         case end(Result<ReadSummary, InputError>)
     }
 
@@ -113,7 +112,7 @@ public struct Ingestor {
     /// `.items` and `.end` from `channel` when the reader decoded it.
     private func ingest(
         file path: String, sha256: String, byteCount: Int, decoded: Bool, from channel: BatchChannel<Message>,
-        recycle: BatchChannel<[Item]>,
+        recycle: BatchChannel<RowBatch>,
         into summary: inout IngestSummary, progress: ((Int) -> Void)?
     ) throws {
         /// Drains a decoded file's messages when its records are not wanted.
@@ -121,7 +120,7 @@ public struct Ingestor {
             guard decoded else { return }
             while let message = channel.receive() {
                 switch message {
-                case .items: continue
+                case .rows: continue
                 case .end(let result): _ = try result.get(); return
                 case .file: throw InputError.readFailed(path: path, reason: "the reader lost its place")
                 }
@@ -151,22 +150,18 @@ public struct Ingestor {
             var readSummary: ReadSummary?
             messages: while let message = channel.receive() {
                 switch message {
-                case .items(let items):
-                    for item in items {
-                        switch item {
-                        case .record(let record, let key):
-                            if try transaction.insert(record, key: key) {
-                                newByKind[record.kindIndex] += 1
-                            } else {
-                                fileSummary.duplicateRecords += 1
-                            }
-                        case .malformed(let line, let cause):
-                            if options.strict { throw IngestError.malformedLine(path: path, line: line, cause: cause) }
-                            try transaction.addMalformed(line: line, cause: cause)
-                            fileSummary.noteMalformed(path: path, line: line, cause: cause)
-                        }
+                case .rows(let batch):
+                    if options.strict, let (line, cause) = batch.malformed.first {
+                        throw IngestError.malformedLine(path: path, line: line, cause: cause)
                     }
-                    recycle.offer(items)
+                    let new = try transaction.insertRows(of: batch)
+                    for kind in 0..<3 { newByKind[kind] += new[kind] }
+                    fileSummary.duplicateRecords += batch.rows.count - new.reduce(0, +)
+                    for (line, cause) in batch.malformed {
+                        try transaction.addMalformed(line: line, cause: cause)
+                        fileSummary.noteMalformed(path: path, line: line, cause: cause)
+                    }
+                    recycle.offer(batch)
                     progress?(newByKind.reduce(0, +) + fileSummary.duplicateRecords)
                 case .end(let result):
                     readSummary = try result.get()
@@ -201,15 +196,9 @@ public struct Ingestor {
         for (cause, count) in fileSummary.malformedByCause { summary.malformedByCause[cause, default: 0] += count }
     }
 
-    enum Item: Sendable {
-        /// A record and its de-duplication key, hashed on the reading thread.
-        case record(Record, key: UInt64)
-        case malformed(line: Int, cause: MalformedCause)
-    }
-
     /// The reading thread: hash, pre-check, decode, send.
     private static func produce(
-        files: [String], storePath: String, options: Options, channel: BatchChannel<Message>, recycle: BatchChannel<[Item]>
+        files: [String], storePath: String, options: Options, channel: BatchChannel<Message>, recycle: BatchChannel<RowBatch>
     ) {
         defer { channel.close() }
         // A read-only look at the store, to skip decoding files it already has.
@@ -238,8 +227,8 @@ public struct Ingestor {
             guard channel.send(.file(path: path, sha256: sha256, byteCount: byteCount, decoding: !known)) else { return }
             if known { continue }
             do {
-                let summary = try decode(path: path, reader: options.reader, batchSize: options.batchSize, recycle: recycle) { items in
-                    channel.send(.items(items))
+                let summary = try decode(path: path, reader: options.reader, batchSize: options.batchSize, recycle: recycle) { batch in
+                    channel.send(.rows(batch))
                 }
                 guard channel.send(.end(.success(summary))) else { return }
             } catch let error as InputError {
@@ -251,38 +240,32 @@ public struct Ingestor {
         }
     }
 
-    /// Reads and decodes a file, handing batches of items to `deliver`
+    /// Reads and decodes a file, handing batches of rows to `deliver`
     /// (which returns false to stop early).
     private static func decode(
-        path: String, reader: LineReader, batchSize: Int, recycle: BatchChannel<[Item]>, _ deliver: ([Item]) throws -> Bool
+        path: String, reader: LineReader, batchSize: Int, recycle: BatchChannel<RowBatch>,
+        _ deliver: (RowBatch) throws -> Bool
     ) throws -> ReadSummary {
         var decoder = RecordDecoder()
-        var items: [Item] = []
-        items.reserveCapacity(batchSize)
+        var batch = recycle.poll() ?? RowBatch(capacity: batchSize)
+        batch.removeAll()
         struct Stopped: Error {}
         let summary = try reader.read(path: path) { line in
             guard let bytes = line.bytes else {
-                items.append(.malformed(line: line.number, cause: .lineTooLong))
+                batch.appendMalformed(line: line.number, cause: .lineTooLong)
                 return
             }
-            switch decoder.decode(bytes) {
-            case .record(let record): items.append(.record(record, key: record.storeKey))
-            case .blank: return
-            case .malformed(let cause): items.append(.malformed(line: line.number, cause: cause))
+            switch decoder.decode(bytes, line: line.number, into: &batch) {
+            case .record, .blank: break
+            case .malformed(let cause): batch.appendMalformed(line: line.number, cause: cause)
             }
-            if items.count >= batchSize {
-                guard try deliver(items) else { throw Stopped() }
-                if let old = recycle.poll() {
-                    items = old
-                    items.removeAll(keepingCapacity: true)
-                } else {
-                    items = []
-                    items.reserveCapacity(batchSize)
-                }
-                while recycle.poll() != nil {}  // freed here, on the thread that made them
+            if batch.count >= batchSize {
+                guard try deliver(batch) else { throw Stopped() }
+                batch = recycle.poll() ?? RowBatch(capacity: batchSize)
+                batch.removeAll()
             }
         }
-        if !items.isEmpty { guard try deliver(items) else { throw Stopped() } }
+        if !batch.isEmpty { guard try deliver(batch) else { throw Stopped() } }
         return summary
     }
 

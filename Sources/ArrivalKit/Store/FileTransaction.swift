@@ -19,16 +19,25 @@ final class FileTransaction {
     }
 
     /// Stores `record` unless an equal record is already stored; returns
-    /// whether it was new.
+    /// whether it was new. `key` overrides the record's own (tests use it to
+    /// force a collision).
     @discardableResult
     func insert(_ record: Record, key: UInt64? = nil) throws(DatabaseError) -> Bool {
-        let new: Bool
-        switch record {
-        case .apns(let r): new = try statements.insert(r, fileID: fileID, key: key)
-        case .render(let r): new = try statements.insert(r, fileID: fileID, key: key)
-        case .callback(let r): new = try statements.insert(r, fileID: fileID, key: key)
-        }
+        let new = try statements.insert(record, fileID: fileID, key: key)
         if new { inserted += 1 } else { duplicates += 1 }
+        return new
+    }
+
+    /// Stores every row of `batch` that is not already stored; returns how
+    /// many of each kind were new (indexed by ``RecordKind/index``).
+    func insertRows(of batch: RowBatch) throws(DatabaseError) -> [Int] {
+        var new = [0, 0, 0]
+        try statements.insertRows(of: batch, fileID: fileID) { row, isNew in
+            if isNew { new[row.kind.index] += 1 }
+        }
+        let total = new[0] + new[1] + new[2]
+        inserted += total
+        duplicates += batch.rows.count - total
         return new
     }
 
@@ -125,30 +134,48 @@ final class RecordStatements {
         release = try connection.prepare("RELEASE arrival_file")
     }
 
-    /// `key` overrides the record's hash (tests use it to force a collision).
+    /// Stores `record` unless an equal one is stored; `key` overrides its
+    /// own (tests use it to force a collision).
+    func insert(_ record: Record, fileID: Int64, key: UInt64? = nil) throws(DatabaseError) -> Bool {
+        var batch = RowBatch(capacity: 1)
+        batch.append(record)
+        var new = false
+        try insertRows(of: batch, fileID: fileID, keys: key.map { [$0] }) { _, isNew in new = isNew }
+        return new
+    }
+
     func insert(_ r: APNSRecord, fileID: Int64, key: UInt64? = nil) throws(DatabaseError) -> Bool {
-        try insertProbing(key: key ?? recordKey(time: r.sentAt, hash: r.contentHash), insert: insertAPNS, same: sameAPNS, fileID: fileID) { s in
-            s.bind(3, r.apnsID); s.bind(4, r.sentAt); s.bind(5, r.status); s.bind(6, r.reason)
-            s.bind(7, r.pushToken); s.bind(8, r.activityID); s.bind(9, r.seq); s.bind(10, r.event)
-            s.bind(11, r.apsTimestamp); s.bind(12, r.payloadBytes); s.bind(13, r.topic); s.bind(14, r.pushType)
-            s.bind(15, r.priority); s.bind(16, r.environment); s.bind(17, r.latencyMS)
+        try insert(.apns(r), fileID: fileID, key: key)
+    }
+
+    /// Inserts the rows of `batch`, binding strings straight from its arena,
+    /// and tells `done` whether each was new.
+    func insertRows(
+        of batch: RowBatch, fileID: Int64, keys: [UInt64]? = nil, _ done: (RowBatch.Row, Bool) -> Void
+    ) throws(DatabaseError) {
+        try batch.bytes.withUnsafeBufferPointer { (arena) throws(DatabaseError) in
+            // The arena is never empty-addressed: an empty string binds as '' not NULL.
+            let base = UnsafeRawPointer(arena.baseAddress ?? UnsafePointer(emptyBytes))
+            for (index, row) in batch.rows.enumerated() {
+                let cells = batch.cells(of: row)
+                let (insert, same) = statements(for: row.kind)
+                let new = try insertProbing(key: keys?[index] ?? row.key, insert: insert, same: same, fileID: fileID) { s in
+                    s.bind(cells, from: 3, arena: base)
+                }
+                done(row, new)
+            }
+        }
+        // The arena goes back to the reader: leave no statement pointing into it.
+        for statement in [insertAPNS, sameAPNS, insertRender, sameRender, insertCallback, sameCallback] {
+            statement.clearBindings()
         }
     }
 
-    /// `key` overrides the record's hash (tests use it to force a collision).
-    func insert(_ r: RenderRecord, fileID: Int64, key: UInt64? = nil) throws(DatabaseError) -> Bool {
-        try insertProbing(key: key ?? recordKey(time: r.renderedAt, hash: r.contentHash), insert: insertRender, same: sameRender, fileID: fileID) { s in
-            s.bind(3, r.activityID); s.bind(4, r.seq); s.bind(5, r.renderedAt); s.bind(6, r.surface)
-            s.bind(7, r.deviceID); s.bind(8, r.osVersion); s.bind(9, r.deviceModel); s.bind(10, r.appVersion)
-        }
-    }
-
-    /// `key` overrides the record's hash (tests use it to force a collision).
-    func insert(_ r: CallbackRecord, fileID: Int64, key: UInt64? = nil) throws(DatabaseError) -> Bool {
-        try insertProbing(key: key ?? recordKey(time: r.receivedAt, hash: r.contentHash), insert: insertCallback, same: sameCallback, fileID: fileID) { s in
-            s.bind(3, r.callback.rawValue); s.bind(4, r.activityID); s.bind(5, r.pushToken); s.bind(6, r.seq)
-            s.bind(7, r.state); s.bind(8, r.receivedAt); s.bind(9, r.deviceID); s.bind(10, r.osVersion)
-            s.bind(11, r.deviceModel); s.bind(12, r.appVersion)
+    private func statements(for kind: RecordKind) -> (insert: Statement, same: Statement) {
+        switch kind {
+        case .apns: (insertAPNS, sameAPNS)
+        case .render: (insertRender, sameRender)
+        case .callback: (insertCallback, sameCallback)
         }
     }
 
@@ -171,6 +198,29 @@ final class RecordStatements {
             same.reset()
             if equal { return false }
             slot = slot &+ 1
+        }
+    }
+}
+
+nonisolated(unsafe) private let emptyBytes: UnsafeMutablePointer<UInt8> = {
+    let pointer = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
+    pointer.initialize(to: 0)
+    return pointer
+}()
+
+extension Statement {
+    /// Binds `cells` to the parameters from `first` on; strings point into
+    /// `arena`, which must outlive the statement's next step (SQLITE_STATIC).
+    @inline(__always)
+    func bind(_ cells: ArraySlice<RowBatch.Cell>, from first: Int32, arena: UnsafeRawPointer) {
+        var index = first
+        for cell in cells {
+            switch cell {
+            case .int(let value): bind(index, value)
+            case .noInt, .noText: bindNull(index)
+            case .text(let offset, let count): bindStaticText(index, arena + Int(offset), count: count)
+            }
+            index += 1
         }
     }
 }

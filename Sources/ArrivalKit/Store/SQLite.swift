@@ -105,6 +105,22 @@ final class Statement {
         }
     }
 
+    @inline(__always)
+    func bindNull(_ index: Int32) {
+        sqlite3_bind_null(handle, index)
+    }
+
+    /// Binds `count` bytes at `text` without copying them: they must stay
+    /// unchanged until the statement is stepped and rebound or cleared.
+    @inline(__always)
+    func bindStaticText(_ index: Int32, _ text: UnsafeRawPointer, count: Int32) {
+        sqlite3_bind_text(handle, index, text.assumingMemoryBound(to: CChar.self), count, nil)
+    }
+
+    func clearBindings() {
+        sqlite3_clear_bindings(handle)
+    }
+
     /// Runs a statement that returns no rows.
     func run() throws(DatabaseError) {
         defer { sqlite3_reset(handle) }

@@ -40,7 +40,7 @@ struct HTMLReportTests {
             expectShown(html, "<td class=\"mono\">\(HTMLEscaping().escapeText(reason.text))</td><td class=\"num\">\(ReportFormat.count(count))</td>")
         }
         // Every breakdown row, with its sent and accepted counts.
-        for (dimension, rows) in json.breakdowns {
+        for rows in json.breakdowns.values {
             for (key, counts) in rows {
                 let row = "<td>\(HTMLEscaping().escapeText(key.text))</td><td class=\"num\">\(ReportFormat.count(counts.sent))</td><td class=\"num\">\(ReportFormat.count(counts.accepted))</td>"
                 expectShown(html, row)
