@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A strict RFC 8259 scanner for one JSON Lines record.
 ///
 /// It validates the whole line (UTF-8, grammar, nesting depth, repeated keys
@@ -7,6 +13,11 @@
 /// scanner is iterative, so a hostile line nested a million levels deep costs
 /// memory in proportion to its depth and never overflows the call stack.
 /// Measured at several times the speed of `JSONDecoder` on the same lines.
+///
+/// The hot path touches no array: the known fields' values sit in an inline
+/// array with a bit per field, strings are scanned eight bytes at a time, and
+/// known keys are matched as two machine words. Arrays hold only what a plain
+/// record never has: nested containers and unknown keys.
 struct JSONLineScanner {
     static let maxDepth = 64
 
@@ -24,11 +35,15 @@ struct JSONLineScanner {
         var int: Int64
     }
 
-    /// The values of the known top-level keys, indexed by ``RecordField/rawValue``.
-    private(set) var slots: [ValueRef?] = Array(repeating: nil, count: RecordField.allCases.count)
-    private var usedSlots: [Int] = []
+    /// The number of ``RecordField`` cases (a test checks they agree).
+    static let fieldCount = 26
 
-    // Repeated-key detection: the keys of every open object.
+    /// The values of the known top-level keys, indexed by ``RecordField/rawValue``;
+    /// a slot holds a value of this line when its bit in `present` is set.
+    private var slots = InlineArray<26, ValueRef>(repeating: ValueRef(kind: .null, start: 0, end: 0, hasEscapes: false, int: 0))
+    private var present: UInt32 = 0
+
+    // Repeated-key detection for keys no slot tracks: the keys of every open object.
     private struct Key {
         var hash: UInt64
         var start: Int
@@ -38,32 +53,41 @@ struct JSONLineScanner {
     private var keys: [Key] = []
     private var arena: [UInt8] = []
     private var decoded: [UInt8] = []
-    private var stack: [UInt8] = []  // 0x7B object, 0x5B array
+    /// The open containers below the top-level one: 0x7B object, 0x5B array.
+    private var stack: [UInt8] = []
     private var objectKeyStarts: [Int] = []
 
     private var line = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
 
+    /// The value of a known top-level field in the last line scanned.
+    /// (`mutating` so that callers pass the scanner by address: it is too
+    /// large to copy per field.)
+    @inline(__always)
+    mutating func slot(_ field: RecordField) -> ValueRef? {
+        present & (1 << UInt32(field.rawValue)) != 0 ? slots[field.rawValue] : nil
+    }
+
     /// Scans `bytes`; returns `nil` when the line is a JSON object, else the cause.
     mutating func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> MalformedCause? {
-        for index in usedSlots { slots[index] = nil }
-        usedSlots.removeAll(keepingCapacity: true)
+        present = 0
         guard UTF8Validation.isValid(bytes) else { return .invalidUTF8 }
         line = bytes
-        keys.removeAll(keepingCapacity: true)
-        arena.removeAll(keepingCapacity: true)
-        stack.removeAll(keepingCapacity: true)
-        objectKeyStarts.removeAll(keepingCapacity: true)
-        // `line` stays valid for string(_:) until the caller's next scan.
+        if !keys.isEmpty { keys.removeAll(keepingCapacity: true) }
+        if !arena.isEmpty { arena.removeAll(keepingCapacity: true) }
+        if !stack.isEmpty { stack.removeAll(keepingCapacity: true) }
+        if !objectKeyStarts.isEmpty { objectKeyStarts.removeAll(keepingCapacity: true) }
+        // `line` stays valid for the slot readers until the caller's next scan.
         return parse()
     }
 
-    /// Appends the unescaped bytes of a string slot to `out`.
+    /// Appends the unescaped bytes of a string slot to `batch` as a text cell.
     @inline(__always)
-    func appendString(_ ref: ValueRef, to out: inout [UInt8]) {
+    mutating func appendString(_ ref: ValueRef, to batch: inout RowBatch) {
+        let bytes = UnsafeBufferPointer(rebasing: line[ref.start..<ref.end])
         if !ref.hasEscapes {
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: line[ref.start..<ref.end]))
+            batch.appendText(bytes)
         } else {
-            Self.unescape(line, from: ref.start, to: ref.end, into: &out)
+            batch.appendText(unescaping: bytes)
         }
     }
 
@@ -73,87 +97,89 @@ struct JSONLineScanner {
             return body(UnsafeBufferPointer(rebasing: line[ref.start..<ref.end]))
         }
         decoded.removeAll(keepingCapacity: true)
-        Self.unescape(line, from: ref.start, to: ref.end, into: &decoded)
+        Self.unescape(UnsafeBufferPointer(rebasing: line[ref.start..<ref.end]), into: &decoded)
         return decoded.withUnsafeBufferPointer(body)
     }
 
     // MARK: - Grammar
 
+    @inline(__always)
+    private static func isSpace(_ c: UInt8) -> Bool {
+        c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D
+    }
+
+    @inline(__always)
+    private static func skipSpace(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int) -> Int {
+        var i = i
+        while i < n, p[i] <= 0x20, isSpace(p[i]) { i += 1 }
+        return i
+    }
+
     private mutating func parse() -> MalformedCause? {
-        let p = line
-        let n = p.count
-        var i = 0
+        let n = line.count
+        guard let p = line.baseAddress, n > 0 else { return .invalidJSON }
+        var i = Self.skipSpace(p, 0, n)
+        guard i < n else { return .invalidJSON }
         var tooDeep = false
         var duplicate = false
-        var topIsObject = false
+        let topIsObject = p[i] == 0x7B
+        /// Containers open, the top-level one included.
+        var depth = 0
+        /// The innermost open container is an object.
+        var inObject = false
         var pendingSlot = -1  // the known field whose value comes next, at depth 1
-
-        @inline(__always) func skipSpace() {
-            while i < n {
-                let c = p[i]
-                if c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D { i += 1 } else { break }
-            }
-        }
-
-        skipSpace()
-        guard i < n else { return .invalidJSON }
-        topIsObject = p[i] == 0x7B
 
         // Each iteration parses one value, then the punctuation after it.
         valueLoop: while true {
-            skipSpace()
+            i = Self.skipSpace(p, i, n)
             guard i < n else { return .invalidJSON }
-            let depth = stack.count
-            let slot = depth == 1 ? pendingSlot : -1
+            let slot = pendingSlot
             pendingSlot = -1
             let c = p[i]
             switch c {
+            case 0x22:  // "
+                let start = i + 1
+                guard let (end, escapes) = Self.scanString(p, from: start, n) else { return .invalidJSON }
+                if slot >= 0 { store(slot, ValueRef(kind: .string, start: start, end: end, hasEscapes: escapes, int: 0)) }
+                i = end + 1
             case 0x7B, 0x5B:  // { [
                 if slot >= 0 { store(slot, ValueRef(kind: c == 0x7B ? .object : .array, start: i, end: i, hasEscapes: false, int: 0)) }
                 i += 1
-                stack.append(c)
-                if stack.count > Self.maxDepth { tooDeep = true }
-                skipSpace()
+                if depth > 0 { stack.append(inObject ? 0x7B : 0x5B) }
+                depth += 1
+                inObject = c == 0x7B
+                if depth > Self.maxDepth { tooDeep = true }
+                i = Self.skipSpace(p, i, n)
                 guard i < n else { return .invalidJSON }
                 if c == 0x7B {
-                    objectKeyStarts.append(keys.count)
-                    if p[i] == 0x7D {
-                        i += 1
-                        objectKeyStarts.removeLast()
-                        stack.removeLast()
-                    } else {
-                        guard let (isDuplicate, field) = parseKey(&i) else { return .invalidJSON }
-                        if isDuplicate { duplicate = true }
-                        pendingSlot = stack.count == 1 ? field : -1
+                    if depth > 1 { objectKeyStarts.append(keys.count) }
+                    if p[i] != 0x7D {
+                        guard let field = parseKey(p, &i, n, depth: depth, duplicate: &duplicate) else { return .invalidJSON }
+                        pendingSlot = field
                         continue valueLoop
                     }
+                    i += 1
+                    if depth > 1 { objectKeyStarts.removeLast() }
                 } else {
-                    if p[i] == 0x5D {
-                        i += 1
-                        stack.removeLast()
-                    } else {
-                        continue valueLoop
-                    }
+                    if p[i] != 0x5D { continue valueLoop }
+                    i += 1
                 }
-            case 0x22:  // "
-                let start = i + 1
-                guard let (end, escapes) = scanString(from: start) else { return .invalidJSON }
-                if slot >= 0 { store(slot, ValueRef(kind: .string, start: start, end: end, hasEscapes: escapes, int: 0)) }
-                i = end + 1
+                depth -= 1
+                inObject = depth > 0 && popContainer()
             case 0x74:  // true
-                guard matches(i, "true") else { return .invalidJSON }
+                guard matches(p, i, n, "true") else { return .invalidJSON }
                 if slot >= 0 { store(slot, ValueRef(kind: .bool, start: i, end: i + 4, hasEscapes: false, int: 1)) }
                 i += 4
             case 0x66:  // false
-                guard matches(i, "false") else { return .invalidJSON }
+                guard matches(p, i, n, "false") else { return .invalidJSON }
                 if slot >= 0 { store(slot, ValueRef(kind: .bool, start: i, end: i + 5, hasEscapes: false, int: 0)) }
                 i += 5
             case 0x6E:  // null
-                guard matches(i, "null") else { return .invalidJSON }
+                guard matches(p, i, n, "null") else { return .invalidJSON }
                 if slot >= 0 { store(slot, ValueRef(kind: .null, start: i, end: i + 4, hasEscapes: false, int: 0)) }
                 i += 4
             default:
-                guard let (end, integer) = scanNumber(from: i) else { return .invalidJSON }
+                guard let (end, integer) = Self.scanNumber(p, from: i, n) else { return .invalidJSON }
                 if slot >= 0 {
                     if let integer {
                         store(slot, ValueRef(kind: .int, start: i, end: end, hasEscapes: false, int: integer))
@@ -166,39 +192,27 @@ struct JSONLineScanner {
 
             // After a value: close containers, or move to the next element.
             while true {
-                skipSpace()
-                guard let top = stack.last else {
+                i = Self.skipSpace(p, i, n)
+                guard depth > 0 else {
                     guard i == n else { return .invalidJSON }
                     break valueLoop
                 }
                 guard i < n else { return .invalidJSON }
                 let d = p[i]
-                if top == 0x7B {
-                    if d == 0x2C {
-                        i += 1
-                        skipSpace()
-                        guard let (isDuplicate, field) = parseKey(&i) else { return .invalidJSON }
-                        if isDuplicate { duplicate = true }
-                        pendingSlot = stack.count == 1 ? field : -1
-                        continue valueLoop
-                    } else if d == 0x7D {
-                        i += 1
-                        stack.removeLast()
-                        keys.removeSubrange(objectKeyStarts.removeLast()...)
-                    } else {
-                        return .invalidJSON
+                if d == 0x2C {  // ,
+                    i += 1
+                    if inObject {
+                        i = Self.skipSpace(p, i, n)
+                        guard let field = parseKey(p, &i, n, depth: depth, duplicate: &duplicate) else { return .invalidJSON }
+                        pendingSlot = field
                     }
-                } else {
-                    if d == 0x2C {
-                        i += 1
-                        continue valueLoop
-                    } else if d == 0x5D {
-                        i += 1
-                        stack.removeLast()
-                    } else {
-                        return .invalidJSON
-                    }
+                    continue valueLoop
                 }
+                guard d == (inObject ? 0x7D : 0x5D) else { return .invalidJSON }
+                i += 1
+                if inObject && depth > 1 { keys.removeSubrange(objectKeyStarts.removeLast()...) }
+                depth -= 1
+                inObject = depth > 0 && popContainer()
             }
         }
         if tooDeep { return .tooDeep }
@@ -207,55 +221,75 @@ struct JSONLineScanner {
         return nil
     }
 
+    /// Closes the innermost container below the top level; returns whether
+    /// the one around it is an object.
+    @inline(__always)
+    private mutating func popContainer() -> Bool {
+        guard let outer = stack.popLast() else { return true }  // back at the top-level object
+        return outer == 0x7B
+    }
+
     @inline(__always)
     private mutating func store(_ slot: Int, _ ref: ValueRef) {
-        if slots[slot] == nil { usedSlots.append(slot) }
+        present |= 1 << UInt32(slot)
         slots[slot] = ref
     }
 
     @inline(__always)
-    private func matches(_ i: Int, _ word: StaticString) -> Bool {
+    private func matches(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int, _ word: StaticString) -> Bool {
         let count = word.utf8CodeUnitCount
-        guard i + count <= line.count else { return false }
-        let w = word.utf8Start
-        for k in 0..<count where line[i + k] != w[k] { return false }
-        return true
+        guard i + count <= n else { return false }
+        return memcmp(p + i, word.utf8Start, count) == 0
     }
 
-    /// Parses `"key"` and the `:` after it. Returns whether the key repeats one
-    /// of the current object's keys, and the known field it names (or -1).
-    private mutating func parseKey(_ i: inout Int) -> (Bool, Int)? {
-        let n = line.count
-        guard i < n, line[i] == 0x22 else { return nil }
+    /// Parses `"key"` and the `:` after it; flags `duplicate` when the key
+    /// repeats one of the current object's keys. Returns the known field the
+    /// key names at the top level (or -1), nil when the grammar breaks.
+    @inline(__always)
+    private mutating func parseKey(
+        _ p: UnsafePointer<UInt8>, _ i: inout Int, _ n: Int, depth: Int, duplicate: inout Bool
+    ) -> Int? {
+        guard i < n, p[i] == 0x22 else { return nil }
         let start = i + 1
-        guard let (end, escapes) = scanString(from: start) else { return nil }
-        i = end + 1
-        while i < n, line[i] == 0x20 || line[i] == 0x09 || line[i] == 0x0A || line[i] == 0x0D { i += 1 }
-        guard i < n, line[i] == 0x3A else { return nil }
+        guard let (end, escapes) = Self.scanString(p, from: start, n) else { return nil }
+        i = Self.skipSpace(p, end + 1, n)
+        guard i < n, p[i] == 0x3A else { return nil }
         i += 1
+        if depth == 1 && !escapes {
+            // A known field repeats exactly when its slot already holds a value.
+            let field = RecordField.lookup(p + start, count: end - start, available: n - start)
+            if field >= 0 {
+                if present & (1 << UInt32(field)) != 0 { duplicate = true }
+                return field
+            }
+        }
+        return noteKey(start: start, end: end, escapes: escapes, depth: depth, duplicate: &duplicate)
+    }
 
+    /// The slow path of ``parseKey``: an escaped key, or one no slot tracks.
+    private mutating func noteKey(start: Int, end: Int, escapes: Bool, depth: Int, duplicate: inout Bool) -> Int {
         var key: Key
         if escapes {
             let arenaStart = arena.count
-            Self.unescape(line, from: start, to: end, into: &arena)
+            Self.unescape(UnsafeBufferPointer(rebasing: line[start..<end]), into: &arena)
             key = Key(hash: 0, start: arenaStart, count: arena.count - arenaStart, inArena: true)
         } else {
             key = Key(hash: 0, start: start, count: end - start, inArena: false)
         }
-        let topLevel = stack.count == 1
-        if topLevel {
-            // A known field repeats exactly when its slot already holds a value.
-            let field = withKeyBytes(key) { RecordField.lookup($0) }
-            if field >= 0 { return (slots[field] != nil, field) }
+        if depth == 1 && escapes {
+            let field = withKeyBytes(key) { bytes in
+                bytes.baseAddress.map { RecordField.lookup($0, count: bytes.count, available: bytes.count) } ?? -1
+            }
+            if field >= 0 {
+                if present & (1 << UInt32(field)) != 0 { duplicate = true }
+                return field
+            }
         }
-        var hash: UInt64 = 0
-        let duplicate = withKeyBytes(key) { bytes -> Bool in
-            hash = Self.keyHash(bytes)
-            return isRepeated(hash: hash, bytes)
-        }
+        let hash = withKeyBytes(key) { Self.keyHash($0) }
+        if withKeyBytes(key, { isRepeated(hash: hash, $0) }) { duplicate = true }
         key.hash = hash
         keys.append(key)
-        return (duplicate, -1)
+        return -1
     }
 
     /// A cheap filter for repeated-key checks (length and up to 16 bytes);
@@ -300,22 +334,23 @@ struct JSONLineScanner {
     /// Scans string content from `start` (after the opening quote); returns the
     /// index of the closing quote and whether the content holds escapes.
     @inline(__always)
-    private func scanString(from start: Int) -> (Int, Bool)? {
-        let p = line
-        let n = p.count
+    private static func scanString(_ p: UnsafePointer<UInt8>, from start: Int, _ n: Int) -> (Int, Bool)? {
         var i = start
         var escapes = false
-        guard let base = p.baseAddress else { return nil }
-        while i < n {
-            // Eight bytes at a time while none is a quote, a backslash or a control character.
+        while true {
+            // Eight bytes at a time up to the first quote, backslash or control
+            // character: the lowest flagged byte of these masks is exact.
             while i + 8 <= n {
-                let v = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
+                let v = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
                 let ones: UInt64 = 0x0101_0101_0101_0101
                 let highs: UInt64 = 0x8080_8080_8080_8080
                 let quote = v ^ (ones &* 0x22)
                 let backslash = v ^ (ones &* 0x5C)
-                let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | (v &- ones &* 0x20)
-                if special & ~v & highs != 0 { break }
+                let special = (((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | (v &- ones &* 0x20)) & ~v & highs
+                if special != 0 {
+                    i += special.trailingZeroBitCount >> 3
+                    break
+                }
                 i += 8
             }
             guard i < n else { return nil }
@@ -331,12 +366,12 @@ struct JSONLineScanner {
                 case 0x75:
                     // A \u escape must name a Unicode scalar: a high surrogate
                     // only as the first half of a pair, a low one never alone.
-                    guard let unit = hex4Checked(i + 2) else { return nil }
+                    guard let unit = hex4Checked(p, i + 2, n) else { return nil }
                     i += 6
                     if (0xDC00...0xDFFF).contains(unit) { return nil }
                     if (0xD800...0xDBFF).contains(unit) {
                         guard i + 1 < n, p[i] == 0x5C, p[i + 1] == 0x75,
-                              let low = hex4Checked(i + 2), (0xDC00...0xDFFF).contains(low)
+                              let low = hex4Checked(p, i + 2, n), (0xDC00...0xDFFF).contains(low)
                         else { return nil }
                         i += 6
                     }
@@ -347,15 +382,12 @@ struct JSONLineScanner {
                 i += 1
             }
         }
-        return nil
     }
 
     /// Scans a number; returns its end and its value when it is an integer
     /// literal (no fraction, no exponent) within the signed 64-bit range.
     @inline(__always)
-    private func scanNumber(from start: Int) -> (Int, Int64?)? {
-        let p = line
-        let n = p.count
+    private static func scanNumber(_ p: UnsafePointer<UInt8>, from start: Int, _ n: Int) -> (Int, Int64?)? {
         var i = start
         let negative = p[i] == 0x2D
         if negative { i += 1 }
@@ -363,12 +395,19 @@ struct JSONLineScanner {
         var isInteger = true
         var magnitude: UInt64 = 0
         var overflow = false
+        @inline(__always) func isDigit(_ c: UInt8) -> Bool { c &- 0x30 < 10 }
         if p[i] == 0x30 {
             i += 1
         } else if p[i] >= 0x31 && p[i] <= 0x39 {
-            while i < n, p[i] >= 0x30 && p[i] <= 0x39 {
+            // Up to 19 digits cannot overflow an unsigned 64-bit magnitude.
+            let fastEnd = min(n, i + 19)
+            while i < fastEnd, isDigit(p[i]) {
+                magnitude = magnitude &* 10 &+ UInt64(p[i] &- 0x30)
+                i += 1
+            }
+            while i < n, isDigit(p[i]) {
                 let (m1, o1) = magnitude.multipliedReportingOverflow(by: 10)
-                let (m2, o2) = m1.addingReportingOverflow(UInt64(p[i] - 0x30))
+                let (m2, o2) = m1.addingReportingOverflow(UInt64(p[i] &- 0x30))
                 if o1 || o2 { overflow = true }
                 magnitude = m2
                 i += 1
@@ -379,15 +418,15 @@ struct JSONLineScanner {
         if i < n, p[i] == 0x2E {
             isInteger = false
             i += 1
-            guard i < n, p[i] >= 0x30 && p[i] <= 0x39 else { return nil }
-            while i < n, p[i] >= 0x30 && p[i] <= 0x39 { i += 1 }
+            guard i < n, isDigit(p[i]) else { return nil }
+            while i < n, isDigit(p[i]) { i += 1 }
         }
         if i < n, p[i] == 0x65 || p[i] == 0x45 {
             isInteger = false
             i += 1
             if i < n, p[i] == 0x2B || p[i] == 0x2D { i += 1 }
-            guard i < n, p[i] >= 0x30 && p[i] <= 0x39 else { return nil }
-            while i < n, p[i] >= 0x30 && p[i] <= 0x39 { i += 1 }
+            guard i < n, isDigit(p[i]) else { return nil }
+            while i < n, isDigit(p[i]) { i += 1 }
         }
         guard isInteger, !overflow else { return (i, nil) }
         if negative {
@@ -397,9 +436,10 @@ struct JSONLineScanner {
         return magnitude <= UInt64(Int64.max) ? (i, Int64(magnitude)) : (i, nil)
     }
 
-    /// Appends the unescaped UTF-8 of the (already validated) string content.
-    private static func unescape(_ p: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int, into out: inout [UInt8]) {
-        var i = start
+    /// Appends the unescaped UTF-8 of already validated string content.
+    static func unescape(_ p: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
+        var i = 0
+        let end = p.count
         while i < end {
             let c = p[i]
             guard c == 0x5C else {
@@ -432,11 +472,11 @@ struct JSONLineScanner {
     }
 
     @inline(__always)
-    private func hex4Checked(_ i: Int) -> Int? {
-        guard i + 4 <= line.count else { return nil }
+    private static func hex4Checked(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int) -> Int? {
+        guard i + 4 <= n else { return nil }
         var v = 0
         for k in 0..<4 {
-            guard let h = hexValue(line[i + k]) else { return nil }
+            guard let h = hexValue(p[i + k]) else { return nil }
             v = v << 4 | Int(h)
         }
         return v

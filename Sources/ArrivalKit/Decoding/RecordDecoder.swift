@@ -125,8 +125,8 @@ public struct RecordDecoder {
 
     /// A present, non-null value; `nil` for absent or `null`.
     @inline(__always)
-    private func value(_ field: RecordField) -> JSONLineScanner.ValueRef? {
-        guard let ref = scanner.slots[field.rawValue], ref.kind != .null else { return nil }
+    private mutating func value(_ field: RecordField) -> JSONLineScanner.ValueRef? {
+        guard let ref = scanner.slot(field), ref.kind != .null else { return nil }
         return ref
     }
 
@@ -138,7 +138,7 @@ public struct RecordDecoder {
             return false
         }
         guard ref.kind == .string else { throw .wrongType }
-        batch.appendText { scanner.appendString(ref, to: &$0) }
+        scanner.appendString(ref, to: &batch)
         return true
     }
 
@@ -147,7 +147,7 @@ public struct RecordDecoder {
     }
 
     @discardableResult
-    private func optionalInt(_ field: RecordField, _ batch: inout RowBatch) throws(MalformedCause) -> Bool {
+    private mutating func optionalInt(_ field: RecordField, _ batch: inout RowBatch) throws(MalformedCause) -> Bool {
         guard let ref = value(field) else {
             batch.append(.noInt)
             return false
@@ -157,7 +157,7 @@ public struct RecordDecoder {
         return true
     }
 
-    private func requiredInt(_ field: RecordField, _ batch: inout RowBatch) throws(MalformedCause) {
+    private mutating func requiredInt(_ field: RecordField, _ batch: inout RowBatch) throws(MalformedCause) {
         guard try optionalInt(field, &batch) else { throw .missingField }
     }
 
@@ -186,7 +186,7 @@ public struct RecordDecoder {
         }
         guard let index else { throw .invalidEnum }
         let name = allowed[index]
-        batch.appendText { $0.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)) }
+        batch.appendText(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
         return index
     }
 }

@@ -78,11 +78,18 @@ struct RowBatch: Sendable {
         cells.append(cell)
     }
 
-    /// Appends a text cell whose bytes `write` appends to the arena.
+    /// Appends a text cell holding `text`.
     @inline(__always)
-    mutating func appendText(_ write: (inout [UInt8]) -> Void) {
+    mutating func appendText(_ text: UnsafeBufferPointer<UInt8>) {
         let start = bytes.count
-        write(&bytes)
+        bytes.append(contentsOf: text)
+        cells.append(.text(offset: Int32(start), count: Int32(text.count)))
+    }
+
+    /// Appends a text cell holding JSON string content (already validated) unescaped.
+    mutating func appendText(unescaping content: UnsafeBufferPointer<UInt8>) {
+        let start = bytes.count
+        JSONLineScanner.unescape(content, into: &bytes)
         cells.append(.text(offset: Int32(start), count: Int32(bytes.count - start)))
     }
 
@@ -106,7 +113,7 @@ struct RowBatch: Sendable {
         let start = mark
         func text(_ value: String?) {
             guard var value else { return append(.noText) }
-            value.withUTF8 { utf8 in appendText { $0.append(contentsOf: utf8) } }
+            value.withUTF8 { appendText($0) }
         }
         func int(_ value: Int64?) { append(value.map(Cell.int) ?? .noInt) }
         switch record {

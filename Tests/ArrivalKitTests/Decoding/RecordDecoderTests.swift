@@ -71,11 +71,25 @@ struct RecordDecoderTests {
 
     @Test("Every known key is recognised, escaped or not; near misses are not")
     func keyLookup() {
+        #expect(JSONLineScanner.fieldCount == RecordField.allCases.count)
+        /// Looks `key` up with no byte readable after it, then with room for the two-word load.
+        func lookups(_ key: [UInt8]) -> (Int, Int) {
+            let exact = key.withUnsafeBufferPointer { RecordField.lookup($0.baseAddress!, count: key.count, available: key.count) }
+            let padded = (key + Array(repeating: UInt8(ascii: "\""), count: 16)).withUnsafeBufferPointer {
+                RecordField.lookup($0.baseAddress!, count: key.count, available: $0.count)
+            }
+            return (exact, padded)
+        }
         for field in RecordField.allCases {
-            var bytes = Array(field.key.utf8)
-            #expect(bytes.withUnsafeBufferPointer { RecordField.lookup($0) } == field.rawValue)
-            bytes[bytes.count - 1] ^= 0x20
-            #expect(bytes.withUnsafeBufferPointer { RecordField.lookup($0) } == -1)
+            let key = Array(field.key.utf8)
+            #expect(lookups(key) == (field.rawValue, field.rawValue), "\(field.key)")
+            // One byte changed, one dropped, one added: unknown, unless that is another field's name.
+            var changed = key
+            changed[changed.count - 1] ^= 0x20
+            for other in [changed, Array(key.dropLast()), key + [UInt8(ascii: "x")]] where !other.isEmpty {
+                let expected = RecordField.allCases.first { Array($0.key.utf8) == other }?.rawValue ?? -1
+                #expect(lookups(other) == (expected, expected), "\(String(decoding: other, as: UTF8.self))")
+            }
         }
         var decoder = RecordDecoder()
         let escaped = #"{"k\u0069nd":"render","activity_id":"a","seq":1,"rendered_\u0061t":"2026-11-21T08:00:00Z"}"#
