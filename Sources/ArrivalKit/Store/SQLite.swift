@@ -58,6 +58,9 @@ final class Connection {
 
     var changes: Int { Int(sqlite3_changes(handle)) }
 
+    /// The rowid of the last row an INSERT on this connection added.
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
     var lastError: String { String(cString: sqlite3_errmsg(handle)) }
 }
 

@@ -66,4 +66,71 @@ struct StoreTests {
             }
         }
     }
+
+    /// 150 rows go in as 64 + 64 + 8 + 8 + 6 single rows; the first chunk
+    /// repeats rows, collides keys and meets rows already stored, so every
+    /// branch of the multi-row path runs.
+    @Test("Rows inserted 64 at a time keep duplicates out and move collisions on, as one at a time does")
+    func multiRowInserts() throws {
+        try withStore { store in
+            let statements = try store.recordStatements()
+            func record(_ i: Int) -> Record {
+                .apns(APNSRecord(apnsID: "id-\(i)", sentAt: Int64(i), status: 200, pushToken: "t", apsTimestamp: 1))
+            }
+            let transaction = try store.beginFile(sha256: "x", path: "/x", byteCount: 0, gzip: false, now: 0)
+            // Stored before: records 0 and 1.
+            #expect(try statements.insert(record(0), fileID: transaction.fileID))
+            #expect(try statements.insert(record(1), fileID: transaction.fileID))
+
+            var batch = RowBatch()
+            var keys: [UInt64] = []
+            var expectedNew: [Bool] = []
+            for i in 0..<150 {
+                switch i {
+                case 0, 1:  // already stored
+                    batch.append(record(i)); expectedNew.append(false)
+                case 5:  // the same record as row 4, in the same chunk
+                    batch.append(record(4)); expectedNew.append(false)
+                default:
+                    batch.append(record(i)); expectedNew.append(true)
+                }
+                keys.append(batch.rows.last!.key)
+            }
+            // Rows 10, 11 and 12 are different records forced onto one key: all three are kept.
+            keys[11] = keys[10]
+            keys[12] = keys[10]
+            var seen: [Bool] = []
+            try statements.insertRows(of: batch, fileID: transaction.fileID, keys: keys) { _, new in seen.append(new) }
+            #expect(seen == expectedNew)
+
+            // Inserting the same batch again adds nothing: every row is found, the collided ones by probing.
+            var again: [Bool] = []
+            try statements.insertRows(of: batch, fileID: transaction.fileID, keys: keys) { _, new in again.append(new) }
+            #expect(again == Array(repeating: false, count: 150))
+            try transaction.commit(lines: 0, gzip: false)
+
+            let count = try store.connection.prepare("SELECT count(*), count(DISTINCT apns_id), count(DISTINCT record_key) FROM apns")
+            #expect(try count.step())
+            #expect(count.int(0) == 149 && count.int(1) == 149 && count.int(2) == 149)  // ids 0..<150 but 5
+            count.reset()
+        }
+    }
+
+    @Test("A row the schema refuses fails the insert loudly, also when it comes 64 at a time")
+    func multiRowConstraint() throws {
+        try withStore { store in
+            let statements = try store.recordStatements()
+            let transaction = try store.beginFile(sha256: "x", path: "/x", byteCount: 0, gzip: false, now: 0)
+            var batch = RowBatch()
+            for i in 0..<64 {
+                batch.append(.apns(APNSRecord(apnsID: "id-\(i)", sentAt: Int64(i), status: 200, pushToken: "t",
+                                              event: i == 30 ? "restart" : nil, apsTimestamp: 1)))
+            }
+            #expect(throws: DatabaseError.self) {
+                try statements.insertRows(of: batch, fileID: transaction.fileID) { _, _ in }
+            }
+            transaction.rollback()
+        }
+    }
 }
+
