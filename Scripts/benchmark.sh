@@ -45,6 +45,7 @@ con = duckdb.connect(sys.argv[1])
 start = time.time()
 con.execute("CREATE TABLE apns AS SELECT * FROM read_json_auto(?)", [sys.argv[2:]])
 n = con.execute("SELECT count(*) FROM apns").fetchone()[0]
+con.close()  # timed to the close, as arrival-bench times its store
 seconds = time.time() - start
 print(f"duckdb: {n} records, {seconds:.2f} s, {int(n / seconds)} records/s")
 PY
