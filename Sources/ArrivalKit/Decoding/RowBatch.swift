@@ -44,6 +44,9 @@ struct RowBatch: Sendable {
 
     /// Records and malformed lines held.
     var count: Int { rows.count + malformed.count }
+    /// The bytes of the strings held. (Cells address the arena with 32-bit
+    /// offsets: the ingest hands a batch on long before 2 GiB.)
+    var byteCount: Int { bytes.count }
     var isEmpty: Bool { rows.isEmpty && malformed.isEmpty }
 
     mutating func removeAll() {

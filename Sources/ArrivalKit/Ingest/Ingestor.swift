@@ -13,6 +13,11 @@ public struct Ingestor {
     public struct Options: Sendable {
         public var strict = false
         public var batchSize = 4096
+        /// A batch also goes to the writer once its strings hold this many
+        /// bytes, so lines with long fields cannot make a batch large (up to
+        /// 4,096 lines of 1 MiB each): memory stays bounded by these two
+        /// limits plus one line.
+        public var batchBytes = 8 << 20
         public var reader = LineReader()
         /// Whole files are committed together until a batch holds this many records…
         public var recordsPerCommit = 200_000
@@ -227,7 +232,7 @@ public struct Ingestor {
             guard channel.send(.file(path: path, sha256: sha256, byteCount: byteCount, decoding: !known)) else { return }
             if known { continue }
             do {
-                let summary = try decode(path: path, reader: options.reader, batchSize: options.batchSize, recycle: recycle) { batch in
+                let summary = try decode(path: path, options: options, recycle: recycle) { batch in
                     channel.send(.rows(batch))
                 }
                 guard channel.send(.end(.success(summary))) else { return }
@@ -243,14 +248,15 @@ public struct Ingestor {
     /// Reads and decodes a file, handing batches of rows to `deliver`
     /// (which returns false to stop early).
     private static func decode(
-        path: String, reader: LineReader, batchSize: Int, recycle: BatchChannel<RowBatch>,
+        path: String, options: Options, recycle: BatchChannel<RowBatch>,
         _ deliver: (RowBatch) throws -> Bool
     ) throws -> ReadSummary {
         var decoder = RecordDecoder()
+        let batchSize = options.batchSize, batchBytes = options.batchBytes
         var batch = recycle.poll() ?? RowBatch(capacity: batchSize)
         batch.removeAll()
         struct Stopped: Error {}
-        let summary = try reader.read(path: path) { line in
+        let summary = try options.reader.read(path: path) { line in
             guard let bytes = line.bytes else {
                 batch.appendMalformed(line: line.number, cause: .lineTooLong)
                 return
@@ -259,7 +265,7 @@ public struct Ingestor {
             case .record, .blank: break
             case .malformed(let cause): batch.appendMalformed(line: line.number, cause: cause)
             }
-            if batch.count >= batchSize {
+            if batch.count >= batchSize || batch.byteCount >= batchBytes {
                 guard try deliver(batch) else { throw Stopped() }
                 batch = recycle.poll() ?? RowBatch(capacity: batchSize)
                 batch.removeAll()

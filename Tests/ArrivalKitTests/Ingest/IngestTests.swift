@@ -96,6 +96,35 @@ struct IngestTests {
         #expect(try store.status(ofContent: Ingestor.sha256(of: path, chunkSize: 1024).0, at: path) == .new)
     }
 
+    @Test("Batches cut by bytes instead of lines store the same records")
+    func batchesByBytes() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Lines whose strings run to 40 KB each, among ordinary ones.
+        let long = String(repeating: "x", count: 40_000)
+        var text = ""
+        for i in 0..<200 {
+            let id = i % 3 == 0 ? "\(long)-\(i)" : "id-\(i)"
+            text += #"{"kind":"apns","apns_id":"\#(id)","sent_at":"2026-11-21T10:00:00.\#(String(format: "%03d", i))Z","status":200,"push_token":"t","aps_timestamp":\#(i)}"# + "\n"
+        }
+        let path = directory.appendingPathComponent("long.jsonl").path
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        /// The summary, the report, and how many batches the writer received (one progress call each).
+        func ingest(_ options: Ingestor.Options, into name: String) throws -> (IngestSummary, String, Int) {
+            let store = try Store(path: directory.appendingPathComponent(name).path)
+            var batches = 0
+            let summary = try Ingestor(store: store, options: options).ingest(paths: [path]) { _ in batches += 1 }
+            return (summary, try ReportBuilder(store: store).build(window: nil).jsonText(), batches)
+        }
+        var small = Ingestor.Options()
+        small.batchBytes = 100_000  // a batch every two or three long lines
+        let (bySize, report, wholeBatches) = try ingest(Ingestor.Options(), into: "a.sqlite")
+        let (byBytes, sameReport, smallBatches) = try ingest(small, into: "b.sqlite")
+        #expect(wholeBatches == 1 && smallBatches > 20)
+        #expect(bySize.records[.apns] == 200 && byBytes.records[.apns] == 200)
+        #expect(report == sameReport)
+    }
+
     @Test("A missing path fails with a message that says what to check")
     func missingPath() throws {
         let directory = try makeTemporaryDirectory()
