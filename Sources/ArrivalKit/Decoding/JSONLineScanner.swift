@@ -221,12 +221,12 @@ struct JSONLineScanner {
         return nil
     }
 
-    /// Closes the innermost container below the top level; returns whether
-    /// the one around it is an object.
+    /// After a container below the top level closed: returns whether the
+    /// one around it is an object. (`stack` holds one entry per open
+    /// container but the outermost, so it is never empty here.)
     @inline(__always)
     private mutating func popContainer() -> Bool {
-        guard let outer = stack.popLast() else { return true }  // back at the top-level object
-        return outer == 0x7B
+        stack.popLast() == 0x7B
     }
 
     @inline(__always)
