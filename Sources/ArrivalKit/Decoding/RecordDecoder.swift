@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Turns one line of bytes into a record or the ``MalformedCause`` that
 /// keeps it out (contract 2 and 2.4). Not thread-safe: use one per thread.
 ///
@@ -125,13 +119,11 @@ public struct RecordDecoder {
         }
     }
 
-    /// Byte equality with a name, by `memcmp` (the generic `elementsEqual`
-    /// cost 250 instructions a record in a profile of the ingest).
     @inline(__always)
-    private static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ name: StaticString) -> Bool {
-        guard bytes.count == name.utf8CodeUnitCount else { return false }
-        guard let base = bytes.baseAddress else { return true }
-        return memcmp(base, name.utf8Start, bytes.count) == 0
+    private static func equals(_ text: UnsafeBufferPointer<UInt8>, _ name: StaticString) -> Bool {
+        guard text.count == name.utf8CodeUnitCount else { return false }
+        guard let base = text.baseAddress else { return true }
+        return spells(base, name)
     }
 
     private static let events: [StaticString] = ["start", "update", "end"]

@@ -169,10 +169,6 @@ final class RecordStatements {
         return new
     }
 
-    func insert(_ r: APNSRecord, fileID: Int64, key: UInt64? = nil) throws(DatabaseError) -> Bool {
-        try insert(.apns(r), fileID: fileID, key: key)
-    }
-
     /// Inserts the rows of `batch`, binding strings straight from its arena,
     /// and tells `done`, in row order, whether each was new. `keys`
     /// overrides the rows' own keys (tests use it to force collisions).
@@ -188,7 +184,7 @@ final class RecordStatements {
         let rows = batch.rows
         try batch.bytes.withUnsafeBufferPointer { (arena) throws(DatabaseError) in
             // The arena is never empty-addressed: an empty string binds as '' not NULL.
-            let base = UnsafeRawPointer(arena.baseAddress ?? UnsafePointer(emptyBytes))
+            let base = arena.baseAddress.map(UnsafeRawPointer.init) ?? UnsafeRawPointer(emptyCString)
             func key(_ index: Int) -> Int64 { Int64(bitPattern: keys?[index] ?? rows[index].key) }
             var index = 0
             while index < rows.count {
@@ -280,12 +276,6 @@ final class RecordStatements {
         }
     }
 }
-
-nonisolated(unsafe) private let emptyBytes: UnsafeMutablePointer<UInt8> = {
-    let pointer = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
-    pointer.initialize(to: 0)
-    return pointer
-}()
 
 extension Statement {
     /// Binds `cells` to the parameters from `first` on; strings point into

@@ -178,7 +178,8 @@ final class Statement {
     }
 }
 
-nonisolated(unsafe) private let emptyCString: UnsafePointer<CChar> = {
+/// One NUL byte: the address to bind an empty string at (a null pointer would bind SQL NULL).
+nonisolated(unsafe) let emptyCString: UnsafePointer<CChar> = {
     let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: 1)
     pointer.initialize(to: 0)
     return UnsafePointer(pointer)

@@ -35,8 +35,8 @@ struct StoreTests {
         try withStore { store in
             let transaction = try store.beginFile(sha256: "x", path: "/x", byteCount: 0, gzip: false, now: 0)
             let statements = try store.recordStatements()
-            let a = APNSRecord(apnsID: "a", sentAt: 1, status: 200, pushToken: "t", apsTimestamp: 1)
-            let b = APNSRecord(apnsID: "b", sentAt: 1, status: 200, pushToken: "t", apsTimestamp: 1)
+            let a = Record.apns(APNSRecord(apnsID: "a", sentAt: 1, status: 200, pushToken: "t", apsTimestamp: 1))
+            let b = Record.apns(APNSRecord(apnsID: "b", sentAt: 1, status: 200, pushToken: "t", apsTimestamp: 1))
             #expect(try statements.insert(a, fileID: transaction.fileID, key: 42))
             #expect(try statements.insert(b, fileID: transaction.fileID, key: 42))  // moved to 43
             #expect(try !statements.insert(b, fileID: transaction.fileID, key: 42))  // found at 43
