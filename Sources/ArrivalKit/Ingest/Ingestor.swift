@@ -114,7 +114,7 @@ public struct Ingestor {
     }
 
     /// Stores one file whose `.file` message was received; consumes its
-    /// `.items` and `.end` from `channel` when the reader decoded it.
+    /// `.rows` and `.end` from `channel` when the reader decoded it.
     private func ingest(
         file path: String, sha256: String, byteCount: Int, decoded: Bool, from channel: BatchChannel<Message>,
         recycle: BatchChannel<RowBatch>,

@@ -20,13 +20,17 @@ struct StoreTests {
         #expect(try Store(path: path).appliedMigrations() == names)  // reopening applies nothing again
     }
 
-    @Test("Store uses WAL")
+    @Test("Store uses WAL and, when new, 16 KiB pages")
     func wal() throws {
         try withStore { store in
             let statement = try store.connection.prepare("PRAGMA journal_mode")
             #expect(try statement.step())
             #expect(statement.string(0) == "wal")
             statement.reset()
+            let pageSize = try store.connection.prepare("PRAGMA page_size")
+            #expect(try pageSize.step())
+            #expect(pageSize.int(0) == 16384)
+            pageSize.reset()
         }
     }
 
