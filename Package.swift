@@ -11,7 +11,6 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "arrival", targets: ["arrival"]),
-        .library(name: "ArrivalKit", targets: ["ArrivalKit"]),
         // The instrumentation kit: ArrivalBeacons for the app and widget (Foundation only),
         // ArrivalSender for the push sender (Foundation + system zlib).
         .library(name: "ArrivalBeacons", targets: ["ArrivalBeacons"]),
@@ -27,21 +26,68 @@ let package = Package(
         // The system's own libsqlite3 and zlib (Debian: libsqlite3-dev, zlib1g-dev).
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+        // The pipeline, one target per stage; each depends only on the stages before it:
+        // Model <- Store <- Ingest <- Analysis <- Rendering <- Compare, and Simulation on Model.
         .target(
-            name: "ArrivalKit",
+            name: "ArrivalModel",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ArrivalStore",
+            dependencies: ["ArrivalModel", "CSQLite"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ArrivalIngest",
             dependencies: [
-                "CSQLite",
+                "ArrivalModel",
+                "ArrivalStore",
                 "CZlib",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ArrivalAnalysis",
+            dependencies: ["ArrivalModel", "ArrivalStore"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ArrivalRendering",
+            dependencies: [
+                "ArrivalModel",
+                "ArrivalAnalysis",
                 .product(name: "Mustache", package: "swift-mustache"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ArrivalCompare",
+            dependencies: [
+                "ArrivalModel",
+                "ArrivalStore",
+                "ArrivalIngest",
+                "ArrivalAnalysis",
+                "ArrivalRendering",
+                .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ArrivalSimulation",
+            dependencies: ["ArrivalModel", "CZlib"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "arrival",
             dependencies: [
-                "ArrivalKit",
+                "ArrivalModel",
+                "ArrivalStore",
+                "ArrivalIngest",
+                "ArrivalAnalysis",
+                "ArrivalRendering",
+                "ArrivalCompare",
+                "ArrivalSimulation",
                 "ArrivalSender",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -49,7 +95,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "arrival-bench",
-            dependencies: ["ArrivalKit"],
+            dependencies: ["ArrivalIngest", "ArrivalAnalysis", "ArrivalRendering", "ArrivalStore", "ArrivalModel"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -69,13 +115,19 @@ let package = Package(
         ),
         .testTarget(
             name: "ArrivalInstrumentationTests",
-            dependencies: ["ArrivalBeacons", "ArrivalSender", "ArrivalKit", "beacon-stress", "arrival"],
+            dependencies: [
+                "ArrivalBeacons", "ArrivalSender", "ArrivalModel", "ArrivalStore", "ArrivalIngest", "ArrivalAnalysis",
+                "beacon-stress", "arrival",
+            ],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "ArrivalKitTests",
-            dependencies: ["ArrivalKit"],
+            dependencies: [
+                "ArrivalModel", "ArrivalStore", "ArrivalIngest", "ArrivalAnalysis", "ArrivalRendering",
+                "ArrivalCompare", "ArrivalSimulation",
+            ],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),

@@ -1,4 +1,8 @@
-import ArrivalKit
+import ArrivalModel
+import ArrivalStore
+import ArrivalIngest
+import ArrivalAnalysis
+import ArrivalRendering
 import Foundation
 
 // Benchmarks of the pipeline's stages, run by Scripts/benchmark.sh on a

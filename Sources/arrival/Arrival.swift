@@ -1,5 +1,11 @@
+import ArrivalModel
+import ArrivalStore
+import ArrivalIngest
+import ArrivalAnalysis
+import ArrivalRendering
+import ArrivalCompare
+import ArrivalSimulation
 import ArgumentParser
-import ArrivalKit
 import Foundation
 
 @main

@@ -1,3 +1,10 @@
+import ArrivalModel
+import ArrivalStore
+import ArrivalIngest
+import ArrivalAnalysis
+import ArrivalRendering
+import ArrivalCompare
+import ArrivalSimulation
 import ArgumentParser
 import ArrivalSender
 import Foundation

@@ -1,5 +1,8 @@
 import ArrivalBeacons
-import ArrivalKit
+import ArrivalModel
+import ArrivalStore
+import ArrivalIngest
+import ArrivalAnalysis
 import ArrivalSender
 import Foundation
 import Testing

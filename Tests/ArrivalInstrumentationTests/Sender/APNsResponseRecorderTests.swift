@@ -1,4 +1,7 @@
-import ArrivalKit
+import ArrivalModel
+import ArrivalStore
+import ArrivalIngest
+import ArrivalAnalysis
 import Foundation
 import Testing
 @testable import ArrivalSender

@@ -1,5 +1,11 @@
 import Testing
-@testable import ArrivalKit
+@testable import ArrivalModel
+@testable import ArrivalStore
+@testable import ArrivalIngest
+@testable import ArrivalAnalysis
+@testable import ArrivalRendering
+@testable import ArrivalCompare
+@testable import ArrivalSimulation
 
 /// One test per metric group of contract section 4, on hand-made fixtures.
 @Suite("Metrics")

@@ -1,5 +1,11 @@
 import Testing
-@testable import ArrivalKit
+@testable import ArrivalModel
+@testable import ArrivalStore
+@testable import ArrivalIngest
+@testable import ArrivalAnalysis
+@testable import ArrivalRendering
+@testable import ArrivalCompare
+@testable import ArrivalSimulation
 
 /// One test per outcome rule of contract section 3, each on a hand-made
 /// fixture whose expected counts are worked out in the comments.

@@ -1,6 +1,12 @@
 import Foundation
 import Testing
-@testable import ArrivalKit
+@testable import ArrivalModel
+@testable import ArrivalStore
+@testable import ArrivalIngest
+@testable import ArrivalAnalysis
+@testable import ArrivalRendering
+@testable import ArrivalCompare
+@testable import ArrivalSimulation
 
 /// The SQL views (for dashboards) and the in-memory analysis (for reports)
 /// state the same rules twice; they must give every update the same outcome.
@@ -15,12 +21,12 @@ struct ViewAgreementTests {
             fixture("outcomes"), fixture("metrics"), fixture("dedup"),
         ] + GoldenReportTests.samplePaths)
         var fromViews: [ExactString: String] = [:]
-        let statement = try store.connection.prepare(
-            "SELECT activity_id, seq, coalesce(outcome, '-'), at, app, coalesce(priority, -1) FROM update_outcomes")
-        try statement.forEach { row in
-            fromViews[ExactString("\(row.string(0) ?? "")#\(row.int(1))")] = "\(row.string(2) ?? "") \(row.int(3)) \(row.string(4) ?? "") \(row.int(5))"
+        let analysis = try store.read { snapshot in
+            try snapshot.forEachViewOutcome { activity, seq, outcome, at, app, priority in
+                fromViews[ExactString("\(activity)#\(seq)")] = "\(outcome ?? "-") \(at) \(app) \(priority ?? -1)"
+            }
+            return try DeliveryAnalysis(snapshot: snapshot, window: nil)
         }
-        let analysis = try DeliveryAnalysis(connection: store.connection, window: nil)
         let names: [DeliveryAnalysis.Outcome: String] = [
             .rendered: "rendered", .ended: "ended", .expired: "expired", .staleTimestamp: "stale_timestamp",
             .superseded: "superseded", .lost: "lost",

@@ -1,5 +1,11 @@
 import Foundation
-@testable import ArrivalKit
+@testable import ArrivalModel
+@testable import ArrivalStore
+@testable import ArrivalIngest
+@testable import ArrivalAnalysis
+@testable import ArrivalRendering
+@testable import ArrivalCompare
+@testable import ArrivalSimulation
 
 /// Simulated days for the diff and gate tests, written once per test run:
 /// a baseline fleet, the same fleet with each injected regression, and

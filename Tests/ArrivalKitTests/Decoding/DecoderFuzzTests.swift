@@ -1,6 +1,12 @@
 import Foundation
 import Testing
-@testable import ArrivalKit
+@testable import ArrivalModel
+@testable import ArrivalStore
+@testable import ArrivalIngest
+@testable import ArrivalAnalysis
+@testable import ArrivalRendering
+@testable import ArrivalCompare
+@testable import ArrivalSimulation
 
 /// The scanner reads lines through raw pointers, so it gets mutated lines by
 /// the ten thousand: truncated, with bytes replaced, with JSON punctuation,

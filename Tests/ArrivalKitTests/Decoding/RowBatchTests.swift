@@ -1,6 +1,12 @@
 import Foundation
 import Testing
-@testable import ArrivalKit
+@testable import ArrivalModel
+@testable import ArrivalStore
+@testable import ArrivalIngest
+@testable import ArrivalAnalysis
+@testable import ArrivalRendering
+@testable import ArrivalCompare
+@testable import ArrivalSimulation
 
 /// The ingest hands rows, not `Record` values, from the reading thread to the
 /// writer. Stores made before that change hold keys from ``Record/contentHash``,

@@ -3,7 +3,13 @@ import Foundation
 import FoundationXML
 #endif
 import Testing
-@testable import ArrivalKit
+@testable import ArrivalModel
+@testable import ArrivalStore
+@testable import ArrivalIngest
+@testable import ArrivalAnalysis
+@testable import ArrivalRendering
+@testable import ArrivalCompare
+@testable import ArrivalSimulation
 
 @Suite("Gate")
 struct GateTests {

@@ -1,6 +1,12 @@
 import Foundation
 import Testing
-@testable import ArrivalKit
+@testable import ArrivalModel
+@testable import ArrivalStore
+@testable import ArrivalIngest
+@testable import ArrivalAnalysis
+@testable import ArrivalRendering
+@testable import ArrivalCompare
+@testable import ArrivalSimulation
 
 /// The binary renders the report from templates compiled into it; their
 /// source is `Dashboards/templates`. Re-generate the embedded copy on purpose
@@ -8,7 +14,7 @@ import Testing
 @Suite("Dashboard templates")
 struct DashboardTemplateTests {
     static let templateDirectory = GoldenReportTests.packageRoot.appendingPathComponent("Dashboards/templates")
-    static let embeddedFile = GoldenReportTests.packageRoot.appendingPathComponent("Sources/ArrivalKit/HTML/DashboardTemplates+Embedded.swift")
+    static let embeddedFile = GoldenReportTests.packageRoot.appendingPathComponent("Sources/ArrivalRendering/HTML/DashboardTemplates+Embedded.swift")
 
     static func templateFiles() throws -> [(name: String, text: String)] {
         let names = try FileManager.default.contentsOfDirectory(atPath: templateDirectory.path)

@@ -1,6 +1,12 @@
 import Foundation
 import Testing
-@testable import ArrivalKit
+@testable import ArrivalModel
+@testable import ArrivalStore
+@testable import ArrivalIngest
+@testable import ArrivalAnalysis
+@testable import ArrivalRendering
+@testable import ArrivalCompare
+@testable import ArrivalSimulation
 
 /// The Grafana dashboard reads the store through the SQLite data source;
 /// every panel's SQL must run against the current schema and find data.

@@ -1,0 +1,411 @@
+import ArrivalModel
+import ArrivalStore
+/// Everything the HTML report shows, computed from one ``DeliveryAnalysis``
+/// pass: the contract report of the window, the same report for each earlier
+/// day it is compared with and each day of the trend, and the detail behind
+/// the charts (outcomes by hour, latency distribution, the activities that
+/// lost the most updates with their timelines, data quality by file).
+///
+/// Every report here comes from ``ReportBuilder/report(of:keys:window:requests:updates:)``,
+/// the function the JSON report uses, so the figures agree with
+/// `arrival report --format json` for the same window.
+public struct DailyReport: Sendable {
+    /// The report of the window (the same as the JSON report's).
+    public var report: Report
+    /// The window shown (`nil`: all data) and, when it is one whole UTC day,
+    /// that day's index (days since 1970-01-01).
+    public var window: ReportWindow?
+    public var day: Int64?
+    /// The report of the day before, when the window is a day and the store holds requests of that day.
+    public var previousDay: Report?
+    /// Reports of the (up to) 7 days before, those the store holds requests of.
+    public var previousWeek: [Report] = []
+    /// One report per day of the trend (`--days N`), oldest first.
+    public var trend: [Report] = []
+    /// Time buckets of the window (hours, or days for windows longer than 48 hours).
+    public var buckets: [Bucket] = []
+    public var bucketsAreHours = true
+    /// Days per bucket when the buckets are not hours (1 up to 92 days of data, more beyond).
+    public var bucketDays = 0
+    /// Render latency (first render − accept time, negatives as 0) by range.
+    public var latencyHistogram: [LatencyBin] = []
+    /// The activities with the most updates that did not show, most first.
+    public var worstActivities: [ActivityTimeline] = []
+    /// How many activities had at least one update that did not show.
+    public var activitiesMissingUpdates = 0
+    public var sources = Sources()
+    public var quality = QualityDetail()
+
+    public struct Bucket: Sendable, Equatable {
+        /// Start of the bucket (ms since the epoch, UTC).
+        public var start: Int64
+        public var updates = UpdateCounts()
+        /// Requests sent in the bucket (whole UTC hours or days).
+        public var requests = 0
+        public var acceptedRequests = 0
+    }
+
+    public struct LatencyBin: Sendable, Equatable {
+        public var label: String
+        /// Lower bound inclusive, upper bound exclusive (`nil`: no bound), in ms.
+        public var lower: Int64
+        public var upper: Int64?
+        public var count = 0
+    }
+
+    public struct ActivityTimeline: Sendable {
+        public var activityID: String
+        public var app: String
+        public var sent = 0
+        public var rendered = 0
+        public var superseded = 0
+        /// Updates of the window that did not show: not accepted, lost, stale, ended, expired.
+        public var missed = 0
+        public var osVersion: String
+        public var appVersion: String
+        /// Devices that rendered any of its updates.
+        public var devices: [String] = []
+        /// Its updates that did not show, each with the update just before it,
+        /// up to ``ActivityTimeline/stepLimit``.
+        public var steps: [Step] = []
+        /// Updates of the activity in the window not listed.
+        public var stepsNotShown = 0
+
+        public static let stepLimit = 30
+    }
+
+    /// One update of an activity: what was sent, what APNs said, what became of it.
+    public struct Step: Sendable {
+        public var seq: Int64
+        public var event: String
+        /// Accept time, or the earliest request's sent_at when never accepted.
+        public var at: Int64
+        public var requests: [RequestAnswer] = []
+        /// `nil` when APNs never accepted it.
+        public var outcome: String?
+        public var firstRenderedAt: Int64?
+        /// Where it was rendered (`surface` of its render beacons).
+        public var surfaces: [String] = []
+    }
+
+    public struct RequestAnswer: Sendable {
+        public var sentAt: Int64
+        public var status: Int64
+        public var reason: String?
+        public var apnsID: String
+        public var payloadBytes: Int64?
+    }
+
+    /// What the store was built from.
+    public struct Sources: Sendable {
+        public var files = 0
+        public var gzipFiles = 0
+        public var bytes: Int64 = 0
+        public var records = 0
+        public var apnsRecords = 0
+        public var renderRecords = 0
+        public var callbackRecords = 0
+        /// The files with the most records, most first.
+        public var largestFiles: [FileRow] = []
+        /// First and last UTC day with requests.
+        public var firstDay: Int64?
+        public var lastDay: Int64?
+    }
+
+    public struct FileRow: Sendable {
+        public var path: String
+        /// Records in the file, or its repeated records in ``QualityDetail/duplicatesByFile``.
+        public var records: Int
+    }
+
+    /// Store-wide data quality with its whereabouts.
+    public struct QualityDetail: Sendable {
+        /// (file, cause, lines), most lines first.
+        public var malformedByFile: [(path: String, cause: String, lines: Int)] = []
+        public var malformedFilesNotShown = 0
+        /// Files with repeated records, most first.
+        public var duplicatesByFile: [FileRow] = []
+        /// Paths skipped because their bytes were ingested from another path.
+        public var skippedFiles: [(path: String, firstPath: String)] = []
+    }
+
+    public static let topFiles = 10
+    public static let topActivities = 10
+}
+
+/// Builds a ``DailyReport`` from a store.
+public struct DailyReportBuilder {
+    private let store: Store
+
+    public init(store: Store) {
+        self.store = store
+    }
+
+    /// - Parameters:
+    ///   - window: the window of `sent_at` (`nil`: all data).
+    ///   - trendDays: days of the trend, ending at `trendEnd`, or at the window's
+    ///     last day, or at the last day in the store.
+    public func build(window: ReportWindow?, trendDays: Int? = nil) throws -> DailyReport {
+        // Map the file for this read: the analysis reads every row of the three record tables.
+        try store.read(mapped: true) { snapshot in
+            try build(snapshot: snapshot, window: window, trendDays: trendDays)
+        }
+    }
+
+    private func build(snapshot: StoreSnapshot, window: ReportWindow?, trendDays: Int?) throws -> DailyReport {
+        let analysis = try DeliveryAnalysis(snapshot: snapshot, window: window, tallyByDayAndHour: true)
+        let keys = ReportBuilder.BreakdownKeys(analysis)
+        let storeWide = try snapshot.storeWideQuality()
+        let from = window?.from ?? Int64.min
+        let to = window?.to ?? Int64.max
+        let inWindow = analysis.updates.indices.filter { analysis.updates[$0].at >= from && analysis.updates[$0].at < to }
+
+        var daily = DailyReport(report: ReportBuilder.report(
+            of: analysis, keys: keys, window: window, requests: analysis.requests, updates: inWindow))
+        ReportBuilder.apply(storeWide, to: &daily.report)
+        daily.window = window
+        daily.sources.firstDay = analysis.requestsByDay.keys.min()
+        daily.sources.lastDay = analysis.requestsByDay.keys.max()
+
+        // The days compared with and the days of the trend, each from the same analysis.
+        if let window, window.to - window.from == 86_400_000, window.from % 86_400_000 == 0 {
+            daily.day = utcDay(of: window.from)
+        }
+        var wantedDays = Set<Int64>()
+        if let day = daily.day {
+            for back in 1...7 where analysis.requestsByDay[day - Int64(back)] != nil { wantedDays.insert(day - Int64(back)) }
+        }
+        var trendDayList: [Int64] = []
+        if let trendDays, trendDays > 0 {
+            let end = window.map { utcDay(of: $0.to - 1) } ?? daily.sources.lastDay
+            if let end {
+                trendDayList = (0..<Int64(trendDays)).reversed().map { end - $0 }
+                wantedDays.formUnion(trendDayList)
+            }
+        }
+        var updatesByDay: [Int64: [Int]] = [:]
+        if !wantedDays.isEmpty {
+            for (index, update) in analysis.updates.enumerated() {
+                let day = utcDay(of: update.at)
+                if wantedDays.contains(day) { updatesByDay[day, default: []].append(index) }
+            }
+        }
+        func dayReport(_ day: Int64) -> Report {
+            let dayWindow = ReportWindow(from: day * 86_400_000, to: (day + 1) * 86_400_000)
+            var report = ReportBuilder.report(
+                of: analysis, keys: keys, window: dayWindow,
+                requests: analysis.requestsByDay[day] ?? DeliveryAnalysis.RequestTally(), updates: updatesByDay[day] ?? [])
+            ReportBuilder.apply(storeWide, to: &report)
+            return report
+        }
+        if let day = daily.day {
+            if analysis.requestsByDay[day - 1] != nil { daily.previousDay = dayReport(day - 1) }
+            daily.previousWeek = (1...7).map { day - Int64($0) }.filter { analysis.requestsByDay[$0] != nil }.map(dayReport)
+        }
+        // The window's own day, when the trend includes it, is the report already made.
+        daily.trend = trendDayList.map { $0 == daily.day ? daily.report : dayReport($0) }
+
+        Self.fillBuckets(&daily, analysis: analysis, updates: inWindow, window: window)
+        Self.fillLatency(&daily, analysis: analysis, updates: inWindow)
+        try Self.fillWorstActivities(&daily, analysis: analysis, keys: keys, updates: inWindow, snapshot: snapshot)
+        try Self.fillSources(&daily, snapshot: snapshot)
+        try Self.fillQuality(&daily, snapshot: snapshot)
+        return daily
+    }
+
+    // MARK: - Charts
+
+    private static func fillBuckets(_ daily: inout DailyReport, analysis: DeliveryAnalysis, updates: [Int], window: ReportWindow?) {
+        // The window's span: given, or that of the data.
+        var first = window?.from, last = window.map { $0.to - 1 }
+        if window == nil {
+            for index in updates {
+                let at = analysis.updates[index].at
+                first = min(first ?? at, at)
+                last = max(last ?? at, at)
+            }
+            if let firstDay = daily.sources.firstDay, let lastDay = daily.sources.lastDay {
+                first = min(first ?? firstDay * 86_400_000, firstDay * 86_400_000)
+                last = max(last ?? (lastDay + 1) * 86_400_000 - 1, (lastDay + 1) * 86_400_000 - 1)
+            }
+        }
+        guard let first, let last, last >= first else { return }
+        // Hours up to 48 hours, days up to 92 days, else runs of days: never more than 92 buckets.
+        let hours = last - first < 48 * 3_600_000
+        daily.bucketsAreHours = hours
+        let unit: Int64 = hours ? 3_600_000 : 86_400_000
+        let firstUnit = hours ? utcHour(of: first) : utcDay(of: first)
+        let lastUnit = hours ? utcHour(of: last) : utcDay(of: last)
+        let span = lastUnit - firstUnit + 1
+        let perBucket = hours ? 1 : (span + 91) / 92
+        daily.bucketDays = hours ? 0 : Int(perBucket)
+        let count = Int((span + perBucket - 1) / perBucket)
+        var buckets = (0..<count).map { DailyReport.Bucket(start: (firstUnit + Int64($0) * perBucket) * unit) }
+        for index in updates {
+            let update = analysis.updates[index]
+            let key = hours ? utcHour(of: update.at) : utcDay(of: update.at)
+            buckets[Int((key - firstUnit) / perBucket)].updates.count(update)
+        }
+        let tallies = hours ? analysis.requestsByHour : analysis.requestsByDay
+        for (key, tally) in tallies where key >= firstUnit && key <= lastUnit {
+            let i = Int((key - firstUnit) / perBucket)
+            buckets[i].requests += tally.total
+            buckets[i].acceptedRequests += tally.accepted
+        }
+        daily.buckets = buckets
+    }
+
+    static let latencyBounds: [(String, Int64)] = [
+        ("< 1 s", 0), ("1–2 s", 1_000), ("2–5 s", 2_000), ("5–10 s", 5_000), ("10–30 s", 10_000),
+        ("30–60 s", 30_000), ("1–5 min", 60_000), ("5–15 min", 300_000), ("15–60 min", 900_000), ("≥ 1 h", 3_600_000),
+    ]
+
+    private static func fillLatency(_ daily: inout DailyReport, analysis: DeliveryAnalysis, updates: [Int]) {
+        var bins = latencyBounds.enumerated().map { i, bound in
+            DailyReport.LatencyBin(
+                label: bound.0, lower: bound.1, upper: i + 1 < latencyBounds.count ? latencyBounds[i + 1].1 : nil)
+        }
+        for index in updates {
+            let update = analysis.updates[index]
+            guard update.outcome == .rendered, let rendered = update.firstRenderedAt else { continue }
+            let latency = max(0, rendered - update.at)
+            let bin = bins.lastIndex { $0.lower <= latency } ?? 0
+            bins[bin].count += 1
+        }
+        daily.latencyHistogram = bins
+    }
+
+    // MARK: - Activities that lost the most
+
+    private static func fillWorstActivities(
+        _ daily: inout DailyReport, analysis: DeliveryAnalysis, keys: ReportBuilder.BreakdownKeys, updates: [Int],
+        snapshot: StoreSnapshot
+    ) throws {
+        var missed: [Int32: Int] = [:]
+        for index in updates {
+            let update = analysis.updates[index]
+            if update.outcome != .rendered && update.outcome != .superseded { missed[update.activity, default: 0] += 1 }
+        }
+        daily.activitiesMissingUpdates = missed.count
+        // The top N by count (ties by activity id): sort only those at or above the N-th count.
+        let threshold = missed.values.sorted(by: >).prefix(DailyReport.topActivities).last ?? 0
+        let worst = missed.filter { $0.value >= threshold }.sorted { a, b in
+            a.value != b.value ? a.value > b.value : analysis.activityNames[Int(a.key)] < analysis.activityNames[Int(b.key)]
+        }.prefix(DailyReport.topActivities).map(\.key)
+        guard !worst.isEmpty else { return }
+        let worstSet = Set(worst)
+        var timelines: [Int32: DailyReport.ActivityTimeline] = [:]
+        var stepIndex: [Int32: [Int64: Int]] = [:]
+        let names: [DeliveryAnalysis.Outcome: String] = [
+            .rendered: "rendered", .ended: "ended", .expired: "expired", .staleTimestamp: "stale_timestamp",
+            .superseded: "superseded", .lost: "lost",
+        ]
+        for activity in worst {
+            let i = Int(activity)
+            timelines[activity] = DailyReport.ActivityTimeline(
+                activityID: analysis.activityNames[i].text, app: "", missed: missed[activity] ?? 0,
+                osVersion: keys.versions[Int(keys.osOfActivity[i])].text,
+                appVersion: keys.versions[Int(keys.appVersionOfActivity[i])].text)
+        }
+        // The window's updates of those activities, in order of time then seq.
+        var chosen = updates.filter { worstSet.contains(analysis.updates[$0].activity) }
+        chosen.sort { a, b in
+            let x = analysis.updates[a], y = analysis.updates[b]
+            return x.at != y.at ? x.at < y.at : x.seq < y.seq
+        }
+        // Keep the updates that did not show and the one just before each.
+        var previous: [Int32: Int] = [:]
+        var keep = Set<Int>()
+        for index in chosen {
+            let update = analysis.updates[index]
+            if update.outcome != .rendered && update.outcome != .superseded {
+                keep.insert(index)
+                if let before = previous[update.activity] { keep.insert(before) }
+            }
+            previous[update.activity] = index
+        }
+        for index in chosen {
+            let update = analysis.updates[index]
+            guard var timeline = timelines[update.activity] else { continue }
+            timeline.sent += 1
+            if update.outcome == .rendered { timeline.rendered += 1 }
+            if update.outcome == .superseded { timeline.superseded += 1 }
+            if timeline.app.isEmpty { timeline.app = analysis.apps[Int(update.app)].text }
+            if keep.contains(index) && timeline.steps.count < DailyReport.ActivityTimeline.stepLimit {
+                stepIndex[update.activity, default: [:]][update.seq] = timeline.steps.count
+                timeline.steps.append(DailyReport.Step(
+                    seq: update.seq, event: update.isEnd ? "end" : update.isStart ? "start" : "update", at: update.at,
+                    outcome: update.outcome.flatMap { names[$0] }, firstRenderedAt: update.firstRenderedAt))
+            } else {
+                timeline.stepsNotShown += 1
+            }
+            timelines[update.activity] = timeline
+        }
+        // Their requests (with the activity resolved through push-token callbacks) and renders, by row id.
+        let requestIDs = analysis.requestRows.filter { worstSet.contains($0.activity) }
+        var answers: [(activity: Int32, seq: Int64, answer: DailyReport.RequestAnswer)] = []
+        let activityOfRequest = Dictionary(requestIDs.map { ($0.row, $0.activity) }, uniquingKeysWith: { first, _ in first })
+        for (row, answer) in try snapshot.requestAnswers(rowIDs: requestIDs.map(\.row)) {
+            guard let activity = activityOfRequest[row] else { continue }
+            answers.append((activity, answer.seq, DailyReport.RequestAnswer(
+                sentAt: answer.sentAt, status: answer.status, reason: answer.reason, apnsID: answer.apnsID,
+                payloadBytes: answer.payloadBytes)))
+        }
+        answers.sort { a, b in
+            a.answer.sentAt != b.answer.sentAt ? a.answer.sentAt < b.answer.sentAt : a.answer.apnsID.utf8.lexicographicallyPrecedes(b.answer.apnsID.utf8)
+        }
+        for (activity, seq, answer) in answers {
+            guard let step = stepIndex[activity]?[seq] else { continue }
+            timelines[activity]?.steps[step].requests.append(answer)
+        }
+        let renderIDs = analysis.renderRows.filter { worstSet.contains($0.activity) }
+        var sightings: [(activity: Int32, seq: Int64, surface: String?, device: String?, at: Int64)] = []
+        let activityOfRender = Dictionary(renderIDs.map { ($0.row, $0.activity) }, uniquingKeysWith: { first, _ in first })
+        for (row, sighting) in try snapshot.renderSightings(rowIDs: renderIDs.map(\.row)) {
+            guard let activity = activityOfRender[row] else { continue }
+            sightings.append((activity, sighting.seq, sighting.surface, sighting.deviceID, sighting.renderedAt))
+        }
+        sightings.sort { $0.at < $1.at }
+        for sighting in sightings {
+            guard var timeline = timelines[sighting.activity] else { continue }
+            if let device = sighting.device, !timeline.devices.contains(where: { $0.utf8.elementsEqual(device.utf8) }) {
+                timeline.devices.append(device)
+            }
+            if let step = stepIndex[sighting.activity]?[sighting.seq] {
+                let surface = sighting.surface ?? "unknown surface"
+                if !timeline.steps[step].surfaces.contains(where: { $0.utf8.elementsEqual(surface.utf8) }) {
+                    timeline.steps[step].surfaces.append(surface)
+                }
+            }
+            timelines[sighting.activity] = timeline
+        }
+        daily.worstActivities = worst.compactMap { timelines[$0] }
+    }
+
+    // MARK: - Sources and data quality
+
+    private static func fillSources(_ daily: inout DailyReport, snapshot: StoreSnapshot) throws {
+        let totals = try snapshot.sourceTotals()
+        daily.sources.files = totals.files
+        daily.sources.gzipFiles = totals.gzipFiles
+        daily.sources.bytes = totals.bytes
+        daily.sources.records = totals.records
+        daily.sources.apnsRecords = totals.apnsRecords
+        daily.sources.renderRecords = totals.renderRecords
+        daily.sources.callbackRecords = totals.callbackRecords
+        daily.sources.largestFiles = try snapshot.largestFiles(limit: DailyReport.topFiles).map {
+            DailyReport.FileRow(path: $0.path, records: $0.records)
+        }
+    }
+
+    private static func fillQuality(_ daily: inout DailyReport, snapshot: StoreSnapshot) throws {
+        let limit = 20
+        let malformed = try snapshot.malformedByFile(limit: limit)
+        daily.quality.malformedByFile = malformed.rows
+        daily.quality.malformedFilesNotShown = max(0, malformed.total - limit)
+        daily.quality.duplicatesByFile = try snapshot.duplicatesByFile(limit: limit).map {
+            DailyReport.FileRow(path: $0.path, records: $0.records)
+        }
+        daily.quality.skippedFiles = try snapshot.skippedFiles(limit: limit)
+    }
+}

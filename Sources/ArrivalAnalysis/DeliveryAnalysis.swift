@@ -1,0 +1,434 @@
+import ArrivalModel
+import ArrivalStore
+/// Contract sections 3 and 4 computed in one pass over each table.
+///
+/// The same rules are written as SQL views in the store (`update_outcomes`
+/// and the views it reads) for dashboards and ad-hoc queries; on two million
+/// updates SQLite needs minutes to evaluate their window functions over wide
+/// rows, so the report reads each table once through a cursor and applies the
+/// rules in memory (about 100 bytes per update). A test checks that both
+/// give every update the same outcome.
+package struct DeliveryAnalysis {
+    /// One logical update (activity, seq) and the request that speaks for it.
+    package struct Update {
+        package var activity: Int32
+        package var seq: Int64
+        package var accepted = false
+        /// Accept time when accepted, else the earliest request's sent_at.
+        package var at: Int64
+        var apsTimestamp: Int64
+        var isEnd = false
+        var isStart = false
+        var app: Int32
+        var priority: Int64?
+        /// Row id of the picked request, to compare `apns_id` on a tie.
+        var pickRow: Int64
+        var firstRenderedAt: Int64?
+        var hasContentCallback = false
+        package var outcome: Outcome?
+    }
+
+    package enum Outcome: UInt8 {
+        case rendered, ended, expired, staleTimestamp, superseded, lost
+    }
+
+    struct Activity {
+        var startedAt: Int64?
+        var endedAt: Int64?
+        var hasTokenCallback = false
+        var os: (time: Int64, value: String)?
+        var appVersion: (time: Int64, value: String)?
+    }
+
+    package private(set) var updates: [Update] = []
+    private(set) var activities: [Activity] = []
+    /// Activity ids and apps by number (keyed by code points: canonically
+    /// equivalent spellings are different values).
+    package private(set) var activityNames = Interner()
+    private(set) var apps = Interner()
+    private var topicApp: [ExactString: Int32] = [:]
+    private var updateIndex = UpdateTable()
+
+    /// Requests seen, for the report's request metrics (filled while scanning).
+    struct RequestTally {
+        var total = 0, accepted = 0, oversizeFailures = 0, oversizeRisk = 0, unattributed = 0, withoutSeq = 0
+        var byReason: [ExactString: Int] = [:]
+
+        /// Counts one request of the window (contract 4, `requests` and two `data_quality` counts).
+        mutating func add(status: Int64, reason: String?, payloadBytes: Int64?, attributed: Bool, hasSeq: Bool) {
+            total += 1
+            if status == 200 {
+                accepted += 1
+                if let payloadBytes, payloadBytes > 3584 { oversizeRisk += 1 }
+            } else {
+                let key = reason ?? (status == 0 ? "NoResponse" : "HTTP\(status)")
+                byReason[ExactString(key), default: 0] += 1
+            }
+            if status == 413 || reason == "PayloadTooLarge" { oversizeFailures += 1 }
+            if !attributed { unattributed += 1 }
+            if !hasSeq { withoutSeq += 1 }
+        }
+
+        /// Adds another tally (of a disjoint set of requests).
+        mutating func merge(_ other: RequestTally) {
+            total += other.total
+            accepted += other.accepted
+            oversizeFailures += other.oversizeFailures
+            oversizeRisk += other.oversizeRisk
+            unattributed += other.unattributed
+            withoutSeq += other.withoutSeq
+            byReason.merge(other.byReason, uniquingKeysWith: +)
+        }
+    }
+
+    private(set) var requests = RequestTally()
+    /// The same tally for every UTC day (key: ``utcDay(of:)``) and every
+    /// hour (key: ``utcHour(of:)``) of all stored requests, so reports of
+    /// several whole days (trends, comparisons with earlier days) come from
+    /// this one pass instead of one analysis per day.
+    private(set) var requestsByDay: [Int64: RequestTally] = [:]
+    private(set) var requestsByHour: [Int64: RequestTally] = [:]
+    /// With `tallyByDayAndHour`: the activity of every request and render row
+    /// (by row id), so the HTML report fetches the rows of a few activities by
+    /// id instead of scanning the tables again.
+    private(set) var requestRows: [(row: Int64, activity: Int32)] = []
+    private(set) var renderRows: [(row: Int64, activity: Int32)] = []
+
+    /// In-window requests per activity (requests without one are their own
+    /// clusters), filled only when asked for, for ``ActivitySamples``.
+    struct RequestCluster {
+        var total = 0, accepted = 0, oversizeFailures = 0
+    }
+
+    private(set) var requestClusters: [ExactString: RequestCluster] = [:]
+    private(set) var unattributedClusters: [RequestCluster] = []
+
+    // MARK: - Building
+
+    /// Analyses every stored update; `requests` tallies the requests of
+    /// `window`; with `tallyByDayAndHour`, `requestsByDay` and
+    /// `requestsByHour` tally every request as well; with `samplingRequests`,
+    /// ``requestClusters`` gathers the window's requests per activity.
+    init(snapshot: StoreSnapshot, window: ReportWindow?, tallyByDayAndHour: Bool = false, samplingRequests: Bool = false) throws {
+        let from = window?.from ?? Int64.min
+        let to = window?.to ?? Int64.max
+        let owners = try Self.tokenOwners(snapshot)
+        let pickApnsID = try snapshot.apnsIDLookup()
+
+        // Consecutive rows often repeat the previous row's topic or activity.
+        var lastTopic = LastText<Int32>()
+        var lastActivity = LastText<Int32?>()
+        var currentHour: Int64?
+        var currentHourTally = RequestTally()
+        // Requests: tally the window, and pick each update's deciding request.
+        try snapshot.forEachRequest { row in
+            let sentAt = row.sentAt
+            let status = row.status
+            let reason = row.reason
+            let accepted = status == 200
+            let seq = row.seq
+            let activityName = row.activityID ?? row.pushToken.flatMap { owners[ExactString($0)] }
+            let payloadBytes = row.payloadBytes
+            if sentAt >= from && sentAt < to {
+                requests.add(status: status, reason: reason, payloadBytes: payloadBytes, attributed: activityName != nil, hasSeq: seq != nil)
+                if samplingRequests {
+                    let oversize = status == 413 || reason == "PayloadTooLarge"
+                    let one = RequestCluster(total: 1, accepted: accepted ? 1 : 0, oversizeFailures: oversize ? 1 : 0)
+                    if let activityName {
+                        requestClusters[ExactString(activityName), default: RequestCluster()].add(one)
+                    } else {
+                        unattributedClusters.append(one)
+                    }
+                }
+            }
+            if tallyByDayAndHour {
+                // Rows come roughly in time order: keep the current hour's tally at hand.
+                let hour = utcHour(of: sentAt)
+                if hour != currentHour {
+                    if let currentHour { requestsByHour[currentHour] = currentHourTally }
+                    currentHour = hour
+                    currentHourTally = requestsByHour.removeValue(forKey: hour) ?? RequestTally()
+                }
+                currentHourTally.add(
+                    status: status, reason: reason, payloadBytes: payloadBytes, attributed: activityName != nil, hasSeq: seq != nil)
+            }
+            guard let activityName, let seq else { return }
+            let activity = intern(activity: activityName)
+            if tallyByDayAndHour { requestRows.append((row.rowID, activity)) }
+            let event = row.event ?? "update"
+            let app = row.topic(through: &lastTopic) { self.app(ofTopic: $0) }
+            let candidate = Update(
+                activity: activity, seq: seq, accepted: accepted, at: sentAt, apsTimestamp: row.apsTimestamp,
+                isEnd: event == "end", isStart: event == "start", app: app, priority: row.priority,
+                pickRow: row.rowID)
+            if let index = updateIndex.find(activity: activity, seq: seq, in: updates) {
+                if try precedes(candidate, updates[index], candidateApnsID: { row.apnsID }, lookup: pickApnsID) {
+                    updates[index] = candidate
+                }
+            } else {
+                updates.append(candidate)
+                updateIndex.insert(updates.count - 1, in: updates)
+            }
+        }
+
+        if let currentHour { requestsByHour[currentHour] = currentHourTally }
+        for (hour, tally) in requestsByHour {
+            requestsByDay[utcDay(of: hour * 3_600_000), default: RequestTally()].merge(tally)
+        }
+
+        // Renders: first render per update, activity start, device evidence.
+        try snapshot.forEachRender { row in
+            guard let activity = row.activity(through: &lastActivity, { $0.flatMap { activityNames.id(of: $0) } }) else { return }
+            if tallyByDayAndHour { renderRows.append((row.rowID, activity)) }
+            let at = row.renderedAt
+            if let index = updateIndex.find(activity: activity, seq: row.seq, in: updates) {
+                updates[index].firstRenderedAt = min(updates[index].firstRenderedAt ?? at, at)
+            }
+            noteEvidence(activity: activity, at: at, os: { row.osVersion }, appVersion: { row.appVersion })
+        }
+
+        // Callbacks: activity start, content-update and token callbacks, device evidence.
+        lastActivity = LastText<Int32?>()
+        try snapshot.forEachCallback { row in
+            guard let activity = row.activity(through: &lastActivity, { $0.flatMap { activityNames.id(of: $0) } }) else { return }
+            switch row.callback {
+            case "content_update":
+                if let seq = row.seq, let index = updateIndex.find(activity: activity, seq: seq, in: updates) {
+                    updates[index].hasContentCallback = true
+                }
+            case "push_token":
+                activities[Int(activity)].hasTokenCallback = true
+            default:
+                break
+            }
+            noteEvidence(activity: activity, at: row.receivedAt, os: { row.osVersion }, appVersion: { row.appVersion })
+        }
+        updateIndex = UpdateTable()
+        decideOutcomes()
+    }
+
+    /// The activity each push token belongs to: its `push_token` callback
+    /// with the earliest received_at, then the smallest activity_id.
+    private static func tokenOwners(_ snapshot: StoreSnapshot) throws -> [ExactString: String] {
+        var owners: [ExactString: (Int64, String)] = [:]
+        try snapshot.forEachPushTokenCallback { token, activity, receivedAt in
+            let candidate = (receivedAt, activity)
+            let key = ExactString(token)
+            if let current = owners[key], !(candidate.0 < current.0 || (candidate.0 == current.0 && codePointOrder(candidate.1, current.1))) {
+                return
+            }
+            owners[key] = candidate
+        }
+        return owners.mapValues(\.1)
+    }
+
+    /// `app` is the topic without `.push-type.liveactivity`.
+    static func app(ofTopic topic: String) -> String {
+        // By code points (UTF-8 bytes), not by grapheme clusters.
+        let suffix = ".push-type.liveactivity".utf8
+        let bytes = topic.utf8
+        guard bytes.count >= suffix.count, bytes.suffix(suffix.count).elementsEqual(suffix) else { return topic }
+        return String(decoding: bytes.dropLast(suffix.count), as: UTF8.self)
+    }
+
+    /// Whether `candidate` is the update's deciding request rather than
+    /// `current`: accepted first, then the earliest sent_at, the smaller
+    /// apns_id, the smaller aps_timestamp; remaining ties by the fields the
+    /// request decides (event, app, priority) so the choice never depends on
+    /// ingest order.
+    private func precedes(_ candidate: Update, _ current: Update, candidateApnsID: () -> String, lookup: RowLookup) throws -> Bool {
+        if candidate.accepted != current.accepted { return candidate.accepted }
+        if candidate.at != current.at { return candidate.at < current.at }
+        let candidateApnsID = candidateApnsID()
+        let currentApnsID = try lookup.text(ofRow: current.pickRow)
+        if !candidateApnsID.utf8.elementsEqual(currentApnsID.utf8) { return codePointOrder(candidateApnsID, currentApnsID) }
+        if candidate.apsTimestamp != current.apsTimestamp { return candidate.apsTimestamp < current.apsTimestamp }
+        let eventRank = { (u: Update) in u.isEnd ? 0 : u.isStart ? 1 : 2 }  // "end" < "start" < "update"
+        if eventRank(candidate) != eventRank(current) { return eventRank(candidate) < eventRank(current) }
+        if candidate.app != current.app { return apps[Int(candidate.app)] < apps[Int(current.app)] }
+        switch (candidate.priority, current.priority) {
+        case let (a?, b?): return a < b
+        case (nil, .some): return true  // NULL sorts first, as in SQL
+        default: return false
+        }
+    }
+
+    private mutating func intern(activity name: String) -> Int32 {
+        let id = activityNames.intern(name)
+        if Int(id) == activities.count { activities.append(Activity()) }
+        return id
+    }
+
+    /// The app of a topic (cached: a fleet has few topics).
+    private mutating func app(ofTopic topic: String?) -> Int32 {
+        guard let topic else { return apps.intern("unknown") }
+        let key = ExactString(topic)
+        if let app = topicApp[key] { return app }
+        let app = apps.intern(Self.app(ofTopic: topic))
+        topicApp[key] = app
+        return app
+    }
+
+    /// Notes a render's or callback's time and device evidence; `os` and
+    /// `appVersion` are read only when they could be the earliest (most rows
+    /// come later than the activity's first evidence, and making a String per
+    /// row is most of the cost of a scan).
+    private mutating func noteEvidence(activity: Int32, at: Int64, os: () -> String?, appVersion: () -> String?) {
+        let i = Int(activity)
+        activities[i].startedAt = min(activities[i].startedAt ?? at, at)
+        if activities[i].os.map({ at <= $0.time }) ?? true, let os = os(), Self.earlier((at, os), than: activities[i].os) {
+            activities[i].os = (at, os)
+        }
+        if activities[i].appVersion.map({ at <= $0.time }) ?? true, let appVersion = appVersion(),
+           Self.earlier((at, appVersion), than: activities[i].appVersion) {
+            activities[i].appVersion = (at, appVersion)
+        }
+    }
+
+    private static func earlier(_ a: (Int64, String), than b: (time: Int64, value: String)?) -> Bool {
+        guard let b else { return true }
+        return a.0 < b.time || (a.0 == b.time && codePointOrder(a.1, b.value))
+    }
+
+    // MARK: - Outcomes (contract 3)
+
+    private mutating func decideOutcomes() {
+        // Activity start and end from accepted start and end updates.
+        for update in updates where update.accepted {
+            let i = Int(update.activity)
+            if update.isStart { activities[i].startedAt = min(activities[i].startedAt ?? update.at, update.at) }
+            if update.isEnd { activities[i].endedAt = min(activities[i].endedAt ?? update.at, update.at) }
+        }
+        // Accepted updates of each activity in order of (accept time, seq).
+        var order = updates.indices.filter { updates[$0].accepted }
+        order.sort { a, b in
+            let x = updates[a], y = updates[b]
+            if x.activity != y.activity { return x.activity < y.activity }
+            if x.at != y.at { return x.at < y.at }
+            return x.seq < y.seq
+        }
+        var start = 0
+        while start < order.count {
+            var end = start
+            let activity = updates[order[start]].activity
+            while end < order.count && updates[order[end]].activity == activity { end += 1 }
+            let group = order[start..<end]
+            // Later rendered: walk backwards.
+            var laterRendered = [Bool](repeating: false, count: group.count)
+            var seenRendered = false
+            for (offset, index) in group.enumerated().reversed() {
+                laterRendered[offset] = seenRendered
+                if updates[index].firstRenderedAt != nil { seenRendered = true }
+            }
+            let bounds = activities[Int(activity)]
+            var earlierMax: Int64?
+            for (offset, index) in group.enumerated() {
+                let u = updates[index]
+                let outcome: Outcome
+                if u.firstRenderedAt != nil {
+                    outcome = .rendered
+                } else if let ended = bounds.endedAt, u.at > ended {
+                    outcome = .ended
+                } else if let started = bounds.startedAt, u.at - started > 28_800_000 {
+                    outcome = .expired
+                } else if !u.isEnd, let earlierMax, u.apsTimestamp <= earlierMax {
+                    outcome = .staleTimestamp
+                } else if laterRendered[offset] {
+                    outcome = .superseded
+                } else {
+                    outcome = .lost
+                }
+                updates[index].outcome = outcome
+                earlierMax = max(earlierMax ?? u.apsTimestamp, u.apsTimestamp)
+            }
+            start = end
+        }
+    }
+}
+
+/// An open-addressing index from (activity, seq) to a position in the
+/// updates array: Swift's `Dictionary` spends most of its time in SipHash
+/// here, and this key is two integers.
+struct UpdateTable {
+    /// A slot holds its key next to the index, so a probe reads one 16-byte
+    /// slot instead of following the index to a ~100-byte update (a cache
+    /// miss per probe on two million updates).
+    private struct Slot {
+        var index: Int32 = -1
+        var activity: Int32 = 0
+        var seq: Int64 = 0
+    }
+
+    private var slots = [Slot](repeating: Slot(), count: 1 << 16)
+    private var count = 0
+
+    @inline(__always)
+    private static func hash(_ activity: Int32, _ seq: Int64) -> Int {
+        var h = UInt64(bitPattern: seq) &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(UInt32(bitPattern: activity))
+        h ^= h >> 31
+        h = h &* 0xBF58_476D_1CE4_E5B9
+        h ^= h >> 29
+        return Int(truncatingIfNeeded: h)
+    }
+
+    func find(activity: Int32, seq: Int64, in updates: [DeliveryAnalysis.Update]) -> Int? {
+        let mask = slots.count - 1
+        var i = Self.hash(activity, seq) & mask
+        return slots.withUnsafeBufferPointer { slots in
+            while true {
+                let slot = slots[i]
+                if slot.index < 0 { return nil }
+                if slot.activity == activity && slot.seq == seq { return Int(slot.index) }
+                i = (i + 1) & mask
+            }
+        }
+    }
+
+    /// Adds the update at `index` (its key must not be present yet).
+    mutating func insert(_ index: Int, in updates: [DeliveryAnalysis.Update]) {
+        if (count + 1) * 2 > slots.count { grow() }
+        let u = updates[index]
+        place(Slot(index: Int32(index), activity: u.activity, seq: u.seq))
+        count += 1
+    }
+
+    private mutating func place(_ slot: Slot) {
+        let mask = slots.count - 1
+        var i = Self.hash(slot.activity, slot.seq) & mask
+        while slots[i].index >= 0 { i = (i + 1) & mask }
+        slots[i] = slot
+    }
+
+    private mutating func grow() {
+        let old = slots
+        slots = [Slot](repeating: Slot(), count: old.count * 2)
+        for slot in old where slot.index >= 0 { place(slot) }
+    }
+}
+
+/// Numbers distinct strings (by code point) in order of first appearance.
+package struct Interner {
+    private var ids: [ExactString: Int32] = [:]
+    private(set) var values: [ExactString] = []
+
+    package subscript(id: Int) -> ExactString { values[id] }
+
+    func id(of text: String) -> Int32? { ids[ExactString(text)] }
+
+    mutating func intern(_ text: String) -> Int32 {
+        let key = ExactString(text)
+        if let id = ids[key] { return id }
+        let id = Int32(values.count)
+        ids[key] = id
+        values.append(key)
+        return id
+    }
+}
+
+extension DeliveryAnalysis.RequestCluster {
+    mutating func add(_ other: Self) {
+        total += other.total
+        accepted += other.accepted
+        oversizeFailures += other.oversizeFailures
+    }
+}

@@ -1,0 +1,255 @@
+import ArrivalModel
+import ArrivalStore
+import ArrivalIngest
+import ArrivalAnalysis
+import ArrivalRendering
+/// A record-level diff of two batches that cover the same pushes (a re-run,
+/// a re-upload, a sender change): `apns` records only in A, only in B, and
+/// the same `apns_id` answered differently; updates only on one side and
+/// updates whose outcome changed.
+///
+/// `apns` records are matched by `apns_id`. A sender that reuses an id for
+/// a retry logs several records under it; those are paired in `sent_at`
+/// order, and the unpaired rest counts as only-in-A or only-in-B. Updates are
+/// matched by `(activity_id, seq)` and compared within each side's window.
+public struct RecordDiff: Sendable {
+    public struct ApnsRecord: Sendable, Equatable {
+        public var apnsID: String
+        public var sentAt: Int64
+        public var status: Int64
+        public var reason: String?
+        public var activityID: String?
+        public var seq: Int64?
+    }
+
+    public struct ApnsChange: Sendable, Equatable {
+        public var a: ApnsRecord
+        public var b: ApnsRecord
+    }
+
+    public struct UpdateChange: Sendable, Equatable {
+        public var activityID: String
+        public var seq: Int64
+        /// The outcome on each side; `not_accepted` for an update APNs never
+        /// accepted; nil when the side has no such update.
+        public var a: String?
+        public var b: String?
+    }
+
+    public var limit: Int
+    public var apnsOnlyInA = 0
+    public var apnsOnlyInB = 0
+    public var apnsChanged = 0
+    public var apnsSame = 0
+    public var updatesOnlyInA = 0
+    public var updatesOnlyInB = 0
+    public var outcomeChanged = 0
+    public var updatesSame = 0
+    /// "rendered → lost" and its count, for every pair of outcomes seen.
+    public var transitions: [String: Int] = [:]
+    /// The first ``limit`` rows of each kind, in `apns_id` / update order.
+    public var apnsOnlyInARows: [ApnsRecord] = []
+    public var apnsOnlyInBRows: [ApnsRecord] = []
+    public var apnsChangedRows: [ApnsChange] = []
+    public var updateRows: [UpdateChange] = []
+
+    public var isEmpty: Bool {
+        apnsOnlyInA == 0 && apnsOnlyInB == 0 && apnsChanged == 0
+            && updatesOnlyInA == 0 && updatesOnlyInB == 0 && outcomeChanged == 0
+    }
+
+    /// Compares the records of two sides read with `detail: true`.
+    public init(_ a: ComparisonSide, _ b: ComparisonSide, limit: Int = 20) throws(ComparisonError) {
+        self.limit = limit
+        guard let storeA = a.store, let analysisA = a.analysis else { throw .noDetail(a.path) }
+        guard let storeB = b.store, let analysisB = b.analysis else { throw .noDetail(b.path) }
+        do {
+            try compareApns(storeA, a.report.window, storeB, b.report.window)
+        } catch {
+            throw .unreadable(a.path + " / " + b.path, reason: "\(error)")
+        }
+        compareUpdates(analysisA, a.report.window, analysisB, b.report.window)
+    }
+
+    // MARK: - apns records
+
+    private mutating func compareApns(_ storeA: Store, _ windowA: ReportWindow?, _ storeB: Store, _ windowB: ReportWindow?) throws {
+        let cursorA = try ApnsCursor(store: storeA, window: windowA)
+        let cursorB = try ApnsCursor(store: storeB, window: windowB)
+        var groupA = try cursorA.nextGroup()
+        var groupB = try cursorB.nextGroup()
+        while !groupA.isEmpty || !groupB.isEmpty {
+            let idA = groupA.first?.apnsID, idB = groupB.first?.apnsID
+            let order: Int
+            switch (idA, idB) {
+            case let (x?, y?): order = x.utf8.elementsEqual(y.utf8) ? 0 : (x.utf8.lexicographicallyPrecedes(y.utf8) ? -1 : 1)
+            case (_?, nil): order = -1
+            default: order = 1
+            }
+            if order < 0 {
+                for record in groupA { onlyInA(record) }
+                groupA = try cursorA.nextGroup()
+            } else if order > 0 {
+                for record in groupB { onlyInB(record) }
+                groupB = try cursorB.nextGroup()
+            } else {
+                for index in 0..<max(groupA.count, groupB.count) {
+                    switch (index < groupA.count ? groupA[index] : nil, index < groupB.count ? groupB[index] : nil) {
+                    case let (x?, y?):
+                        if x.status == y.status && x.reason == y.reason {
+                            apnsSame += 1
+                        } else {
+                            apnsChanged += 1
+                            if apnsChangedRows.count < limit { apnsChangedRows.append(ApnsChange(a: x, b: y)) }
+                        }
+                    case let (x?, nil): onlyInA(x)
+                    case let (nil, y?): onlyInB(y)
+                    case (nil, nil): break
+                    }
+                }
+                groupA = try cursorA.nextGroup()
+                groupB = try cursorB.nextGroup()
+            }
+        }
+    }
+
+    private mutating func onlyInA(_ record: ApnsRecord) {
+        apnsOnlyInA += 1
+        if apnsOnlyInARows.count < limit { apnsOnlyInARows.append(record) }
+    }
+
+    private mutating func onlyInB(_ record: ApnsRecord) {
+        apnsOnlyInB += 1
+        if apnsOnlyInBRows.count < limit { apnsOnlyInBRows.append(record) }
+    }
+
+    // MARK: - Updates
+
+    private struct UpdateKey: Hashable {
+        var activity: ExactString
+        var seq: Int64
+    }
+
+    private static func outcomes(_ analysis: DeliveryAnalysis, _ window: ReportWindow?) -> [UpdateKey: String] {
+        let from = window?.from ?? Int64.min, to = window?.to ?? Int64.max
+        var outcomes: [UpdateKey: String] = [:]
+        outcomes.reserveCapacity(analysis.updates.count)
+        for update in analysis.updates where update.at >= from && update.at < to {
+            let key = UpdateKey(activity: analysis.activityNames[Int(update.activity)], seq: update.seq)
+            outcomes[key] = update.accepted ? (update.outcome?.name ?? "not_accepted") : "not_accepted"
+        }
+        return outcomes
+    }
+
+    private mutating func compareUpdates(
+        _ analysisA: DeliveryAnalysis, _ windowA: ReportWindow?, _ analysisB: DeliveryAnalysis, _ windowB: ReportWindow?
+    ) {
+        var remaining = Self.outcomes(analysisA, windowA)
+        var first = FirstRows(limit: limit)
+        var pairs: [Pair: Int] = [:]
+        let from = windowB?.from ?? Int64.min, to = windowB?.to ?? Int64.max
+        for update in analysisB.updates where update.at >= from && update.at < to {
+            let key = UpdateKey(activity: analysisB.activityNames[Int(update.activity)], seq: update.seq)
+            let outcomeB = update.accepted ? (update.outcome?.name ?? "not_accepted") : "not_accepted"
+            guard let outcomeA = remaining.removeValue(forKey: key) else {
+                updatesOnlyInB += 1
+                first.offer(key, nil, outcomeB)
+                continue
+            }
+            if outcomeA == outcomeB {
+                updatesSame += 1
+            } else {
+                outcomeChanged += 1
+                pairs[Pair(a: outcomeA, b: outcomeB), default: 0] += 1
+                first.offer(key, outcomeA, outcomeB)
+            }
+        }
+        for (key, outcomeA) in remaining {
+            updatesOnlyInA += 1
+            first.offer(key, outcomeA, nil)
+        }
+        for (pair, count) in pairs { transitions["\(pair.a) → \(pair.b)"] = count }
+        updateRows = first.rows.map { UpdateChange(activityID: $0.key.activity.text, seq: $0.key.seq, a: $0.a, b: $0.b) }
+    }
+
+    private struct Pair: Hashable {
+        var a: String
+        var b: String
+    }
+
+    /// The `limit` smallest rows in (activity_id, seq) order, whatever the
+    /// order they are offered in, without sorting every row.
+    private struct FirstRows {
+        let limit: Int
+        private(set) var rows: [(key: UpdateKey, a: String?, b: String?)] = []
+
+        init(limit: Int) { self.limit = limit }
+
+        static func precedes(_ x: UpdateKey, _ y: UpdateKey) -> Bool {
+            x.activity == y.activity ? x.seq < y.seq : x.activity < y.activity
+        }
+
+        mutating func offer(_ key: UpdateKey, _ a: String?, _ b: String?) {
+            guard limit > 0 else { return }
+            if rows.count == limit, let last = rows.last, !Self.precedes(key, last.key) { return }
+            var low = 0, high = rows.count
+            while low < high {
+                let middle = (low + high) / 2
+                if Self.precedes(rows[middle].key, key) { low = middle + 1 } else { high = middle }
+            }
+            rows.insert((key, a, b), at: low)
+            if rows.count > limit { rows.removeLast() }
+        }
+    }
+}
+
+extension DeliveryAnalysis.Outcome {
+    /// The outcome's name in the report (`stale_timestamp`, ...).
+    var name: String {
+        switch self {
+        case .rendered: "rendered"
+        case .ended: "ended"
+        case .expired: "expired"
+        case .staleTimestamp: "stale_timestamp"
+        case .superseded: "superseded"
+        case .lost: "lost"
+        }
+    }
+}
+
+/// `apns` records of a window in `apns_id` order (byte order), read in
+/// groups that share an id.
+private final class ApnsCursor {
+    private let rows: RequestsByApnsID
+    private var pending: RecordDiff.ApnsRecord?
+
+    init(store: Store, window: ReportWindow?) throws {
+        rows = try store.requestsByApnsID(window: window)
+    }
+
+    private func next() throws -> RecordDiff.ApnsRecord? {
+        if let pending {
+            self.pending = nil
+            return pending
+        }
+        guard let row = try rows.next() else { return nil }
+        return RecordDiff.ApnsRecord(
+            apnsID: row.apnsID, sentAt: row.sentAt, status: row.status, reason: row.reason,
+            activityID: row.activityID, seq: row.seq)
+    }
+
+    /// The next records sharing one `apns_id`; empty at the end.
+    func nextGroup() throws -> [RecordDiff.ApnsRecord] {
+        guard let first = try next() else { return [] }
+        var group = [first]
+        while let record = try next() {
+            if record.apnsID.utf8.elementsEqual(first.apnsID.utf8) {
+                group.append(record)
+            } else {
+                pending = record
+                break
+            }
+        }
+        return group
+    }
+}

@@ -1,0 +1,145 @@
+import ArrivalModel
+import ArrivalStore
+import ArrivalIngest
+import ArrivalAnalysis
+import ArrivalRendering
+import Foundation
+
+/// Why a report JSON could not be read back.
+public struct ReportDecodingError: Error, CustomStringConvertible, Sendable {
+    public var description: String
+}
+
+extension Report {
+    /// Reads back the object `arrival report --format json` writes (contract
+    /// section 5), so a saved report can be one side of `diff` or `gate`.
+    /// Every field of the contract must be present with its type; rates
+    /// are recomputed from the counts rather than trusted.
+    public init(jsonData data: Data) throws(ReportDecodingError) {
+        let root: [String: Any]
+        do {
+            guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                throw ReportDecodingError(description: "the top level is not a JSON object")
+            }
+            root = object
+        } catch let error as ReportDecodingError {
+            throw error
+        } catch {
+            throw ReportDecodingError(description: "not valid JSON (\((error as NSError).userInfo[NSDebugDescriptionErrorKey] ?? error.localizedDescription))")
+        }
+        let reader = FieldReader(root: root)
+        guard let schema = root["schema"] as? String else {
+            throw ReportDecodingError(description: "no \"schema\" field")
+        }
+        guard schema == "arrival.report/1" else {
+            throw ReportDecodingError(description: "schema \"\(schema)\" is not arrival.report/1")
+        }
+        var window: ReportWindow?
+        if let object = root["window"], !(object is NSNull) {
+            guard let object = object as? [String: Any],
+                  let from = (object["from"] as? String).flatMap(RFC3339.parseMilliseconds),
+                  let to = (object["to"] as? String).flatMap(RFC3339.parseMilliseconds)
+            else { throw ReportDecodingError(description: "\"window\" is neither null nor {from, to} with RFC 3339 times") }
+            window = ReportWindow(from: from, to: to)
+        }
+        self.init(window: window)
+
+        requests.total = try reader.int("requests", "total")
+        requests.accepted = try reader.int("requests", "accepted")
+        requests.rejected = try reader.int("requests", "rejected")
+        requests.byReason = try reader.counts("requests", "by_reason")
+        requests.oversizeFailures = try reader.int("requests", "oversize_failures")
+        requests.oversizeRisk = try reader.int("requests", "oversize_risk")
+        updates = try reader.updates(try reader.object("updates"), at: "updates")
+        callbacks.contentUpdateExpected = try reader.int("callbacks", "content_update_expected")
+        callbacks.contentUpdateReceived = try reader.int("callbacks", "content_update_received")
+        callbacks.tokenExpected = try reader.int("callbacks", "token_expected")
+        callbacks.tokenReceived = try reader.int("callbacks", "token_received")
+        latency.count = try reader.int("latency_ms", "count")
+        latency.p50 = try reader.optionalInt("latency_ms", "p50")
+        latency.p90 = try reader.optionalInt("latency_ms", "p90")
+        latency.p99 = try reader.optionalInt("latency_ms", "p99")
+        dataQuality.malformedByCause = try reader.counts("data_quality", "malformed_by_cause")
+        dataQuality.duplicateRecords = try reader.int("data_quality", "duplicate_records")
+        dataQuality.filesSkippedAsDuplicate = try reader.int("data_quality", "files_skipped_as_duplicate")
+        dataQuality.apnsWithoutSeq = try reader.int("data_quality", "apns_without_seq")
+        dataQuality.unattributed = try reader.int("data_quality", "unattributed")
+        dataQuality.clockSkewNegative = try reader.int("data_quality", "clock_skew_negative")
+        let breakdownObject = try reader.object("breakdowns")
+        for dimension in Report.breakdownDimensions {
+            guard let rows = breakdownObject[dimension] as? [String: Any] else {
+                throw ReportDecodingError(description: "\"breakdowns.\(dimension)\" is missing or not an object")
+            }
+            var table: [ExactString: UpdateCounts] = [:]
+            for (key, value) in rows {
+                guard let row = value as? [String: Any] else {
+                    throw ReportDecodingError(description: "\"breakdowns.\(dimension).\(key)\" is not an object")
+                }
+                table[ExactString(key)] = try reader.updates(row, at: "breakdowns.\(dimension).\(key)")
+            }
+            breakdowns[dimension] = table
+        }
+    }
+}
+
+/// Typed access to the fields of a decoded report object, with messages
+/// that name the missing or mistyped field.
+private struct FieldReader {
+    let root: [String: Any]
+
+    func object(_ key: String) throws(ReportDecodingError) -> [String: Any] {
+        guard let object = root[key] as? [String: Any] else {
+            throw ReportDecodingError(description: "\"\(key)\" is missing or not an object")
+        }
+        return object
+    }
+
+    func int(_ group: String, _ key: String) throws(ReportDecodingError) -> Int {
+        try Self.int(try object(group)[key], at: "\(group).\(key)")
+    }
+
+    func optionalInt(_ group: String, _ key: String) throws(ReportDecodingError) -> Int64? {
+        let value = try object(group)[key]
+        if value is NSNull { return nil }
+        return Int64(try Self.int(value, at: "\(group).\(key)"))
+    }
+
+    func counts(_ group: String, _ key: String) throws(ReportDecodingError) -> [ExactString: Int] {
+        guard let object = try object(group)[key] as? [String: Any] else {
+            throw ReportDecodingError(description: "\"\(group).\(key)\" is missing or not an object")
+        }
+        var counts: [ExactString: Int] = [:]
+        for (name, value) in object {
+            counts[ExactString(name)] = try Self.int(value, at: "\(group).\(key).\(name)")
+        }
+        return counts
+    }
+
+    func updates(_ object: [String: Any], at path: String) throws(ReportDecodingError) -> UpdateCounts {
+        var counts = UpdateCounts()
+        counts.sent = try Self.int(object["sent"], at: path + ".sent")
+        counts.accepted = try Self.int(object["accepted"], at: path + ".accepted")
+        counts.rendered = try Self.int(object["rendered"], at: path + ".rendered")
+        counts.ended = try Self.int(object["ended"], at: path + ".ended")
+        counts.expired = try Self.int(object["expired"], at: path + ".expired")
+        counts.staleTimestamp = try Self.int(object["stale_timestamp"], at: path + ".stale_timestamp")
+        counts.superseded = try Self.int(object["superseded"], at: path + ".superseded")
+        counts.lost = try Self.int(object["lost"], at: path + ".lost")
+        return counts
+    }
+
+    static func int(_ value: Any?, at path: String) throws(ReportDecodingError) -> Int {
+        // JSON true/false read back as Bool, never as a count.
+        if let value, type(of: value) == Bool.self {
+            throw ReportDecodingError(description: "\"\(path)\" is a boolean, not a count")
+        }
+        guard let number = value as? NSNumber else {
+            throw ReportDecodingError(description: "\"\(path)\" is missing or not a number")
+        }
+        let double = number.doubleValue
+        guard double >= 0, double.rounded() == double, double < 9e15 else {
+            throw ReportDecodingError(description: "\"\(path)\" is \(number), not a whole count")
+        }
+        return number.intValue
+    }
+}

@@ -1,0 +1,452 @@
+import ArrivalModel
+import ArrivalStore
+import ArrivalIngest
+import ArrivalAnalysis
+import ArrivalRendering
+import Foundation
+
+extension ReportDiff {
+    // MARK: - Text
+
+    /// Aligned columns for a terminal; `color` adds ANSI colours (worse in
+    /// red, better in green, noise dimmed).
+    public func text(color: Bool) -> String {
+        var out: [String] = []
+        let bold: (String) -> String = { color ? ANSIColor.bold.wrap($0) : $0 }
+        out.append(bold("arrival diff") + "  A = \(describe(a))")
+        out.append(String(repeating: " ", count: 14) + "B = \(describe(b))")
+        out.append("Rates tested at \(percentText(confidence, digits: 0)) confidence (\(methodNote)); a change within noise is not called better or worse.")
+        out.append("")
+        var table = TextTable(["metric", "A", "B", "change", "relative", "test", "verdict"],
+                              alignments: [.left, .right, .right, .right, .right, .left, .left])
+        for change in metrics {
+            let tint = Self.color(of: change.verdict)
+            table.add([
+                .init(text: change.metric.id, color: nil),
+                .init(text: Self.value(change.a, change.metric), color: nil),
+                .init(text: Self.value(change.b, change.metric), color: nil),
+                .init(text: Self.change(change), color: tint),
+                .init(text: change.relative.map { Self.signedPercent($0) } ?? "—", color: nil),
+                .init(text: Self.test(change.significance), color: nil),
+                .init(text: change.verdict.rawValue, color: tint),
+            ])
+        }
+        out.append(table.render(color: color))
+        out.append("")
+        out.append(bold("APNs reasons") + " (rejected requests)")
+        if reasons.isEmpty {
+            out.append("  none on either side")
+        } else {
+            var reasonTable = TextTable(["reason", "A", "B", "change", "status"], alignments: [.left, .right, .right, .right, .left])
+            for reason in reasons {
+                let tint: ANSIColor? = reason.status == .appeared ? .red : reason.status == .vanished ? .green : nil
+                reasonTable.add([
+                    .init(text: reason.key, color: nil), .init(text: String(reason.a), color: nil),
+                    .init(text: String(reason.b), color: nil), .init(text: Self.signed(reason.b - reason.a), color: nil),
+                    .init(text: reason.status.rawValue, color: tint),
+                ])
+            }
+            out.append(reasonTable.render(color: color))
+        }
+        out.append("")
+        out.append(bold("Update outcomes"))
+        var outcomeTable = TextTable(["outcome", "A", "B", "change"], alignments: [.left, .right, .right, .right])
+        for outcome in outcomes {
+            outcomeTable.add([outcome.key, String(outcome.a), String(outcome.b), Self.signed(outcome.b - outcome.a)])
+        }
+        out.append(outcomeTable.render(color: color))
+        out.append("")
+        out.append(bold("Breakdown rows that moved most") + " (arrival rate; rows with at least \(Self.breakdownMinimum) deliverable updates on both sides)")
+        if breakdowns.isEmpty {
+            out.append("  none moved")
+        } else {
+            var rowTable = TextTable(["dimension", "key", "A", "B", "change", "test"], alignments: [.left, .left, .right, .right, .right, .left])
+            for row in breakdowns {
+                rowTable.add([
+                    row.dimension, row.key, Self.rateWithCount(row.a), Self.rateWithCount(row.b),
+                    row.change.map { Self.signedPoints($0) } ?? "—", Self.test(row.significance),
+                ])
+            }
+            out.append(rowTable.render(color: color))
+        }
+        if let records {
+            out.append("")
+            out.append(records.text(color: color))
+        }
+        return out.joined(separator: "\n") + "\n"
+    }
+
+    private var methodNote: String {
+        let methods = Set(metrics.compactMap { $0.significance?.method })
+        if methods == [.binomial] { return "each update an independent trial: a side is a report JSON without per-activity counts" }
+        if methods.contains(.binomial) { return "activities as the sampling unit where both sides have records" }
+        return "activities as the sampling unit"
+    }
+
+    private func describe(_ side: Side) -> String {
+        let window = side.window.map { "\(RFC3339.format(milliseconds: $0.from)) – \(RFC3339.format(milliseconds: $0.to))" } ?? "all data"
+        return "\(side.path) (\(side.source.rawValue), \(window))"
+    }
+
+    // MARK: - Markdown
+
+    /// A summary that pastes into a pull request: the verdicts first, then
+    /// every metric in a table.
+    public func markdownText() -> String {
+        var out: [String] = []
+        out.append("### arrival diff")
+        out.append("")
+        out.append("A: `\(a.path)` (\(a.source.rawValue)) · B: `\(b.path)` (\(b.source.rawValue)) · rates tested at \(percentText(confidence, digits: 0)) confidence, \(methodNote).")
+        out.append("")
+        let worse = metrics.filter { $0.verdict == .worse }.map { "`\($0.metric.id)`" }
+        let better = metrics.filter { $0.verdict == .better }.map { "`\($0.metric.id)`" }
+        out.append("**Worse:** \(worse.isEmpty ? "nothing" : worse.joined(separator: ", ")) · **Better:** \(better.isEmpty ? "nothing" : better.joined(separator: ", "))")
+        out.append("")
+        out.append("| metric | A | B | change | relative | test | verdict |")
+        out.append("|---|---:|---:|---:|---:|---|---|")
+        for change in metrics {
+            let verdict = change.verdict == .worse ? "**worse**" : change.verdict.rawValue
+            out.append("| `\(change.metric.id)` | \(Self.value(change.a, change.metric)) | \(Self.value(change.b, change.metric)) | \(Self.change(change)) | \(change.relative.map { Self.signedPercent($0) } ?? "—") | \(Self.test(change.significance)) | \(verdict) |")
+        }
+        if !reasons.isEmpty {
+            out.append("")
+            out.append("| APNs reason | A | B | change | status |")
+            out.append("|---|---:|---:|---:|---|")
+            for reason in reasons {
+                out.append("| `\(Self.markdownEscaped(reason.key))` | \(reason.a) | \(reason.b) | \(Self.signed(reason.b - reason.a)) | \(reason.status.rawValue) |")
+            }
+        }
+        out.append("")
+        out.append("| outcome | A | B | change |")
+        out.append("|---|---:|---:|---:|")
+        for outcome in outcomes {
+            out.append("| \(outcome.key) | \(outcome.a) | \(outcome.b) | \(Self.signed(outcome.b - outcome.a)) |")
+        }
+        if !breakdowns.isEmpty {
+            out.append("")
+            out.append("| breakdown row (arrival rate) | A | B | change | test |")
+            out.append("|---|---:|---:|---:|---|")
+            for row in breakdowns {
+                out.append("| \(row.dimension) = `\(Self.markdownEscaped(row.key))` | \(Self.rateWithCount(row.a)) | \(Self.rateWithCount(row.b)) | \(row.change.map { Self.signedPoints($0) } ?? "—") | \(Self.test(row.significance)) |")
+            }
+        }
+        if let records {
+            out.append("")
+            out.append(records.markdownText())
+        }
+        return out.joined(separator: "\n") + "\n"
+    }
+
+    // MARK: - JSON
+
+    /// A stable object for tools: keys in a fixed order, metrics in report
+    /// order, numbers at full precision.
+    public func jsonText() -> String {
+        let w = JSONWriter()
+        w.object {
+            w.field("schema") { w.string("arrival.diff/1") }
+            for (name, side) in [("a", a), ("b", b)] {
+                w.field(name) {
+                    w.object {
+                        w.field("path") { w.string(side.path) }
+                        w.field("source") { w.string(side.source.rawValue) }
+                        w.field("window") { w.window(side.window) }
+                    }
+                }
+            }
+            w.field("confidence") { w.rate(confidence) }
+            w.field("metrics") {
+                w.array {
+                    for change in metrics {
+                        w.element {
+                            w.object {
+                                w.field("metric") { w.string(change.metric.id) }
+                                w.field("a") { w.rate(change.a) }
+                                w.field("b") { w.rate(change.b) }
+                                w.field("absolute") { w.rate(change.absolute) }
+                                w.field("relative") { w.rate(change.relative) }
+                                w.field("sample_a") { w.int(change.sampleA) }
+                                w.field("sample_b") { w.int(change.sampleB) }
+                                w.field("test") { w.significance(change.significance) }
+                                w.field("verdict") { w.string(change.verdict.rawValue) }
+                            }
+                        }
+                    }
+                }
+            }
+            w.field("reasons") { w.countChanges(reasons, key: "reason") }
+            w.field("outcomes") { w.countChanges(outcomes, key: "outcome") }
+            w.field("breakdowns") {
+                w.array {
+                    for row in breakdowns {
+                        w.element {
+                            w.object {
+                                w.field("dimension") { w.string(row.dimension) }
+                                w.field("key") { w.string(row.key) }
+                                w.field("a") { w.updates(row.a) }
+                                w.field("b") { w.updates(row.b) }
+                                w.field("change") { w.rate(row.change) }
+                                w.field("test") { w.significance(row.significance) }
+                            }
+                        }
+                    }
+                }
+            }
+            w.field("records") {
+                if let records { records.write(to: w) } else { w.null() }
+            }
+        }
+        return w.text + "\n"
+    }
+
+    // MARK: - Formatting
+
+    static func color(of verdict: Verdict) -> ANSIColor? {
+        switch verdict {
+        case .worse: .red
+        case .better: .green
+        case .noise, .unchanged: .dim
+        case .changed, .undefined: nil
+        }
+    }
+
+    static func value(_ value: Double?, _ metric: Metric) -> String {
+        guard let value else { return "—" }
+        switch metric.kind {
+        case .rate: return percentText(value, digits: 2)
+        case .count: return String(Int(value))
+        case .milliseconds: return "\(Int(value)) ms"
+        }
+    }
+
+    static func change(_ change: MetricChange) -> String {
+        guard let absolute = change.absolute else { return "—" }
+        switch change.metric.kind {
+        case .rate: return signedPoints(absolute)
+        case .count: return signed(Int(absolute))
+        case .milliseconds: return signed(Int(absolute)) + " ms"
+        }
+    }
+
+    static func test(_ significance: Significance?) -> String {
+        guard let significance else { return "—" }
+        return "p\(formatP(significance.pValue)), ±\(fixed(significance.margin * 100, digits: 2)) pt"
+    }
+
+    static func formatP(_ p: Double) -> String {
+        p < 0.001 ? "<0.001" : "=" + fixed(p, digits: 3)
+    }
+
+    static func rateWithCount(_ counts: UpdateCounts) -> String {
+        let deliverable = counts.rendered + counts.superseded + counts.lost
+        return "\(counts.arrivalRate.map { percentText($0, digits: 2) } ?? "—") of \(deliverable)"
+    }
+
+    static func signed(_ value: Int) -> String { value > 0 ? "+\(value)" : value < 0 ? "−\(-value)" : "0" }
+
+    static func signedPoints(_ fraction: Double) -> String {
+        let text = fixed(abs(fraction) * 100, digits: 2)
+        if text == "0.00" { return "0.00 pt" }
+        return (fraction > 0 ? "+" : "−") + text + " pt"
+    }
+
+    static func signedPercent(_ fraction: Double) -> String {
+        let text = fixed(abs(fraction) * 100, digits: 1)
+        if text == "0.0" { return "0.0%" }
+        return (fraction > 0 ? "+" : "−") + text + "%"
+    }
+
+    static func markdownEscaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "`", with: "'")
+            .replacingOccurrences(of: "\n", with: " ")
+    }
+}
+
+/// `0.97312` → `97.31%`.
+func percentText(_ fraction: Double, digits: Int) -> String {
+    fixed(fraction * 100, digits: digits) + "%"
+}
+
+/// A fixed number of decimals, rounded half away from zero, without Foundation.
+func fixed(_ value: Double, digits: Int) -> String {
+    guard value.isFinite else { return "\(value)" }
+    var scale = 1.0
+    for _ in 0..<digits { scale *= 10 }
+    let scaled = (abs(value) * scale).rounded()
+    let whole = Int(scaled / scale)
+    let fraction = Int(scaled) - whole * Int(scale)
+    var text = (value < 0 && scaled != 0 ? "-" : "") + String(whole)
+    if digits > 0 {
+        let digitsText = String(fraction)
+        text += "." + String(repeating: "0", count: digits - digitsText.count) + digitsText
+    }
+    return text
+}
+
+extension RecordDiff {
+    func text(color: Bool) -> String {
+        var out: [String] = []
+        out.append((color ? ANSIColor.bold.wrap("Records") : "Records") + " (apns matched by apns_id, updates by activity_id and seq)")
+        out.append("  apns:    \(apnsSame) same, \(apnsChanged) answered differently, \(apnsOnlyInA) only in A, \(apnsOnlyInB) only in B")
+        out.append("  updates: \(updatesSame) same outcome, \(outcomeChanged) changed outcome, \(updatesOnlyInA) only in A, \(updatesOnlyInB) only in B")
+        for transition in transitions.keys.sorted(by: codePointOrder) {
+            out.append("    \(transition): \(transitions[transition] ?? 0)")
+        }
+        if !apnsChangedRows.isEmpty {
+            out.append("")
+            out.append("  Same apns_id, different answer (first \(apnsChangedRows.count) of \(apnsChanged)):")
+            var table = TextTable(["apns_id", "activity", "seq", "A", "B"], alignments: [.left, .left, .right, .left, .left])
+            for row in apnsChangedRows {
+                table.add([row.a.apnsID, row.a.activityID ?? "—", row.a.seq.map(String.init) ?? "—", Self.answer(row.a), Self.answer(row.b)])
+            }
+            out.append(table.render(color: color, indent: "    "))
+        }
+        for (title, rows, total) in [("Only in A", apnsOnlyInARows, apnsOnlyInA), ("Only in B", apnsOnlyInBRows, apnsOnlyInB)] where !rows.isEmpty {
+            out.append("")
+            out.append("  apns \(title) (first \(rows.count) of \(total)):")
+            var table = TextTable(["apns_id", "sent_at", "activity", "seq", "answer"], alignments: [.left, .left, .left, .right, .left])
+            for row in rows {
+                table.add([row.apnsID, RFC3339.format(milliseconds: row.sentAt), row.activityID ?? "—", row.seq.map(String.init) ?? "—", Self.answer(row)])
+            }
+            out.append(table.render(color: color, indent: "    "))
+        }
+        if !updateRows.isEmpty {
+            out.append("")
+            out.append("  Updates that differ (first \(updateRows.count) of \(outcomeChanged + updatesOnlyInA + updatesOnlyInB)):")
+            var table = TextTable(["activity", "seq", "A", "B"], alignments: [.left, .right, .left, .left])
+            for row in updateRows {
+                table.add([row.activityID, String(row.seq), row.a ?? "—", row.b ?? "—"])
+            }
+            out.append(table.render(color: color, indent: "    "))
+        }
+        return out.joined(separator: "\n")
+    }
+
+    func markdownText() -> String {
+        var out: [String] = []
+        out.append("#### Records")
+        out.append("")
+        out.append("| | same | changed | only in A | only in B |")
+        out.append("|---|---:|---:|---:|---:|")
+        out.append("| apns (by `apns_id`) | \(apnsSame) | \(apnsChanged) | \(apnsOnlyInA) | \(apnsOnlyInB) |")
+        out.append("| updates (by activity, seq) | \(updatesSame) | \(outcomeChanged) | \(updatesOnlyInA) | \(updatesOnlyInB) |")
+        if !transitions.isEmpty {
+            out.append("")
+            out.append("| outcome change | updates |")
+            out.append("|---|---:|")
+            for transition in transitions.keys.sorted(by: codePointOrder) {
+                out.append("| \(transition) | \(transitions[transition] ?? 0) |")
+            }
+        }
+        if !apnsChangedRows.isEmpty {
+            out.append("")
+            out.append("| apns_id | A | B |")
+            out.append("|---|---|---|")
+            for row in apnsChangedRows {
+                out.append("| `\(ReportDiff.markdownEscaped(row.a.apnsID))` | \(ReportDiff.markdownEscaped(Self.answer(row.a))) | \(ReportDiff.markdownEscaped(Self.answer(row.b))) |")
+            }
+        }
+        return out.joined(separator: "\n")
+    }
+
+    func write(to w: JSONWriter) {
+        w.object {
+            w.field("limit") { w.int(limit) }
+            w.field("apns") {
+                w.object {
+                    w.field("same") { w.int(apnsSame) }
+                    w.field("changed") { w.int(apnsChanged) }
+                    w.field("only_in_a") { w.int(apnsOnlyInA) }
+                    w.field("only_in_b") { w.int(apnsOnlyInB) }
+                    w.field("changed_rows") {
+                        w.array {
+                            for row in apnsChangedRows {
+                                w.element { w.object { w.field("a") { Self.write(row.a, w) }; w.field("b") { Self.write(row.b, w) } } }
+                            }
+                        }
+                    }
+                    w.field("only_in_a_rows") { w.array { for row in apnsOnlyInARows { w.element { Self.write(row, w) } } } }
+                    w.field("only_in_b_rows") { w.array { for row in apnsOnlyInBRows { w.element { Self.write(row, w) } } } }
+                }
+            }
+            w.field("updates") {
+                w.object {
+                    w.field("same") { w.int(updatesSame) }
+                    w.field("changed") { w.int(outcomeChanged) }
+                    w.field("only_in_a") { w.int(updatesOnlyInA) }
+                    w.field("only_in_b") { w.int(updatesOnlyInB) }
+                    w.field("transitions") {
+                        w.object {
+                            for key in transitions.keys.sorted(by: codePointOrder) { w.field(key) { w.int(transitions[key] ?? 0) } }
+                        }
+                    }
+                    w.field("rows") {
+                        w.array {
+                            for row in updateRows {
+                                w.element {
+                                    w.object {
+                                        w.field("activity_id") { w.string(row.activityID) }
+                                        w.field("seq") { w.int(Int(row.seq)) }
+                                        w.field("a") { w.optionalString(row.a) }
+                                        w.field("b") { w.optionalString(row.b) }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    private static func write(_ record: ApnsRecord, _ w: JSONWriter) {
+        w.object {
+            w.field("apns_id") { w.string(record.apnsID) }
+            w.field("sent_at") { w.string(RFC3339.format(milliseconds: record.sentAt)) }
+            w.field("status") { w.int(Int(record.status)) }
+            w.field("reason") { w.optionalString(record.reason) }
+            w.field("activity_id") { w.optionalString(record.activityID) }
+            w.field("seq") { w.optionalInt(record.seq) }
+        }
+    }
+
+    static func answer(_ record: ApnsRecord) -> String {
+        record.reason.map { "\(record.status) \($0)" } ?? String(record.status)
+    }
+}
+
+extension JSONWriter {
+    func window(_ window: ReportWindow?) {
+        guard let window else { return null() }
+        object {
+            field("from") { string(RFC3339.format(milliseconds: window.from)) }
+            field("to") { string(RFC3339.format(milliseconds: window.to)) }
+        }
+    }
+
+    func significance(_ significance: Significance?) {
+        guard let significance else { return null() }
+        object {
+            field("method") { string(significance.method.rawValue) }
+            field("z") { rate(significance.z) }
+            field("p_value") { rate(significance.pValue) }
+            field("margin") { rate(significance.margin) }
+            field("significant") { bool(significance.isSignificant) }
+        }
+    }
+
+    func countChanges(_ changes: [ReportDiff.CountChange], key: String) {
+        array {
+            for change in changes {
+                element {
+                    object {
+                        field(key) { string(change.key) }
+                        field("a") { int(change.a) }
+                        field("b") { int(change.b) }
+                        field("status") { string(change.status.rawValue) }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,193 @@
+import ArrivalModel
+import ArrivalStore
+import ArrivalIngest
+import ArrivalAnalysis
+import ArrivalRendering
+/// Two reports side by side: every metric with its change and whether the
+/// change is more than noise, the APNs reasons and outcomes that moved, and
+/// the breakdown rows that moved most. B is the newer side ("after").
+public struct ReportDiff: Sendable {
+    /// How a change reads.
+    public enum Verdict: String, Sendable {
+        case unchanged
+        /// A significant change in the good direction.
+        case better
+        /// A significant change in the bad direction.
+        case worse
+        /// A change of a rate within noise at the stated confidence.
+        case noise
+        /// A change with no direction or no test (counts, percentiles).
+        case changed
+        /// Undefined on a side (a rate over nothing).
+        case undefined
+    }
+
+    public struct MetricChange: Sendable {
+        public var metric: Metric
+        public var a: Double?
+        public var b: Double?
+        public var sampleA: Int
+        public var sampleB: Int
+        public var significance: Significance?
+        public var verdict: Verdict
+
+        public var absolute: Double? {
+            guard let a, let b else { return nil }
+            return b - a
+        }
+
+        /// (B − A) / |A|; nil when A is 0 or undefined.
+        public var relative: Double? {
+            guard let a, let b, a != 0 else { return nil }
+            return (b - a) / abs(a)
+        }
+    }
+
+    /// A keyed count on both sides (APNs reasons, outcomes).
+    public struct CountChange: Sendable, Equatable {
+        public enum Status: String, Sendable {
+            case appeared, vanished, moved, unchanged
+        }
+
+        public var key: String
+        public var a: Int
+        public var b: Int
+
+        public var status: Status {
+            if a == b { return .unchanged }
+            if a == 0 { return .appeared }
+            if b == 0 { return .vanished }
+            return .moved
+        }
+    }
+
+    /// One breakdown row's arrival rate on both sides.
+    public struct BreakdownChange: Sendable {
+        public var dimension: String
+        public var key: String
+        public var a: UpdateCounts
+        public var b: UpdateCounts
+        /// Binomial test of the arrival-rate change (per-row activity sums
+        /// are not kept).
+        public var significance: Significance?
+
+        public var change: Double? {
+            guard let ra = a.arrivalRate, let rb = b.arrivalRate else { return nil }
+            return rb - ra
+        }
+    }
+
+    public struct Side: Sendable {
+        public var path: String
+        public var source: ComparisonSide.Source
+        public var window: ReportWindow?
+    }
+
+    public var a: Side
+    public var b: Side
+    public var confidence: Double
+    public var metrics: [MetricChange]
+    public var reasons: [CountChange]
+    public var outcomes: [CountChange]
+    /// The rows whose arrival rate moved most, at most ``breakdownLimit``.
+    public var breakdowns: [BreakdownChange]
+    public var records: RecordDiff?
+
+    /// Rows need this many deliverable updates on both sides to be ranked.
+    public static let breakdownMinimum = 30
+    public static let breakdownLimit = 10
+
+    public init(_ sideA: ComparisonSide, _ sideB: ComparisonSide, confidence: Double = 0.95) {
+        self.init(
+            a: sideA.report, samplesA: sideA.samples, b: sideB.report, samplesB: sideB.samples, confidence: confidence,
+            sideA: Side(path: sideA.path, source: sideA.source, window: sideA.report.window),
+            sideB: Side(path: sideB.path, source: sideB.source, window: sideB.report.window))
+    }
+
+    public init(
+        a reportA: Report, samplesA: ActivitySamples?, b reportB: Report, samplesB: ActivitySamples?,
+        confidence: Double = 0.95, sideA: Side, sideB: Side
+    ) {
+        a = sideA
+        b = sideB
+        self.confidence = confidence
+        metrics = Metric.all.map { metric in
+            Self.compare(metric, reportA, samplesA, reportB, samplesB, confidence: confidence)
+        }
+        let reasonKeys = Set(reportA.requests.byReason.keys).union(reportB.requests.byReason.keys).sorted()
+        reasons = reasonKeys.map {
+            CountChange(key: $0.text, a: reportA.requests.byReason[$0] ?? 0, b: reportB.requests.byReason[$0] ?? 0)
+        }
+        outcomes = Self.outcomeNames.map { name, count in
+            CountChange(key: name, a: count(reportA.updates), b: count(reportB.updates))
+        }
+        var rows: [BreakdownChange] = []
+        for dimension in Report.breakdownDimensions {
+            let tableA = reportA.breakdowns[dimension] ?? [:]
+            let tableB = reportB.breakdowns[dimension] ?? [:]
+            for key in Set(tableA.keys).union(tableB.keys).sorted() {
+                let countsA = tableA[key] ?? UpdateCounts()
+                let countsB = tableB[key] ?? UpdateCounts()
+                let deliverableA = countsA.rendered + countsA.superseded + countsA.lost
+                let deliverableB = countsB.rendered + countsB.superseded + countsB.lost
+                guard deliverableA >= Self.breakdownMinimum, deliverableB >= Self.breakdownMinimum else { continue }
+                let significance = Significance.test(
+                    a: (countsA.rendered, deliverableA), b: (countsB.rendered, deliverableB),
+                    clustersA: nil, clustersB: nil, confidence: confidence)
+                rows.append(BreakdownChange(dimension: dimension, key: key.text, a: countsA, b: countsB,
+                                            significance: significance))
+            }
+        }
+        // Largest move first; ties in report order (the sort is stable).
+        breakdowns = Array(rows.filter { ($0.change ?? 0) != 0 }
+            .sorted { abs($0.change ?? 0) > abs($1.change ?? 0) }
+            .prefix(Self.breakdownLimit))
+    }
+
+    static let outcomeNames: [(String, @Sendable (UpdateCounts) -> Int)] = [
+        ("sent", { $0.sent }), ("accepted", { $0.accepted }), ("rendered", { $0.rendered }),
+        ("superseded", { $0.superseded }), ("lost", { $0.lost }), ("stale_timestamp", { $0.staleTimestamp }),
+        ("ended", { $0.ended }), ("expired", { $0.expired }),
+    ]
+
+    static func compare(
+        _ metric: Metric, _ a: Report, _ samplesA: ActivitySamples?, _ b: Report, _ samplesB: ActivitySamples?,
+        confidence: Double
+    ) -> MetricChange {
+        let valueA = metric.value(in: a), valueB = metric.value(in: b)
+        var change = MetricChange(
+            metric: metric, a: valueA, b: valueB, sampleA: metric.sampleSize(in: a), sampleB: metric.sampleSize(in: b),
+            significance: nil, verdict: .unchanged)
+        guard let valueA, let valueB else {
+            change.verdict = (valueA == nil && valueB == nil) ? .unchanged : .undefined
+            return change
+        }
+        if let fractionA = metric.fraction(in: a), let fractionB = metric.fraction(in: b) {
+            change.significance = Significance.test(
+                a: fractionA, b: fractionB, clustersA: samplesA?[metric], clustersB: samplesB?[metric],
+                confidence: confidence)
+        }
+        if valueA == valueB {
+            change.verdict = .unchanged
+        } else if let significance = change.significance {
+            if !significance.isSignificant {
+                change.verdict = .noise
+            } else {
+                switch metric.direction {
+                case .higherIsBetter: change.verdict = valueB > valueA ? .better : .worse
+                case .lowerIsBetter: change.verdict = valueB < valueA ? .better : .worse
+                case .neutral: change.verdict = .changed
+                }
+            }
+        } else {
+            change.verdict = .changed
+        }
+        return change
+    }
+
+    /// Whether nothing at all differs (every metric, reason and outcome).
+    public var isEmpty: Bool {
+        metrics.allSatisfy { $0.verdict == .unchanged } && reasons.allSatisfy { $0.status == .unchanged }
+            && breakdowns.isEmpty && (records?.isEmpty ?? true)
+    }
+}

@@ -1,0 +1,169 @@
+import ArrivalModel
+import ArrivalStore
+import ArrivalIngest
+import ArrivalAnalysis
+import ArrivalRendering
+import Foundation
+
+extension GateEvaluation {
+    // MARK: - Text
+
+    /// The human summary: one line per rule (verdict, rule, expected,
+    /// actual), why, and the overall verdict last.
+    public func text(color: Bool) -> String {
+        var out: [String] = []
+        out.append("arrival gate: current \(current)" + (baseline.map { ", baseline \($0)" } ?? ", no baseline"))
+        var table = TextTable(["verdict", "rule", "expected", "actual", "why"], alignments: [.left, .left, .left, .left, .left])
+        for result in results {
+            let tint: ANSIColor? = result.verdict == .fail ? .red : result.verdict == .warn ? .yellow : .green
+            table.add([
+                .init(text: result.verdict.rawValue.uppercased(), color: tint),
+                .init(text: result.rule.metric.id, color: nil),
+                .init(text: result.expected, color: nil),
+                .init(text: result.actual, color: nil),
+                .init(text: result.detail, color: nil),
+            ])
+        }
+        out.append(table.render(color: color))
+        let summary = "\(results.count) rules: \(results.count - failures - warnings) passed, \(failures) failed, \(warnings) warned"
+        if passed {
+            out.append((color ? ANSIColor.green.wrap("PASS") : "PASS") + "  " + summary)
+        } else {
+            out.append((color ? ANSIColor.red.wrap("FAIL") : "FAIL") + "  " + summary)
+        }
+        return out.joined(separator: "\n") + "\n"
+    }
+
+    // MARK: - JSON
+
+    public func jsonText() -> String {
+        let w = JSONWriter()
+        w.object {
+            w.field("schema") { w.string("arrival.gate/1") }
+            w.field("current") { w.string(current) }
+            w.field("baseline") { w.optionalString(baseline) }
+            w.field("confidence") { w.rate(confidence) }
+            w.field("passed") { w.bool(passed) }
+            w.field("failures") { w.int(failures) }
+            w.field("warnings") { w.int(warnings) }
+            w.field("rules") {
+                w.array {
+                    for result in results {
+                        w.element {
+                            w.object {
+                                w.field("rule") { w.string(result.rule.description) }
+                                w.field("metric") { w.string(result.rule.metric.id) }
+                                w.field("check") { w.string(result.rule.check.name) }
+                                w.field("threshold") { w.rate(result.rule.check.threshold) }
+                                w.field("verdict") { w.string(result.verdict.rawValue) }
+                                w.field("expected") { w.string(result.expected) }
+                                w.field("actual") { w.string(result.actual) }
+                                w.field("detail") { w.string(result.detail) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return w.text + "\n"
+    }
+
+    // MARK: - JUnit
+
+    /// JUnit XML, one test case per rule: a failed rule is a `<failure>`, a
+    /// rule that warned (too small a sample, no data, no baseline) is
+    /// `<skipped>`. Carries every attribute and element the common JUnit
+    /// schema requires, so Jenkins, GitLab, Buildkite and GitHub reporters
+    /// all read it. `timestamp` is the caller's (UTC, no zone, as the
+    /// schema wants).
+    public func junitXML(timestamp: String, hostname: String) -> String {
+        let tests = results.count, skipped = warnings
+        var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        xml += "<testsuites name=\"arrival gate\" tests=\"\(tests)\" failures=\"\(failures)\" errors=\"0\" skipped=\"\(skipped)\" time=\"0\">\n"
+        xml += "  <testsuite name=\"arrival gate\" package=\"arrival\" id=\"0\" tests=\"\(tests)\" failures=\"\(failures)\" errors=\"0\" skipped=\"\(skipped)\" time=\"0\" timestamp=\"\(Self.xmlEscaped(timestamp))\" hostname=\"\(Self.xmlEscaped(hostname))\">\n"
+        xml += "    <properties>\n"
+        xml += "      <property name=\"current\" value=\"\(Self.xmlEscaped(current))\"/>\n"
+        if let baseline { xml += "      <property name=\"baseline\" value=\"\(Self.xmlEscaped(baseline))\"/>\n" }
+        xml += "      <property name=\"confidence\" value=\"\(confidence)\"/>\n"
+        xml += "    </properties>\n"
+        for result in results {
+            let name = Self.xmlEscaped(result.rule.description)
+            xml += "    <testcase name=\"\(name)\" classname=\"arrival.gate.\(Self.xmlEscaped(result.rule.metric.id))\" time=\"0\">\n"
+            let message = Self.xmlEscaped("expected \(result.expected), actual \(result.actual): \(result.detail)")
+            switch result.verdict {
+            case .fail:
+                xml += "      <failure message=\"\(message)\" type=\"GateRuleFailed\">\(message)</failure>\n"
+            case .warn:
+                xml += "      <skipped message=\"\(message)\"/>\n"
+            case .pass:
+                xml += "      <system-out>\(message)</system-out>\n"
+            }
+            xml += "    </testcase>\n"
+        }
+        xml += "    <system-out></system-out>\n"
+        xml += "    <system-err></system-err>\n"
+        xml += "  </testsuite>\n"
+        xml += "</testsuites>\n"
+        return xml
+    }
+
+    static func xmlEscaped(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&apos;"
+            case "\n": out += "&#10;"
+            case "\t": out += "&#9;"
+            case "\r": out += "&#13;"
+            // Characters XML 1.0 cannot carry at all.
+            case let s where s.value < 0x20 || s.value == 0xFFFE || s.value == 0xFFFF: out += "\u{FFFD}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    // MARK: - GitHub Actions
+
+    /// Workflow commands: an `::error` per failed rule and a `::warning`
+    /// per rule that warned, which GitHub shows on the run and the PR.
+    public func githubAnnotations() -> String {
+        var lines: [String] = []
+        for result in results where result.verdict != .pass {
+            let command = result.verdict == .fail ? "error" : "warning"
+            let title = Self.propertyEscaped("arrival gate: \(result.rule.description)")
+            let message = Self.dataEscaped("expected \(result.expected), actual \(result.actual). \(result.detail)")
+            lines.append("::\(command) title=\(title)::\(message)")
+        }
+        return lines.isEmpty ? "" : lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The markdown job summary for `$GITHUB_STEP_SUMMARY`.
+    public func markdownSummary() -> String {
+        var out: [String] = []
+        out.append("### arrival gate: \(passed ? "✅ passed" : "❌ failed")")
+        out.append("")
+        out.append("Current `\(ReportDiff.markdownEscaped(current))`" + (baseline.map { ", baseline `\(ReportDiff.markdownEscaped($0))`" } ?? ", no baseline") + ".")
+        out.append("")
+        out.append("| verdict | rule | expected | actual | why |")
+        out.append("|---|---|---|---|---|")
+        for result in results {
+            let mark = result.verdict == .fail ? "❌ fail" : result.verdict == .warn ? "⚠️ warn" : "✅ pass"
+            out.append("| \(mark) | `\(result.rule.metric.id)` | \(ReportDiff.markdownEscaped(result.expected)) | \(ReportDiff.markdownEscaped(result.actual)) | \(ReportDiff.markdownEscaped(result.detail)) |")
+        }
+        return out.joined(separator: "\n") + "\n"
+    }
+
+    static func dataEscaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "\r", with: "%0D")
+            .replacingOccurrences(of: "\n", with: "%0A")
+    }
+
+    static func propertyEscaped(_ text: String) -> String {
+        dataEscaped(text).replacingOccurrences(of: ":", with: "%3A").replacingOccurrences(of: ",", with: "%2C")
+    }
+}

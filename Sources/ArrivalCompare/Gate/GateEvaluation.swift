@@ -1,0 +1,140 @@
+import ArrivalModel
+import ArrivalStore
+import ArrivalIngest
+import ArrivalAnalysis
+import ArrivalRendering
+/// What `arrival gate` decided, rule by rule.
+public struct GateEvaluation: Sendable {
+    public enum Verdict: String, Sendable {
+        case pass, fail, warn
+    }
+
+    public struct Result: Sendable {
+        public var rule: GateRule
+        public var verdict: Verdict
+        /// What the rule asks, e.g. `≥ 95%` or `drop ≤ 1 pt`.
+        public var expected: String
+        /// What was measured, e.g. `93.10% (2,431 of 2,611)`.
+        public var actual: String
+        /// Why the verdict, in one sentence.
+        public var detail: String
+    }
+
+    public var current: String
+    public var baseline: String?
+    public var confidence: Double
+    public var results: [Result]
+
+    public var failures: Int { results.filter { $0.verdict == .fail }.count }
+    public var warnings: Int { results.filter { $0.verdict == .warn }.count }
+    public var passed: Bool { failures == 0 }
+
+    /// Applies `config` to the current side and, for regression rules, the
+    /// baseline.
+    public init(config: GateConfig, current: ComparisonSide, baseline: ComparisonSide?) {
+        self.init(
+            config: config, current: current.report, currentSamples: current.samples, currentPath: current.path,
+            baseline: baseline?.report, baselineSamples: baseline?.samples, baselinePath: baseline?.path)
+    }
+
+    public init(
+        config: GateConfig, current: Report, currentSamples: ActivitySamples?, currentPath: String,
+        baseline: Report?, baselineSamples: ActivitySamples?, baselinePath: String?
+    ) {
+        self.current = currentPath
+        self.baseline = baselinePath
+        confidence = config.confidence
+        results = config.rules.map { rule in
+            Self.evaluate(rule, config: config, current: current, currentSamples: currentSamples,
+                          baseline: baseline, baselineSamples: baselineSamples)
+        }
+    }
+
+    static func evaluate(
+        _ rule: GateRule, config: GateConfig, current: Report, currentSamples: ActivitySamples?,
+        baseline: Report?, baselineSamples: ActivitySamples?
+    ) -> Result {
+        let metric = rule.metric
+        let minimum = rule.minSample ?? config.minSample
+        let sample = metric.sampleSize(in: current)
+        let value = metric.value(in: current)
+        let threshold = rule.check.threshold
+        var result = Result(rule: rule, verdict: .pass, expected: "", actual: measured(metric, current), detail: "")
+
+        switch rule.check {
+        case .atLeast, .atMost:
+            result.expected = (rule.check.name == "at_least" ? "≥ " : "≤ ") + GateRule.format(threshold, metric)
+            guard let value else {
+                result.verdict = .warn
+                result.detail = "no data: \(metric.id) is undefined on the current side (nothing to measure it on)."
+                return result
+            }
+            let holds: Bool
+            if case .atLeast = rule.check { holds = value >= threshold } else { holds = value <= threshold }
+            if holds {
+                result.detail = "holds."
+            } else if sample < minimum {
+                result.verdict = .warn
+                result.detail = "would fail, but rests on \(sample) (fewer than min_sample \(minimum)); not enforced."
+            } else {
+                result.verdict = .fail
+                result.detail = "\(metric.id) is \(ReportDiff.value(value, metric)), outside \(result.expected)."
+            }
+            return result
+
+        case .maxDrop, .maxRise:
+            let unit = metric.kind == .rate ? " pt" : metric.kind == .milliseconds ? " ms" : ""
+            let isDrop = rule.check.name == "max_drop"
+            result.expected = (isDrop ? "drop ≤ " : "rise ≤ ") + GateRule.number(threshold) + unit
+                + (rule.significant && metric.kind == .rate ? ", significant at \(percentText(config.confidence, digits: 0))" : "")
+            guard let baseline else {
+                result.verdict = .warn
+                result.detail = "not checked: a regression rule needs --baseline."
+                return result
+            }
+            result.actual = measured(metric, baseline) + " → " + measured(metric, current)
+            guard let value, let before = metric.value(in: baseline) else {
+                result.verdict = .warn
+                result.detail = "no data: \(metric.id) is undefined on \(value == nil ? "the current side" : "the baseline")."
+                return result
+            }
+            let scale = metric.kind == .rate ? 100.0 : 1.0
+            let move = (isDrop ? before - value : value - before) * scale
+            let moveText = GateRule.number((move * 100).rounded() / 100) + unit
+            guard move > threshold else {
+                result.detail = move > 0 ? "\(isDrop ? "dropped" : "rose") \(moveText), within the limit." : "did not \(isDrop ? "drop" : "rise")."
+                return result
+            }
+            if rule.significant, metric.kind == .rate,
+               let fractionA = metric.fraction(in: baseline), let fractionB = metric.fraction(in: current),
+               let test = Significance.test(a: fractionA, b: fractionB, clustersA: baselineSamples?[metric],
+                                            clustersB: currentSamples?[metric], confidence: config.confidence) {
+                if !test.isSignificant {
+                    result.detail = "\(isDrop ? "dropped" : "rose") \(moveText), but within noise (p\(ReportDiff.formatP(test.pValue)), \(test.method.rawValue))."
+                    return result
+                }
+                result.detail = "\(isDrop ? "dropped" : "rose") \(moveText), significant (p\(ReportDiff.formatP(test.pValue)), \(test.method.rawValue))."
+            } else {
+                result.detail = "\(isDrop ? "dropped" : "rose") \(moveText)."
+            }
+            let baselineSample = metric.sampleSize(in: baseline)
+            if min(sample, baselineSample) < minimum {
+                result.verdict = .warn
+                result.detail += " Would fail, but rests on \(min(sample, baselineSample)) (fewer than min_sample \(minimum)); not enforced."
+            } else {
+                result.verdict = .fail
+                result.detail += " Limit \(GateRule.number(threshold))\(unit)."
+            }
+            return result
+        }
+    }
+
+    /// `93.10% (2431 of 2611)` for a rate, the value for the rest.
+    static func measured(_ metric: Metric, _ report: Report) -> String {
+        guard let value = metric.value(in: report) else { return "—" }
+        if let fraction = metric.fraction(in: report) {
+            return "\(percentText(value, digits: 2)) (\(fraction.numerator) of \(fraction.denominator))"
+        }
+        return ReportDiff.value(value, metric)
+    }
+}

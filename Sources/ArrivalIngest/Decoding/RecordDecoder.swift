@@ -1,0 +1,199 @@
+import ArrivalModel
+import ArrivalStore
+/// Turns one line of bytes into a record or the ``MalformedCause`` that
+/// keeps it out (contract 2 and 2.4). Not thread-safe: use one per thread.
+///
+/// The ingest appends records straight into a ``RowBatch``
+/// (``decode(_:line:into:)``); ``decode(_:)`` gives a ``Record`` value and
+/// goes through the same checks.
+public struct RecordDecoder {
+    private var scanner = JSONLineScanner()
+    private var scratch = RowBatch(capacity: 1)
+
+    public init() {}
+
+    public enum Outcome: Equatable {
+        case record(Record)
+        /// Empty, or only spaces, tabs and carriage returns: skipped, not counted.
+        case blank
+        case malformed(MalformedCause)
+    }
+
+    /// What ``decode(_:line:into:)`` did with a line.
+    enum Appended: Equatable {
+        case record
+        case blank
+        case malformed(MalformedCause)
+    }
+
+    public mutating func decode(_ line: UnsafeBufferPointer<UInt8>) -> Outcome {
+        var batch = scratch
+        scratch = RowBatch()  // keeps `batch` the only owner of its buffers
+        defer { scratch = batch }
+        batch.removeAll()
+        switch decode(line, line: 0, into: &batch) {
+        case .record: return .record(batch.record(batch.rows[0]))
+        case .blank: return .blank
+        case .malformed(let cause): return .malformed(cause)
+        }
+    }
+
+    public mutating func decode(_ line: String) -> Outcome {
+        var copy = line
+        return copy.withUTF8 { decode($0) }
+    }
+
+    /// Decodes `bytes` and appends the record to `batch` as a row numbered
+    /// `line`; a malformed line appends nothing (the caller records it).
+    mutating func decode(_ bytes: UnsafeBufferPointer<UInt8>, line: Int, into batch: inout RowBatch) -> Appended {
+        if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return .blank }
+        if let cause = scanner.scan(bytes) { return .malformed(cause) }
+        let mark = batch.mark
+        do {
+            let kind = try appendFields(to: &batch)
+            batch.finishRow(mark, kind: kind, line: line)
+            return .record
+        } catch {
+            batch.abandon(mark)
+            return .malformed(error)
+        }
+    }
+
+    // MARK: - Fields
+
+    /// Appends the record's fields in column order, checking each in that
+    /// order, so the first field at fault names the cause.
+    private mutating func appendFields(to batch: inout RowBatch) throws(MalformedCause) -> RecordKind {
+        if let v = value(.v), !(v.kind == .int && v.int == 1) { throw .unsupportedVersion }
+        guard let kindRef = value(.kind) else { throw .missingField }
+        guard kindRef.kind == .string else { throw .wrongType }
+        let kind: RecordKind? = scanner.withStringBytes(kindRef) { bytes in
+            if Self.equals(bytes, "apns") { return .apns }
+            if Self.equals(bytes, "render") { return .render }
+            if Self.equals(bytes, "callback") { return .callback }
+            return nil
+        }
+        switch kind {
+        case .apns:
+            try requiredString(.apnsID, &batch)
+            try requiredTime(.sentAt, &batch)
+            try requiredInt(.status, &batch)
+            try optionalString(.reason, &batch)
+            try requiredString(.pushToken, &batch)
+            try optionalString(.activityID, &batch)
+            try optionalInt(.seq, &batch)
+            try optionalEnum(.event, Self.events, &batch)
+            try requiredInt(.apsTimestamp, &batch)
+            try optionalInt(.payloadBytes, &batch)
+            try optionalString(.topic, &batch)
+            try optionalString(.pushType, &batch)
+            try optionalInt(.priority, &batch)
+            try optionalString(.environment, &batch)
+            try optionalInt(.latencyMS, &batch)
+            return .apns
+        case .render:
+            try requiredString(.activityID, &batch)
+            try requiredInt(.seq, &batch)
+            try requiredTime(.renderedAt, &batch)
+            try optionalString(.surface, &batch)
+            try optionalString(.deviceID, &batch)
+            try optionalString(.osVersion, &batch)
+            try optionalString(.deviceModel, &batch)
+            try optionalString(.appVersion, &batch)
+            return .render
+        case .callback:
+            guard let index = try optionalEnum(.callback, Self.callbacks, &batch) else { throw .missingField }
+            let callback = CallbackRecord.Kind.allCases[index]
+            if !(try optionalString(.activityID, &batch)) && callback != .pushToStartToken { throw .missingField }
+            if !(try optionalString(.pushToken, &batch)) && (callback == .pushToken || callback == .pushToStartToken) {
+                throw .missingField
+            }
+            if !(try optionalInt(.seq, &batch)) && callback == .contentUpdate { throw .missingField }
+            if try optionalEnum(.state, Self.states, &batch) == nil && callback == .activityState { throw .missingField }
+            try requiredTime(.receivedAt, &batch)
+            try optionalString(.deviceID, &batch)
+            try optionalString(.osVersion, &batch)
+            try optionalString(.deviceModel, &batch)
+            try optionalString(.appVersion, &batch)
+            return .callback
+        case nil:
+            throw .unknownKind
+        }
+    }
+
+    @inline(__always)
+    private static func equals(_ text: UnsafeBufferPointer<UInt8>, _ name: StaticString) -> Bool {
+        guard text.count == name.utf8CodeUnitCount else { return false }
+        guard let base = text.baseAddress else { return true }
+        return spells(base, name)
+    }
+
+    private static let events: [StaticString] = ["start", "update", "end"]
+    private static let callbacks: [StaticString] = ["push_token", "push_to_start_token", "content_update", "activity_state"]
+    private static let states: [StaticString] = ["active", "ended", "dismissed", "stale"]
+
+    /// A present, non-null value; `nil` for absent or `null`.
+    @inline(__always)
+    private mutating func value(_ field: RecordField) -> JSONLineScanner.ValueRef? {
+        guard let ref = scanner.slot(field), ref.kind != .null else { return nil }
+        return ref
+    }
+
+    /// Appends the string, or `.noText` when absent or null; returns whether it was present.
+    @discardableResult
+    private mutating func optionalString(_ field: RecordField, _ batch: inout RowBatch) throws(MalformedCause) -> Bool {
+        guard let ref = value(field) else {
+            batch.append(.noText)
+            return false
+        }
+        guard ref.kind == .string else { throw .wrongType }
+        scanner.appendString(ref, to: &batch)
+        return true
+    }
+
+    private mutating func requiredString(_ field: RecordField, _ batch: inout RowBatch) throws(MalformedCause) {
+        guard try optionalString(field, &batch) else { throw .missingField }
+    }
+
+    @discardableResult
+    private mutating func optionalInt(_ field: RecordField, _ batch: inout RowBatch) throws(MalformedCause) -> Bool {
+        guard let ref = value(field) else {
+            batch.append(.noInt)
+            return false
+        }
+        guard ref.kind == .int else { throw .wrongType }
+        batch.append(.int(ref.int))
+        return true
+    }
+
+    private mutating func requiredInt(_ field: RecordField, _ batch: inout RowBatch) throws(MalformedCause) {
+        guard try optionalInt(field, &batch) else { throw .missingField }
+    }
+
+    private mutating func requiredTime(_ field: RecordField, _ batch: inout RowBatch) throws(MalformedCause) {
+        guard let ref = value(field) else { throw .missingField }
+        guard ref.kind == .string else { throw .wrongType }
+        guard let millis = scanner.withStringBytes(ref, { RFC3339.parseMilliseconds($0) }) else { throw .invalidTime }
+        batch.append(.int(millis))
+    }
+
+    /// Appends one of `allowed`, or `.noText` when absent or null; returns
+    /// the index of the value in `allowed`.
+    @discardableResult
+    private mutating func optionalEnum(
+        _ field: RecordField, _ allowed: [StaticString], _ batch: inout RowBatch
+    ) throws(MalformedCause) -> Int? {
+        guard let ref = value(field) else {
+            batch.append(.noText)
+            return nil
+        }
+        guard ref.kind == .string else { throw .wrongType }
+        let index = scanner.withStringBytes(ref) { bytes in
+            allowed.firstIndex { Self.equals(bytes, $0) }
+        }
+        guard let index else { throw .invalidEnum }
+        let name = allowed[index]
+        batch.appendText(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        return index
+    }
+}

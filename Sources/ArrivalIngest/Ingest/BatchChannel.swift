@@ -1,0 +1,77 @@
+import ArrivalModel
+import ArrivalStore
+import Foundation
+
+/// A bounded hand-off between the thread that reads and decodes a file and
+/// the thread that writes it: the producer waits when `capacity` batches are
+/// queued, so memory stays bounded by batch size, not input size.
+final class BatchChannel<Element: Sendable>: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var queue: [Element] = []
+    private var closed = false
+    private var cancelled = false
+    private let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = capacity
+    }
+
+    /// Returns false when the consumer cancelled: stop producing.
+    func send(_ element: Element) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while queue.count >= capacity && !cancelled { condition.wait() }
+        if cancelled { return false }
+        queue.append(element)
+        condition.broadcast()
+        return true
+    }
+
+    func close() {
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func cancel() {
+        condition.lock()
+        cancelled = true
+        queue.removeAll()
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Adds `element` if there is room and nobody cancelled; never waits.
+    /// Returns whether it was taken.
+    @discardableResult
+    func offer(_ element: Element) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard queue.count < capacity, !cancelled, !closed else { return false }
+        queue.append(element)
+        condition.broadcast()
+        return true
+    }
+
+    /// The next element if one is queued; never waits.
+    func poll() -> Element? {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !queue.isEmpty else { return nil }
+        let element = queue.removeFirst()
+        condition.broadcast()
+        return element
+    }
+
+    /// The next element, or nil once the channel is closed and drained.
+    func receive() -> Element? {
+        condition.lock()
+        defer { condition.unlock() }
+        while queue.isEmpty && !closed { condition.wait() }
+        if queue.isEmpty { return nil }
+        let element = queue.removeFirst()
+        condition.broadcast()
+        return element
+    }
+}

@@ -1,0 +1,64 @@
+import ArrivalModel
+import ArrivalStore
+/// What an ingest run did, for the person who ran it.
+public struct IngestSummary: Sendable, Equatable {
+    public struct Location: Sendable, Equatable, CustomStringConvertible {
+        public var path: String
+        public var line: Int
+        public var cause: MalformedCause
+        public var description: String { "\(path):\(line): \(cause.rawValue)" }
+    }
+
+    /// Files whose records were read and stored in this run.
+    public var filesRead = 0
+    /// Files whose bytes this store had already ingested from the same path (no-op).
+    public var filesAlreadyIngested = 0
+    /// Files whose bytes were already ingested under another path (counted in the report).
+    public var filesSkippedAsDuplicate = 0
+    /// Entries met in a directory walk that are not regular files.
+    public var skippedEntries: [InputWalker.Skipped] = []
+    public var bytesRead = 0
+    public var lines = 0
+    public var records: [RecordKind: Int] = [:]
+    public var duplicateRecords = 0
+    public var malformedByCause: [MalformedCause: Int] = [:]
+    /// The first few malformed lines of each cause.
+    public var firstMalformed: [Location] = []
+
+    public init() {}
+
+    public var malformedLines: Int { malformedByCause.values.reduce(0, +) }
+    public var newRecords: Int { records.values.reduce(0, +) }
+
+    static let locationsPerCause = 3
+
+    mutating func noteMalformed(path: String, line: Int, cause: MalformedCause) {
+        let seen = malformedByCause[cause, default: 0]
+        malformedByCause[cause] = seen + 1
+        if seen < Self.locationsPerCause {
+            firstMalformed.append(Location(path: path, line: line, cause: cause))
+        }
+    }
+}
+
+/// Where an ingest is, for a progress line on a terminal.
+public struct IngestProgress: Sendable {
+    public var filesDone: Int
+    public var filesTotal: Int
+    public var records: Int
+    public var currentPath: String
+    public var elapsedSeconds: Double
+}
+
+/// Problems that stop an ingest.
+public enum IngestError: Error, CustomStringConvertible {
+    /// `--strict` was given and a line is malformed.
+    case malformedLine(path: String, line: Int, cause: MalformedCause)
+
+    public var description: String {
+        switch self {
+        case let .malformedLine(path, line, cause):
+            "\(path):\(line): malformed line (\(cause.rawValue)). The file was not stored; fix or remove the line, or run without --strict to count it and keep the rest."
+        }
+    }
+}

@@ -1,0 +1,120 @@
+import ArrivalModel
+import ArrivalStore
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The files an ingest will read, found by walking the paths a user named.
+///
+/// Directories are walked recursively in sorted order; hidden entries (a name
+/// starting with `.`) are left out; symbolic links, FIFOs, sockets and devices
+/// met inside a walk are listed in ``skipped`` and never opened, so a link
+/// cycle or a pipe can neither loop nor block the walk. A path named directly
+/// is read when it is a regular file or a link to one.
+public struct InputWalker: Sendable {
+    public struct Skipped: Sendable, Hashable, CustomStringConvertible {
+        public var path: String
+        public var kind: String
+        public var description: String { "\(path) (\(kind))" }
+    }
+
+    public private(set) var files: [String] = []
+    public private(set) var skipped: [Skipped] = []
+
+    public init(paths: [String]) throws(InputError) {
+        for path in paths {
+            let absolute = Self.normalise(path)
+            var info = stat()
+            guard stat(absolute, &info) == 0 else {
+                throw InputError.cannotOpen(path: path, reason: String(cString: strerror(errno)))
+            }
+            switch info.st_mode & S_IFMT {
+            case S_IFREG:
+                files.append(absolute)
+            case S_IFDIR:
+                walk(directory: absolute)
+            default:
+                // Named, but a FIFO, socket or device: skipped and listed like one met in a walk.
+                skipped.append(Skipped(path: absolute, kind: Self.kind(of: info.st_mode)))
+            }
+        }
+    }
+
+    /// The absolute, normalised form used to compare paths (contract 2.5).
+    public static func normalise(_ path: String) -> String {
+        let url = URL(fileURLWithPath: path).standardizedFileURL
+        var result = url.path
+        while result.count > 1 && result.hasSuffix("/") { result.removeLast() }
+        return result
+    }
+
+    private mutating func walk(directory: String) {
+        guard let names = Self.entries(of: directory) else {
+            skipped.append(Skipped(path: directory, kind: "unreadable directory"))
+            return
+        }
+        for (name, isUTF8) in names {
+            guard isUTF8 else {
+                skipped.append(Skipped(path: directory + "/" + name, kind: "name is not UTF-8"))
+                continue
+            }
+            let child = directory == "/" ? "/" + name : directory + "/" + name
+            var info = stat()
+            guard lstat(child, &info) == 0 else {
+                skipped.append(Skipped(path: child, kind: "unreadable"))
+                continue
+            }
+            switch info.st_mode & S_IFMT {
+            case S_IFREG: files.append(child)
+            case S_IFDIR: walk(directory: child)
+            default: skipped.append(Skipped(path: child, kind: Self.kind(of: info.st_mode)))
+            }
+        }
+    }
+
+    private static func kind(of mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFLNK: "symbolic link"
+        case S_IFIFO: "FIFO"
+        case S_IFSOCK: "socket"
+        default: "device"
+        }
+    }
+
+    /// The names in a directory, in code point order, without hidden ones (a
+    /// first byte `.`). A name that is not UTF-8 cannot be named in a Swift
+    /// path: it is listed as skipped, not silently lost.
+    private static func entries(of directory: String) -> [(name: String, isUTF8: Bool)]? {
+        guard let stream = opendir(directory) else { return nil }
+        defer { closedir(stream) }
+        var names: [(name: String, isUTF8: Bool)] = []
+        while let entry = readdir(stream) {
+            let bytes: [UInt8] = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                Array(raw.prefix(while: { $0 != 0 }))
+            }
+            guard let first = bytes.first, first != 0x2E else { continue }  // hidden, `.` and `..`
+            let isUTF8 = bytes.withUnsafeBufferPointer { UTF8Validation.isValid($0) }
+            names.append((String(decoding: bytes, as: UTF8.self), isUTF8))
+        }
+        return names.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+    }
+}
+
+/// Problems that stop reading a path a user named.
+public enum InputError: Error, CustomStringConvertible, Equatable {
+    case cannotOpen(path: String, reason: String)
+    case readFailed(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case let .cannotOpen(path, reason):
+            "cannot open '\(path)': \(reason). Check the path exists and is readable."
+        case let .readFailed(path, reason):
+            "reading '\(path)' failed: \(reason). Nothing from this file was stored; run the ingest again."
+        }
+    }
+}

@@ -1,0 +1,224 @@
+import ArrivalModel
+import ArrivalStore
+import CZlib
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One line handed out by ``LineReader``: its 1-based number in the file and
+/// its bytes without the line terminator (`\n` or `\r\n`), or `nil` bytes when
+/// the line was longer than the limit and was skipped without being held.
+public struct LineSlice {
+    public var number: Int
+    public var bytes: UnsafeBufferPointer<UInt8>?
+}
+
+/// What reading a whole file found, besides its lines.
+public struct ReadSummary: Sendable, Equatable {
+    public var lines = 0
+    public var bytesOnDisk = 0
+    public var gzip = false
+    /// The gzip stream broke off (cut short or corrupt); the lines before the
+    /// break were handed out (contract 2.4).
+    public var truncatedGzip = false
+}
+
+/// Streams the lines of a plain or gzip file (gzip recognised by its magic
+/// bytes, any number of members) with memory bounded by the chunk size plus
+/// the longest line kept (``maxLineBytes``), however large the file.
+public struct LineReader: Sendable {
+    public static let defaultChunkSize = 1 << 18
+    public static let defaultMaxLineBytes = 1 << 20
+
+    public var chunkSize: Int
+    public var maxLineBytes: Int
+
+    public init(chunkSize: Int = LineReader.defaultChunkSize, maxLineBytes: Int = LineReader.defaultMaxLineBytes) {
+        precondition(chunkSize >= 16 && maxLineBytes >= 1)
+        self.chunkSize = chunkSize
+        self.maxLineBytes = maxLineBytes
+    }
+
+    /// Reads `path` and calls `body` for every line, in order.
+    public func read(path: String, _ body: (LineSlice) throws -> Void) throws -> ReadSummary {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw InputError.cannotOpen(path: path, reason: String(cString: strerror(errno)))
+        }
+        defer { close(fd) }
+        var splitter = LineSplitter(maxLineBytes: maxLineBytes)
+        var summary = ReadSummary()
+        let input = UnsafeMutablePointer<UInt8>.allocate(capacity: chunkSize)
+        defer { input.deallocate() }
+
+        var first = try readChunk(fd: fd, into: input, path: path)
+        summary.bytesOnDisk += first
+        if first >= 2 && input[0] == 0x1f && input[1] == 0x8b {
+            summary.gzip = true
+            summary.truncatedGzip = try inflateAll(fd: fd, input: input, firstCount: first, path: path, summary: &summary) { chunk in
+                try splitter.feed(chunk, body)
+            }
+        } else {
+            while first > 0 {
+                try splitter.feed(UnsafeBufferPointer(start: input, count: first), body)
+                first = try readChunk(fd: fd, into: input, path: path)
+                summary.bytesOnDisk += first
+            }
+        }
+        try splitter.finish(body)
+        summary.lines = splitter.lineNumber
+        return summary
+    }
+
+    private func readChunk(fd: Int32, into buffer: UnsafeMutablePointer<UInt8>, path: String) throws -> Int {
+        var filled = 0
+        while filled < chunkSize {
+            let n = posixRead(fd, buffer + filled, chunkSize - filled)
+            if n == 0 { break }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw InputError.readFailed(path: path, reason: String(cString: strerror(errno)))
+            }
+            filled += n
+        }
+        return filled
+    }
+
+    /// Inflates every gzip member; returns whether the stream broke off.
+    private func inflateAll(
+        fd: Int32, input: UnsafeMutablePointer<UInt8>, firstCount: Int, path: String,
+        summary: inout ReadSummary, _ emit: (UnsafeBufferPointer<UInt8>) throws -> Void
+    ) throws -> Bool {
+        var stream = z_stream()
+        guard czlib_inflate_init2(&stream, 15 + 16) == Z_OK else {
+            throw InputError.readFailed(path: path, reason: "zlib could not start")
+        }
+        defer { inflateEnd(&stream) }
+        let output = UnsafeMutablePointer<UInt8>.allocate(capacity: chunkSize)
+        defer { output.deallocate() }
+
+        var available = firstCount
+        var inMember = true  // bytes of a member have been (or are being) consumed without its end
+        var outputFull = false  // inflate may hold more output for the same input
+        stream.next_in = input
+        stream.avail_in = UInt32(available)
+        while true {
+            if stream.avail_in == 0 && !outputFull {
+                available = try readChunk(fd: fd, into: input, path: path)
+                summary.bytesOnDisk += available
+                if available == 0 { return inMember }
+                stream.next_in = input
+                stream.avail_in = UInt32(available)
+                if !inMember {
+                    inMember = true
+                }
+            }
+            stream.next_out = output
+            stream.avail_out = UInt32(chunkSize)
+            let status = inflate(&stream, Z_NO_FLUSH)
+            let produced = chunkSize - Int(stream.avail_out)
+            outputFull = stream.avail_out == 0
+            if produced > 0 {
+                try emit(UnsafeBufferPointer(start: output, count: produced))
+            }
+            switch status {
+            case Z_STREAM_END:
+                // A member ended; anything after it must be another member.
+                inMember = false
+                guard inflateReset(&stream) == Z_OK else { return true }
+                if stream.avail_in > 0 { inMember = true }
+            case Z_OK:
+                continue
+            case Z_BUF_ERROR:
+                // No progress possible: more input is needed.
+                if stream.avail_in != 0 && produced == 0 { return true }
+            default:
+                return true  // Z_DATA_ERROR, Z_NEED_DICT, Z_MEM_ERROR: the stream broke off here.
+            }
+        }
+    }
+}
+
+/// Cuts a byte stream into lines, keeping at most `maxLineBytes` of a line.
+struct LineSplitter {
+    let maxLineBytes: Int
+    private(set) var lineNumber = 0
+    private var carry: [UInt8] = []
+    private var overflowing = false
+
+    init(maxLineBytes: Int) {
+        self.maxLineBytes = maxLineBytes
+    }
+
+    mutating func feed(_ chunk: UnsafeBufferPointer<UInt8>, _ body: (LineSlice) throws -> Void) throws {
+        guard let base = chunk.baseAddress, chunk.count > 0 else { return }
+        var start = 0
+        let end = chunk.count
+        while start < end {
+            let remaining = end - start
+            guard let hit = memchr(base + start, 0x0A, remaining) else {
+                // No newline: keep the tail for the next chunk (bounded).
+                append(UnsafeBufferPointer(start: base + start, count: remaining))
+                return
+            }
+            let newline = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+            if carry.isEmpty && !overflowing {
+                try emit(UnsafeBufferPointer(start: base + start, count: newline - start), terminated: true, body)
+            } else {
+                append(UnsafeBufferPointer(start: base + start, count: newline - start))
+                try emitCarry(terminated: true, body)
+            }
+            start = newline + 1
+        }
+    }
+
+    mutating func finish(_ body: (LineSlice) throws -> Void) throws {
+        if !carry.isEmpty || overflowing {
+            try emitCarry(terminated: false, body)
+        }
+    }
+
+    private mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        if overflowing { return }
+        // One byte of slack for the `\r` of a CRLF line end.
+        if carry.count + bytes.count > maxLineBytes + 1 {
+            overflowing = true
+            carry = []
+            return
+        }
+        carry.append(contentsOf: bytes)
+    }
+
+    private mutating func emitCarry(terminated: Bool, _ body: (LineSlice) throws -> Void) throws {
+        if overflowing {
+            lineNumber += 1
+            overflowing = false
+            carry.removeAll(keepingCapacity: false)
+            try body(LineSlice(number: lineNumber, bytes: nil))
+            return
+        }
+        try carry.withUnsafeBufferPointer { try emit($0, terminated: terminated, body) }
+        carry.removeAll(keepingCapacity: carry.capacity <= 1 << 16)
+    }
+
+    /// `terminated`: the line ended with `\n`, so a `\r` before it is part of
+    /// the line end; an unterminated last line keeps its `\r`.
+    private mutating func emit(_ raw: UnsafeBufferPointer<UInt8>, terminated: Bool, _ body: (LineSlice) throws -> Void) throws {
+        lineNumber += 1
+        var count = raw.count
+        if terminated, count > 0, raw[count - 1] == 0x0D { count -= 1 }
+        if count > maxLineBytes {
+            try body(LineSlice(number: lineNumber, bytes: nil))
+            return
+        }
+        try body(LineSlice(number: lineNumber, bytes: UnsafeBufferPointer(start: raw.baseAddress, count: count)))
+    }
+}
+
+@inline(__always)
+private func posixRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+    read(fd, buffer, count)
+}

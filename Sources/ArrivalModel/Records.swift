@@ -1,0 +1,183 @@
+/// One HTTP/2 request the sender made and APNs's answer (contract 2.1).
+/// Times are milliseconds since the Unix epoch, UTC.
+public struct APNSRecord: Hashable, Sendable {
+    public var apnsID: String
+    public var sentAt: Int64
+    public var status: Int64
+    public var reason: String?
+    public var pushToken: String
+    public var activityID: String?
+    public var seq: Int64?
+    /// As given: `nil` when absent, which means `update`.
+    public var event: String?
+    public var apsTimestamp: Int64
+    public var payloadBytes: Int64?
+    public var topic: String?
+    public var pushType: String?
+    public var priority: Int64?
+    public var environment: String?
+    public var latencyMS: Int64?
+
+    public init(
+        apnsID: String, sentAt: Int64, status: Int64, reason: String? = nil, pushToken: String,
+        activityID: String? = nil, seq: Int64? = nil, event: String? = nil, apsTimestamp: Int64,
+        payloadBytes: Int64? = nil, topic: String? = nil, pushType: String? = nil, priority: Int64? = nil,
+        environment: String? = nil, latencyMS: Int64? = nil
+    ) {
+        self.apnsID = apnsID
+        self.sentAt = sentAt
+        self.status = status
+        self.reason = reason
+        self.pushToken = pushToken
+        self.activityID = activityID
+        self.seq = seq
+        self.event = event
+        self.apsTimestamp = apsTimestamp
+        self.payloadBytes = payloadBytes
+        self.topic = topic
+        self.pushType = pushType
+        self.priority = priority
+        self.environment = environment
+        self.latencyMS = latencyMS
+    }
+
+    /// The de-duplication hash over every field of the record (contract 2.5).
+    public var contentHash: UInt64 {
+        var h = StableHash()
+        h.combine(1 as UInt64)
+        h.combine(apnsID); h.combine(sentAt); h.combine(status); h.combine(reason)
+        h.combine(pushToken); h.combine(activityID); h.combine(seq); h.combine(event)
+        h.combine(apsTimestamp); h.combine(payloadBytes); h.combine(topic); h.combine(pushType)
+        h.combine(priority); h.combine(environment); h.combine(latencyMS)
+        return h.finish()
+    }
+}
+
+/// The widget showed a content state (contract 2.2).
+public struct RenderRecord: Hashable, Sendable {
+    public var activityID: String
+    public var seq: Int64
+    public var renderedAt: Int64
+    public var surface: String?
+    public var deviceID: String?
+    public var osVersion: String?
+    public var deviceModel: String?
+    public var appVersion: String?
+
+    public init(
+        activityID: String, seq: Int64, renderedAt: Int64, surface: String? = nil, deviceID: String? = nil,
+        osVersion: String? = nil, deviceModel: String? = nil, appVersion: String? = nil
+    ) {
+        self.activityID = activityID
+        self.seq = seq
+        self.renderedAt = renderedAt
+        self.surface = surface
+        self.deviceID = deviceID
+        self.osVersion = osVersion
+        self.deviceModel = deviceModel
+        self.appVersion = appVersion
+    }
+
+    public var contentHash: UInt64 {
+        var h = StableHash()
+        h.combine(2 as UInt64)
+        h.combine(activityID); h.combine(seq); h.combine(renderedAt); h.combine(surface)
+        h.combine(deviceID); h.combine(osVersion); h.combine(deviceModel); h.combine(appVersion)
+        return h.finish()
+    }
+}
+
+/// The app observed an ActivityKit callback (contract 2.3).
+public struct CallbackRecord: Hashable, Sendable {
+    public enum Kind: String, CaseIterable, Sendable {
+        case pushToken = "push_token"
+        case pushToStartToken = "push_to_start_token"
+        case contentUpdate = "content_update"
+        case activityState = "activity_state"
+    }
+
+    public static let states: Set<String> = ["active", "ended", "dismissed", "stale"]
+
+    public var callback: Kind
+    public var activityID: String?
+    public var pushToken: String?
+    public var seq: Int64?
+    public var state: String?
+    public var receivedAt: Int64
+    public var deviceID: String?
+    public var osVersion: String?
+    public var deviceModel: String?
+    public var appVersion: String?
+
+    public init(
+        callback: Kind, activityID: String? = nil, pushToken: String? = nil, seq: Int64? = nil, state: String? = nil,
+        receivedAt: Int64, deviceID: String? = nil, osVersion: String? = nil, deviceModel: String? = nil,
+        appVersion: String? = nil
+    ) {
+        self.callback = callback
+        self.activityID = activityID
+        self.pushToken = pushToken
+        self.seq = seq
+        self.state = state
+        self.receivedAt = receivedAt
+        self.deviceID = deviceID
+        self.osVersion = osVersion
+        self.deviceModel = deviceModel
+        self.appVersion = appVersion
+    }
+
+    public var contentHash: UInt64 {
+        var h = StableHash()
+        h.combine(3 as UInt64)
+        h.combine(callback.rawValue); h.combine(activityID); h.combine(pushToken); h.combine(seq)
+        h.combine(state); h.combine(receivedAt); h.combine(deviceID); h.combine(osVersion)
+        h.combine(deviceModel); h.combine(appVersion)
+        return h.finish()
+    }
+}
+
+/// The stored de-duplication key: the record's time (ms) in the high bits so
+/// keys arrive in nearly ascending order, the content hash in the low 20 bits.
+/// Equal records always get equal keys; different records that share a key
+/// are told apart by the store (see `RecordStatements`).
+@inline(__always)
+@inlinable
+package func recordKey(time: Int64, hash: UInt64) -> UInt64 {
+    (UInt64(bitPattern: time) &<< 20) | (hash & 0xF_FFFF)
+}
+
+/// A decoded, valid record of any kind.
+public enum Record: Hashable, Sendable {
+    case apns(APNSRecord)
+    case render(RenderRecord)
+    case callback(CallbackRecord)
+
+    /// The de-duplication key of the record, whatever its kind.
+    public var contentHash: UInt64 {
+        switch self {
+        case .apns(let r): r.contentHash
+        case .render(let r): r.contentHash
+        case .callback(let r): r.contentHash
+        }
+    }
+
+    public var kind: RecordKind {
+        switch self {
+        case .apns: .apns
+        case .render: .render
+        case .callback: .callback
+        }
+    }
+}
+
+public enum RecordKind: String, CaseIterable, Sendable, Codable {
+    case apns, render, callback
+
+    package var index: Int {
+        switch self {
+        case .apns: 0
+        case .render: 1
+        case .callback: 2
+        }
+    }
+}

@@ -1,0 +1,136 @@
+/// The window of `sent_at` a report covers: `from` inclusive, `to` exclusive,
+/// milliseconds since the Unix epoch (contract 4 and 5).
+public struct ReportWindow: Sendable, Equatable {
+    public var from: Int64
+    public var to: Int64
+
+    public init(from: Int64, to: Int64) {
+        self.from = from
+        self.to = to
+    }
+
+    /// `D 00:00:00Z` to the next day's `00:00:00Z`.
+    public static func day(_ text: String) -> ReportWindow? {
+        guard text.utf8.count == 10, let start = RFC3339.parseDay(text) else { return nil }
+        return ReportWindow(from: start, to: start + 86_400_000)
+    }
+}
+
+/// The `updates` block: logical updates and their outcomes.
+public struct UpdateCounts: Sendable, Equatable {
+    public var sent = 0
+    public var accepted = 0
+    public var rendered = 0
+    public var ended = 0
+    public var expired = 0
+    public var staleTimestamp = 0
+    public var superseded = 0
+    public var lost = 0
+
+    public init() {}
+
+    /// rendered / (rendered + superseded + lost)
+    public var arrivalRate: Double? {
+        ratio(rendered, rendered + superseded + lost)
+    }
+
+    /// (rendered + superseded) / (rendered + superseded + lost)
+    public var effectiveArrivalRate: Double? {
+        ratio(rendered + superseded, rendered + superseded + lost)
+    }
+}
+
+extension UpdateCounts {
+    /// Adds the counts of a disjoint set of updates.
+    package mutating func add(_ other: UpdateCounts) {
+        sent += other.sent
+        accepted += other.accepted
+        rendered += other.rendered
+        ended += other.ended
+        expired += other.expired
+        staleTimestamp += other.staleTimestamp
+        superseded += other.superseded
+        lost += other.lost
+    }
+}
+
+/// The report of contract section 5.
+public struct Report: Sendable, Equatable {
+    public struct Requests: Sendable, Equatable {
+        public var total = 0
+        public var accepted = 0
+        public var rejected = 0
+        public var byReason: [ExactString: Int] = [:]
+        public var oversizeFailures = 0
+        public var oversizeRisk = 0
+        public var acceptanceRate: Double? { ratio(accepted, total) }
+    }
+
+    public struct Callbacks: Sendable, Equatable {
+        public var contentUpdateExpected = 0
+        public var contentUpdateReceived = 0
+        public var tokenExpected = 0
+        public var tokenReceived = 0
+        public var callbackLossRate: Double? { lossRate(received: contentUpdateReceived, expected: contentUpdateExpected) }
+        public var tokenCallbackLossRate: Double? { lossRate(received: tokenReceived, expected: tokenExpected) }
+    }
+
+    public struct Latency: Sendable, Equatable {
+        public var count = 0
+        public var p50: Int64?
+        public var p90: Int64?
+        public var p99: Int64?
+
+        package init(count: Int = 0, p50: Int64? = nil, p90: Int64? = nil, p99: Int64? = nil) {
+            self.count = count
+            self.p50 = p50
+            self.p90 = p90
+            self.p99 = p99
+        }
+    }
+
+    public struct DataQuality: Sendable, Equatable {
+        public var malformedByCause: [ExactString: Int] = [:]
+        public var duplicateRecords = 0
+        public var filesSkippedAsDuplicate = 0
+        public var apnsWithoutSeq = 0
+        public var unattributed = 0
+        public var clockSkewNegative = 0
+        public var malformedLines: Int { malformedByCause.values.reduce(0, +) }
+    }
+
+    /// The dimensions of ``breakdowns``, in report order.
+    public static let breakdownDimensions = ["app", "priority", "os_version", "app_version"]
+
+    public var window: ReportWindow?
+    public var requests = Requests()
+    public var updates = UpdateCounts()
+    public var callbacks = Callbacks()
+    public var latency = Latency()
+    public var dataQuality = DataQuality()
+    /// Dimension → key → counts; see ``breakdownDimensions``.
+    public var breakdowns: [String: [ExactString: UpdateCounts]] = [:]
+
+    public init(window: ReportWindow?) {
+        self.window = window
+    }
+}
+
+@inlinable @inline(__always)
+package func ratio(_ numerator: Int, _ denominator: Int) -> Double? {
+    denominator == 0 ? nil : Double(numerator) / Double(denominator)
+}
+
+@inlinable @inline(__always)
+package func lossRate(received: Int, expected: Int) -> Double? {
+    expected == 0 ? nil : 1 - Double(received) / Double(expected)
+}
+
+/// Nearest rank: the value at position ceil(p × n) of the sorted values (1-based),
+/// with p given as a fraction `numerator / 100` so the ceiling is exact.
+package func nearestRank(_ sorted: [Int64], percent: Int) -> Int64? {
+    guard !sorted.isEmpty else { return nil }
+    let n = sorted.count
+    let rank = max(1, (percent * n + 99) / 100)
+    return sorted[min(rank, n) - 1]
+}

@@ -1,0 +1,55 @@
+/// A deterministic 64-bit hash (FNV-1a over bytes, finished with a
+/// murmur-style mix). Swift's `Hasher` is seeded per process, and these
+/// hashes are stored in the database, so they must not change between runs.
+package struct StableHash {
+    @usableFromInline package var state: UInt64 = 0xcbf2_9ce4_8422_2325
+
+    @inlinable package init() {}
+
+    @inlinable @inline(__always)
+    package mutating func combine(_ bytes: UnsafeBufferPointer<UInt8>) {
+        var h = state
+        for b in bytes {
+            h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3
+        }
+        state = h
+    }
+
+    @inlinable @inline(__always)
+    package mutating func combine(_ value: UInt64) {
+        var h = state ^ value
+        h = h &* 0xff51_afd7_ed55_8ccd
+        h ^= h >> 33
+        state = h &* 0x0000_0100_0000_01B3
+    }
+
+    @inlinable
+    package mutating func combine(_ text: String?) {
+        guard var text else {
+            combine(0x6e75_6c6c as UInt64)  // a tag for null, never the result of hashing a string
+            return
+        }
+        text.withUTF8 { combine($0) }
+        combine(UInt64(text.utf8.count) | 1 << 63)
+    }
+
+    @inlinable
+    package mutating func combine(_ value: Int64?) {
+        guard let value else {
+            combine(0x6e75_6c6c as UInt64)
+            combine(0x6e75_6c6c as UInt64)
+            return
+        }
+        combine(1 as UInt64)
+        combine(UInt64(bitPattern: value))
+    }
+
+    @inlinable
+    package func finish() -> UInt64 {
+        var h = state
+        h ^= h >> 33
+        h = h &* 0xc4ce_b9fe_1a85_ec53
+        h ^= h >> 33
+        return h
+    }
+}

@@ -1,0 +1,526 @@
+import ArrivalModel
+import ArrivalAnalysis
+extension DailyReport {
+    /// The report as one self-contained HTML page (inline CSS and SVG, no
+    /// script, nothing fetched), rendered from the templates of
+    /// `Dashboards/templates` (embedded in ``DashboardTemplates``).
+    /// - Parameter generatedAt: the time to print as "generated", ms since the epoch.
+    public func htmlText(generatedAt: Int64) throws -> String {
+        let library = try DashboardTemplates.library()
+        guard let html = library.render(page(generatedAt: generatedAt), withTemplate: "report") else {
+            throw DashboardTemplates.Missing(name: "report")
+        }
+        return html
+    }
+
+    static let outcomeStyles: [(name: String, cls: String, meaning: String)] = [
+        ("rendered", "o-rendered", "the widget showed it"),
+        ("superseded", "o-superseded", "a newer update was shown instead (e.g. the device was offline)"),
+        ("stale_timestamp", "o-stale", "dropped by the device: aps.timestamp not newer than an earlier update's"),
+        ("ended", "o-ended", "sent after the activity ended"),
+        ("expired", "o-expired", "sent more than 8 hours after the activity started"),
+        ("lost", "o-lost", "accepted by APNs, never shown"),
+    ]
+
+    static func outcomeCounts(_ u: UpdateCounts) -> [Int] {
+        [u.rendered, u.superseded, u.staleTimestamp, u.ended, u.expired, u.lost]
+    }
+
+    func page(generatedAt: Int64) -> HTMLReportPage {
+        let r = report
+        let windowText: String
+        if let day {
+            windowText = ReportFormat.day(day) + " (UTC)"
+        } else if let window {
+            windowText = ReportFormat.time(window.from) + " to " + ReportFormat.time(window.to)
+        } else {
+            windowText = "all data" + (sources.firstDay.map { " (" + ReportFormat.day($0) } ?? "")
+                + (sources.lastDay.map { " to " + ReportFormat.day($0) + ")" } ?? "")
+        }
+        let (tiles, comparisonNote) = makeTiles()
+        let (funnel, funnelTable) = makeFunnel()
+        let (timeChart, timeTable) = makeTimeChart()
+        let (reasonChart, reasons) = makeReasons()
+        let (latencyChart, latencyTable) = makeLatency()
+        let (trendCharts, trendTable) = makeTrend()
+        return HTMLReportPage(
+            title: "Live Activity delivery — " + windowText,
+            windowText: windowText,
+            generated: ReportFormat.time(generatedAt - generatedAt % 1_000),
+            verdict: verdict(),
+            verdictPoints: verdictPoints().map { HTMLReportPage.Cell(text: $0) },
+            comparisonNote: comparisonNote,
+            tiles: tiles,
+            sources: makeSourcesTable(),
+            pathRoot: pathRoot,
+            sourcesSummary: "\(ReportFormat.count(sources.files)) files (\(ReportFormat.count(sources.gzipFiles)) gzip, "
+                + "\(ReportFormat.bytes(sources.bytes))): \(ReportFormat.count(sources.apnsRecords)) APNs records, "
+                + "\(ReportFormat.count(sources.renderRecords)) render beacons, \(ReportFormat.count(sources.callbackRecords)) callbacks.",
+            funnel: funnel,
+            funnelTable: funnelTable,
+            outcomes: Self.outcomeStyles.enumerated().map { i, style in
+                let count = Self.outcomeCounts(r.updates)[i]
+                return HTMLReportPage.OutcomeRow(
+                    name: style.name, cls: style.cls, count: ReportFormat.count(count),
+                    share: ReportFormat.percent(ratio(count, r.updates.accepted)), meaning: style.meaning)
+            },
+            legend: Self.outcomeStyles.map { HTMLReportPage.Legend(name: $0.name, cls: $0.cls) }
+                + [HTMLReportPage.Legend(name: "not accepted by APNs", cls: "o-rejected")],
+            timeChart: timeChart,
+            timeTable: timeTable,
+            timeTitle: bucketsAreHours ? "By hour (UTC)" : bucketDays == 1 ? "By day (UTC)" : "By \(bucketDays) days (UTC)",
+            reasons: reasons,
+            reasonChart: reasonChart,
+            rejectedTotal: ReportFormat.count(r.requests.rejected),
+            latencyChart: latencyChart,
+            latencyTable: latencyTable,
+            latencySummary: "p50 \(ReportFormat.duration(r.latency.p50)) · p90 \(ReportFormat.duration(r.latency.p90)) · "
+                + "p99 \(ReportFormat.duration(r.latency.p99)) over \(ReportFormat.count(r.latency.count)) rendered updates "
+                + "(first render − APNs accept time).",
+            breakdowns: makeBreakdowns(),
+            trendCharts: trendCharts,
+            trendTable: trendTable,
+            activities: makeActivities(),
+            activitiesNote: "\(ReportFormat.count(activitiesMissingUpdates)) activities had at least one update that did not show; "
+                + "the \(min(worstActivities.count, DailyReport.topActivities)) with the most are listed.",
+            qualitySummary: makeQualitySummary(),
+            malformedTable: makeMalformedTable(),
+            duplicatesTable: makeDuplicatesTable(),
+            skippedTable: makeSkippedTable())
+    }
+
+    // MARK: - Verdict and tiles
+
+    /// One sentence that answers "did our updates reach people?".
+    func verdict() -> String {
+        let u = report.updates
+        guard u.sent > 0 else { return "No Live Activity updates were sent in this window." }
+        let deliverable = u.rendered + u.superseded + u.lost
+        var text = "\(ReportFormat.percent(u.arrivalRate)) of deliverable updates reached the screen "
+            + "(\(ReportFormat.count(u.rendered)) of \(ReportFormat.count(deliverable)))"
+        if let effective = u.effectiveArrivalRate, u.superseded > 0 {
+            text += "; counting those replaced by a newer shown update, \(ReportFormat.percent(effective))"
+        }
+        return text + "."
+    }
+
+    /// Where the updates that did not show went, biggest first.
+    func verdictPoints() -> [String] {
+        let r = report
+        var points: [(Int, String)] = [
+            (r.updates.lost, "\(ReportFormat.count(r.updates.lost)) updates accepted by APNs were never shown (lost)."),
+            (r.updates.staleTimestamp, "\(ReportFormat.count(r.updates.staleTimestamp)) updates were dropped by devices for a stale aps.timestamp."),
+            (r.updates.ended, "\(ReportFormat.count(r.updates.ended)) updates were sent after their activity had ended."),
+            (r.updates.expired, "\(ReportFormat.count(r.updates.expired)) updates were sent more than 8 hours after their activity started."),
+            (r.updates.sent - r.updates.accepted, "\(ReportFormat.count(r.updates.sent - r.updates.accepted)) updates were never accepted by APNs"
+                + (r.requests.byReason.max { $0.value < $1.value }.map { " (most rejected requests: \($0.key.text))" } ?? "") + "."),
+        ]
+        if r.requests.oversizeFailures > 0 {
+            points.append((r.requests.oversizeFailures, "\(ReportFormat.count(r.requests.oversizeFailures)) requests failed as oversize payloads."))
+        }
+        if let loss = r.callbacks.callbackLossRate, loss > 0 {
+            points.append((0, "\(ReportFormat.percent(loss)) of rendered updates never reported their content_update callback."))
+        }
+        return points.filter { $0.0 > 0 || $0.1.contains("callback") }.sorted { $0.0 > $1.0 }.map(\.1)
+    }
+
+    func makeTiles() -> ([HTMLReportPage.Tile], String?) {
+        let r = report
+        let previousLabel = day.map { "vs " + ReportFormat.day($0 - 1) } ?? ""
+        let weekLabel = "vs median of \(previousWeek.count) earlier day\(previousWeek.count == 1 ? "" : "s")"
+        let details: [String] = [
+            "\(ReportFormat.count(r.updates.rendered)) rendered of \(ReportFormat.count(r.updates.rendered + r.updates.superseded + r.updates.lost)) deliverable",
+            "rendered, or replaced by a newer update that rendered",
+            "\(ReportFormat.count(r.requests.accepted)) of \(ReportFormat.count(r.requests.total)) requests",
+            "accepted updates the device ignored (\(ReportFormat.percent(ratio(r.updates.staleTimestamp, r.updates.accepted))))",
+            "413 / PayloadTooLarge · \(ReportFormat.count(r.requests.oversizeRisk)) accepted within 512 bytes of 4 KB",
+            "\(ReportFormat.count(r.callbacks.contentUpdateReceived)) of \(ReportFormat.count(r.callbacks.contentUpdateExpected)) rendered updates reported",
+            "\(ReportFormat.count(r.callbacks.tokenReceived)) of \(ReportFormat.count(r.callbacks.tokenExpected)) activities sent a push token",
+            "first render − accept, \(ReportFormat.count(r.latency.count)) rendered",
+            "p99 \(ReportFormat.duration(r.latency.p99))",
+        ]
+        var tiles: [HTMLReportPage.Tile] = []
+        for (i, metric) in HeadlineMetric.all.enumerated() {
+            let now = metric.value(r)
+            var deltas: [HTMLReportPage.Delta] = []
+            if let previousDay, let d = metric.delta(now: now, before: metric.value(previousDay), against: previousLabel) {
+                deltas.append(d)
+            }
+            if let d = metric.delta(now: now, before: median(previousWeek.compactMap(metric.value)), against: weekLabel) {
+                deltas.append(d)
+            }
+            let tone: String
+            switch metric.name {
+            case "Arrival rate", "Effective arrival rate": tone = "key"
+            default: tone = ""
+            }
+            tiles.append(HTMLReportPage.Tile(name: metric.name, value: metric.format(now), detail: details[i], deltas: deltas, tone: tone))
+        }
+        let note: String?
+        if day == nil {
+            note = "Changes against earlier days are shown when the report covers one UTC day (--day)."
+        } else if previousDay == nil && previousWeek.isEmpty {
+            note = "The store holds no earlier day to compare with."
+        } else {
+            note = nil
+        }
+        return (tiles, note)
+    }
+
+    // MARK: - Funnel
+
+    func makeFunnel() -> (SVGChart, HTMLReportPage.Table) {
+        let r = report
+        let u = r.updates
+        var chart = SVGChart(id: "funnel", title: "Requests, accepted requests, updates and rendered updates", width: 960, height: 214)
+        let left = 150.0, right = 960.0 - 20, barHeight = 34.0
+        let scale = Double(max(r.requests.total, u.sent, 1))
+        let span = right - left
+        func bar(_ row: Int, _ label: String, _ segments: [(Int, String, String)]) {
+            let y = 12 + Double(row) * 50
+            chart.label(left - 10, y + barHeight / 2 + 5, label, anchor: "end", cls: "lbl strong")
+            var x = left
+            for (count, cls, name) in segments where count > 0 {
+                let w = Double(count) / scale * span
+                chart.rect(x, y, w, barHeight, cls, tip: "\(label): \(name) \(ReportFormat.count(count))")
+                x += w
+            }
+            let total = segments.reduce(0) { $0 + $1.0 }
+            let inside = x > right - 70
+            chart.label(inside ? x - 6 : x + 6, y + barHeight / 2 + 5, ReportFormat.count(total), anchor: inside ? "end" : "start", cls: inside ? "lbl inverse" : "lbl")
+        }
+        bar(0, "APNs requests", [(r.requests.accepted, "o-accepted", "accepted"), (r.requests.rejected, "o-rejected", "rejected")])
+        bar(1, "accepted (200)", [(r.requests.accepted, "o-accepted", "accepted")])
+        bar(2, "updates", zip(Self.outcomeCounts(u), Self.outcomeStyles).map { ($0, $1.cls, $1.name) }
+            + [(u.sent - u.accepted, "o-rejected", "not accepted")])
+        bar(3, "rendered", [(u.rendered, "o-rendered", "rendered")])
+        let rows: [(String, Int, String)] = [
+            ("APNs requests", r.requests.total, "every HTTP/2 request the sender logged"),
+            ("accepted requests", r.requests.accepted, "status 200: APNs took it, nothing more"),
+            ("rejected requests", r.requests.rejected, "any other status, including no response"),
+            ("updates sent", u.sent, "logical updates (activity, seq); retries merged"),
+            ("updates accepted", u.accepted, "at least one request accepted"),
+        ] + zip(Self.outcomeCounts(u), Self.outcomeStyles).map { ("  " + $1.name, $0, $1.meaning) }
+            + [("updates not accepted", u.sent - u.accepted, "no request for it was accepted")]
+        let table = HTMLReportPage.Table(
+            caption: "Funnel",
+            header: ["stage", "count", "meaning"].map(HTMLReportPage.Cell.init),
+            rows: rows.map { HTMLReportPage.Row(cells: [.init(text: $0.0), .init(text: ReportFormat.count($0.1)), .init(text: $0.2)]) },
+            tableNote: nil)
+        return (chart, table)
+    }
+
+    // MARK: - Over time
+
+    func makeTimeChart() -> (SVGChart?, HTMLReportPage.Table?) {
+        guard !buckets.isEmpty else { return (nil, nil) }
+        let word = bucketsAreHours ? "hour" : bucketDays == 1 ? "day" : "\(bucketDays) days"
+        var chart = SVGChart(id: "by-time", title: "Updates per \(word) by outcome, and the arrival rate", width: 960, height: 300)
+        let left = 56.0, right = 960.0 - 56, top = 16.0, bottom = 300.0 - 40
+        let height = bottom - top
+        let maxSent = Double(max(buckets.map(\.updates.sent).max() ?? 1, 1))
+        let step = (right - left) / Double(buckets.count)
+        let barWidth = max(1, step * 0.78)
+        for tick in 0...4 {
+            let y = bottom - Double(tick) / 4 * height
+            chart.rule(left, y, right, y)
+            chart.label(left - 6, y + 4, ReportFormat.count(Int((maxSent * Double(tick) / 4).rounded())), anchor: "end")
+            chart.label(right + 6, y + 4, "\(tick * 25)%", anchor: "start", cls: "lbl rate")
+        }
+        var ratePoints: [(Double, Double)] = []
+        let labelEvery = max(1, buckets.count / 12)
+        for (i, bucket) in buckets.enumerated() {
+            let x = left + Double(i) * step + (step - barWidth) / 2
+            var y = bottom
+            let when = bucketsAreHours ? ReportFormat.time(bucket.start).dropLast(4) + "Z" : Substring(ReportFormat.day(utcDay(of: bucket.start)))
+            let segments = zip(Self.outcomeCounts(bucket.updates), Self.outcomeStyles).map { ($0, $1.cls, $1.name) }
+                + [(bucket.updates.sent - bucket.updates.accepted, "o-rejected", "not accepted")]
+            for (count, cls, name) in segments where count > 0 {
+                let h = Double(count) / maxSent * height
+                y -= h
+                chart.rect(x, y, barWidth, h, cls, tip: "\(when): \(name) \(ReportFormat.count(count))")
+            }
+            if i % labelEvery == 0 {
+                let text = bucketsAreHours ? String(ReportFormat.clock(bucket.start).prefix(2)) : String(ReportFormat.day(utcDay(of: bucket.start)).suffix(5))
+                chart.label(x + barWidth / 2, bottom + 16, text, anchor: "middle")
+            }
+            if let rate = bucket.updates.arrivalRate {
+                let point = (x + barWidth / 2, bottom - rate * height)
+                ratePoints.append(point)
+                chart.dot(point.0, point.1, cls: "rate-dot", tip: "\(when): arrival rate \(ReportFormat.percent(rate))")
+            }
+        }
+        chart.line(ratePoints, cls: "rate-line")
+        chart.label(left, bottom + 34, bucketsAreHours ? "hour of the day (UTC)" : "day (UTC)")
+        chart.label(right, bottom + 34, "line: arrival rate (right axis)", anchor: "end", cls: "lbl rate")
+
+        let header = [(bucketsAreHours ? "hour" : bucketDays == 1 ? "day" : "from day") + " (UTC)", "requests", "accepted", "updates", "rendered", "superseded", "stale", "ended", "expired", "lost", "not accepted", "arrival rate"]
+        let rows = buckets.map { b -> HTMLReportPage.Row in
+            let u = b.updates
+            let when = bucketsAreHours ? ReportFormat.time(b.start).dropLast(4) + "Z" : Substring(ReportFormat.day(utcDay(of: b.start)))
+            let values = [String(when), ReportFormat.count(b.requests), ReportFormat.count(b.acceptedRequests), ReportFormat.count(u.sent)]
+                + Self.outcomeCounts(u).map(ReportFormat.count) + [ReportFormat.count(u.sent - u.accepted), ReportFormat.percent(u.arrivalRate)]
+            let reordered = [values[0], values[1], values[2], values[3], values[4], values[5], values[6], values[7], values[8], values[9], values[10], values[11]]
+            return HTMLReportPage.Row(cells: reordered.map(HTMLReportPage.Cell.init))
+        }
+        let table = HTMLReportPage.Table(
+            caption: "Requests and updates per \(word)", header: header.map(HTMLReportPage.Cell.init), rows: rows,
+            tableNote: "Updates count in the \(word) of their accept time (or first request); requests in the \(word) of their sent_at, whole UTC \(bucketsAreHours ? "hours" : "days").")
+        return (chart, table)
+    }
+
+    // MARK: - Rejections
+
+    func makeReasons() -> (SVGChart?, [HTMLReportPage.ReasonRow]) {
+        let r = report
+        let sorted = r.requests.byReason.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+        guard !sorted.isEmpty else { return (nil, []) }
+        let rows = sorted.map { reason, count in
+            let explained = APNsReason.explain(reason.text)
+            return HTMLReportPage.ReasonRow(
+                reason: reason.text, count: ReportFormat.count(count), share: ReportFormat.percent(ratio(count, r.requests.rejected)),
+                meaning: explained.meaning, action: explained.action)
+        }
+        let shown = sorted.prefix(12)
+        var chart = SVGChart(id: "reasons", title: "Rejected requests by APNs reason", width: 960, height: 16 + shown.count * 28)
+        let left = 230.0, right = 960.0 - 90
+        let maxCount = Double(shown.first?.value ?? 1)
+        for (i, (reason, count)) in shown.enumerated() {
+            let y = 8 + Double(i) * 28
+            let label = reason.text.count > 30 ? String(reason.text.prefix(29)) + "…" : reason.text
+            chart.label(left - 8, y + 16, label, anchor: "end")
+            let w = Double(count) / maxCount * (right - left)
+            chart.rect(left, y, w, 22, "o-rejected", tip: "\(reason.text): \(ReportFormat.count(count))")
+            chart.label(left + w + 6, y + 16, ReportFormat.count(count))
+        }
+        return (chart, Array(rows.prefix(40)))
+    }
+
+    // MARK: - Latency
+
+    func makeLatency() -> (SVGChart, HTMLReportPage.Table) {
+        var chart = SVGChart(id: "latency", title: "Render latency distribution", width: 960, height: 240)
+        let left = 56.0, right = 960.0 - 16, top = 16.0, bottom = 240.0 - 36
+        let maxCount = Double(max(latencyHistogram.map(\.count).max() ?? 1, 1))
+        let step = (right - left) / Double(max(latencyHistogram.count, 1))
+        for tick in 0...4 {
+            let y = bottom - Double(tick) / 4 * (bottom - top)
+            chart.rule(left, y, right, y)
+            chart.label(left - 6, y + 4, ReportFormat.count(Int((maxCount * Double(tick) / 4).rounded())), anchor: "end")
+        }
+        let total = latencyHistogram.reduce(0) { $0 + $1.count }
+        for (i, bin) in latencyHistogram.enumerated() {
+            let h = Double(bin.count) / maxCount * (bottom - top)
+            let x = left + Double(i) * step + step * 0.1
+            chart.rect(x, bottom - h, step * 0.8, h, "o-rendered", tip: "\(bin.label): \(ReportFormat.count(bin.count))")
+            chart.label(x + step * 0.4, bottom + 16, bin.label, anchor: "middle")
+            if bin.count > 0 {
+                chart.label(x + step * 0.4, bottom - h - 4, ReportFormat.percent(ratio(bin.count, total)), anchor: "middle", cls: "lbl small")
+            }
+        }
+        let table = HTMLReportPage.Table(
+            caption: "Rendered updates by latency",
+            header: ["latency", "rendered updates", "share"].map(HTMLReportPage.Cell.init),
+            rows: latencyHistogram.map {
+                HTMLReportPage.Row(cells: [.init(text: $0.label), .init(text: ReportFormat.count($0.count)), .init(text: ReportFormat.percent(ratio($0.count, total)))])
+            },
+            tableNote: nil)
+        return (chart, table)
+    }
+
+    // MARK: - Breakdowns
+
+    static let breakdownTitles = ["app": "By app", "priority": "By priority", "os_version": "By OS version", "app_version": "By app version"]
+    static let breakdownLimit = 20
+
+    func makeBreakdowns() -> [HTMLReportPage.Breakdown] {
+        Report.breakdownDimensions.compactMap { dimension in
+            guard let rows = report.breakdowns[dimension], !rows.isEmpty else { return nil }
+            // Most updates first, so a long tail folds into one line.
+            let sorted = rows.sorted { $0.value.sent != $1.value.sent ? $0.value.sent > $1.value.sent : $0.key < $1.key }
+            let shown = sorted.prefix(Self.breakdownLimit)
+            var rest = UpdateCounts()
+            for (_, u) in sorted.dropFirst(Self.breakdownLimit) { rest.add(u) }
+            let name = dimension.replacingOccurrences(of: "_", with: " ")
+            let charted = shown.prefix(12)
+            var chart = SVGChart(id: "by-" + dimension, title: "Arrival rate by \(name)", width: 960, height: 16 + charted.count * 26)
+            let left = 200.0, right = 960.0 - 70
+            for (i, (key, u)) in charted.enumerated() {
+                let y = 8 + Double(i) * 26
+                let label = key.text.count > 26 ? String(key.text.prefix(25)) + "…" : key.text
+                chart.label(left - 8, y + 15, label, anchor: "end")
+                chart.rect(left, y, right - left, 20, "track", tip: "\(key.text): \(ReportFormat.count(u.sent)) updates")
+                if let rate = u.arrivalRate {
+                    chart.rect(left, y, rate * (right - left), 20, "o-rendered", tip: "\(key.text): arrival rate \(ReportFormat.percent(rate))")
+                }
+                chart.label(right + 6, y + 15, ReportFormat.percent(u.arrivalRate))
+            }
+            func cells(_ key: String, _ u: UpdateCounts) -> HTMLReportPage.Row {
+                HTMLReportPage.Row(cells: ([key] + [u.sent, u.accepted].map(ReportFormat.count) + Self.outcomeCounts(u).map(ReportFormat.count)
+                    + [ReportFormat.percent(u.arrivalRate), ReportFormat.percent(u.effectiveArrivalRate)]).map(HTMLReportPage.Cell.init))
+            }
+            var tableRows = shown.map { cells($0.key.text, $0.value) }
+            if sorted.count > Self.breakdownLimit {
+                tableRows.append(cells("\(sorted.count - Self.breakdownLimit) others", rest))
+            }
+            let table = HTMLReportPage.Table(
+                caption: "Updates by \(name)",
+                header: ([name, "sent", "accepted"] + Self.outcomeStyles.map { $0.name.replacingOccurrences(of: "_timestamp", with: "") } + ["arrival", "effective"]).map(HTMLReportPage.Cell.init),
+                rows: tableRows,
+                tableNote: sorted.count > Self.breakdownLimit ? "The \(Self.breakdownLimit) with the most updates; the rest summed in the last row." : nil)
+            return HTMLReportPage.Breakdown(title: Self.breakdownTitles[dimension] ?? dimension, chart: chart, table: table)
+        }
+    }
+
+    // MARK: - Trend
+
+    func makeTrend() -> ([SVGChart], HTMLReportPage.Table?) {
+        guard !trend.isEmpty else { return ([], nil) }
+        let days = trend.compactMap { $0.window.map { utcDay(of: $0.from) } }
+        var charts: [SVGChart] = []
+        for (m, metric) in HeadlineMetric.all.enumerated() {
+            var chart = SVGChart(id: "trend-\(m)", title: metric.name, width: 300, height: 120)
+            let left = 8.0, right = 292.0, top = 30.0, bottom = 100.0
+            let values = trend.map(metric.value)
+            let present = values.compactMap { $0 }
+            var low = present.min() ?? 0, high = present.max() ?? 1
+            if metric.kind == .rate { low = min(low, max(0, high - 0.05)) }
+            if high - low < 1e-9 { high = low + (metric.kind == .rate ? 0.01 : 1) }
+            chart.label(left, 14, metric.name, cls: "lbl strong")
+            chart.label(right, 14, "latest " + metric.format(values.last ?? nil), anchor: "end", cls: "lbl")
+            chart.label(left, 116, ReportFormat.day(days.first ?? 0).suffix(5).description, cls: "lbl small")
+            chart.label(right, 116, ReportFormat.day(days.last ?? 0).suffix(5).description, anchor: "end", cls: "lbl small")
+            if let lowest = present.min(), let highest = present.max() {
+                // The line is scaled to its own range: say what that range is.
+                chart.label((left + right) / 2, 116, "range " + metric.format(lowest) + " – " + metric.format(highest), anchor: "middle", cls: "lbl small")
+            }
+            chart.rule(left, bottom, right, bottom)
+            let step = values.count > 1 ? (right - left) / Double(values.count - 1) : 0
+            var segment: [(Double, Double)] = []
+            for (i, value) in values.enumerated() {
+                guard let value else {
+                    chart.line(segment, cls: "trend-line")
+                    segment = []
+                    continue
+                }
+                let x = values.count > 1 ? left + Double(i) * step : (left + right) / 2
+                let y = bottom - (value - low) / (high - low) * (bottom - top)
+                segment.append((x, y))
+                chart.dot(x, y, cls: "trend-dot", tip: "\(ReportFormat.day(days[i])): \(metric.format(value))")
+            }
+            chart.line(segment, cls: "trend-line")
+            charts.append(chart)
+        }
+        let table = HTMLReportPage.Table(
+            caption: "Headline metrics by day",
+            header: (["day"] + HeadlineMetric.all.map(\.name)).map(HTMLReportPage.Cell.init),
+            rows: zip(days, trend).map { day, report in
+                HTMLReportPage.Row(cells: ([ReportFormat.day(day)] + HeadlineMetric.all.map { $0.format($0.value(report)) }).map(HTMLReportPage.Cell.init))
+            },
+            tableNote: nil)
+        return (charts, table)
+    }
+
+    // MARK: - Activities
+
+    func makeActivities() -> [HTMLReportPage.Activity] {
+        let styles = Dictionary(uniqueKeysWithValues: Self.outcomeStyles.map { ($0.name, $0.cls) })
+        return worstActivities.map { a in
+            HTMLReportPage.Activity(
+                id: a.activityID, app: a.app, os: a.osVersion, appVersion: a.appVersion,
+                devices: a.devices.isEmpty ? "no render beacon" : "device " + a.devices.joined(separator: ", "),
+                summary: "\(ReportFormat.count(a.missed)) of \(ReportFormat.count(a.sent)) updates did not show · "
+                    + "\(ReportFormat.count(a.rendered)) rendered · \(ReportFormat.count(a.superseded)) superseded",
+                steps: a.steps.map { s in
+                    let answers = s.requests.map { q -> String in
+                        let answer = q.status == 200 ? "200" : "\(q.status) \(q.reason ?? (q.status == 0 ? "NoResponse" : ""))"
+                        return ReportFormat.clock(q.sentAt) + " → " + answer + (q.payloadBytes.map { " · \(ReportFormat.count(Int($0))) B" } ?? "")
+                    }.joined(separator: "; ")
+                    let rendered = s.firstRenderedAt.map { ReportFormat.clock($0) + " (+" + ReportFormat.duration(max(0, $0 - s.at)) + ")" } ?? "—"
+                    return HTMLReportPage.Step(
+                        seq: String(s.seq), event: s.event, at: ReportFormat.clock(s.at), answers: answers.isEmpty ? "—" : answers,
+                        outcome: s.outcome ?? "not accepted", outcomeCls: s.outcome.flatMap { styles[$0] } ?? "o-rejected",
+                        rendered: rendered, surfaces: s.surfaces.joined(separator: ", "))
+                },
+                more: a.stepsNotShown > 0
+                    ? "\(ReportFormat.count(a.stepsNotShown)) more updates not listed (shown ones, except the one just before each that did not show)."
+                    : nil)
+        }
+    }
+
+    // MARK: - Sources and data quality
+
+    /// The directory every listed file path starts with, shown once instead of on every row.
+    var pathRoot: String {
+        let paths = sources.largestFiles.map(\.path) + quality.malformedByFile.map(\.path)
+            + quality.duplicatesByFile.map(\.path) + quality.skippedFiles.flatMap { [$0.path, $0.firstPath] }
+        guard var prefix = paths.first.map({ Array($0.utf8) }) else { return "" }
+        for path in paths.dropFirst() {
+            let bytes = Array(path.utf8)
+            var n = 0
+            while n < prefix.count && n < bytes.count && prefix[n] == bytes[n] { n += 1 }
+            prefix.removeSubrange(n...)
+        }
+        // Cut back to a whole directory.
+        while let last = prefix.last, last != UInt8(ascii: "/") { prefix.removeLast() }
+        return String(decoding: prefix, as: UTF8.self)
+    }
+
+    func short(_ path: String) -> String {
+        let root = pathRoot
+        guard !root.isEmpty, path.utf8.starts(with: root.utf8) else { return path }
+        return String(decoding: path.utf8.dropFirst(root.utf8.count), as: UTF8.self)
+    }
+
+    func makeSourcesTable() -> HTMLReportPage.Table {
+        HTMLReportPage.Table(
+            caption: "Files with the most records",
+            header: ["file", "records"].map(HTMLReportPage.Cell.init),
+            rows: sources.largestFiles.map { HTMLReportPage.Row(cells: [.init(text: short($0.path)), .init(text: ReportFormat.count($0.records))]) },
+            tableNote: sources.files > sources.largestFiles.count ? "\(ReportFormat.count(sources.files - sources.largestFiles.count)) more files." : nil)
+    }
+
+    func makeQualitySummary() -> HTMLReportPage.Table {
+        let q = report.dataQuality
+        let rows: [(String, Int, String)] = [
+            ("malformed lines", q.malformedLines, "lines that were not a valid record (all ingested data); everything valid around them was kept"),
+            ("duplicate records", q.duplicateRecords, "records equal to one already stored (retried uploads); they change no figure"),
+            ("files skipped as duplicate", q.filesSkippedAsDuplicate, "files whose bytes were already ingested under another name"),
+            ("unattributed requests", q.unattributed, "no activity_id and no push_token callback naming the token: counted as requests, not as updates"),
+            ("requests without seq", q.apnsWithoutSeq, "cannot be matched to a render: counted as requests, not as updates"),
+            ("negative render latency", q.clockSkewNegative, "device clock behind the sender's: latency counted as 0"),
+        ] + q.malformedByCause.sorted { $0.key < $1.key }.map { ("  malformed: " + $0.key.text, $0.value, "") }
+        return HTMLReportPage.Table(
+            caption: "Data quality",
+            header: ["what", "count", "meaning"].map(HTMLReportPage.Cell.init),
+            rows: rows.map { HTMLReportPage.Row(cells: [.init(text: $0.0), .init(text: ReportFormat.count($0.1)), .init(text: $0.2)]) },
+            tableNote: nil)
+    }
+
+    func makeMalformedTable() -> HTMLReportPage.Table? {
+        guard !quality.malformedByFile.isEmpty else { return nil }
+        return HTMLReportPage.Table(
+            caption: "Malformed lines by file and cause",
+            header: ["file", "cause", "lines"].map(HTMLReportPage.Cell.init),
+            rows: quality.malformedByFile.map { HTMLReportPage.Row(cells: [.init(text: short($0.path)), .init(text: $0.cause), .init(text: ReportFormat.count($0.lines))]) },
+            tableNote: quality.malformedFilesNotShown > 0 ? "\(ReportFormat.count(quality.malformedFilesNotShown)) more (file, cause) pairs." : nil)
+    }
+
+    func makeDuplicatesTable() -> HTMLReportPage.Table? {
+        guard !quality.duplicatesByFile.isEmpty else { return nil }
+        return HTMLReportPage.Table(
+            caption: "Files with repeated records",
+            header: ["file", "repeated records"].map(HTMLReportPage.Cell.init),
+            rows: quality.duplicatesByFile.map { HTMLReportPage.Row(cells: [.init(text: short($0.path)), .init(text: ReportFormat.count($0.records))]) },
+            tableNote: nil)
+    }
+
+    func makeSkippedTable() -> HTMLReportPage.Table? {
+        guard !quality.skippedFiles.isEmpty else { return nil }
+        return HTMLReportPage.Table(
+            caption: "Files skipped: same bytes as a file already ingested",
+            header: ["skipped file", "first ingested as"].map(HTMLReportPage.Cell.init),
+            rows: quality.skippedFiles.map { HTMLReportPage.Row(cells: [.init(text: short($0.path)), .init(text: short($0.firstPath))]) },
+            tableNote: nil)
+    }
+}

@@ -1,0 +1,96 @@
+import ArrivalModel
+import ArrivalAnalysis
+extension Report {
+    /// A readable summary for a person: headline rates first, then where the
+    /// updates went, why APNs refused requests, and what the data lacked.
+    public func markdownText() -> String {
+        var lines: [String] = []
+        let title = window.map { "\(RFC3339.format(milliseconds: $0.from)) – \(RFC3339.format(milliseconds: $0.to))" } ?? "all data"
+        lines.append("# Live Activity delivery: \(title)")
+        lines.append("")
+        lines.append("| metric | value | from |")
+        lines.append("|---|---:|---|")
+        lines.append("| arrival rate | \(percent(updates.arrivalRate)) | \(updates.rendered) rendered of \(updates.rendered + updates.superseded + updates.lost) deliverable updates |")
+        lines.append("| effective arrival rate | \(percent(updates.effectiveArrivalRate)) | rendered or superseded by a newer rendered update |")
+        lines.append("| APNs acceptance | \(percent(requests.acceptanceRate)) | \(requests.accepted) of \(requests.total) requests |")
+        lines.append("| stale-timestamp drops | \(updates.staleTimestamp) | accepted updates the device ignored (`aps.timestamp` not newer) |")
+        lines.append("| oversize failures | \(requests.oversizeFailures) | 413 / PayloadTooLarge; \(requests.oversizeRisk) accepted payloads within 512 bytes of 4 KB |")
+        lines.append("| content-update callback loss | \(percent(callbacks.callbackLossRate)) | \(callbacks.contentUpdateReceived) of \(callbacks.contentUpdateExpected) rendered updates reported |")
+        lines.append("| token callback loss | \(percent(callbacks.tokenCallbackLossRate)) | \(callbacks.tokenReceived) of \(callbacks.tokenExpected) activities reported a push token |")
+        lines.append("| render latency p50 / p90 / p99 | \(ms(latency.p50)) / \(ms(latency.p90)) / \(ms(latency.p99)) | \(latency.count) rendered updates |")
+        lines.append("")
+        lines.append("## Where the accepted updates went")
+        lines.append("")
+        lines.append("| outcome | updates | share | meaning |")
+        lines.append("|---|---:|---:|---|")
+        let outcomes: [(String, Int, String)] = [
+            ("rendered", updates.rendered, "the widget showed it"),
+            ("superseded", updates.superseded, "a newer update was shown instead (e.g. the device was offline)"),
+            ("lost", updates.lost, "accepted by APNs, never shown"),
+            ("stale_timestamp", updates.staleTimestamp, "dropped: `aps.timestamp` not newer than an earlier update"),
+            ("ended", updates.ended, "sent after the activity ended"),
+            ("expired", updates.expired, "sent more than 8 hours after the activity started"),
+        ]
+        for (name, count, meaning) in outcomes {
+            lines.append("| \(name) | \(count) | \(percent(ratio(count, updates.accepted))) | \(meaning) |")
+        }
+        lines.append("")
+        lines.append("\(updates.sent) logical updates were sent, \(updates.accepted) accepted by APNs.")
+        lines.append("")
+        if !requests.byReason.isEmpty {
+            lines.append("## Rejected requests by APNs reason")
+            lines.append("")
+            lines.append("| reason | requests |")
+            lines.append("|---|---:|")
+            for (reason, count) in requests.byReason.sorted(by: { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }) {
+                lines.append("| \(cell(reason.text)) | \(count) |")
+            }
+            lines.append("")
+        }
+        for dimension in Report.breakdownDimensions {
+            guard let rows = breakdowns[dimension], !rows.isEmpty else { continue }
+            lines.append("## By \(dimension.replacingOccurrences(of: "_", with: " "))")
+            lines.append("")
+            lines.append("| \(dimension) | sent | accepted | rendered | superseded | lost | stale | ended | expired | arrival |")
+            lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+            for key in rows.keys.sorted() {
+                guard let u = rows[key] else { continue }
+                lines.append("| \(cell(key.text)) | \(u.sent) | \(u.accepted) | \(u.rendered) | \(u.superseded) | \(u.lost) | \(u.staleTimestamp) | \(u.ended) | \(u.expired) | \(percent(u.arrivalRate)) |")
+            }
+            lines.append("")
+        }
+        lines.append("## Data quality")
+        lines.append("")
+        lines.append("- malformed lines: \(dataQuality.malformedLines)"
+            + (dataQuality.malformedByCause.isEmpty ? "" : " (" + dataQuality.malformedByCause.keys.sorted().map { "\($0): \(dataQuality.malformedByCause[$0] ?? 0)" }.joined(separator: ", ") + ")"))
+        lines.append("- duplicate records ignored: \(dataQuality.duplicateRecords); files skipped as re-uploads: \(dataQuality.filesSkippedAsDuplicate)")
+        lines.append("- requests without `seq`: \(dataQuality.apnsWithoutSeq); unattributed requests (no activity, token unknown): \(dataQuality.unattributed)")
+        lines.append("- rendered before sent (device clock behind): \(dataQuality.clockSkewNegative)")
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+private func percent(_ value: Double?) -> String {
+    guard let value else { return "–" }
+    let tenths = (value * 1000).rounded()
+    return "\(tenths / 10)%"
+}
+
+private func ms(_ value: Int64?) -> String {
+    value.map { "\($0) ms" } ?? "–"
+}
+
+/// Input data in a table cell: no pipes or line breaks can break the table.
+private func cell(_ text: String) -> String {
+    var out = ""
+    for ch in text {
+        switch ch {
+        case "|": out += "\\|"
+        case "\n", "\r": out += " "
+        case "<": out += "&lt;"
+        case ">": out += "&gt;"
+        default: out.append(ch)
+        }
+    }
+    return out
+}

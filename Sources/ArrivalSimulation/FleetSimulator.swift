@@ -1,0 +1,779 @@
+import ArrivalModel
+import Foundation
+
+/// A deterministic simulator of one day of a Live Activity fleet: the push
+/// sender's request log and the devices' beacon files, shaped the way real
+/// uploads look, with every phenomenon the arrival contract's outcome rules
+/// are there to tell apart.
+///
+/// Output layout under the output directory:
+///
+///     sender/<day>/apns-<HH>.jsonl.gz          hourly batches (some with several gzip members)
+///     sender/<day>/apns-<HH>.retry.jsonl.gz    the same bytes as one batch (re-upload)
+///     sender/<day>/apns-1140-1220.jsonl.gz     an overlapping re-export (record duplicates)
+///     sender/<day>/apns-<HH>.partial.jsonl.gz  a batch cut mid-stream (truncated gzip)
+///     devices/<device>/group.<bundle id>/LiveActivityBeacons/<day>/widget-<pid>.jsonl
+///     devices/<device>/group.<bundle id>/LiveActivityBeacons/<day>/app-<pid>.jsonl
+///
+/// **What is simulated, and what for** (each maps to a contract outcome or
+/// metric; the report derives them from the files alone):
+/// - *Delivered updates* render on one or more surfaces (lock screen,
+///   Dynamic Island compact/minimal/expanded, StandBy, watch) a few hundred
+///   milliseconds to seconds after APNs accepted them -> `rendered`, latency.
+/// - *Retries*: 429 `TooManyRequests`, 503 `ServiceUnavailable`, 500 without
+///   a reason and status-0 timeouts are retried with a new `apns-id`, the same
+///   `seq` and `aps_timestamp`, and a later `sent_at` -> `by_reason`, and an
+///   update accepted on its second or third request.
+/// - *Hard rejections*: 400 `BadDeviceToken` (a token from the wrong
+///   environment), 410 `Unregistered` (the user dismissed the activity),
+///   413 `PayloadTooLarge` (trimmed and re-sent) -> `oversize_failures`;
+///   payloads of 3585-4096 bytes that were accepted -> `oversize_risk`.
+/// - *Stale timestamps*: a sender reusing the previous `aps_timestamp`, or a
+///   second host with a slow clock sending right after the first; the device
+///   ignores an update not newer than what it shows -> `stale_timestamp`.
+/// - *Sends after `end`*: a lagging worker's update after the end push ->
+///   `ended`.
+/// - *All-day activities*: updates more than 8 hours after the start, which
+///   the system no longer shows -> `expired`.
+/// - *Offline stretches and low priority*: APNs keeps only the newest push
+///   per activity while the device is unreachable (or while a priority-5
+///   push waits for opportunistic delivery), so older ones never arrive ->
+///   `superseded`.
+/// - *Losses*: pushes dropped outright, batteries that die, activities the
+///   user dismissed (APNs still answers 200 until the token is unregistered),
+///   lost beacons (the widget rendered but the beacon never reached the
+///   file) -> `lost`.
+/// - *Callbacks*: `push_to_start_token`, `push_token` (5-30% lost depending
+///   on the app version), `content_update` (60-97% received), and
+///   `activity_state` (`active`, `stale`, `ended`, `dismissed`) ->
+///   callback loss rates and attribution: some senders log no
+///   `activity_id`, so their requests are attributed through the
+///   `push_token` callback, and stay `unattributed` when it was lost; a few
+///   requests are logged without `seq` (`apns_without_seq`).
+/// - *Device clocks*: local offsets (`+08:00`), clocks ahead, and clocks
+///   seconds behind (`clock_skew_negative`).
+/// - *Bad input and duplicates*: see ``SenderLog`` and ``DeviceFileWriter``.
+///
+/// **Determinism.** All randomness comes from ``SplitMix64`` streams
+/// derived from the seed; times are formatted with integer arithmetic; no
+/// hash-ordered collection is ever iterated. The same configuration gives a
+/// byte-identical tree (file modification times aside).
+///
+/// **Memory.** Devices are simulated one at a time, and each device's files
+/// are written before the next device starts; `apns` records stream into at
+/// most 25 open gzip writers. Memory therefore does not grow with the number
+/// of activities, which may go to hundreds of thousands.
+public struct FleetSimulator: Sendable {
+    public let config: SimulationConfig
+
+    public init(config: SimulationConfig) {
+        self.config = config
+    }
+
+    /// Writes the simulated day under `outputDirectory` (created if needed)
+    /// and describes what it wrote.
+    public func run(outputDirectory: String) throws -> SimulationSummary {
+        guard config.activities >= 0 else { throw SimulationError.invalidActivityCount(config.activities) }
+        guard let dayIndex = SimCalendar.parseDay(config.day) else { throw SimulationError.invalidDay(config.day) }
+        guard !outputDirectory.isEmpty else { throw SimulationError.cannotCreate(outputDirectory) }
+        let fileManager = FileManager.default
+        var root = outputDirectory
+        while root.count > 1 && root.hasSuffix("/") { root.removeLast() }
+        for name in ["sender", "devices"] {
+            let path = root + "/" + name
+            var isDirectory: ObjCBool = false
+            guard fileManager.fileExists(atPath: path, isDirectory: &isDirectory) else { continue }
+            guard config.replaceExisting else { throw SimulationError.outputNotEmpty(path) }
+            do { try fileManager.removeItem(atPath: path) } catch { throw SimulationError.cannotCreate(path) }
+        }
+        let senderDirectory = "\(root)/sender/\(config.day)"
+        do {
+            try fileManager.createDirectory(atPath: senderDirectory, withIntermediateDirectories: true)
+            try fileManager.createDirectory(atPath: root + "/devices", withIntermediateDirectories: true)
+        } catch {
+            throw SimulationError.cannotCreate(senderDirectory)
+        }
+        let fleet = FleetRun(config: config, root: root, dayStartMs: dayIndex * SimCalendar.millisecondsPerDay,
+                             senderDirectory: senderDirectory)
+        var summary = try fleet.run()
+        summary.outputDirectory = outputDirectory
+        return summary
+    }
+}
+
+// MARK: - One run
+
+/// What the sender meant to push: one request's content before APNs answers.
+private struct PushPlan {
+    enum Event { case start, update, end }
+
+    var seq: Int
+    /// False when the sender's logger dropped `seq` (the payload still has it).
+    var logsSeq: Bool
+    var event: Event
+    var sendMs: Int64
+    var apsTimestamp: Int64
+    var payloadBytes: Int
+    var priority: Int
+}
+
+/// A push APNs accepted (status 200), and when.
+private struct AcceptedPush {
+    var plan: PushPlan
+    var acceptMs: Int64
+}
+
+/// The sender's per-activity habits, fixed for all of its requests.
+private struct SenderContext {
+    let activityID: String
+    /// Whether `activity_id` is logged on update and end requests.
+    let logsActivityID: Bool
+    let topic: String
+    /// `nil`: the field is left out (production is the default).
+    let environment: String?
+    let omitsPushType: Bool
+    let omitsEventForUpdates: Bool
+    let omitsPriority: Bool
+    /// An old sender that does not retry 429/503/0/500.
+    let neverRetries: Bool
+    /// The token belongs to the other APNs environment.
+    let badToken: Bool
+    /// From here APNs answers 410 Unregistered (the user dismissed it).
+    let unregisteredAtMs: Int64
+}
+
+private enum SendOutcome {
+    case accepted(Int64)
+    case rejected
+    case badToken
+    case unregistered
+}
+
+/// One device being simulated: its random stream and the lines it logs.
+private struct DeviceDay {
+    var device: SimDevice
+    var rng: SplitMix64
+    /// Events per install (index into `device.installs`).
+    var events: [[BeaconEvent]]
+    var order = 0
+}
+
+private final class FleetRun {
+    let config: SimulationConfig
+    let root: String
+    let dayStartMs: Int64
+    let dayEndMs: Int64
+    let sender: SenderLog
+    let deviceWriter: DeviceFileWriter
+    var garbageCursor: Int
+    var deviceStats = DeviceFileWriter.Stats()
+    var phenomena: [String: Int] = [:]
+    var devices = 0
+    /// The sender's own stream (request outcomes, apns-ids, latencies).
+    var senderRNG: SplitMix64
+
+    init(config: SimulationConfig, root: String, dayStartMs: Int64, senderDirectory: String) {
+        self.config = config
+        self.root = root
+        self.dayStartMs = dayStartMs
+        self.dayEndMs = dayStartMs + SimCalendar.millisecondsPerDay
+        self.sender = SenderLog(directory: senderDirectory, relativeDirectory: "sender/\(config.day)",
+                                dayStartMs: dayStartMs, rng: SplitMix64(seed: config.seed, stream: 2))
+        self.deviceWriter = DeviceFileWriter(root: root, day: config.day)
+        self.garbageCursor = Int(config.seed % UInt64(GarbageKind.allCases.count))
+        self.senderRNG = SplitMix64(seed: config.seed, stream: 3)
+    }
+
+    /// Live Activities per device and day. The simulated fleet is one of
+    /// heavy users (a follower of several matches, a courier's customer): a
+    /// committed 200-activity sample then stays small on disk, where every
+    /// device costs at least four 4 KiB directory blocks.
+    static let activitiesPerDevice: [(Int, Int)] = [
+        (4, 4), (6, 7), (8, 10), (10, 12), (12, 14), (14, 14), (16, 12), (18, 10), (20, 8), (22, 5),
+    ]
+
+    func note(_ phenomenon: String, _ count: Int = 1) {
+        phenomena[phenomenon, default: 0] += count
+    }
+
+    func run() throws -> SimulationSummary {
+        var remaining = config.activities
+        var deviceIndex: UInt64 = 0
+        while remaining > 0 {
+            var rng = SplitMix64(seed: config.seed, stream: 1, index: deviceIndex)
+            let count = min(remaining, rng.weighted(FleetRun.activitiesPerDevice))
+            var day = makeDevice(index: deviceIndex, rng: rng)
+            try simulate(&day, activities: count)
+            var fileRNG = SplitMix64(seed: config.seed, stream: 4, index: deviceIndex)
+            for (index, install) in day.device.installs.enumerated() {
+                try deviceWriter.write(device: day.device, install: install, events: day.events[index],
+                                       rng: &fileRNG, garbageCursor: &garbageCursor, stats: &deviceStats)
+            }
+            remaining -= count
+            deviceIndex += 1
+            devices += 1
+        }
+        let senderResult = try sender.finish()
+
+        var summary = SimulationSummary()
+        summary.day = config.day
+        summary.seed = config.seed
+        summary.activities = config.activities
+        summary.devices = devices
+        summary.senderFiles = senderResult.files
+        summary.deviceFiles = deviceStats.files
+        summary.apnsRecords = senderResult.records
+        summary.renderRecords = deviceStats.renders
+        summary.callbackRecords = deviceStats.callbacks
+        summary.overlapRecords = senderResult.overlapRecords
+        summary.gzipMembers = senderResult.members
+        for kind in deviceStats.garbage { summary.garbageLines[kind.label, default: 0] += 1 }
+        summary.tornLines = deviceStats.torn
+        summary.blankLines = deviceStats.blank
+        summary.crlfFiles = deviceStats.crlf
+        summary.phenomena = phenomena
+        summary.bytesWritten = senderResult.bytes + deviceStats.bytes
+        return summary
+    }
+
+    // MARK: Devices
+
+    private func makeDevice(index: UInt64, rng seedRNG: SplitMix64) -> DeviceDay {
+        var rng = seedRNG
+        let id = rng.hex(bytes: 8)
+        let model = rng.weighted(FleetCatalog.deviceModels)
+        var os = rng.weighted(FleetCatalog.osVersions)
+        while os.1 < model.minimumMajorOS { os = rng.weighted(FleetCatalog.osVersions) }
+        // Device clocks: most are NTP-synced to within a few hundred ms, some
+        // run seconds ahead, and one device in six (by index, so even a small
+        // sample has some) runs up to 1.5 s behind.
+        let clockRoll = rng.int(0...99)
+        let clockOffset: Int64
+        if index % 6 == 2 || clockRoll < 4 {
+            clockOffset = -rng.int64(300...1500)
+            note("clock_behind_devices")
+        } else if clockRoll < 16 {
+            clockOffset = rng.int64(1000...20_000)
+        } else {
+            clockOffset = rng.int64(-300...300)
+        }
+        let zone = rng.weighted(FleetCatalog.timeZones)
+        let hasWatch = os.1 >= 18 && rng.chance(0.3)
+        let usesStandby = os.1 >= 17 && rng.chance(0.25)
+        let sandbox = rng.chance(0.03)
+
+        var stretches: [(from: Int64, to: Int64)] = []
+        let stretchCount = rng.weighted([(0, 12), (1, 22), (2, 25), (3, 20), (4, 12), (5, 9)])
+        for _ in 0..<stretchCount {
+            let from = dayStartMs + rng.int64(0...(SimCalendar.millisecondsPerDay - 3_600_000))
+            stretches.append((from, from + rng.int64(180_000...4_500_000)))
+        }
+        stretches.sort { $0.from < $1.from }
+        var merged: [(from: Int64, to: Int64)] = []
+        for stretch in stretches {
+            if let last = merged.last, stretch.from <= last.to + 60_000 {
+                merged[merged.count - 1].to = max(last.to, stretch.to)
+            } else {
+                merged.append(stretch)
+            }
+        }
+        note("offline_stretches", merged.count)
+        var deadAt = Int64.max
+        if rng.chance(0.04) {
+            deadAt = dayStartMs + rng.int64(21_600_000...82_800_000)
+            note("dead_batteries")
+        }
+
+        var installs: [SimInstall] = []
+        var usedApps: [Int] = []
+        let installCount = rng.weighted([(1, 55), (2, 37), (3, 8)])
+        while installs.count < installCount {
+            let appIndex = rng.weighted(FleetCatalog.appWeights)
+            if usedApps.contains(appIndex) { continue }
+            usedApps.append(appIndex)
+            let app = FleetCatalog.apps[appIndex]
+            let versionIndex = rng.weighted(app.versions.indices.map { ($0, app.versions[$0].1) })
+            var upgrade: (atMs: Int64, to: SimAppVersion)?
+            if versionIndex + 1 < app.versions.count && rng.chance(0.08) {
+                upgrade = (dayStartMs + rng.int64(28_800_000...72_000_000), app.versions[app.versions.count - 1].0)
+                note("app_upgrades")
+            }
+            installs.append(SimInstall(
+                app: app, version: app.versions[versionIndex].0, upgrade: upgrade,
+                pushToStartToken: rng.hex(bytes: 32),
+                firstLaunchMs: dayStartMs + rng.int64(120_000...5_400_000)))
+        }
+        installs.sort { $0.app.name < $1.app.name }
+
+        let device = SimDevice(
+            id: id, model: model, osVersion: os.0, osMajor: os.1, clockOffsetMs: clockOffset,
+            zoneMinutes: zone.0, zulu: zone.1, hasWatch: hasWatch, usesStandby: usesStandby, sandbox: sandbox,
+            offline: merged, deadAtMs: deadAt, installs: installs)
+        return DeviceDay(device: device, rng: rng, events: Array(repeating: [], count: installs.count))
+    }
+
+    private func simulate(_ day: inout DeviceDay, activities count: Int) throws {
+        // Plan the device's activities: which app, how long, when.
+        var plans: [(install: Int, startMs: Int64, longRun: Bool, durationMs: Int64)] = []
+        for _ in 0..<count {
+            let install = day.rng.below(day.device.installs.count)
+            let app = day.device.installs[install].app
+            let longRun = day.rng.chance(app.longRunShare)
+            let durationMs: Int64 = longRun
+                ? day.rng.int64(30_600_000...34_800_000)
+                : Int64(day.rng.int(app.durationMinutes)) * 60_000
+            let latestStart = longRun ? 50_400_000 : SimCalendar.millisecondsPerDay - durationMs - 1_800_000
+            let startMs = dayStartMs + day.rng.int64(600_000...max(600_000, latestStart))
+            plans.append((install, startMs, longRun, durationMs))
+        }
+        plans.sort { $0.startMs < $1.startMs }
+
+        // Each app reports its push-to-start token when it first runs today.
+        for index in day.device.installs.indices {
+            let install = day.device.installs[index]
+            var launch = install.firstLaunchMs
+            if let first = plans.first(where: { $0.install == index }) {
+                launch = min(launch, first.startMs - Int64(day.rng.int(60_000...1_200_000)))
+            }
+            launch = max(launch, dayStartMs + 1000)
+            if day.rng.chance(1 - install.version(at: launch).stateCallbackLoss) {
+                callback(&day, install: index, kind: "push_to_start_token", activityID: nil,
+                         token: install.pushToStartToken, atMs: launch)
+            }
+        }
+
+        for plan in plans {
+            try simulateActivity(&day, install: plan.install, startMs: plan.startMs,
+                                 longRun: plan.longRun, durationMs: plan.durationMs)
+        }
+    }
+
+    // MARK: One activity
+
+    private func simulateActivity(
+        _ day: inout DeviceDay, install installIndex: Int, startMs: Int64, longRun: Bool, durationMs: Int64
+    ) throws {
+        let install = day.device.installs[installIndex]
+        let app = install.app
+        let activityID = app.idPrefix + day.rng.hex(bytes: 6)
+        let updateToken = day.rng.hex(bytes: 32)
+        let pushToStart = day.rng.chance(app.pushToStartShare)
+        let timestampBug = day.rng.chance(config.faults.timestampBugShare)
+        let endRoll = day.rng.int(0...99)
+        let endsByPush = longRun || endRoll < 84
+        let endsInApp = !longRun && endRoll >= 84 && endRoll < 95
+        let sendsAfterEnd = endsByPush && day.rng.chance(0.08)
+        let dismissAt: Int64? = (!longRun && day.rng.chance(0.05))
+            ? startMs + durationMs * Int64(day.rng.int(15...75)) / 100 : nil
+        let badToken = day.rng.chance(0.03)
+        let sandboxEnvironment = day.device.sandbox
+        let context = SenderContext(
+            activityID: activityID,
+            // All-day trackers come from a newer backend that logs activity ids.
+            logsActivityID: longRun || day.rng.chance(app.logsActivityIDShare),
+            topic: app.topic,
+            environment: sandboxEnvironment ? "sandbox" : (day.rng.chance(0.6) ? "production" : nil),
+            omitsPushType: day.rng.chance(0.1),
+            omitsEventForUpdates: day.rng.chance(0.3),
+            omitsPriority: day.rng.chance(0.01),
+            neverRetries: day.rng.chance(0.1),
+            badToken: badToken,
+            unregisteredAtMs: dismissAt.map { $0 + day.rng.int64(120_000...900_000) } ?? Int64.max)
+        note("activities")
+        if longRun { note("all_day_activities") }
+        if badToken { note("bad_token_activities") }
+        if dismissAt != nil { note("user_dismissals") }
+        if !context.logsActivityID { note("activities_without_logged_activity_id") }
+
+        let device = day.device
+        var accepted: [AcceptedPush] = []
+        let deviceStartMs: Int64
+        var shownTimestamp = Int64.min
+        let tokenKnownMs: Int64
+
+        // Phase 1: the activity starts, by a push-to-start push or in the app.
+        if pushToStart {
+            note("push_to_start_activities")
+            let plan = PushPlan(seq: 0, logsSeq: true, event: .start, sendMs: startMs, apsTimestamp: startMs / 1000,
+                                payloadBytes: day.rng.int(900...1900), priority: 10)
+            let outcome = try send(plan, token: install.pushToStartToken, context: context)
+            guard case .accepted(let acceptMs) = outcome else { note("starts_never_accepted"); return }
+            let arrival = device.reachable(at: acceptMs + deliveryDelay(priority: 10, rng: &day.rng),
+                                           reconnectMs: day.rng.int64(2000...25_000))
+            guard arrival.ms < device.deadAtMs, !day.rng.chance(0.01) else {
+                note("starts_never_delivered")
+                return
+            }
+            deviceStartMs = arrival.ms
+            shownTimestamp = plan.apsTimestamp
+            render(&day, install: installIndex, activityID: activityID, seq: 0, event: .start, atMs: deviceStartMs)
+            tokenKnownMs = deviceStartMs + day.rng.int64(1000...4000)
+        } else {
+            guard startMs < device.deadAtMs else { note("activities_not_started_battery"); return }
+            deviceStartMs = startMs
+            render(&day, install: installIndex, activityID: activityID, seq: 0, event: .start,
+                   atMs: startMs + day.rng.int64(80...600))
+            tokenKnownMs = device.reachable(at: startMs + day.rng.int64(500...3000),
+                                            reconnectMs: day.rng.int64(2000...25_000)).ms
+        }
+        let version = install.version(at: deviceStartMs)
+        if day.rng.chance(1 - version.stateCallbackLoss) {
+            callback(&day, install: installIndex, kind: "activity_state", activityID: activityID,
+                     state: "active", atMs: deviceStartMs + day.rng.int64(20...250))
+        }
+        if day.rng.chance(1 - version.tokenCallbackLoss) {
+            callback(&day, install: installIndex, kind: "push_token", activityID: activityID, token: updateToken,
+                     atMs: deviceStartMs + day.rng.int64(250...2500))
+        } else {
+            note("push_token_callbacks_lost")
+        }
+
+        // Phase 2: the sender's updates, then its end.
+        let interval: ClosedRange<Int> = longRun ? 1200...1800 : app.updateInterval
+        let planEnd = startMs + durationMs
+        let sendLimit = dayEndMs - 900_000
+        let bugAt = timestampBug ? day.rng.int(2...4) : -1
+        var t = tokenKnownMs + day.rng.int64(20_000...90_000)
+        var seq = 0
+        var previous: (sendMs: Int64, apsTimestamp: Int64)?
+        var badTokenAnswers = 0
+        var stopped = false
+        while t < planEnd && t < sendLimit {
+            seq += 1
+            var sendMs = t
+            var apsTimestamp = t / 1000
+            if seq == bugAt, let previous {
+                if day.rng.chance(0.5) {
+                    apsTimestamp = previous.apsTimestamp  // cached timestamp reused
+                    note("timestamp_reused")
+                } else {
+                    sendMs = previous.sendMs + day.rng.int64(300...900)  // second host, clock behind
+                    apsTimestamp = previous.apsTimestamp - Int64(day.rng.int(0...2))
+                    note("timestamp_from_slow_host")
+                }
+            }
+            let plan = PushPlan(
+                seq: seq, logsSeq: !day.rng.chance(0.012), event: .update, sendMs: sendMs,
+                apsTimestamp: apsTimestamp, payloadBytes: payloadSize(app, rng: &day.rng),
+                priority: day.rng.chance(app.priority10Share) ? 10 : 5)
+            if !plan.logsSeq { note("updates_logged_without_seq") }
+            switch try send(plan, token: updateToken, context: context) {
+            case .accepted(let acceptMs): accepted.append(AcceptedPush(plan: plan, acceptMs: acceptMs))
+            case .rejected: break
+            case .badToken:
+                badTokenAnswers += 1
+                if badTokenAnswers >= 2 { stopped = true }
+            case .unregistered: stopped = true
+            }
+            if stopped { break }
+            previous = (sendMs, apsTimestamp)
+            t = max(t, sendMs) + Int64(day.rng.int(interval)) * 1000 + day.rng.int64(0...999)
+        }
+        var inAppEndMs: Int64?
+        if !stopped {
+            let endSend = min(max(t, planEnd), sendLimit)
+            if endsByPush {
+                seq += 1
+                let plan = PushPlan(seq: seq, logsSeq: !day.rng.chance(0.012), event: .end, sendMs: endSend,
+                                    apsTimestamp: endSend / 1000, payloadBytes: day.rng.int(300...900), priority: 10)
+                if case .accepted(let endAccept) = try send(plan, token: updateToken, context: context) {
+                    accepted.append(AcceptedPush(plan: plan, acceptMs: endAccept))
+                    if sendsAfterEnd {
+                        note("sends_after_end")
+                        seq += 1
+                        let lateMs = endAccept + day.rng.int64(2000...120_000)
+                        let late = PushPlan(seq: seq, logsSeq: true, event: .update, sendMs: lateMs,
+                                            apsTimestamp: lateMs / 1000, payloadBytes: payloadSize(app, rng: &day.rng),
+                                            priority: 10)
+                        if case .accepted(let lateAccept) = try send(late, token: updateToken, context: context) {
+                            accepted.append(AcceptedPush(plan: late, acceptMs: lateAccept))
+                        }
+                    }
+                }
+            } else if endsInApp {
+                inAppEndMs = endSend
+                note("ended_in_app")
+            }
+        }
+
+        // Phase 3: what the device makes of the accepted pushes.
+        let systemEndMs = deviceStartMs + 28_800_000
+        var deviceEndMs = min(systemEndMs, min(dismissAt ?? Int64.max, inAppEndMs ?? Int64.max))
+        var lastAppliedMs = deviceStartMs
+        var staleReported = false
+        var endApplied = false
+        let pushes = accepted.sorted { ($0.acceptMs, $0.plan.seq) < ($1.acceptMs, $1.plan.seq) }
+        for (k, push) in pushes.enumerated() where push.plan.event != .start {
+            if day.rng.chance(0.025) {
+                note("pushes_dropped_by_apns")
+                continue
+            }
+            let arrival = device.reachable(
+                at: push.acceptMs + deliveryDelay(priority: push.plan.priority, rng: &day.rng),
+                reconnectMs: day.rng.int64(2000...25_000))
+            if k + 1 < pushes.count && pushes[k + 1].acceptMs < arrival.ms {
+                note(arrival.wasOffline ? "pushes_replaced_while_offline" : "pushes_replaced_before_delivery")
+                continue
+            }
+            if arrival.ms >= device.deadAtMs { note("pushes_after_battery_died"); continue }
+            if arrival.ms >= deviceEndMs { note("pushes_after_activity_gone"); continue }
+            if push.plan.event != .end && push.plan.apsTimestamp <= shownTimestamp {
+                note("pushes_ignored_as_not_newer")
+                continue
+            }
+            let staleMs = lastAppliedMs + app.staleAfterSeconds * 1000
+            if !staleReported && staleMs < arrival.ms && day.rng.chance(0.6) {
+                staleReported = true
+                callback(&day, install: installIndex, kind: "activity_state", activityID: activityID,
+                         state: "stale", atMs: staleMs, lossy: true)
+            }
+            shownTimestamp = push.plan.apsTimestamp
+            lastAppliedMs = arrival.ms
+            let event: PushPlan.Event = push.plan.event
+            render(&day, install: installIndex, activityID: activityID, seq: push.plan.seq, event: event,
+                   atMs: arrival.ms)
+            if day.rng.chance(install.version(at: arrival.ms).contentUpdateRate * config.faults.contentCallbackScale) {
+                callback(&day, install: installIndex, kind: "content_update", activityID: activityID,
+                         seq: push.plan.seq, atMs: arrival.ms + day.rng.int64(20...900))
+            }
+            if event == .end {
+                endApplied = true
+                deviceEndMs = arrival.ms
+                callback(&day, install: installIndex, kind: "activity_state", activityID: activityID,
+                         state: "ended", atMs: arrival.ms + day.rng.int64(10...300), lossy: true)
+                if day.rng.chance(0.3) {
+                    callback(&day, install: installIndex, kind: "activity_state", activityID: activityID,
+                             state: "dismissed", atMs: arrival.ms + day.rng.int64(600_000...14_400_000), lossy: true)
+                }
+            }
+        }
+        if !endApplied {
+            if let dismissAt, dismissAt <= deviceEndMs {
+                callback(&day, install: installIndex, kind: "activity_state", activityID: activityID,
+                         state: "dismissed", atMs: dismissAt, lossy: true)
+            } else if let inAppEndMs, inAppEndMs <= deviceEndMs {
+                callback(&day, install: installIndex, kind: "activity_state", activityID: activityID,
+                         state: "ended", atMs: inAppEndMs, lossy: true)
+            } else if systemEndMs <= deviceEndMs {
+                callback(&day, install: installIndex, kind: "activity_state", activityID: activityID,
+                         state: "ended", atMs: systemEndMs, lossy: true)
+            }
+        }
+    }
+
+    private func payloadSize(_ app: SimApp, rng: inout SplitMix64) -> Int {
+        if rng.chance(app.oversizeShare * config.faults.oversizeScale) { return rng.int(4097...5600) }
+        if rng.chance(app.nearLimitShare) { return rng.int(3585...4096) }
+        return rng.int(app.payloadBytes)
+    }
+
+    /// Time from APNs accepting a push to the device having it: priority 10
+    /// is delivered at once (a few hundred ms, sometimes seconds); priority 5
+    /// is opportunistic (seconds to minutes).
+    private func deliveryDelay(priority: Int, rng: inout SplitMix64) -> Int64 {
+        let roll = rng.int(0...99)
+        if priority == 10 {
+            if roll < 70 { return rng.int64(120...900) }
+            if roll < 95 { return rng.int64(900...2500) }
+            return rng.int64(2500...8000)
+        }
+        if roll < 45 { return rng.int64(500...5000) }
+        if roll < 85 { return rng.int64(5000...60_000) }
+        return rng.int64(60_000...420_000)
+    }
+
+    // MARK: Sender
+
+    /// Sends one push as the sender would, retrying as it would, and logs one
+    /// `apns` record per HTTP/2 request.
+    private func send(_ plan: PushPlan, token: String, context: SenderContext) throws -> SendOutcome {
+        var rng = senderRNG
+        defer { senderRNG = rng }
+        var sendMs = plan.sendMs
+        var payload = plan.payloadBytes
+        var failures = 0
+        while true {
+            var status: Int64 = 200
+            var reason: String?
+            var latency: Int64? = rng.chance(0.9) ? rng.int64(8...140) : rng.int64(140...900)
+            let hour = (sendMs - dayStartMs) / 3_600_000
+            let tooMany = (hour >= 17 && hour <= 20) ? 0.08 : 0.03
+            if context.badToken && plan.event != .start {
+                status = 400
+                reason = "BadDeviceToken"
+            } else if sendMs >= context.unregisteredAtMs {
+                status = 410
+                reason = "Unregistered"
+            } else if payload > 4096 {
+                status = 413
+                reason = "PayloadTooLarge"
+            } else {
+                let roll = rng.unit()
+                if roll < tooMany {
+                    status = 429
+                    reason = "TooManyRequests"
+                } else if roll < tooMany + 0.012 {
+                    status = 503
+                    reason = "ServiceUnavailable"
+                } else if roll < tooMany + 0.022 {
+                    status = 0
+                    if rng.chance(0.5) {
+                        reason = rng.pick(FleetCatalog.transportErrors)
+                        latency = 10_000
+                    } else {
+                        latency = nil
+                    }
+                } else if roll < tooMany + 0.027 {
+                    status = 500
+                }
+            }
+            let apnsID = rng.uuid()
+            var line = SimLine()
+            line.int("v", 1)
+            line.string("kind", "apns")
+            line.string("apns_id", apnsID)
+            line.time("sent_at", ms: sendMs, style: SimTimeStyle.senderUTC)
+            line.int("status", status)
+            if let reason { line.string("reason", reason) }
+            line.string("push_token", token)
+            if plan.event == .start || context.logsActivityID { line.string("activity_id", context.activityID) }
+            if plan.logsSeq { line.int("seq", Int64(plan.seq)) }
+            switch plan.event {
+            case .start: line.string("event", "start")
+            case .end: line.string("event", "end")
+            case .update: if !context.omitsEventForUpdates { line.string("event", "update") }
+            }
+            line.int("aps_timestamp", plan.apsTimestamp)
+            line.int("payload_bytes", Int64(payload))
+            line.string("topic", context.topic)
+            if !context.omitsPushType { line.string("push_type", "liveactivity") }
+            if !context.omitsPriority { line.int("priority", Int64(plan.priority)) }
+            if let environment = context.environment { line.string("environment", environment) }
+            if let latency { line.int("latency_ms", latency) }
+            // A sender release deployed at 18:00 logs which host sent the
+            // request: a field the contract does not know, to be ignored.
+            if hour >= 18 { line.string("sender_host", "push-\(rng.int(1...6))") }
+            try sender.append(line.finish(), sentAtMs: sendMs)
+
+            switch status {
+            case 200:
+                if payload > 3584 { note("accepted_near_payload_limit") }
+                return .accepted(sendMs)
+            case 400:
+                return .badToken
+            case 410:
+                return .unregistered
+            case 413:
+                note("payloads_trimmed_after_413")
+                payload = rng.int(2400...3584)
+                sendMs += (latency ?? 0) + rng.int64(150...900)
+            default:
+                note("retryable_failures")
+                failures += 1
+                if context.neverRetries || failures >= 4 {
+                    note("updates_given_up")
+                    return .rejected
+                }
+                let waited: Int64 = status == 0 ? 10_000 : (latency ?? 0)
+                sendMs += waited + (Int64(1000) << Int64(failures - 1)) + rng.int64(0...999)
+            }
+        }
+    }
+
+    // MARK: Device-side lines
+
+    private func append(_ day: inout DeviceDay, install: Int, fromWidget: Bool, atMs: Int64,
+                        line: [UInt8], activityID: String, seq: Int) {
+        day.events[install].append(BeaconEvent(trueMs: atMs, order: day.order, fromWidget: fromWidget, line: line,
+                                               activityID: activityID, seq: seq))
+        day.order += 1
+    }
+
+    /// The widget renders a content state on the surfaces visible at that
+    /// moment, and each surface's `onAppear` appends a render beacon.
+    private func render(_ day: inout DeviceDay, install: Int, activityID: String, seq: Int,
+                        event: PushPlan.Event, atMs: Int64) {
+        let device = day.device
+        guard atMs < device.deadAtMs, atMs < dayEndMs else { return }
+        if day.rng.chance(0.015) {
+            note("renders_with_all_beacons_lost")
+            return
+        }
+        var surfaces: [String] = []
+        if event == .end {
+            surfaces.append("lock_screen")
+            if device.model.hasIsland && day.rng.chance(0.3) { surfaces.append("island_expanded") }
+        } else {
+            let locked = day.rng.chance(0.6)
+            if locked || !device.model.hasIsland { surfaces.append("lock_screen") }
+            if device.model.hasIsland && !locked {
+                surfaces.append(day.rng.chance(0.85) ? "island_compact" : "island_minimal")
+                if day.rng.chance(0.15) { surfaces.append("island_expanded") }
+            }
+            let localMs = atMs + Int64(device.zoneMinutes) * 60_000
+            let localHour = (localMs - SimCalendar.floorDiv(localMs, SimCalendar.millisecondsPerDay)
+                * SimCalendar.millisecondsPerDay) / 3_600_000
+            if device.usesStandby && locked && (localHour >= 22 || localHour < 7) && day.rng.chance(0.6) {
+                surfaces.append("standby")
+            }
+            if device.hasWatch && day.rng.chance(0.25) { surfaces.append("watch") }
+        }
+        var renderMs = atMs
+        for surface in surfaces {
+            renderMs += day.rng.int64(30...450)
+            if day.rng.chance(0.03) {
+                note("render_beacons_lost")
+                continue
+            }
+            guard renderMs < device.deadAtMs, renderMs < dayEndMs else { continue }
+            let installInfo = device.installs[install]
+            let version = installInfo.version(at: renderMs)
+            var line = SimLine()
+            if !version.omitsVersionField { line.int("v", 1) }
+            line.string("kind", "render")
+            line.string("activity_id", activityID)
+            line.int("seq", Int64(seq))
+            line.time("rendered_at", ms: renderMs + device.clockOffsetMs, style: device.timeStyle(version),
+                      subMillisecond: version.micros ? day.rng.int(0...999) : 0)
+            line.string("surface", surface)
+            line.string("device_id", device.id)
+            line.string("os_version", device.osVersion)
+            if !version.omitsDeviceModel { line.string("device_model", device.model.identifier) }
+            line.string("app_version", version.version)
+            if version.addsUnknownField { line.string("build", "4210.7") }
+            append(&day, install: install, fromWidget: true, atMs: renderMs, line: line.finish(),
+                   activityID: activityID, seq: seq)
+        }
+    }
+
+    /// The app observed an ActivityKit callback and logs it. `lossy`
+    /// callbacks reach the log with the app version's state-callback rate
+    /// (the app is often not running when the state changes).
+    private func callback(_ day: inout DeviceDay, install: Int, kind: String, activityID: String?,
+                          token: String? = nil, seq: Int? = nil, state: String? = nil, atMs: Int64,
+                          lossy: Bool = false) {
+        let device = day.device
+        guard atMs < device.deadAtMs, atMs < dayEndMs else { return }
+        let version = device.installs[install].version(at: atMs)
+        if lossy && day.rng.chance(version.stateCallbackLoss) {
+            note("state_callbacks_lost")
+            return
+        }
+        var line = SimLine()
+        if !version.omitsVersionField { line.int("v", 1) }
+        line.string("kind", "callback")
+        line.string("callback", kind)
+        if let activityID { line.string("activity_id", activityID) }
+        if let token { line.string("push_token", token) }
+        if let seq { line.int("seq", Int64(seq)) }
+        if let state { line.string("state", state) }
+        line.time("received_at", ms: atMs + device.clockOffsetMs, style: device.timeStyle(version),
+                  subMillisecond: version.micros ? day.rng.int(0...999) : 0)
+        line.string("device_id", device.id)
+        line.string("os_version", device.osVersion)
+        if version.callbacksCarryDeviceModel { line.string("device_model", device.model.identifier) }
+        line.string("app_version", version.version)
+        append(&day, install: install, fromWidget: false, atMs: atMs, line: line.finish(),
+               activityID: activityID ?? "", seq: seq ?? 0)
+    }
+}

@@ -1,0 +1,153 @@
+import ArrivalModel
+/// What to simulate: how many Live Activities, which random seed, which day.
+///
+/// The same configuration always produces a byte-identical output tree (see
+/// ``FleetSimulator``); a different seed produces a different fleet.
+public struct SimulationConfig: Sendable, Equatable {
+    /// Number of Live Activities to simulate. Each produces roughly 10-30
+    /// `apns` records (start, updates, retries, end). 200 gives a sample tree
+    /// small enough to commit; 200,000 gives about four million `apns`
+    /// records for load tests (memory stays bounded: see ``FleetSimulator``).
+    public var activities: Int = 200
+    /// Seed of the simulator's own generator (SplitMix64).
+    public var seed: UInt64 = 1
+    /// The simulated UTC day, `YYYY-MM-DD`. Every `sent_at` falls inside it.
+    public var day: String = "2026-11-21"
+    /// When the output directory already holds `sender` or `devices` (an
+    /// earlier run), `run` fails unless this is true, in which case those
+    /// two subdirectories, and only those, are removed first. Leftovers of an
+    /// earlier run with another seed would otherwise mix with the new fleet.
+    public var replaceExisting: Bool = false
+    /// Regressions to inject (for testing diffs and gates); none by default.
+    public var faults = SimulationFaults()
+
+    public init(
+        activities: Int = 200, seed: UInt64 = 1, day: String = "2026-11-21", replaceExisting: Bool = false,
+        faults: SimulationFaults = SimulationFaults()
+    ) {
+        self.activities = activities
+        self.seed = seed
+        self.day = day
+        self.replaceExisting = replaceExisting
+        self.faults = faults
+    }
+}
+
+/// Delivery regressions the simulator can inject, so that `arrival diff` and
+/// `arrival gate` can be tried on a batch known to be worse. The defaults are
+/// the simulator's normal fleet: with them the output is byte-identical to a
+/// run without faults.
+public struct SimulationFaults: Sendable, Equatable {
+    /// Share of activities whose sender reuses or swaps `aps.timestamp`
+    /// values (stale-timestamp drops). Normal: 0.08.
+    public var timestampBugShare: Double = 0.08
+    /// Factor on each app's share of payloads over 4 KB (413s). Normal: 1.
+    public var oversizeScale: Double = 1
+    /// Factor on the rate at which the app reports `content_update`
+    /// callbacks (below 1 loses more callbacks). Normal: 1.
+    public var contentCallbackScale: Double = 1
+
+    public init(timestampBugShare: Double = 0.08, oversizeScale: Double = 1, contentCallbackScale: Double = 1) {
+        self.timestampBugShare = timestampBugShare
+        self.oversizeScale = oversizeScale
+        self.contentCallbackScale = contentCallbackScale
+    }
+
+    /// The named regressions of `arrival simulate --inject`.
+    public enum Injection: String, CaseIterable, Sendable {
+        /// Half of all activities get a sender with the timestamp bug.
+        case staleTimestamps = "stale-timestamps"
+        /// Ten times as many payloads over 4 KB.
+        case largePayloads = "large-payloads"
+        /// The app reports half as many content-update callbacks.
+        case lostCallbacks = "lost-callbacks"
+    }
+
+    public mutating func inject(_ injection: Injection) {
+        switch injection {
+        case .staleTimestamps: timestampBugShare = 0.5
+        case .largePayloads: oversizeScale = 10
+        case .lostCallbacks: contentCallbackScale = 0.5
+        }
+    }
+}
+
+/// Why a simulation could not run.
+public enum SimulationError: Error, CustomStringConvertible, Sendable {
+    case invalidDay(String)
+    case invalidActivityCount(Int)
+    case outputNotEmpty(String)
+    case cannotCreate(String)
+    case cannotRead(String)
+
+    public var description: String {
+        switch self {
+        case .invalidDay(let day): "invalid day '\(day)': expected a calendar date YYYY-MM-DD"
+        case .invalidActivityCount(let count): "invalid activity count \(count): expected 0 or more"
+        case .outputNotEmpty(let path):
+            "'\(path)' already exists (output of an earlier run?); remove it or allow replacing it"
+        case .cannotCreate(let path): "cannot create '\(path)'"
+        case .cannotRead(let path): "cannot read '\(path)'"
+        }
+    }
+}
+
+/// What a simulation wrote: files, lines by kind, planted defects and the
+/// phenomena it simulated (intent counts; the report's outcome counts come
+/// from the contract's rules applied to the files, not from these).
+public struct SimulationSummary: Sendable, Equatable, CustomStringConvertible {
+    /// The output directory as given.
+    public var outputDirectory: String = ""
+    public var day: String = ""
+    public var seed: UInt64 = 0
+    public var activities: Int = 0
+    public var devices: Int = 0
+    /// Sender files, relative to the output directory, sorted.
+    public var senderFiles: [String] = []
+    /// Number of device files (`widget-<pid>.jsonl`, `app-<pid>.jsonl`).
+    public var deviceFiles: Int = 0
+    /// `apns` records written to the hourly batches (copies not counted).
+    public var apnsRecords: Int = 0
+    /// Valid `render` lines written (a torn last line is not counted here).
+    public var renderRecords: Int = 0
+    /// Valid `callback` lines written (a torn last line is not counted here).
+    public var callbackRecords: Int = 0
+    /// `apns` records repeated in the overlapping re-export (record duplicates).
+    public var overlapRecords: Int = 0
+    /// Gzip members in the hourly batches (more members than files means
+    /// some files are concatenated batches).
+    public var gzipMembers: Int = 0
+    /// Planted bad lines, by kind of defect (`not_json`, `json_array`, ...).
+    public var garbageLines: [String: Int] = [:]
+    /// Records cut mid-JSON at the end of a device file (no final newline).
+    public var tornLines: Int = 0
+    /// Blank lines planted in device files.
+    public var blankLines: Int = 0
+    /// Device files written with `\r\n` line ends.
+    public var crlfFiles: Int = 0
+    /// Simulated phenomena and how often each was set in motion.
+    public var phenomena: [String: Int] = [:]
+    /// Bytes written (all files, copies included).
+    public var bytesWritten: Int64 = 0
+
+    public init() {}
+
+    /// Total planted garbage lines.
+    public var totalGarbageLines: Int {
+        garbageLines.values.reduce(0, +)
+    }
+
+    public var description: String {
+        var lines: [String] = []
+        lines.append("simulated \(activities) activities on \(devices) devices for \(day) (seed \(seed)) into \(outputDirectory)")
+        lines.append("  records: apns \(apnsRecords), render \(renderRecords), callback \(callbackRecords)")
+        lines.append("  files: \(senderFiles.count) sender (\(gzipMembers) gzip members in hourly batches), \(deviceFiles) device; \(bytesWritten) bytes")
+        for file in senderFiles { lines.append("    \(file)") }
+        lines.append("  duplicates planted: \(overlapRecords) apns records repeated in the overlapping re-export")
+        let garbage = garbageLines.keys.sorted().map { "\($0)=\(garbageLines[$0] ?? 0)" }.joined(separator: ", ")
+        lines.append("  bad input planted: \(totalGarbageLines) garbage lines (\(garbage)), \(tornLines) torn last lines, \(blankLines) blank lines, \(crlfFiles) CRLF files")
+        let simulated = phenomena.keys.sorted().map { "\($0)=\(phenomena[$0] ?? 0)" }.joined(separator: ", ")
+        lines.append("  phenomena: \(simulated)")
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,296 @@
+import ArrivalModel
+/// The savepoint of one file being ingested. Records are inserted with
+/// prepared statements reused for every row; ``commit(lines:gzip:)`` writes
+/// the file's registry counts and releases the file into the store's batch
+/// transaction, ``rollback()`` leaves no trace of it.
+package final class FileTransaction {
+    private let store: Store
+    let fileID: Int64
+    private(set) var inserted = 0
+    private(set) var duplicates = 0
+    private(set) var malformed = 0
+    private var finished = false
+
+    private let statements: RecordStatements
+
+    init(store: Store, fileID: Int64) throws(DatabaseError) {
+        self.store = store
+        self.fileID = fileID
+        self.statements = try store.recordStatements()
+    }
+
+    /// Stores `record` unless an equal record is already stored; returns
+    /// whether it was new. `key` overrides the record's own (tests use it to
+    /// force a collision).
+    @discardableResult
+    func insert(_ record: Record, key: UInt64? = nil) throws(DatabaseError) -> Bool {
+        let new = try statements.insert(record, fileID: fileID, key: key)
+        if new { inserted += 1 } else { duplicates += 1 }
+        return new
+    }
+
+    /// Stores every row of `batch` that is not already stored; returns how
+    /// many of each kind were new (indexed by ``RecordKind/index``).
+    package func insertRows(of batch: RowBatch) throws(DatabaseError) -> [Int] {
+        var new = [0, 0, 0]
+        try statements.insertRows(of: batch, fileID: fileID) { row, isNew in
+            if isNew { new[row.kind.index] += 1 }
+        }
+        let total = new[0] + new[1] + new[2]
+        inserted += total
+        duplicates += batch.rows.count - total
+        return new
+    }
+
+    package func addMalformed(line: Int, cause: MalformedCause) throws(DatabaseError) {
+        statements.malformed.bind(1, fileID)
+        statements.malformed.bind(2, Int64(line))
+        statements.malformed.bind(3, cause.rawValue)
+        try statements.malformed.run()
+        malformed += 1
+    }
+
+    package func commit(lines: Int, gzip: Bool) throws(DatabaseError) {
+        let statement = statements.finishFile
+        statement.bind(1, Int64(lines))
+        statement.bind(2, Int64(inserted))
+        statement.bind(3, Int64(duplicates))
+        statement.bind(4, Int64(malformed))
+        statement.bind(5, Int64(gzip ? 1 : 0))
+        statement.bind(6, fileID)
+        try statement.run()
+        try statements.release.run()
+        finished = true
+    }
+
+    package func rollback() {
+        guard !finished else { return }
+        try? store.connection.execute("ROLLBACK TO arrival_file; RELEASE arrival_file")
+        finished = true
+    }
+
+    deinit {
+        rollback()
+    }
+}
+
+/// The prepared statements of ingest, made once per store and reused for every row.
+final class RecordStatements {
+    /// The statements that store rows of one kind.
+    private final class KindStatements {
+        let kind: RecordKind
+        /// Inserts of 64 and of 8 rows at once, largest first: one statement
+        /// run per many rows spares SQLite its per-run work (opening cursors,
+        /// checking the schema, halting), a third of its cost per row when
+        /// measured with a C program on this schema.
+        let multi: [(rows: Int, statement: Statement)]
+        let single: Statement
+        /// Whether a stored row at a key equals the row bound.
+        let same: Statement
+        /// The keys of the rows with ids in a range: the rows one multi-row
+        /// insert added, when it skipped some.
+        let keysInRange: Statement
+
+        init(kind: RecordKind, table: String, columns: [String], connection: Connection) throws(DatabaseError) {
+            self.kind = kind
+            func insert(rows: Int) throws(DatabaseError) -> Statement {
+                let row = "(" + Array(repeating: "?", count: columns.count + 2).joined(separator: ", ") + ")"
+                let values = Array(repeating: row, count: rows).joined(separator: ", ")
+                let names = "record_key, file_id, " + columns.joined(separator: ", ")
+                // A single row aborts on a NOT NULL or CHECK violation. Many rows
+                // at once skip any row that breaks a constraint (OR IGNORE), so
+                // the statement can never stop half done and SQLite keeps no
+                // statement journal for it; a skipped row is then retried
+                // alone, which either finds it a duplicate or fails loudly.
+                return try connection.prepare(rows == 1
+                    ? "INSERT INTO \(table) (\(names)) VALUES \(values) ON CONFLICT (record_key) DO NOTHING"
+                    : "INSERT OR IGNORE INTO \(table) (\(names)) VALUES \(values)")
+            }
+            multi = [(64, try insert(rows: 64)), (8, try insert(rows: 8))]
+            single = try insert(rows: 1)
+            // `IS` compares NULL equal to NULL: the contract's "absent equal to null".
+            let conditions = columns.enumerated().map { "\($0.element) IS ?\($0.offset + 3)" }
+            same = try connection.prepare("""
+                SELECT 1 FROM \(table) WHERE record_key = ?1 AND \(conditions.joined(separator: " AND "))
+                """)
+            keysInRange = try connection.prepare("SELECT record_key FROM \(table) WHERE id BETWEEN ? AND ?")
+        }
+
+        var all: [Statement] { multi.map(\.statement) + [single, same, keysInRange] }
+    }
+
+    private let apns: KindStatements
+    private let renders: KindStatements
+    private let callbacks: KindStatements
+    let malformed: Statement
+    // The per-file statements of the registry, also made once: a device tree
+    // has tens of thousands of small files.
+    let fileStatus: Statement
+    let insertFile: Statement
+    let finishFile: Statement
+    let savepoint: Statement
+    let release: Statement
+    private let connection: Connection
+
+    init(connection: Connection) throws(DatabaseError) {
+        self.connection = connection
+        apns = try KindStatements(kind: .apns, table: "apns", columns: [
+            "apns_id", "sent_at", "status", "reason", "push_token", "activity_id", "seq", "event",
+            "aps_timestamp", "payload_bytes", "topic", "push_type", "priority", "environment", "latency_ms",
+        ], connection: connection)
+        renders = try KindStatements(kind: .render, table: "renders", columns: [
+            "activity_id", "seq", "rendered_at", "surface", "device_id", "os_version", "device_model", "app_version",
+        ], connection: connection)
+        callbacks = try KindStatements(kind: .callback, table: "callbacks", columns: [
+            "callback", "activity_id", "push_token", "seq", "state", "received_at", "device_id",
+            "os_version", "device_model", "app_version",
+        ], connection: connection)
+        malformed = try connection.prepare("INSERT INTO malformed_lines (file_id, line, cause) VALUES (?, ?, ?)")
+        fileStatus = try connection.prepare("SELECT path FROM files WHERE content_sha256 = ?")
+        insertFile = try connection.prepare("""
+            INSERT INTO files (content_sha256, path, byte_count, gzip, line_count, record_count,
+                               duplicate_count, malformed_count, ingested_at)
+            VALUES (?, ?, ?, ?, 0, 0, 0, 0, ?)
+            """)
+        finishFile = try connection.prepare("""
+            UPDATE files SET line_count = ?, record_count = ?, duplicate_count = ?, malformed_count = ?, gzip = ?
+            WHERE id = ?
+            """)
+        savepoint = try connection.prepare("SAVEPOINT arrival_file")
+        release = try connection.prepare("RELEASE arrival_file")
+    }
+
+    /// Stores `record` unless an equal one is stored; `key` overrides its
+    /// own (tests use it to force a collision).
+    func insert(_ record: Record, fileID: Int64, key: UInt64? = nil) throws(DatabaseError) -> Bool {
+        var batch = RowBatch(capacity: 1)
+        batch.append(record)
+        var new = false
+        try insertRows(of: batch, fileID: fileID, keys: key.map { [$0] }) { _, isNew in new = isNew }
+        return new
+    }
+
+    /// Inserts the rows of `batch`, binding strings straight from its arena,
+    /// and tells `done`, in row order, whether each was new. `keys`
+    /// overrides the rows' own keys (tests use it to force collisions).
+    ///
+    /// Runs of rows of one kind go in by 64 or 8 at a time. When such an
+    /// insert adds fewer rows than it was given, the keys it did add are read
+    /// back (its rows have consecutive ids) and each row it skipped goes
+    /// through ``insertProbing``: a duplicate, or a collision moved on to the
+    /// next free key.
+    func insertRows(
+        of batch: RowBatch, fileID: Int64, keys: [UInt64]? = nil, _ done: (RowBatch.Row, Bool) -> Void
+    ) throws(DatabaseError) {
+        let rows = batch.rows
+        try batch.bytes.withUnsafeBufferPointer { (arena) throws(DatabaseError) in
+            // The arena is never empty-addressed: an empty string binds as '' not NULL.
+            let base = arena.baseAddress.map(UnsafeRawPointer.init) ?? UnsafeRawPointer(emptyCString)
+            func key(_ index: Int) -> Int64 { Int64(bitPattern: keys?[index] ?? rows[index].key) }
+            var index = 0
+            while index < rows.count {
+                let statements = self.statements(for: rows[index].kind)
+                var run = 1
+                while index + run < rows.count, run < 64, rows[index + run].kind == statements.kind { run += 1 }
+                guard let (count, insert) = statements.multi.first(where: { $0.rows <= run }) else {
+                    let row = rows[index]
+                    let new = try insertProbing(key: key(index), statements: statements, fileID: fileID) { s in
+                        s.bind(batch.cells(of: row), from: 3, arena: base)
+                    }
+                    done(row, new)
+                    index += 1
+                    continue
+                }
+                let stride = Int32(statements.kind.columnCount + 2)
+                for offset in 0..<count {
+                    let first = Int32(offset) * stride
+                    insert.bind(first + 1, key(index + offset))
+                    insert.bind(first + 2, fileID)
+                    insert.bind(batch.cells(of: rows[index + offset]), from: first + 3, arena: base)
+                }
+                try insert.run()
+                let added = connection.changes
+                if added == count {
+                    for offset in 0..<count { done(rows[index + offset], true) }
+                } else {
+                    var addedKeys: Set<Int64> = []
+                    if added > 0 {
+                        let last = connection.lastInsertRowID
+                        let range = statements.keysInRange
+                        range.bind(1, last - Int64(added) + 1)
+                        range.bind(2, last)
+                        defer { range.reset() }
+                        while try range.step() { addedKeys.insert(range.int(0)) }
+                    }
+                    for offset in 0..<count {
+                        let row = rows[index + offset]
+                        // The first row with an added key is the one that added it.
+                        if addedKeys.remove(key(index + offset)) != nil {
+                            done(row, true)
+                            continue
+                        }
+                        let new = try insertProbing(key: key(index + offset), statements: statements, fileID: fileID) { s in
+                            s.bind(batch.cells(of: row), from: 3, arena: base)
+                        }
+                        done(row, new)
+                    }
+                    assert(addedKeys.isEmpty, "every row a multi-row insert added is one of its rows")
+                }
+                index += count
+            }
+        }
+        // The arena goes back to the reader: leave no statement pointing into it.
+        for statements in [apns, renders, callbacks] {
+            for statement in statements.all { statement.clearBindings() }
+        }
+    }
+
+    private func statements(for kind: RecordKind) -> KindStatements {
+        switch kind {
+        case .apns: apns
+        case .render: renders
+        case .callback: callbacks
+        }
+    }
+
+    /// Inserts one row at `key`; when the key is taken, either by an equal
+    /// record (a duplicate) or, rarely, by a different record with the same
+    /// hash (then the next key is tried: open addressing, so lookups stay
+    /// exact). Returns whether the row was new.
+    private func insertProbing(
+        key: Int64, statements: KindStatements, fileID: Int64, bindFields: (Statement) -> Void
+    ) throws(DatabaseError) -> Bool {
+        let insert = statements.single, same = statements.same
+        var slot = key
+        bindFields(insert)
+        insert.bind(2, fileID)
+        while true {
+            insert.bind(1, slot)
+            try insert.run()
+            if connection.changes > 0 { return true }
+            bindFields(same)
+            same.bind(1, slot)
+            let equal = try same.step()
+            same.reset()
+            if equal { return false }
+            slot = slot &+ 1
+        }
+    }
+}
+
+extension Statement {
+    /// Binds `cells` to the parameters from `first` on; strings point into
+    /// `arena`, which must outlive the statement's next step (SQLITE_STATIC).
+    @inline(__always)
+    func bind(_ cells: ArraySlice<RowBatch.Cell>, from first: Int32, arena: UnsafeRawPointer) {
+        var index = first
+        for cell in cells {
+            switch cell {
+            case .int(let value): bind(index, value)
+            case .noInt, .noText: bindNull(index)
+            case .text(let offset, let count): bindStaticText(index, arena + Int(offset), count: count)
+            }
+            index += 1
+        }
+    }
+}

@@ -1,0 +1,216 @@
+import ArrivalModel
+/// Decoded lines packed for the hand-off from the reading thread to the
+/// writing one: every field is a fixed-size ``Cell``, every string's bytes
+/// live in one arena, and lines that are not records are kept by number and
+/// cause. A batch costs a handful of allocations however many records it
+/// holds and is reused batch after batch; the writer binds strings straight
+/// from the arena, so no per-field Swift `String` is made, retained, copied
+/// or freed on either thread.
+///
+/// A row's cells are its contract fields in the order of the store's columns
+/// (``RecordKind/columnCount``); that is also the order the de-duplication
+/// hash covers them in (``Record/contentHash``).
+package struct RowBatch: Sendable {
+    /// One field of a row.
+    package enum Cell: Equatable, Sendable {
+        case int(Int64)
+        /// Bytes `offset..<offset + count` of the arena.
+        case text(offset: Int32, count: Int32)
+        /// An absent or null integer field.
+        case noInt
+        /// An absent or null string field.
+        case noText
+    }
+
+    package struct Row: Sendable {
+        var kind: RecordKind
+        var line: Int
+        var firstCell: Int
+        /// The de-duplication key (``recordKey(time:hash:)``).
+        var key: UInt64
+    }
+
+    package private(set) var rows: [Row] = []
+    private(set) var cells: [Cell] = []
+    /// The arena of string bytes, unescaped.
+    private(set) var bytes: [UInt8] = []
+    package private(set) var malformed: [(line: Int, cause: MalformedCause)] = []
+
+    package init(capacity: Int = 0) {
+        rows.reserveCapacity(capacity)
+        cells.reserveCapacity(capacity * RecordKind.apns.columnCount)
+        bytes.reserveCapacity(capacity * 256)
+        malformed.reserveCapacity(16)
+    }
+
+    /// Records and malformed lines held.
+    package var count: Int { rows.count + malformed.count }
+    /// The bytes of the strings held. (Cells address the arena with 32-bit
+    /// offsets: the ingest hands a batch on long before 2 GiB.)
+    package var byteCount: Int { bytes.count }
+    package var isEmpty: Bool { rows.isEmpty && malformed.isEmpty }
+
+    package mutating func removeAll() {
+        rows.removeAll(keepingCapacity: true)
+        cells.removeAll(keepingCapacity: true)
+        bytes.removeAll(keepingCapacity: true)
+        malformed.removeAll(keepingCapacity: true)
+    }
+
+    func cells(of row: Row) -> ArraySlice<Cell> {
+        cells[row.firstCell..<row.firstCell + row.kind.columnCount]
+    }
+
+    // MARK: - Building a row
+
+    /// Where a row being built started, to finish or abandon it.
+    package struct Mark {
+        fileprivate var cells: Int
+        fileprivate var bytes: Int
+    }
+
+    package var mark: Mark { Mark(cells: cells.count, bytes: bytes.count) }
+
+    /// Forgets the cells and bytes appended since `mark`.
+    package mutating func abandon(_ mark: Mark) {
+        cells.removeSubrange(mark.cells...)
+        bytes.removeSubrange(mark.bytes...)
+    }
+
+    @inline(__always)
+    package mutating func append(_ cell: Cell) {
+        cells.append(cell)
+    }
+
+    /// Appends a text cell holding `text`.
+    @inline(__always)
+    package mutating func appendText(_ text: UnsafeBufferPointer<UInt8>) {
+        let start = bytes.count
+        bytes.append(contentsOf: text)
+        cells.append(.text(offset: Int32(start), count: Int32(text.count)))
+    }
+
+    /// Appends a text cell holding the bytes `write` appends to the arena
+    /// (the decoder unescapes JSON string content straight into it).
+    package mutating func appendText(writing write: (inout [UInt8]) -> Void) {
+        let start = bytes.count
+        write(&bytes)
+        cells.append(.text(offset: Int32(start), count: Int32(bytes.count - start)))
+    }
+
+    /// Closes the row whose cells were appended since `mark`: hashes them and
+    /// computes its store key from the cell at `kind.timeColumn`.
+    package mutating func finishRow(_ mark: Mark, kind: RecordKind, line: Int) {
+        assert(cells.count - mark.cells == kind.columnCount)
+        let hash = contentHash(kind: kind, firstCell: mark.cells)
+        guard case .int(let time) = cells[mark.cells + kind.timeColumn] else {
+            preconditionFailure("a record's time is a required integer")
+        }
+        rows.append(Row(kind: kind, line: line, firstCell: mark.cells, key: recordKey(time: time, hash: hash)))
+    }
+
+    package mutating func appendMalformed(line: Int, cause: MalformedCause) {
+        malformed.append((line, cause))
+    }
+
+    /// Appends `record` as a row (the path of records made in code, not decoded).
+    mutating func append(_ record: Record, line: Int = 0) {
+        let start = mark
+        func text(_ value: String?) {
+            guard var value else { return append(.noText) }
+            value.withUTF8 { appendText($0) }
+        }
+        func int(_ value: Int64?) { append(value.map(Cell.int) ?? .noInt) }
+        switch record {
+        case .apns(let r):
+            text(r.apnsID); int(r.sentAt); int(r.status); text(r.reason); text(r.pushToken); text(r.activityID)
+            int(r.seq); text(r.event); int(r.apsTimestamp); int(r.payloadBytes); text(r.topic); text(r.pushType)
+            int(r.priority); text(r.environment); int(r.latencyMS)
+        case .render(let r):
+            text(r.activityID); int(r.seq); int(r.renderedAt); text(r.surface); text(r.deviceID); text(r.osVersion)
+            text(r.deviceModel); text(r.appVersion)
+        case .callback(let r):
+            text(r.callback.rawValue); text(r.activityID); text(r.pushToken); int(r.seq); text(r.state)
+            int(r.receivedAt); text(r.deviceID); text(r.osVersion); text(r.deviceModel); text(r.appVersion)
+        }
+        finishRow(start, kind: record.kind, line: line)
+    }
+
+    // MARK: - Reading a row back
+
+    /// The row as a ``Record`` (for callers that want values, not the store).
+    package func record(_ row: Row) -> Record {
+        var index = row.firstCell
+        func next() -> Cell {
+            defer { index += 1 }
+            return cells[index]
+        }
+        func text() -> String? {
+            guard case .text(let offset, let count) = next() else { return nil }
+            return bytes.withUnsafeBufferPointer {
+                String(decoding: UnsafeBufferPointer(rebasing: $0[Int(offset)..<Int(offset + count)]), as: UTF8.self)
+            }
+        }
+        func int() -> Int64? {
+            guard case .int(let value) = next() else { return nil }
+            return value
+        }
+        switch row.kind {
+        case .apns:
+            return .apns(APNSRecord(
+                apnsID: text()!, sentAt: int()!, status: int()!, reason: text(), pushToken: text()!,
+                activityID: text(), seq: int(), event: text(), apsTimestamp: int()!, payloadBytes: int(),
+                topic: text(), pushType: text(), priority: int(), environment: text(), latencyMS: int()))
+        case .render:
+            return .render(RenderRecord(
+                activityID: text()!, seq: int()!, renderedAt: int()!, surface: text(), deviceID: text(),
+                osVersion: text(), deviceModel: text(), appVersion: text()))
+        case .callback:
+            return .callback(CallbackRecord(
+                callback: CallbackRecord.Kind(rawValue: text()!)!, activityID: text(), pushToken: text(), seq: int(),
+                state: text(), receivedAt: int()!, deviceID: text(), osVersion: text(), deviceModel: text(),
+                appVersion: text()))
+        }
+    }
+
+    /// The hash ``Record/contentHash`` gives the same record, computed from
+    /// the cells: the kind's tag, then every field in column order.
+    func contentHash(kind: RecordKind, firstCell: Int) -> UInt64 {
+        var h = StableHash()
+        h.combine(UInt64(kind.index + 1))
+        bytes.withUnsafeBufferPointer { arena in
+            for index in firstCell..<firstCell + kind.columnCount {
+                switch cells[index] {
+                case .int(let value): h.combine(value as Int64?)
+                case .noInt: h.combine(nil as Int64?)
+                case .noText: h.combine(nil as String?)
+                case .text(let offset, let count):
+                    h.combine(UnsafeBufferPointer(rebasing: arena[Int(offset)..<Int(offset + count)]))
+                    h.combine(UInt64(count) | 1 << 63)
+                }
+            }
+        }
+        return h.finish()
+    }
+}
+
+extension RecordKind {
+    /// The contract fields of a record of this kind, stored as columns.
+    var columnCount: Int {
+        switch self {
+        case .apns: 15
+        case .render: 8
+        case .callback: 10
+        }
+    }
+
+    /// The column of the time the store key begins with: `sent_at`,
+    /// `rendered_at`, `received_at`.
+    var timeColumn: Int {
+        switch self {
+        case .apns: 1
+        case .render: 2
+        case .callback: 5
+        }
+    }
+}

@@ -1,0 +1,187 @@
+import ArrivalModel
+import Foundation
+import CSQLite
+
+/// A failed SQLite call, with the statement or step it came from.
+public struct DatabaseError: Error, CustomStringConvertible {
+    public var code: Int32
+    public var message: String
+    public var context: String
+
+    public var description: String {
+        "SQLite error \(code) (\(message)) while \(context)"
+    }
+}
+
+/// A thin owner of one `sqlite3` connection from the system's libsqlite3.
+/// Not thread-safe: one thread at a time.
+final class Connection {
+    let handle: OpaquePointer
+
+    /// Process-wide settings, applied once before the first connection opens.
+    private static let configured: Bool = {
+        _ = csqlite_disable_memstatus()
+        return true
+    }()
+
+    init(path: String, readOnly: Bool = false) throws(DatabaseError) {
+        _ = Self.configured
+        var db: OpaquePointer?
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            if let db { sqlite3_close_v2(db) }
+            throw DatabaseError(code: rc, message: message, context: "opening '\(path)'")
+        }
+        handle = db
+        sqlite3_busy_timeout(db, 5000)
+    }
+
+    deinit {
+        sqlite3_close_v2(handle)
+    }
+
+    func execute(_ sql: String) throws(DatabaseError) {
+        var error: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &error)
+        if rc != SQLITE_OK {
+            let message = error.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
+            sqlite3_free(error)
+            let statement = sql.split(separator: "\n").first.map(String.init) ?? sql
+            throw DatabaseError(code: rc, message: message, context: "running \(statement.trimmingCharacters(in: .whitespaces).prefix(80))")
+        }
+    }
+
+    func prepare(_ sql: String) throws(DatabaseError) -> Statement {
+        try Statement(connection: self, sql: sql)
+    }
+
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// The rowid of the last row an INSERT on this connection added.
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    var lastError: String { String(cString: sqlite3_errmsg(handle)) }
+}
+
+/// A prepared statement, reused across rows: bind, step, reset.
+final class Statement {
+    private let handle: OpaquePointer
+    private unowned let connection: Connection
+    let sql: String
+
+    init(connection: Connection, sql: String) throws(DatabaseError) {
+        var stmt: OpaquePointer?
+        let rc = sqlite3_prepare_v3(connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
+        guard rc == SQLITE_OK, let stmt else {
+            throw DatabaseError(code: rc, message: connection.lastError, context: "preparing \(sql.prefix(120))")
+        }
+        self.handle = stmt
+        self.connection = connection
+        self.sql = sql
+    }
+
+    deinit {
+        sqlite3_finalize(handle)
+    }
+
+    @inline(__always)
+    func bind(_ index: Int32, _ value: Int64?) {
+        if let value { sqlite3_bind_int64(handle, index, value) } else { sqlite3_bind_null(handle, index) }
+    }
+
+    @inline(__always)
+    func bind(_ index: Int32, _ value: Int64) {
+        sqlite3_bind_int64(handle, index, value)
+    }
+
+    @inline(__always)
+    func bind(_ index: Int32, _ value: String?) {
+        guard var value else {
+            sqlite3_bind_null(handle, index)
+            return
+        }
+        value.withUTF8 { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { chars in
+                _ = sqlite3_bind_text(handle, index, chars.baseAddress ?? emptyCString, Int32(chars.count), csqlite_transient())
+            }
+        }
+    }
+
+    @inline(__always)
+    func bindNull(_ index: Int32) {
+        sqlite3_bind_null(handle, index)
+    }
+
+    /// Binds `count` bytes at `text` without copying them: they must stay
+    /// unchanged until the statement is stepped and rebound or cleared.
+    @inline(__always)
+    func bindStaticText(_ index: Int32, _ text: UnsafeRawPointer, count: Int32) {
+        sqlite3_bind_text(handle, index, text.assumingMemoryBound(to: CChar.self), count, nil)
+    }
+
+    func clearBindings() {
+        sqlite3_clear_bindings(handle)
+    }
+
+    /// Runs a statement that returns no rows.
+    func run() throws(DatabaseError) {
+        defer { sqlite3_reset(handle) }
+        let rc = sqlite3_step(handle)
+        guard rc == SQLITE_DONE || rc == SQLITE_ROW else {
+            throw DatabaseError(code: rc, message: connection.lastError, context: "running \(sql.prefix(120))")
+        }
+    }
+
+    /// Steps once; returns whether a row is available. Call ``reset()`` when done.
+    func step() throws(DatabaseError) -> Bool {
+        let rc = sqlite3_step(handle)
+        if rc == SQLITE_ROW { return true }
+        if rc == SQLITE_DONE { return false }
+        sqlite3_reset(handle)
+        throw DatabaseError(code: rc, message: connection.lastError, context: "querying \(sql.prefix(120))")
+    }
+
+    func reset() {
+        sqlite3_reset(handle)
+    }
+
+    func int(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+
+    func optionalInt(_ column: Int32) -> Int64? {
+        sqlite3_column_type(handle, column) == SQLITE_NULL ? nil : sqlite3_column_int64(handle, column)
+    }
+
+    func string(_ column: Int32) -> String? {
+        guard let text = sqlite3_column_text(handle, column) else { return nil }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+    }
+
+    /// Whether the column holds exactly `bytes` as text (`nil`: SQL NULL),
+    /// compared without making a String.
+    func text(_ column: Int32, equals bytes: [UInt8]?) -> Bool {
+        guard let text = sqlite3_column_text(handle, column) else { return bytes == nil }
+        guard let bytes else { return false }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count == bytes.count else { return false }
+        return bytes.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return true }  // both empty
+            return memcmp(text, base, count) == 0
+        }
+    }
+
+    /// Runs a query and calls `body` for each row.
+    func forEach(_ body: (Statement) throws -> Void) throws {
+        defer { sqlite3_reset(handle) }
+        while try step() { try body(self) }
+    }
+}
+
+/// One NUL byte: the address to bind an empty string at (a null pointer would bind SQL NULL).
+nonisolated(unsafe) let emptyCString: UnsafePointer<CChar> = {
+    let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: 1)
+    pointer.initialize(to: 0)
+    return UnsafePointer(pointer)
+}()

@@ -1,0 +1,322 @@
+import ArrivalModel
+
+extension Store {
+    /// Runs `body` in one read transaction: a consistent snapshot of the
+    /// store even while another connection commits an ingest. With `mapped`,
+    /// the file is memory-mapped for the read (the HTML report reads every
+    /// row of the three record tables once).
+    package func read<T>(mapped: Bool = false, _ body: (StoreSnapshot) throws -> T) throws -> T {
+        if mapped { try connection.execute("PRAGMA mmap_size = 4294967296") }
+        defer { if mapped { try? connection.execute("PRAGMA mmap_size = 0") } }
+        try connection.execute("BEGIN")
+        defer { try? connection.execute("ROLLBACK") }
+        return try body(StoreSnapshot(connection: connection))
+    }
+}
+
+/// The read queries of the analysis and the reports, inside one read
+/// transaction (``Store/read(mapped:_:)``). Large reads are cursors: each
+/// calls its body once per row with a view of that row, valid only during
+/// the call.
+package struct StoreSnapshot {
+    let connection: Connection
+
+    // MARK: - Cursors over the record tables
+
+    /// Every `apns` row, in row order.
+    package func forEachRequest(_ body: (RequestRow) throws -> Void) throws {
+        let scan = try connection.prepare("""
+            SELECT id, apns_id, sent_at, status, reason, push_token, activity_id, seq, event, aps_timestamp,
+                   payload_bytes, topic, priority
+            FROM apns
+            """)
+        try scan.forEach { try body(RequestRow(statement: $0)) }
+    }
+
+    /// Every `renders` row, in row order.
+    package func forEachRender(_ body: (RenderRow) throws -> Void) throws {
+        let scan = try connection.prepare("SELECT activity_id, seq, rendered_at, os_version, app_version, id FROM renders")
+        try scan.forEach { try body(RenderRow(statement: $0)) }
+    }
+
+    /// Every `callbacks` row that names its activity, in row order.
+    package func forEachCallback(_ body: (CallbackRow) throws -> Void) throws {
+        let scan = try connection.prepare("""
+            SELECT activity_id, callback, seq, received_at, os_version, app_version FROM callbacks
+            WHERE activity_id IS NOT NULL
+            """)
+        try scan.forEach { try body(CallbackRow(statement: $0)) }
+    }
+
+    /// Every `push_token` callback that names both its token and its activity.
+    package func forEachPushTokenCallback(_ body: (_ token: String, _ activity: String, _ receivedAt: Int64) throws -> Void) throws {
+        let scan = try connection.prepare("""
+            SELECT push_token, activity_id, received_at FROM callbacks WHERE callback = 'push_token'
+            """)
+        try scan.forEach { row in
+            guard let token = row.string(0), let activity = row.string(1) else { return }
+            try body(token, activity, row.int(2))
+        }
+    }
+
+    /// Looks up the `apns_id` of `apns` rows by row id (the analysis keeps
+    /// row ids, not ids, for the requests it picks).
+    package func apnsIDLookup() throws -> RowLookup {
+        RowLookup(statement: try connection.prepare("SELECT apns_id FROM apns WHERE id = ?"))
+    }
+
+    /// Every logical update with the outcome the SQL views give it (the
+    /// `update_outcomes` view, for dashboards and ad-hoc queries).
+    package func forEachViewOutcome(
+        _ body: (_ activityID: String, _ seq: Int64, _ outcome: String?, _ at: Int64, _ app: String, _ priority: Int64?) throws -> Void
+    ) throws {
+        let scan = try connection.prepare("SELECT activity_id, seq, outcome, at, app, priority FROM update_outcomes")
+        try scan.forEach { row in
+            try body(row.string(0) ?? "", row.int(1), row.string(2), row.int(3), row.string(4) ?? "", row.optionalInt(5))
+        }
+    }
+
+    // MARK: - Single rows by id
+
+    /// One request of an activity's timeline.
+    package struct RequestAnswer {
+        package var seq: Int64
+        package var sentAt: Int64
+        package var status: Int64
+        package var reason: String?
+        package var apnsID: String
+        package var payloadBytes: Int64?
+    }
+
+    /// The `apns` rows with these row ids (ids that no longer exist are left out).
+    package func requestAnswers(rowIDs: [Int64]) throws -> [(rowID: Int64, answer: RequestAnswer)] {
+        let request = try connection.prepare("SELECT seq, sent_at, status, reason, apns_id, payload_bytes FROM apns WHERE id = ?")
+        var answers: [(Int64, RequestAnswer)] = []
+        for id in rowIDs {
+            request.bind(1, id)
+            if try request.step() {
+                answers.append((id, RequestAnswer(
+                    seq: request.int(0), sentAt: request.int(1), status: request.int(2), reason: request.string(3),
+                    apnsID: request.string(4) ?? "", payloadBytes: request.optionalInt(5))))
+            }
+            request.reset()
+        }
+        return answers
+    }
+
+    /// One render of an activity's timeline.
+    package struct RenderSighting {
+        package var seq: Int64
+        package var surface: String?
+        package var deviceID: String?
+        package var renderedAt: Int64
+    }
+
+    /// The `renders` rows with these row ids.
+    package func renderSightings(rowIDs: [Int64]) throws -> [(rowID: Int64, sighting: RenderSighting)] {
+        let render = try connection.prepare("SELECT seq, surface, device_id, rendered_at FROM renders WHERE id = ?")
+        var sightings: [(Int64, RenderSighting)] = []
+        for id in rowIDs {
+            render.bind(1, id)
+            if try render.step() {
+                sightings.append((id, RenderSighting(
+                    seq: render.int(0), surface: render.string(1), deviceID: render.string(2), renderedAt: render.int(3))))
+            }
+            render.reset()
+        }
+        return sightings
+    }
+
+    // MARK: - The file registry and data quality
+
+    /// Counts that cover everything ingested, whatever the window.
+    package struct StoreWideQuality {
+        package var malformedByCause: [ExactString: Int] = [:]
+        package var duplicateRecords = 0
+        package var filesSkippedAsDuplicate = 0
+    }
+
+    package func storeWideQuality() throws -> StoreWideQuality {
+        var quality = StoreWideQuality()
+        let malformed = try connection.prepare("SELECT cause, count(*) FROM malformed_lines GROUP BY cause")
+        try malformed.forEach { row in
+            quality.malformedByCause[ExactString(row.string(0) ?? ""), default: 0] += Int(row.int(1))
+        }
+        let files = try connection.prepare("""
+            SELECT (SELECT coalesce(sum(duplicate_count), 0) FROM files), (SELECT count(*) FROM skipped_files)
+            """)
+        try files.forEach { row in
+            quality.duplicateRecords = Int(row.int(0))
+            quality.filesSkippedAsDuplicate = Int(row.int(1))
+        }
+        return quality
+    }
+
+    /// What the store holds, file by file and record by record.
+    package struct SourceTotals {
+        package var files = 0
+        package var gzipFiles = 0
+        package var bytes: Int64 = 0
+        package var records = 0
+        package var apnsRecords = 0
+        package var renderRecords = 0
+        package var callbackRecords = 0
+    }
+
+    package func sourceTotals() throws -> SourceTotals {
+        var totals = SourceTotals()
+        let query = try connection.prepare("""
+            SELECT count(*), coalesce(sum(gzip), 0), coalesce(sum(byte_count), 0), coalesce(sum(record_count), 0),
+                   (SELECT count(*) FROM apns), (SELECT count(*) FROM renders), (SELECT count(*) FROM callbacks)
+            FROM files
+            """)
+        try query.forEach { row in
+            totals.files = Int(row.int(0))
+            totals.gzipFiles = Int(row.int(1))
+            totals.bytes = row.int(2)
+            totals.records = Int(row.int(3))
+            totals.apnsRecords = Int(row.int(4))
+            totals.renderRecords = Int(row.int(5))
+            totals.callbackRecords = Int(row.int(6))
+        }
+        return totals
+    }
+
+    /// The files with the most records (ties by path).
+    package func largestFiles(limit: Int) throws -> [(path: String, records: Int)] {
+        let query = try connection.prepare("""
+            SELECT path, record_count FROM files ORDER BY record_count DESC, path LIMIT ?
+            """)
+        query.bind(1, Int64(limit))
+        var files: [(String, Int)] = []
+        try query.forEach { files.append(($0.string(0) ?? "", Int($0.int(1)))) }
+        return files
+    }
+
+    /// Malformed lines per file and cause, most first; `total` counts every
+    /// (file, cause) pair, also those past `limit`.
+    package func malformedByFile(limit: Int) throws -> (rows: [(path: String, cause: String, lines: Int)], total: Int) {
+        let query = try connection.prepare("""
+            SELECT f.path, m.cause, count(*) AS lines FROM malformed_lines AS m JOIN files AS f ON f.id = m.file_id
+            GROUP BY m.file_id, m.cause ORDER BY lines DESC, f.path, m.cause
+            """)
+        var rows: [(String, String, Int)] = []
+        var total = 0
+        try query.forEach { row in
+            total += 1
+            guard total <= limit else { return }
+            rows.append((row.string(0) ?? "", row.string(1) ?? "", Int(row.int(2))))
+        }
+        return (rows, total)
+    }
+
+    /// Files with repeated records, most first.
+    package func duplicatesByFile(limit: Int) throws -> [(path: String, records: Int)] {
+        let query = try connection.prepare("""
+            SELECT path, duplicate_count FROM files WHERE duplicate_count > 0 ORDER BY duplicate_count DESC, path LIMIT ?
+            """)
+        query.bind(1, Int64(limit))
+        var files: [(String, Int)] = []
+        try query.forEach { files.append(($0.string(0) ?? "", Int($0.int(1)))) }
+        return files
+    }
+
+    /// Files skipped because their bytes were ingested under another path: (skipped path, ingested path).
+    package func skippedFiles(limit: Int) throws -> [(path: String, firstPath: String)] {
+        let query = try connection.prepare("""
+            SELECT s.path, f.path FROM skipped_files AS s JOIN files AS f ON f.content_sha256 = s.content_sha256
+            ORDER BY s.path LIMIT ?
+            """)
+        query.bind(1, Int64(limit))
+        var files: [(String, String)] = []
+        try query.forEach { files.append(($0.string(0) ?? "", $0.string(1) ?? "")) }
+        return files
+    }
+}
+
+/// A query by row id that answers one text column.
+package struct RowLookup {
+    let statement: Statement
+
+    /// The text of row `id` (empty when the row has none).
+    package func text(ofRow id: Int64) throws -> String {
+        statement.bind(1, id)
+        defer { statement.reset() }
+        return try statement.step() ? statement.string(0) ?? "" : ""
+    }
+}
+
+/// One `apns` row of ``StoreSnapshot/forEachRequest(_:)``.
+package struct RequestRow {
+    let statement: Statement
+
+    package var rowID: Int64 { statement.int(0) }
+    package var apnsID: String { statement.string(1) ?? "" }
+    package var sentAt: Int64 { statement.int(2) }
+    package var status: Int64 { statement.int(3) }
+    package var reason: String? { statement.string(4) }
+    package var pushToken: String? { statement.string(5) }
+    package var activityID: String? { statement.string(6) }
+    package var seq: Int64? { statement.optionalInt(7) }
+    package var event: String? { statement.string(8) }
+    package var apsTimestamp: Int64 { statement.int(9) }
+    package var payloadBytes: Int64? { statement.optionalInt(10) }
+    package var priority: Int64? { statement.optionalInt(12) }
+
+    /// The topic, resolved through `last` when the row repeats the previous row's topic.
+    package func topic<Value>(through last: inout LastText<Value>, _ make: (String?) -> Value) -> Value {
+        last.resolve(statement, 11, make)
+    }
+}
+
+/// One `renders` row of ``StoreSnapshot/forEachRender(_:)``.
+package struct RenderRow {
+    let statement: Statement
+
+    package var seq: Int64 { statement.int(1) }
+    package var renderedAt: Int64 { statement.int(2) }
+    package var osVersion: String? { statement.string(3) }
+    package var appVersion: String? { statement.string(4) }
+    package var rowID: Int64 { statement.int(5) }
+
+    /// The activity id, resolved through `last` when the row repeats the previous row's activity.
+    package func activity<Value>(through last: inout LastText<Value>, _ make: (String?) -> Value) -> Value {
+        last.resolve(statement, 0, make)
+    }
+}
+
+/// One `callbacks` row of ``StoreSnapshot/forEachCallback(_:)``.
+package struct CallbackRow {
+    let statement: Statement
+
+    package var callback: String? { statement.string(1) }
+    package var seq: Int64? { statement.optionalInt(2) }
+    package var receivedAt: Int64 { statement.int(3) }
+    package var osVersion: String? { statement.string(4) }
+    package var appVersion: String? { statement.string(5) }
+
+    /// The activity id, resolved through `last` when the row repeats the previous row's activity.
+    package func activity<Value>(through last: inout LastText<Value>, _ make: (String?) -> Value) -> Value {
+        last.resolve(statement, 0, make)
+    }
+}
+
+/// The last text read from a column and what it resolved to, so a row that
+/// repeats the previous row's value (90% of requests repeat the topic before
+/// them, about 60% of renders and callbacks the activity) is resolved by
+/// comparing bytes instead of making a String and hashing it.
+package struct LastText<Value> {
+    private var bytes: [UInt8]?
+    private var value: Value?
+
+    package init() {}
+
+    mutating func resolve(_ row: Statement, _ column: Int32, _ make: (String?) -> Value) -> Value {
+        if let value, row.text(column, equals: bytes) { return value }
+        let text = row.string(column)
+        let made = make(text)
+        bytes = text.map { Array($0.utf8) }
+        value = made
+        return made
+    }
+}
