@@ -104,7 +104,7 @@ let package = Package(
         ),
         .target(
             name: "ArrivalSender",
-            dependencies: ["ArrivalBeacons", "CZlib"],
+            dependencies: ["ArrivalBeacons", "ArrivalModel", "CZlib"],
             swiftSettings: swiftSettings
         ),
         // Spawned by the instrumentation tests (concurrent and killed writers); also the append benchmark.

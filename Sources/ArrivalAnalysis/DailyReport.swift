@@ -296,10 +296,6 @@ public struct DailyReportBuilder {
         let worstSet = Set(worst)
         var timelines: [Int32: DailyReport.ActivityTimeline] = [:]
         var stepIndex: [Int32: [Int64: Int]] = [:]
-        let names: [DeliveryAnalysis.Outcome: String] = [
-            .rendered: "rendered", .ended: "ended", .expired: "expired", .staleTimestamp: "stale_timestamp",
-            .superseded: "superseded", .lost: "lost",
-        ]
         for activity in worst {
             let i = Int(activity)
             timelines[activity] = DailyReport.ActivityTimeline(
@@ -335,7 +331,7 @@ public struct DailyReportBuilder {
                 stepIndex[update.activity, default: [:]][update.seq] = timeline.steps.count
                 timeline.steps.append(DailyReport.Step(
                     seq: update.seq, event: update.isEnd ? "end" : update.isStart ? "start" : "update", at: update.at,
-                    outcome: update.outcome.flatMap { names[$0] }, firstRenderedAt: update.firstRenderedAt))
+                    outcome: update.outcome?.name, firstRenderedAt: update.firstRenderedAt))
             } else {
                 timeline.stepsNotShown += 1
             }

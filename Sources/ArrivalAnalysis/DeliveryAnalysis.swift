@@ -28,9 +28,6 @@ package struct DeliveryAnalysis {
         package var outcome: Outcome?
     }
 
-    package enum Outcome: UInt8 {
-        case rendered, ended, expired, staleTimestamp, superseded, lost
-    }
 
     struct Activity {
         var startedAt: Int64?
@@ -59,7 +56,7 @@ package struct DeliveryAnalysis {
             total += 1
             if status == 200 {
                 accepted += 1
-                if let payloadBytes, payloadBytes > 3584 { oversizeRisk += 1 }
+                if let payloadBytes, payloadBytes > Contract.oversizeRiskBytes { oversizeRisk += 1 }
             } else {
                 let key = reason ?? (status == 0 ? "NoResponse" : "HTTP\(status)")
                 byReason[ExactString(key), default: 0] += 1
@@ -225,7 +222,7 @@ package struct DeliveryAnalysis {
     /// `app` is the topic without `.push-type.liveactivity`.
     static func app(ofTopic topic: String) -> String {
         // By code points (UTF-8 bytes), not by grapheme clusters.
-        let suffix = ".push-type.liveactivity".utf8
+        let suffix = Contract.liveActivityTopicSuffix.utf8
         let bytes = topic.utf8
         guard bytes.count >= suffix.count, bytes.suffix(suffix.count).elementsEqual(suffix) else { return topic }
         return String(decoding: bytes.dropLast(suffix.count), as: UTF8.self)
@@ -324,21 +321,10 @@ package struct DeliveryAnalysis {
             var earlierMax: Int64?
             for (offset, index) in group.enumerated() {
                 let u = updates[index]
-                let outcome: Outcome
-                if u.firstRenderedAt != nil {
-                    outcome = .rendered
-                } else if let ended = bounds.endedAt, u.at > ended {
-                    outcome = .ended
-                } else if let started = bounds.startedAt, u.at - started > 28_800_000 {
-                    outcome = .expired
-                } else if !u.isEnd, let earlierMax, u.apsTimestamp <= earlierMax {
-                    outcome = .staleTimestamp
-                } else if laterRendered[offset] {
-                    outcome = .superseded
-                } else {
-                    outcome = .lost
-                }
-                updates[index].outcome = outcome
+                updates[index].outcome = OutcomeRules.outcome(
+                    rendered: u.firstRenderedAt != nil, acceptedAt: u.at, isEnd: u.isEnd, apsTimestamp: u.apsTimestamp,
+                    activityStartedAt: bounds.startedAt, activityEndedAt: bounds.endedAt,
+                    earlierMaxTimestamp: earlierMax, laterRendered: laterRendered[offset])
                 earlierMax = max(earlierMax ?? u.apsTimestamp, u.apsTimestamp)
             }
             start = end

@@ -53,18 +53,17 @@ public struct ReportBuilder {
         }
         var samples = ActivitySamples()
         for (index, counts) in perActivity.enumerated() {
-            let deliverable = counts.rendered + counts.superseded + counts.lost
-            samples.add("updates.arrival_rate", counts.rendered, of: deliverable)
-            samples.add("updates.effective_arrival_rate", counts.rendered + counts.superseded, of: deliverable)
-            samples.add("updates.stale_share", counts.staleTimestamp, of: counts.accepted)
-            samples.add("callbacks.callback_loss_rate", counts.rendered - contentReceived[index], of: counts.rendered)
+            samples.add(.arrivalRate, counts.rendered, of: counts.deliverable)
+            samples.add(.effectiveArrivalRate, counts.rendered + counts.superseded, of: counts.deliverable)
+            samples.add(.staleShare, counts.staleTimestamp, of: counts.accepted)
+            samples.add(.callbackLossRate, counts.rendered - contentReceived[index], of: counts.rendered)
             if counts.rendered > 0 {
-                samples.add("callbacks.token_callback_loss_rate", analysis.activities[index].hasTokenCallback ? 0 : 1, of: 1)
+                samples.add(.tokenCallbackLossRate, analysis.activities[index].hasTokenCallback ? 0 : 1, of: 1)
             }
         }
         for cluster in analysis.requestClusters.values.map({ $0 }) + analysis.unattributedClusters {
-            samples.add("requests.acceptance_rate", cluster.accepted, of: cluster.total)
-            samples.add("requests.oversize_share", cluster.oversizeFailures, of: cluster.total)
+            samples.add(.acceptanceRate, cluster.accepted, of: cluster.total)
+            samples.add(.oversizeShare, cluster.oversizeFailures, of: cluster.total)
         }
         return samples
     }
@@ -158,13 +157,6 @@ extension UpdateCounts {
         sent += 1
         guard update.accepted, let outcome = update.outcome else { return }
         accepted += 1
-        switch outcome {
-        case .rendered: rendered += 1
-        case .ended: ended += 1
-        case .expired: expired += 1
-        case .staleTimestamp: staleTimestamp += 1
-        case .superseded: superseded += 1
-        case .lost: lost += 1
-        }
+        self[outcome] += 1
     }
 }

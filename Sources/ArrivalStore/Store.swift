@@ -57,6 +57,7 @@ public final class Store {
                 PRAGMA temp_store = FILE;
                 """)
             try migrate()
+            try syncOutcomeViews()
         } catch {
             throw DatabaseError(code: error.code, message: error.message, context: "opening the store '\(path)'")
         }
@@ -127,6 +128,36 @@ public final class Store {
                 try? connection.execute("ROLLBACK")
                 throw error
             }
+        }
+    }
+
+    /// Re-creates the SQL views of ``OutcomeRules`` when the store's were
+    /// made from other rules, so that a rule change is one edit of
+    /// `OutcomeRules.swift` rather than a migration. The views' version is a
+    /// hash of their SQL kept in `PRAGMA user_version`.
+    private func syncOutcomeViews() throws(DatabaseError) {
+        var hash = StableHash()
+        hash.combine(OutcomeRules.viewSQL)
+        let version = Int64(hash.finish() & 0x7FFF_FFFF)
+        let current = try connection.prepare("PRAGMA user_version")
+        func isCurrent() throws(DatabaseError) -> Bool {
+            defer { current.reset() }
+            return try current.step() && current.int(0) == version
+        }
+        guard try !isCurrent() else { return }
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            if try !isCurrent() {
+                for name in OutcomeRules.viewNames.reversed() {
+                    try connection.execute("DROP VIEW IF EXISTS \(name)")
+                }
+                try connection.execute(OutcomeRules.viewSQL)
+                try connection.execute("PRAGMA user_version = \(version)")
+            }
+            try connection.execute("COMMIT")
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
         }
     }
 
@@ -207,5 +238,21 @@ public final class Store {
         guard batchOpen else { return }
         try connection.execute("COMMIT")
         batchOpen = false
+    }
+}
+
+extension Store {
+    /// The SQL a view of the store was created with (nil: no such view).
+    package func viewSQL(_ name: String) throws(DatabaseError) -> String? {
+        let query = try connection.prepare("SELECT sql FROM sqlite_master WHERE type = 'view' AND name = ?")
+        query.bind(1, name)
+        defer { query.reset() }
+        return try query.step() ? query.string(0) : nil
+    }
+
+    /// Replaces a view and forgets the views' version, as a store written by
+    /// an arrival with other rules would be (tests only).
+    package func replaceViewForTesting(_ name: String, sql: String) throws(DatabaseError) {
+        try connection.execute("DROP VIEW \(name); \(sql); PRAGMA user_version = 0")
     }
 }

@@ -203,20 +203,6 @@ public struct RecordDiff: Sendable {
     }
 }
 
-extension DeliveryAnalysis.Outcome {
-    /// The outcome's name in the report (`stale_timestamp`, ...).
-    var name: String {
-        switch self {
-        case .rendered: "rendered"
-        case .ended: "ended"
-        case .expired: "expired"
-        case .staleTimestamp: "stale_timestamp"
-        case .superseded: "superseded"
-        case .lost: "lost"
-        }
-    }
-}
-
 /// `apns` records of a window in `apns_id` order (byte order), read in
 /// groups that share an id.
 private final class ApnsCursor {

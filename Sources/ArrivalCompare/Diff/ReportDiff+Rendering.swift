@@ -238,7 +238,7 @@ extension ReportDiff {
     }
 
     static func rateWithCount(_ counts: UpdateCounts) -> String {
-        let deliverable = counts.rendered + counts.superseded + counts.lost
+        let deliverable = counts.deliverable
         return "\(counts.arrivalRate.map { percentText($0, digits: 2) } ?? "—") of \(deliverable)"
     }
 

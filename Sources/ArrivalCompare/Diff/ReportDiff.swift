@@ -128,8 +128,8 @@ public struct ReportDiff: Sendable {
             for key in Set(tableA.keys).union(tableB.keys).sorted() {
                 let countsA = tableA[key] ?? UpdateCounts()
                 let countsB = tableB[key] ?? UpdateCounts()
-                let deliverableA = countsA.rendered + countsA.superseded + countsA.lost
-                let deliverableB = countsB.rendered + countsB.superseded + countsB.lost
+                let deliverableA = countsA.deliverable
+                let deliverableB = countsB.deliverable
                 guard deliverableA >= Self.breakdownMinimum, deliverableB >= Self.breakdownMinimum else { continue }
                 let significance = Significance.test(
                     a: (countsA.rendered, deliverableA), b: (countsB.rendered, deliverableB),
@@ -144,11 +144,11 @@ public struct ReportDiff: Sendable {
             .prefix(Self.breakdownLimit))
     }
 
-    static let outcomeNames: [(String, @Sendable (UpdateCounts) -> Int)] = [
-        ("sent", { $0.sent }), ("accepted", { $0.accepted }), ("rendered", { $0.rendered }),
-        ("superseded", { $0.superseded }), ("lost", { $0.lost }), ("stale_timestamp", { $0.staleTimestamp }),
-        ("ended", { $0.ended }), ("expired", { $0.expired }),
-    ]
+    static let outcomeNames: [(String, @Sendable (UpdateCounts) -> Int)] = {
+        var names: [(String, @Sendable (UpdateCounts) -> Int)] = [("sent", { $0.sent }), ("accepted", { $0.accepted })]
+        for outcome in Outcome.displayOrder { names.append((outcome.name, { $0[outcome] })) }
+        return names
+    }()
 
     static func compare(
         _ metric: Metric, _ a: Report, _ samplesA: ActivitySamples?, _ b: Report, _ samplesB: ActivitySamples?,

@@ -13,17 +13,17 @@ extension DailyReport {
         return html
     }
 
-    static let outcomeStyles: [(name: String, cls: String, meaning: String)] = [
-        ("rendered", "o-rendered", "the widget showed it"),
-        ("superseded", "o-superseded", "a newer update was shown instead (e.g. the device was offline)"),
-        ("stale_timestamp", "o-stale", "dropped by the device: aps.timestamp not newer than an earlier update's"),
-        ("ended", "o-ended", "sent after the activity ended"),
-        ("expired", "o-expired", "sent more than 8 hours after the activity started"),
-        ("lost", "o-lost", "accepted by APNs, never shown"),
-    ]
+    /// The CSS class that colours an outcome (Dashboards/templates/style.mustache).
+    static func cssClass(_ outcome: Outcome) -> String {
+        outcome == .staleTimestamp ? "o-stale" : "o-" + outcome.name
+    }
+
+    static let outcomeStyles: [(name: String, cls: String, meaning: String)] = Outcome.displayOrder.map {
+        ($0.name, cssClass($0), $0.meaning)
+    }
 
     static func outcomeCounts(_ u: UpdateCounts) -> [Int] {
-        [u.rendered, u.superseded, u.staleTimestamp, u.ended, u.expired, u.lost]
+        Outcome.displayOrder.map { u[$0] }
     }
 
     func page(generatedAt: Int64) -> HTMLReportPage {
@@ -95,7 +95,7 @@ extension DailyReport {
     func verdict() -> String {
         let u = report.updates
         guard u.sent > 0 else { return "No Live Activity updates were sent in this window." }
-        let deliverable = u.rendered + u.superseded + u.lost
+        let deliverable = u.deliverable
         var text = "\(ReportFormat.percent(u.arrivalRate)) of deliverable updates reached the screen "
             + "(\(ReportFormat.count(u.rendered)) of \(ReportFormat.count(deliverable)))"
         if let effective = u.effectiveArrivalRate, u.superseded > 0 {
@@ -129,7 +129,7 @@ extension DailyReport {
         let previousLabel = day.map { "vs " + ReportFormat.day($0 - 1) } ?? ""
         let weekLabel = "vs median of \(previousWeek.count) earlier day\(previousWeek.count == 1 ? "" : "s")"
         let details: [String] = [
-            "\(ReportFormat.count(r.updates.rendered)) rendered of \(ReportFormat.count(r.updates.rendered + r.updates.superseded + r.updates.lost)) deliverable",
+            "\(ReportFormat.count(r.updates.rendered)) rendered of \(ReportFormat.count(r.updates.deliverable)) deliverable",
             "rendered, or replaced by a newer update that rendered",
             "\(ReportFormat.count(r.requests.accepted)) of \(ReportFormat.count(r.requests.total)) requests",
             "accepted updates the device ignored (\(ReportFormat.percent(ratio(r.updates.staleTimestamp, r.updates.accepted))))",
@@ -254,14 +254,14 @@ extension DailyReport {
         chart.label(left, bottom + 34, bucketsAreHours ? "hour of the day (UTC)" : "day (UTC)")
         chart.label(right, bottom + 34, "line: arrival rate (right axis)", anchor: "end", cls: "lbl rate")
 
-        let header = [(bucketsAreHours ? "hour" : bucketDays == 1 ? "day" : "from day") + " (UTC)", "requests", "accepted", "updates", "rendered", "superseded", "stale", "ended", "expired", "lost", "not accepted", "arrival rate"]
+        let header = [(bucketsAreHours ? "hour" : bucketDays == 1 ? "day" : "from day") + " (UTC)", "requests", "accepted", "updates"]
+            + Outcome.displayOrder.map(\.columnTitle) + ["not accepted", "arrival rate"]
         let rows = buckets.map { b -> HTMLReportPage.Row in
             let u = b.updates
             let when = bucketsAreHours ? ReportFormat.time(b.start).dropLast(4) + "Z" : Substring(ReportFormat.day(utcDay(of: b.start)))
             let values = [String(when), ReportFormat.count(b.requests), ReportFormat.count(b.acceptedRequests), ReportFormat.count(u.sent)]
                 + Self.outcomeCounts(u).map(ReportFormat.count) + [ReportFormat.count(u.sent - u.accepted), ReportFormat.percent(u.arrivalRate)]
-            let reordered = [values[0], values[1], values[2], values[3], values[4], values[5], values[6], values[7], values[8], values[9], values[10], values[11]]
-            return HTMLReportPage.Row(cells: reordered.map(HTMLReportPage.Cell.init))
+            return HTMLReportPage.Row(cells: values.map(HTMLReportPage.Cell.init))
         }
         let table = HTMLReportPage.Table(
             caption: "Requests and updates per \(word)", header: header.map(HTMLReportPage.Cell.init), rows: rows,
@@ -365,7 +365,7 @@ extension DailyReport {
             }
             let table = HTMLReportPage.Table(
                 caption: "Updates by \(name)",
-                header: ([name, "sent", "accepted"] + Self.outcomeStyles.map { $0.name.replacingOccurrences(of: "_timestamp", with: "") } + ["arrival", "effective"]).map(HTMLReportPage.Cell.init),
+                header: ([name, "sent", "accepted"] + Outcome.displayOrder.map(\.columnTitle) + ["arrival", "effective"]).map(HTMLReportPage.Cell.init),
                 rows: tableRows,
                 tableNote: sorted.count > Self.breakdownLimit ? "The \(Self.breakdownLimit) with the most updates; the rest summed in the last row." : nil)
             return HTMLReportPage.Breakdown(title: Self.breakdownTitles[dimension] ?? dimension, chart: chart, table: table)

@@ -10,7 +10,7 @@ extension Report {
         lines.append("")
         lines.append("| metric | value | from |")
         lines.append("|---|---:|---|")
-        lines.append("| arrival rate | \(percent(updates.arrivalRate)) | \(updates.rendered) rendered of \(updates.rendered + updates.superseded + updates.lost) deliverable updates |")
+        lines.append("| arrival rate | \(percent(updates.arrivalRate)) | \(updates.rendered) rendered of \(updates.deliverable) deliverable updates |")
         lines.append("| effective arrival rate | \(percent(updates.effectiveArrivalRate)) | rendered or superseded by a newer rendered update |")
         lines.append("| APNs acceptance | \(percent(requests.acceptanceRate)) | \(requests.accepted) of \(requests.total) requests |")
         lines.append("| stale-timestamp drops | \(updates.staleTimestamp) | accepted updates the device ignored (`aps.timestamp` not newer) |")
@@ -23,16 +23,9 @@ extension Report {
         lines.append("")
         lines.append("| outcome | updates | share | meaning |")
         lines.append("|---|---:|---:|---|")
-        let outcomes: [(String, Int, String)] = [
-            ("rendered", updates.rendered, "the widget showed it"),
-            ("superseded", updates.superseded, "a newer update was shown instead (e.g. the device was offline)"),
-            ("lost", updates.lost, "accepted by APNs, never shown"),
-            ("stale_timestamp", updates.staleTimestamp, "dropped: `aps.timestamp` not newer than an earlier update"),
-            ("ended", updates.ended, "sent after the activity ended"),
-            ("expired", updates.expired, "sent more than 8 hours after the activity started"),
-        ]
-        for (name, count, meaning) in outcomes {
-            lines.append("| \(name) | \(count) | \(percent(ratio(count, updates.accepted))) | \(meaning) |")
+        for outcome in Outcome.displayOrder {
+            let count = updates[outcome]
+            lines.append("| \(outcome.name) | \(count) | \(percent(ratio(count, updates.accepted))) | \(outcome.meaning) |")
         }
         lines.append("")
         lines.append("\(updates.sent) logical updates were sent, \(updates.accepted) accepted by APNs.")
@@ -51,11 +44,13 @@ extension Report {
             guard let rows = breakdowns[dimension], !rows.isEmpty else { continue }
             lines.append("## By \(dimension.replacingOccurrences(of: "_", with: " "))")
             lines.append("")
-            lines.append("| \(dimension) | sent | accepted | rendered | superseded | lost | stale | ended | expired | arrival |")
-            lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+            let outcomes = Outcome.displayOrder
+            lines.append("| \(dimension) | sent | accepted | " + outcomes.map(\.columnTitle).joined(separator: " | ") + " | arrival |")
+            lines.append("|---|---:|---:|" + String(repeating: "---:|", count: outcomes.count) + "---:|")
             for key in rows.keys.sorted() {
                 guard let u = rows[key] else { continue }
-                lines.append("| \(cell(key.text)) | \(u.sent) | \(u.accepted) | \(u.rendered) | \(u.superseded) | \(u.lost) | \(u.staleTimestamp) | \(u.ended) | \(u.expired) | \(percent(u.arrivalRate)) |")
+                let counts = outcomes.map { String(u[$0]) }.joined(separator: " | ")
+                lines.append("| \(cell(key.text)) | \(u.sent) | \(u.accepted) | \(counts) | \(percent(u.arrivalRate)) |")
             }
             lines.append("")
         }

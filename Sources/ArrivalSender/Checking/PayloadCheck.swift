@@ -1,18 +1,19 @@
+import ArrivalModel
 import Foundation
 
 /// Checks one Live Activity push before it is sent, for the mistakes that
 /// end in a 413, a silent drop on the device or `DeviceTokenNotForTopic`.
 public enum PayloadCheck {
     /// APNs rejects larger payloads with 413 `PayloadTooLarge`.
-    public static let maxPayloadBytes = 4096
+    public static let maxPayloadBytes = Contract.maxPayloadBytes
     /// Within 512 bytes of the limit: the next longer string in the content state fails.
-    public static let nearLimitBytes = 3584
+    public static let nearLimitBytes = Contract.oversizeRiskBytes
     /// The device drops an update whose timestamp is this far in the future or more
     /// (an activity lives at most 8 hours).
-    public static let maxFutureSeconds: Int64 = 8 * 3600
+    public static let maxFutureSeconds: Int64 = Contract.activityLifetimeMS / 1000
     /// A Unix time in seconds stays below this until the year 5138; larger values are milliseconds.
     static let millisecondsThreshold: Int64 = 100_000_000_000
-    public static let topicSuffix = ".push-type.liveactivity"
+    public static let topicSuffix = Contract.liveActivityTopicSuffix
 
     public enum Level: String, Sendable, Comparable {
         case warning

@@ -29,14 +29,42 @@ public struct UpdateCounts: Sendable, Equatable {
 
     public init() {}
 
-    /// rendered / (rendered + superseded + lost)
-    public var arrivalRate: Double? {
-        ratio(rendered, rendered + superseded + lost)
+    /// The accepted updates with `outcome`.
+    public subscript(outcome: Outcome) -> Int {
+        get {
+            switch outcome {
+            case .rendered: rendered
+            case .ended: ended
+            case .expired: expired
+            case .staleTimestamp: staleTimestamp
+            case .superseded: superseded
+            case .lost: lost
+            }
+        }
+        set {
+            switch outcome {
+            case .rendered: rendered = newValue
+            case .ended: ended = newValue
+            case .expired: expired = newValue
+            case .staleTimestamp: staleTimestamp = newValue
+            case .superseded: superseded = newValue
+            case .lost: lost = newValue
+            }
+        }
     }
 
-    /// (rendered + superseded) / (rendered + superseded + lost)
+    /// The updates the device would have shown had they arrived (``Outcome/isDeliverable``):
+    /// rendered + superseded + lost, the arrival rate's denominator.
+    public var deliverable: Int { rendered + superseded + lost }
+
+    /// rendered / deliverable
+    public var arrivalRate: Double? {
+        ratio(rendered, deliverable)
+    }
+
+    /// (rendered + superseded) / deliverable
     public var effectiveArrivalRate: Double? {
-        ratio(rendered + superseded, rendered + superseded + lost)
+        ratio(rendered + superseded, deliverable)
     }
 }
 

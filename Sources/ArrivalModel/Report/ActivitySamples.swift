@@ -49,7 +49,7 @@ public struct ActivitySamples: Sendable, Equatable {
 
     public subscript(metric: Metric) -> ClusterSums? { byMetric[metric.id] }
 
-    package mutating func add(_ metricID: String, _ numerator: Int, of denominator: Int) {
-        byMetric[metricID, default: ClusterSums()].add(numerator, of: denominator)
+    package mutating func add(_ metric: Metric, _ numerator: Int, of denominator: Int) {
+        byMetric[metric.id, default: ClusterSums()].add(numerator, of: denominator)
     }
 }

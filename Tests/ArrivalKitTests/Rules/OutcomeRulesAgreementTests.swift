@@ -27,13 +27,9 @@ struct ViewAgreementTests {
             }
             return try DeliveryAnalysis(snapshot: snapshot, window: nil)
         }
-        let names: [DeliveryAnalysis.Outcome: String] = [
-            .rendered: "rendered", .ended: "ended", .expired: "expired", .staleTimestamp: "stale_timestamp",
-            .superseded: "superseded", .lost: "lost",
-        ]
         var fromAnalysis: [ExactString: String] = [:]
         for u in analysis.updates {
-            let outcome = u.outcome.flatMap { names[$0] } ?? "-"
+            let outcome = u.outcome?.name ?? "-"
             fromAnalysis[ExactString("\(analysis.activityNames[Int(u.activity)])#\(u.seq)")] =
                 "\(outcome) \(u.at) \(analysis.apps[Int(u.app)]) \(u.priority ?? -1)"
         }

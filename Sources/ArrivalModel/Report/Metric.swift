@@ -1,0 +1,154 @@
+/// One figure of the report that `diff` compares and `gate` rules test,
+/// named by its path in the report JSON (`updates.arrival_rate`).
+///
+/// Two shares that the report JSON does not hold are derived from its
+/// counts, because CI rules are naturally written on them:
+/// `updates.stale_share` (stale-timestamp drops per accepted update) and
+/// `requests.oversize_share` (oversize failures per request).
+public struct Metric: Sendable, Hashable, CustomStringConvertible {
+    public enum Kind: Sendable, Hashable {
+        /// A fraction in [0, 1] with a numerator and a denominator.
+        case rate
+        /// A whole count.
+        case count
+        /// Milliseconds (latency percentiles).
+        case milliseconds
+    }
+
+    /// Which way is better, so a change can be called a regression.
+    public enum Direction: Sendable, Hashable {
+        case higherIsBetter, lowerIsBetter, neutral
+    }
+
+    public let id: String
+    public let kind: Kind
+    public let direction: Direction
+    /// For rates: the proportion as (numerator, denominator). Loss rates are
+    /// `1 − received / expected`, so their numerator is the lost count.
+    let proportion: @Sendable (Report) -> (numerator: Int, denominator: Int)
+    /// For counts and milliseconds: the value.
+    let amount: @Sendable (Report) -> Double?
+    /// The population a figure is measured on (a rate's denominator; the
+    /// requests or updates a count is drawn from), for minimum sample sizes.
+    let population: @Sendable (Report) -> Int
+
+    public var description: String { id }
+
+    public static func == (lhs: Metric, rhs: Metric) -> Bool { lhs.id == rhs.id }
+    public func hash(into hasher: inout Hasher) { hasher.combine(id) }
+
+    /// The figure in `report`; nil for a rate whose denominator is 0 or a
+    /// percentile over no updates.
+    public func value(in report: Report) -> Double? {
+        switch kind {
+        case .rate:
+            let (numerator, denominator) = proportion(report)
+            return denominator == 0 ? nil : Double(numerator) / Double(denominator)
+        case .count, .milliseconds:
+            return amount(report)
+        }
+    }
+
+    /// The sample the figure rests on (see ``population``).
+    public func sampleSize(in report: Report) -> Int { population(report) }
+
+    public func fraction(in report: Report) -> (numerator: Int, denominator: Int)? {
+        kind == .rate ? proportion(report) : nil
+    }
+
+    private static func rate(
+        _ id: String, _ direction: Direction, _ proportion: @escaping @Sendable (Report) -> (Int, Int)
+    ) -> Metric {
+        Metric(id: id, kind: .rate, direction: direction, proportion: { proportion($0) }, amount: { _ in nil },
+               population: { proportion($0).1 })
+    }
+
+    private static func count(
+        _ id: String, _ direction: Direction, of population: @escaping @Sendable (Report) -> Int,
+        _ amount: @escaping @Sendable (Report) -> Int
+    ) -> Metric {
+        Metric(id: id, kind: .count, direction: direction, proportion: { _ in (0, 0) },
+               amount: { Double(amount($0)) }, population: population)
+    }
+
+    private static func latency(_ id: String, _ value: @escaping @Sendable (Report) -> Int64?) -> Metric {
+        Metric(id: id, kind: .milliseconds, direction: .lowerIsBetter, proportion: { _ in (0, 0) },
+               amount: { value($0).map(Double.init) }, population: { $0.latency.count })
+    }
+
+    private static let requests: @Sendable (Report) -> Int = { $0.requests.total }
+    private static let updates: @Sendable (Report) -> Int = { $0.updates.sent }
+    private static let lines: @Sendable (Report) -> Int = { $0.requests.total + $0.dataQuality.malformedLines }
+
+    // MARK: - The metrics, in report order
+
+    public static let requestsTotal = count("requests.total", .neutral, of: requests) { $0.requests.total }
+    public static let requestsAccepted = count("requests.accepted", .neutral, of: requests) { $0.requests.accepted }
+    public static let requestsRejected = count("requests.rejected", .lowerIsBetter, of: requests) { $0.requests.rejected }
+    public static let acceptanceRate = rate("requests.acceptance_rate", .higherIsBetter) { ($0.requests.accepted, $0.requests.total) }
+    public static let requestsOversizeFailures = count("requests.oversize_failures", .lowerIsBetter, of: requests) { $0.requests.oversizeFailures }
+    public static let oversizeShare = rate("requests.oversize_share", .lowerIsBetter) { ($0.requests.oversizeFailures, $0.requests.total) }
+    public static let requestsOversizeRisk = count("requests.oversize_risk", .lowerIsBetter, of: requests) { $0.requests.oversizeRisk }
+    public static let updatesSent = count("updates.sent", .neutral, of: updates) { $0.updates.sent }
+    public static let updatesAccepted = count("updates.accepted", .neutral, of: updates) { $0.updates.accepted }
+    public static let updatesRendered = count("updates.rendered", .neutral, of: updates) { $0.updates.rendered }
+    public static let updatesEnded = count("updates.ended", .lowerIsBetter, of: updates) { $0.updates.ended }
+    public static let updatesExpired = count("updates.expired", .lowerIsBetter, of: updates) { $0.updates.expired }
+    public static let updatesStaleTimestamp = count("updates.stale_timestamp", .lowerIsBetter, of: updates) { $0.updates.staleTimestamp }
+    public static let staleShare = rate("updates.stale_share", .lowerIsBetter) { ($0.updates.staleTimestamp, $0.updates.accepted) }
+    public static let updatesSuperseded = count("updates.superseded", .neutral, of: updates) { $0.updates.superseded }
+    public static let updatesLost = count("updates.lost", .lowerIsBetter, of: updates) { $0.updates.lost }
+    public static let arrivalRate = rate("updates.arrival_rate", .higherIsBetter) {
+        ($0.updates.rendered, $0.updates.deliverable)
+    }
+    public static let effectiveArrivalRate = rate("updates.effective_arrival_rate", .higherIsBetter) {
+        ($0.updates.rendered + $0.updates.superseded, $0.updates.deliverable)
+    }
+    public static let callbacksContentUpdateExpected = count("callbacks.content_update_expected", .neutral, of: { $0.callbacks.contentUpdateExpected }) {
+        $0.callbacks.contentUpdateExpected
+    }
+    public static let callbacksContentUpdateReceived = count("callbacks.content_update_received", .neutral, of: { $0.callbacks.contentUpdateExpected }) {
+        $0.callbacks.contentUpdateReceived
+    }
+    public static let callbackLossRate = rate("callbacks.callback_loss_rate", .lowerIsBetter) {
+        ($0.callbacks.contentUpdateExpected - $0.callbacks.contentUpdateReceived, $0.callbacks.contentUpdateExpected)
+    }
+    public static let callbacksTokenExpected = count("callbacks.token_expected", .neutral, of: { $0.callbacks.tokenExpected }) { $0.callbacks.tokenExpected }
+    public static let callbacksTokenReceived = count("callbacks.token_received", .neutral, of: { $0.callbacks.tokenExpected }) { $0.callbacks.tokenReceived }
+    public static let tokenCallbackLossRate = rate("callbacks.token_callback_loss_rate", .lowerIsBetter) {
+        ($0.callbacks.tokenExpected - $0.callbacks.tokenReceived, $0.callbacks.tokenExpected)
+    }
+    public static let latencyCount = count("latency_ms.count", .neutral, of: { $0.latency.count }) { $0.latency.count }
+    public static let latencyP50 = latency("latency_ms.p50") { $0.latency.p50 }
+    public static let latencyP90 = latency("latency_ms.p90") { $0.latency.p90 }
+    public static let latencyP99 = latency("latency_ms.p99") { $0.latency.p99 }
+    public static let qualityMalformedLines = count("data_quality.malformed_lines", .lowerIsBetter, of: lines) { $0.dataQuality.malformedLines }
+    public static let qualityDuplicateRecords = count("data_quality.duplicate_records", .neutral, of: requests) { $0.dataQuality.duplicateRecords }
+    public static let qualityFilesSkippedAsDuplicate = count("data_quality.files_skipped_as_duplicate", .neutral, of: requests) { $0.dataQuality.filesSkippedAsDuplicate }
+    public static let qualityApnsWithoutSeq = count("data_quality.apns_without_seq", .lowerIsBetter, of: requests) { $0.dataQuality.apnsWithoutSeq }
+    public static let qualityUnattributed = count("data_quality.unattributed", .lowerIsBetter, of: requests) { $0.dataQuality.unattributed }
+    public static let qualityClockSkewNegative = count("data_quality.clock_skew_negative", .lowerIsBetter, of: { $0.latency.count }) {
+        $0.dataQuality.clockSkewNegative
+    }
+
+    /// Every metric, in report order.
+    public static let all: [Metric] = [
+        requestsTotal, requestsAccepted, requestsRejected, acceptanceRate, requestsOversizeFailures, oversizeShare,
+        requestsOversizeRisk, updatesSent, updatesAccepted, updatesRendered, updatesEnded, updatesExpired,
+        updatesStaleTimestamp, staleShare, updatesSuperseded, updatesLost, arrivalRate, effectiveArrivalRate,
+        callbacksContentUpdateExpected, callbacksContentUpdateReceived, callbackLossRate, callbacksTokenExpected,
+        callbacksTokenReceived, tokenCallbackLossRate, latencyCount, latencyP50, latencyP90, latencyP99,
+        qualityMalformedLines, qualityDuplicateRecords, qualityFilesSkippedAsDuplicate, qualityApnsWithoutSeq,
+        qualityUnattributed, qualityClockSkewNegative,
+    ]
+
+    private static let byID: [String: Metric] = Dictionary(uniqueKeysWithValues: all.map { ($0.id, $0) })
+
+    /// The metric named `id`; a bare name (`arrival_rate`) is accepted when
+    /// only one metric ends with it.
+    public static func named(_ id: String) -> Metric? {
+        if let metric = byID[id] { return metric }
+        let matches = all.filter { $0.id.hasSuffix("." + id) }
+        return matches.count == 1 ? matches[0] : nil
+    }
+}

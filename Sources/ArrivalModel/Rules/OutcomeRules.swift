@@ -1,0 +1,154 @@
+/// The outcome rules (Documentation/Outcomes.md), stated twice side by
+/// side: as a Swift function, which the report applies in one pass over the
+/// store, and as SQL views, which dashboards and ad-hoc queries read.
+/// `OutcomeRulesTests` checks that both give every update the same outcome;
+/// a rule change is an edit of this file (the store re-creates its views
+/// when it opens, ``viewNames``).
+public enum OutcomeRules {
+    /// The outcome of one accepted update, from what is known about it and
+    /// its activity. The first rule that holds decides:
+    /// - `rendered`: a render beacon shows the update;
+    /// - `ended`: accepted after the activity's end (its earliest accepted `end`);
+    /// - `expired`: accepted more than 8 hours after the activity started;
+    /// - `staleTimestamp`: not an `end`, and its `aps.timestamp` is not newer
+    ///   than every earlier accepted update's (`earlierMaxTimestamp`);
+    /// - `superseded`: a later accepted update of the activity was rendered;
+    /// - `lost`: none of these.
+    ///
+    /// "Earlier" and "later" order the activity's accepted updates by accept
+    /// time, then seq.
+    @inlinable
+    public static func outcome(
+        rendered: Bool, acceptedAt at: Int64, isEnd: Bool, apsTimestamp: Int64,
+        activityStartedAt startedAt: Int64?, activityEndedAt endedAt: Int64?,
+        earlierMaxTimestamp: Int64?, laterRendered: Bool
+    ) -> Outcome {
+        if rendered { return .rendered }
+        if let endedAt, at > endedAt { return .ended }
+        if let startedAt, at - startedAt > Contract.activityLifetimeMS { return .expired }
+        if !isEnd, let earlierMaxTimestamp, apsTimestamp <= earlierMaxTimestamp { return .staleTimestamp }
+        if laterRendered { return .superseded }
+        return .lost
+    }
+
+    /// The views, in the order they are created (each reads only those before it).
+    public static let viewNames = [
+        "token_owner", "resolved_requests", "updates", "render_firsts", "activity_starts", "activity_ends",
+        "activity_devices", "update_outcomes",
+    ]
+
+    /// The same rules as SQL views over the store's tables.
+    public static let viewSQL = """
+        -- The activity a push token belongs to: its push_token callback with the
+        -- earliest received_at, then the smallest activity_id.
+        CREATE VIEW token_owner AS
+        SELECT push_token, activity_id FROM (
+            SELECT push_token, activity_id,
+                   row_number() OVER (PARTITION BY push_token ORDER BY received_at, activity_id) AS pick
+            FROM callbacks WHERE callback = 'push_token'
+        ) WHERE pick = 1;
+
+        -- Every APNs request with its activity resolved, its app, and its reject reason.
+        CREATE VIEW resolved_requests AS
+        SELECT a.id, a.apns_id, a.sent_at, a.status, a.reason, a.push_token,
+               coalesce(a.activity_id, t.activity_id) AS activity_id,
+               a.activity_id IS NULL AND t.activity_id IS NOT NULL AS activity_from_token,
+               a.seq, coalesce(a.event, 'update') AS event, a.aps_timestamp, a.payload_bytes, a.topic,
+               CASE WHEN a.topic IS NULL THEN 'unknown'
+                    WHEN substr(a.topic, -23) = '.push-type.liveactivity' AND length(a.topic) >= 23
+                        THEN substr(a.topic, 1, length(a.topic) - 23)
+                    ELSE a.topic END AS app,
+               a.priority, a.environment, a.latency_ms,
+               a.status = 200 AS accepted,
+               CASE WHEN a.status = 200 THEN NULL
+                    WHEN a.reason IS NOT NULL THEN a.reason
+                    WHEN a.status = 0 THEN 'NoResponse'
+                    ELSE 'HTTP' || a.status END AS reject_reason
+        FROM apns AS a
+        LEFT JOIN token_owner AS t ON a.activity_id IS NULL AND t.push_token = a.push_token;
+
+        -- One row per logical update (activity_id, seq). `at` is the accept time
+        -- when accepted, else the earliest request's sent_at; aps_timestamp,
+        -- event, app and priority come from that same request.
+        CREATE VIEW updates AS
+        SELECT activity_id, seq, accepted, sent_at AS at, aps_timestamp, event, app, priority, requests
+        FROM (
+            SELECT r.*, count(*) OVER (PARTITION BY activity_id, seq) AS requests,
+                   row_number() OVER (PARTITION BY activity_id, seq
+                                      ORDER BY accepted DESC, sent_at, apns_id, aps_timestamp, event, app, priority) AS pick
+            FROM resolved_requests AS r
+            WHERE activity_id IS NOT NULL AND seq IS NOT NULL
+        ) WHERE pick = 1;
+
+        CREATE VIEW render_firsts AS
+        SELECT activity_id, seq, min(rendered_at) AS first_rendered_at, count(*) AS renders
+        FROM renders GROUP BY activity_id, seq;
+
+        -- Activity start: the earliest accepted `start` update, render or callback.
+        CREATE VIEW activity_starts AS
+        SELECT activity_id, min(t) AS started_at FROM (
+            SELECT activity_id, at AS t FROM updates WHERE accepted AND event = 'start'
+            UNION ALL SELECT activity_id, rendered_at FROM renders
+            UNION ALL SELECT activity_id, received_at FROM callbacks WHERE activity_id IS NOT NULL
+        ) GROUP BY activity_id;
+
+        -- Activity end: the accept time of the earliest accepted `end` update.
+        CREATE VIEW activity_ends AS
+        SELECT activity_id, min(at) AS ended_at FROM updates WHERE accepted AND event = 'end' GROUP BY activity_id;
+
+        -- An activity's device evidence: its earliest render or callback carrying
+        -- each value (ties: the smallest value).
+        CREATE VIEW activity_devices AS
+        WITH evidence AS (
+            SELECT activity_id, rendered_at AS t, os_version, app_version FROM renders
+            UNION ALL
+            SELECT activity_id, received_at, os_version, app_version FROM callbacks WHERE activity_id IS NOT NULL
+        ),
+        os AS (
+            SELECT activity_id, os_version FROM (
+                SELECT activity_id, os_version, row_number() OVER (PARTITION BY activity_id ORDER BY t, os_version) AS pick
+                FROM evidence WHERE os_version IS NOT NULL) WHERE pick = 1
+        ),
+        app AS (
+            SELECT activity_id, app_version FROM (
+                SELECT activity_id, app_version, row_number() OVER (PARTITION BY activity_id ORDER BY t, app_version) AS pick
+                FROM evidence WHERE app_version IS NOT NULL) WHERE pick = 1
+        ),
+        ids AS (SELECT activity_id FROM os UNION SELECT activity_id FROM app)
+        SELECT ids.activity_id, os.os_version, app.app_version
+        FROM ids LEFT JOIN os USING (activity_id) LEFT JOIN app USING (activity_id);
+
+        -- Every update with its outcome (contract 3); `outcome` is NULL for an
+        -- update APNs never accepted.
+        CREATE VIEW update_outcomes AS
+        WITH joined AS (
+            SELECT u.*, f.first_rendered_at, f.activity_id IS NOT NULL AS has_render,
+                   s.started_at, e.ended_at
+            FROM updates AS u
+            LEFT JOIN render_firsts AS f ON f.activity_id = u.activity_id AND f.seq = u.seq
+            LEFT JOIN activity_starts AS s ON s.activity_id = u.activity_id
+            LEFT JOIN activity_ends AS e ON e.activity_id = u.activity_id
+        ),
+        ordered AS (
+            SELECT joined.*,
+                   max(CASE WHEN accepted THEN aps_timestamp END) OVER (
+                       PARTITION BY activity_id ORDER BY accepted DESC, at, seq
+                       ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS earlier_max_timestamp,
+                   max(CASE WHEN accepted AND has_render THEN 1 ELSE 0 END) OVER (
+                       PARTITION BY activity_id ORDER BY accepted DESC, at, seq
+                       ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING) AS later_rendered
+            FROM joined
+        )
+        SELECT activity_id, seq, accepted, at, aps_timestamp, event, app, priority, requests,
+               first_rendered_at, started_at, ended_at,
+               CASE WHEN NOT accepted THEN NULL
+                    WHEN has_render THEN 'rendered'
+                    WHEN ended_at IS NOT NULL AND at > ended_at THEN 'ended'
+                    WHEN started_at IS NOT NULL AND at - started_at > \(Contract.activityLifetimeMS) THEN 'expired'
+                    WHEN event <> 'end' AND earlier_max_timestamp IS NOT NULL AND aps_timestamp <= earlier_max_timestamp
+                        THEN 'stale_timestamp'
+                    WHEN later_rendered = 1 THEN 'superseded'
+                    ELSE 'lost' END AS outcome
+        FROM ordered;
+        """
+}
