@@ -15,7 +15,7 @@ extension ReportDiff {
         let bold: (String) -> String = { color ? ANSIColor.bold.wrap($0) : $0 }
         out.append(bold("arrival diff") + "  A = \(describe(a))")
         out.append(String(repeating: " ", count: 14) + "B = \(describe(b))")
-        out.append("Rates tested at \(percentText(confidence, digits: 0)) confidence (\(methodNote)); a change within noise is not called better or worse.")
+        out.append("Rates tested at \(ReportFormat.percent(confidence, digits: 0)) confidence (\(methodNote)); a change within noise is not called better or worse.")
         out.append("")
         var table = TextTable(["metric", "A", "B", "change", "relative", "test", "verdict"],
                               alignments: [.left, .right, .right, .right, .right, .left, .left])
@@ -26,7 +26,7 @@ extension ReportDiff {
                 .init(text: Self.value(change.a, change.metric), color: nil),
                 .init(text: Self.value(change.b, change.metric), color: nil),
                 .init(text: Self.change(change), color: tint),
-                .init(text: change.relative.map { Self.signedPercent($0) } ?? "—", color: nil),
+                .init(text: change.relative.map { ReportFormat.signedPercent($0) } ?? ReportFormat.none, color: nil),
                 .init(text: Self.test(change.significance), color: nil),
                 .init(text: change.verdict.rawValue, color: tint),
             ])
@@ -42,7 +42,7 @@ extension ReportDiff {
                 let tint: ANSIColor? = reason.status == .appeared ? .red : reason.status == .vanished ? .green : nil
                 reasonTable.add([
                     .init(text: reason.key, color: nil), .init(text: String(reason.a), color: nil),
-                    .init(text: String(reason.b), color: nil), .init(text: Self.signed(reason.b - reason.a), color: nil),
+                    .init(text: String(reason.b), color: nil), .init(text: ReportFormat.signed(reason.b - reason.a), color: nil),
                     .init(text: reason.status.rawValue, color: tint),
                 ])
             }
@@ -52,7 +52,7 @@ extension ReportDiff {
         out.append(bold("Update outcomes"))
         var outcomeTable = TextTable(["outcome", "A", "B", "change"], alignments: [.left, .right, .right, .right])
         for outcome in outcomes {
-            outcomeTable.add([outcome.key, String(outcome.a), String(outcome.b), Self.signed(outcome.b - outcome.a)])
+            outcomeTable.add([outcome.key, String(outcome.a), String(outcome.b), ReportFormat.signed(outcome.b - outcome.a)])
         }
         out.append(outcomeTable.render(color: color))
         out.append("")
@@ -64,7 +64,7 @@ extension ReportDiff {
             for row in breakdowns {
                 rowTable.add([
                     row.dimension, row.key, Self.rateWithCount(row.a), Self.rateWithCount(row.b),
-                    row.change.map { Self.signedPoints($0) } ?? "—", Self.test(row.significance),
+                    row.change.map { ReportFormat.signedPoints($0) } ?? ReportFormat.none, Self.test(row.significance),
                 ])
             }
             out.append(rowTable.render(color: color))
@@ -96,7 +96,7 @@ extension ReportDiff {
         var out: [String] = []
         out.append("### arrival diff")
         out.append("")
-        out.append("A: `\(a.path)` (\(a.source.rawValue)) · B: `\(b.path)` (\(b.source.rawValue)) · rates tested at \(percentText(confidence, digits: 0)) confidence, \(methodNote).")
+        out.append("A: `\(a.path)` (\(a.source.rawValue)) · B: `\(b.path)` (\(b.source.rawValue)) · rates tested at \(ReportFormat.percent(confidence, digits: 0)) confidence, \(methodNote).")
         out.append("")
         let worse = metrics.filter { $0.verdict == .worse }.map { "`\($0.metric.id)`" }
         let better = metrics.filter { $0.verdict == .better }.map { "`\($0.metric.id)`" }
@@ -106,28 +106,28 @@ extension ReportDiff {
         out.append("|---|---:|---:|---:|---:|---|---|")
         for change in metrics {
             let verdict = change.verdict == .worse ? "**worse**" : change.verdict.rawValue
-            out.append("| `\(change.metric.id)` | \(Self.value(change.a, change.metric)) | \(Self.value(change.b, change.metric)) | \(Self.change(change)) | \(change.relative.map { Self.signedPercent($0) } ?? "—") | \(Self.test(change.significance)) | \(verdict) |")
+            out.append("| `\(change.metric.id)` | \(Self.value(change.a, change.metric)) | \(Self.value(change.b, change.metric)) | \(Self.change(change)) | \(change.relative.map { ReportFormat.signedPercent($0) } ?? ReportFormat.none) | \(Self.test(change.significance)) | \(verdict) |")
         }
         if !reasons.isEmpty {
             out.append("")
             out.append("| APNs reason | A | B | change | status |")
             out.append("|---|---:|---:|---:|---|")
             for reason in reasons {
-                out.append("| `\(Self.markdownEscaped(reason.key))` | \(reason.a) | \(reason.b) | \(Self.signed(reason.b - reason.a)) | \(reason.status.rawValue) |")
+                out.append("| `\(Markdown.escaped(reason.key))` | \(reason.a) | \(reason.b) | \(ReportFormat.signed(reason.b - reason.a)) | \(reason.status.rawValue) |")
             }
         }
         out.append("")
         out.append("| outcome | A | B | change |")
         out.append("|---|---:|---:|---:|")
         for outcome in outcomes {
-            out.append("| \(outcome.key) | \(outcome.a) | \(outcome.b) | \(Self.signed(outcome.b - outcome.a)) |")
+            out.append("| \(outcome.key) | \(outcome.a) | \(outcome.b) | \(ReportFormat.signed(outcome.b - outcome.a)) |")
         }
         if !breakdowns.isEmpty {
             out.append("")
             out.append("| breakdown row (arrival rate) | A | B | change | test |")
             out.append("|---|---:|---:|---:|---|")
             for row in breakdowns {
-                out.append("| \(row.dimension) = `\(Self.markdownEscaped(row.key))` | \(Self.rateWithCount(row.a)) | \(Self.rateWithCount(row.b)) | \(row.change.map { Self.signedPoints($0) } ?? "—") | \(Self.test(row.significance)) |")
+                out.append("| \(row.dimension) = `\(Markdown.escaped(row.key))` | \(Self.rateWithCount(row.a)) | \(Self.rateWithCount(row.b)) | \(row.change.map { ReportFormat.signedPoints($0) } ?? ReportFormat.none) | \(Self.test(row.significance)) |")
             }
         }
         if let records {
@@ -211,76 +211,36 @@ extension ReportDiff {
     }
 
     static func value(_ value: Double?, _ metric: Metric) -> String {
-        guard let value else { return "—" }
+        guard let value else { return ReportFormat.none }
         switch metric.kind {
-        case .rate: return percentText(value, digits: 2)
+        case .rate: return ReportFormat.percent(value, digits: 2)
         case .count: return String(Int(value))
         case .milliseconds: return "\(Int(value)) ms"
         }
     }
 
     static func change(_ change: MetricChange) -> String {
-        guard let absolute = change.absolute else { return "—" }
+        guard let absolute = change.absolute else { return ReportFormat.none }
         switch change.metric.kind {
-        case .rate: return signedPoints(absolute)
-        case .count: return signed(Int(absolute))
-        case .milliseconds: return signed(Int(absolute)) + " ms"
+        case .rate: return ReportFormat.signedPoints(absolute)
+        case .count: return ReportFormat.signed(Int(absolute))
+        case .milliseconds: return ReportFormat.signed(Int(absolute)) + " ms"
         }
     }
 
     static func test(_ significance: Significance?) -> String {
-        guard let significance else { return "—" }
-        return "p\(formatP(significance.pValue)), ±\(fixed(significance.margin * 100, digits: 2)) pt"
+        guard let significance else { return ReportFormat.none }
+        return "p\(formatP(significance.pValue)), ±\(ReportFormat.fixed(significance.margin * 100, 2)) pt"
     }
 
     static func formatP(_ p: Double) -> String {
-        p < 0.001 ? "<0.001" : "=" + fixed(p, digits: 3)
+        p < 0.001 ? "<0.001" : "=" + ReportFormat.fixed(p, 3)
     }
 
     static func rateWithCount(_ counts: UpdateCounts) -> String {
         let deliverable = counts.deliverable
-        return "\(counts.arrivalRate.map { percentText($0, digits: 2) } ?? "—") of \(deliverable)"
+        return "\(counts.arrivalRate.map { ReportFormat.percent($0, digits: 2) } ?? ReportFormat.none) of \(deliverable)"
     }
-
-    static func signed(_ value: Int) -> String { value > 0 ? "+\(value)" : value < 0 ? "−\(-value)" : "0" }
-
-    static func signedPoints(_ fraction: Double) -> String {
-        let text = fixed(abs(fraction) * 100, digits: 2)
-        if text == "0.00" { return "0.00 pt" }
-        return (fraction > 0 ? "+" : "−") + text + " pt"
-    }
-
-    static func signedPercent(_ fraction: Double) -> String {
-        let text = fixed(abs(fraction) * 100, digits: 1)
-        if text == "0.0" { return "0.0%" }
-        return (fraction > 0 ? "+" : "−") + text + "%"
-    }
-
-    static func markdownEscaped(_ text: String) -> String {
-        text.replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "`", with: "'")
-            .replacingOccurrences(of: "\n", with: " ")
-    }
-}
-
-/// `0.97312` → `97.31%`.
-func percentText(_ fraction: Double, digits: Int) -> String {
-    fixed(fraction * 100, digits: digits) + "%"
-}
-
-/// A fixed number of decimals, rounded half away from zero, without Foundation.
-func fixed(_ value: Double, digits: Int) -> String {
-    guard value.isFinite else { return "\(value)" }
-    var scale = 1.0
-    for _ in 0..<digits { scale *= 10 }
-    let scaled = (abs(value) * scale).rounded()
-    let whole = Int(scaled / scale)
-    let fraction = Int(scaled) - whole * Int(scale)
-    var text = (value < 0 && scaled != 0 ? "-" : "") + String(whole)
-    if digits > 0 {
-        let digitsText = String(fraction)
-        text += "." + String(repeating: "0", count: digits - digitsText.count) + digitsText
-    }
-    return text
 }
 
 extension RecordDiff {
@@ -297,7 +257,7 @@ extension RecordDiff {
             out.append("  Same apns_id, different answer (first \(apnsChangedRows.count) of \(apnsChanged)):")
             var table = TextTable(["apns_id", "activity", "seq", "A", "B"], alignments: [.left, .left, .right, .left, .left])
             for row in apnsChangedRows {
-                table.add([row.a.apnsID, row.a.activityID ?? "—", row.a.seq.map(String.init) ?? "—", Self.answer(row.a), Self.answer(row.b)])
+                table.add([row.a.apnsID, row.a.activityID ?? ReportFormat.none, row.a.seq.map(String.init) ?? ReportFormat.none, Self.answer(row.a), Self.answer(row.b)])
             }
             out.append(table.render(color: color, indent: "    "))
         }
@@ -306,7 +266,7 @@ extension RecordDiff {
             out.append("  apns \(title) (first \(rows.count) of \(total)):")
             var table = TextTable(["apns_id", "sent_at", "activity", "seq", "answer"], alignments: [.left, .left, .left, .right, .left])
             for row in rows {
-                table.add([row.apnsID, RFC3339.format(milliseconds: row.sentAt), row.activityID ?? "—", row.seq.map(String.init) ?? "—", Self.answer(row)])
+                table.add([row.apnsID, RFC3339.format(milliseconds: row.sentAt), row.activityID ?? ReportFormat.none, row.seq.map(String.init) ?? ReportFormat.none, Self.answer(row)])
             }
             out.append(table.render(color: color, indent: "    "))
         }
@@ -315,7 +275,7 @@ extension RecordDiff {
             out.append("  Updates that differ (first \(updateRows.count) of \(outcomeChanged + updatesOnlyInA + updatesOnlyInB)):")
             var table = TextTable(["activity", "seq", "A", "B"], alignments: [.left, .right, .left, .left])
             for row in updateRows {
-                table.add([row.activityID, String(row.seq), row.a ?? "—", row.b ?? "—"])
+                table.add([row.activityID, String(row.seq), row.a ?? ReportFormat.none, row.b ?? ReportFormat.none])
             }
             out.append(table.render(color: color, indent: "    "))
         }
@@ -343,7 +303,7 @@ extension RecordDiff {
             out.append("| apns_id | A | B |")
             out.append("|---|---|---|")
             for row in apnsChangedRows {
-                out.append("| `\(ReportDiff.markdownEscaped(row.a.apnsID))` | \(ReportDiff.markdownEscaped(Self.answer(row.a))) | \(ReportDiff.markdownEscaped(Self.answer(row.b))) |")
+                out.append("| `\(Markdown.escaped(row.a.apnsID))` | \(Markdown.escaped(Self.answer(row.a))) | \(Markdown.escaped(Self.answer(row.b))) |")
             }
         }
         return out.joined(separator: "\n")

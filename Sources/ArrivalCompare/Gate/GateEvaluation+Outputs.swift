@@ -147,13 +147,13 @@ extension GateEvaluation {
         var out: [String] = []
         out.append("### arrival gate: \(passed ? "✅ passed" : "❌ failed")")
         out.append("")
-        out.append("Current `\(ReportDiff.markdownEscaped(current))`" + (baseline.map { ", baseline `\(ReportDiff.markdownEscaped($0))`" } ?? ", no baseline") + ".")
+        out.append("Current `\(Markdown.escaped(current))`" + (baseline.map { ", baseline `\(Markdown.escaped($0))`" } ?? ", no baseline") + ".")
         out.append("")
         out.append("| verdict | rule | expected | actual | why |")
         out.append("|---|---|---|---|---|")
         for result in results {
             let mark = result.verdict == .fail ? "❌ fail" : result.verdict == .warn ? "⚠️ warn" : "✅ pass"
-            out.append("| \(mark) | `\(result.rule.metric.id)` | \(ReportDiff.markdownEscaped(result.expected)) | \(ReportDiff.markdownEscaped(result.actual)) | \(ReportDiff.markdownEscaped(result.detail)) |")
+            out.append("| \(mark) | `\(result.rule.metric.id)` | \(Markdown.escaped(result.expected)) | \(Markdown.escaped(result.actual)) | \(Markdown.escaped(result.detail)) |")
         }
         return out.joined(separator: "\n") + "\n"
     }

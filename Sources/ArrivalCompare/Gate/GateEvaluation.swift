@@ -86,7 +86,7 @@ public struct GateEvaluation: Sendable {
             let unit = metric.kind == .rate ? " pt" : metric.kind == .milliseconds ? " ms" : ""
             let isDrop = rule.check.name == "max_drop"
             result.expected = (isDrop ? "drop ≤ " : "rise ≤ ") + GateRule.number(threshold) + unit
-                + (rule.significant && metric.kind == .rate ? ", significant at \(percentText(config.confidence, digits: 0))" : "")
+                + (rule.significant && metric.kind == .rate ? ", significant at \(ReportFormat.percent(config.confidence, digits: 0))" : "")
             guard let baseline else {
                 result.verdict = .warn
                 result.detail = "not checked: a regression rule needs --baseline."
@@ -131,9 +131,9 @@ public struct GateEvaluation: Sendable {
 
     /// `93.10% (2431 of 2611)` for a rate, the value for the rest.
     static func measured(_ metric: Metric, _ report: Report) -> String {
-        guard let value = metric.value(in: report) else { return "—" }
+        guard let value = metric.value(in: report) else { return ReportFormat.none }
         if let fraction = metric.fraction(in: report) {
-            return "\(percentText(value, digits: 2)) (\(fraction.numerator) of \(fraction.denominator))"
+            return "\(ReportFormat.percent(value, digits: 2)) (\(fraction.numerator) of \(fraction.denominator))"
         }
         return ReportDiff.value(value, metric)
     }

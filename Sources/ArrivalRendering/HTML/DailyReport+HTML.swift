@@ -436,9 +436,9 @@ extension DailyReport {
                         let answer = q.status == 200 ? "200" : "\(q.status) \(q.reason ?? (q.status == 0 ? "NoResponse" : ""))"
                         return ReportFormat.clock(q.sentAt) + " → " + answer + (q.payloadBytes.map { " · \(ReportFormat.count(Int($0))) B" } ?? "")
                     }.joined(separator: "; ")
-                    let rendered = s.firstRenderedAt.map { ReportFormat.clock($0) + " (+" + ReportFormat.duration(max(0, $0 - s.at)) + ")" } ?? "—"
+                    let rendered = s.firstRenderedAt.map { ReportFormat.clock($0) + " (+" + ReportFormat.duration(max(0, $0 - s.at)) + ")" } ?? ReportFormat.none
                     return HTMLReportPage.Step(
-                        seq: String(s.seq), event: s.event, at: ReportFormat.clock(s.at), answers: answers.isEmpty ? "—" : answers,
+                        seq: String(s.seq), event: s.event, at: ReportFormat.clock(s.at), answers: answers.isEmpty ? ReportFormat.none : answers,
                         outcome: s.outcome ?? "not accepted", outcomeCls: s.outcome.flatMap { styles[$0] } ?? "o-rejected",
                         rendered: rendered, surfaces: s.surfaces.joined(separator: ", "))
                 },

@@ -34,8 +34,8 @@ struct HTMLReportPage {
         static func looksNumeric(_ text: String) -> Bool {
             let units: Set<String> = ["", "%", " ms", " s", " min", " h", " pp"]
             var body = Substring(text)
-            guard let first = body.first, first.isNumber || first == "−" || first == "+" || first == "—" else { return false }
-            if text == "—" { return true }
+            guard let first = body.first, first.isNumber || first == "−" || first == "+" || String(first) == ReportFormat.none else { return false }
+            if text == ReportFormat.none { return true }
             body = body.drop { $0 == "−" || $0 == "+" }
             let digits = body.prefix { $0.isASCII && ($0.isNumber || $0 == "," || $0 == ".") }
             return !digits.isEmpty && units.contains(String(body.dropFirst(digits.count)))
@@ -160,7 +160,7 @@ struct HeadlineMetric {
     ]
 
     func format(_ value: Double?) -> String {
-        guard let value else { return "—" }
+        guard let value else { return ReportFormat.none }
         switch kind {
         case .rate: return ReportFormat.percent(value)
         case .count: return ReportFormat.count(Int(value))

@@ -17,7 +17,7 @@ extension Report {
         lines.append("| oversize failures | \(requests.oversizeFailures) | 413 / PayloadTooLarge; \(requests.oversizeRisk) accepted payloads within 512 bytes of 4 KB |")
         lines.append("| content-update callback loss | \(percent(callbacks.callbackLossRate)) | \(callbacks.contentUpdateReceived) of \(callbacks.contentUpdateExpected) rendered updates reported |")
         lines.append("| token callback loss | \(percent(callbacks.tokenCallbackLossRate)) | \(callbacks.tokenReceived) of \(callbacks.tokenExpected) activities reported a push token |")
-        lines.append("| render latency p50 / p90 / p99 | \(ms(latency.p50)) / \(ms(latency.p90)) / \(ms(latency.p99)) | \(latency.count) rendered updates |")
+        lines.append("| render latency p50 / p90 / p99 | \(ReportFormat.milliseconds(latency.p50)) / \(ReportFormat.milliseconds(latency.p90)) / \(ReportFormat.milliseconds(latency.p99)) | \(latency.count) rendered updates |")
         lines.append("")
         lines.append("## Where the accepted updates went")
         lines.append("")
@@ -36,7 +36,7 @@ extension Report {
             lines.append("| reason | requests |")
             lines.append("|---|---:|")
             for (reason, count) in requests.byReason.sorted(by: { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }) {
-                lines.append("| \(cell(reason.text)) | \(count) |")
+                lines.append("| \(Markdown.escaped(reason.text)) | \(count) |")
             }
             lines.append("")
         }
@@ -50,7 +50,7 @@ extension Report {
             for key in rows.keys.sorted() {
                 guard let u = rows[key] else { continue }
                 let counts = outcomes.map { String(u[$0]) }.joined(separator: " | ")
-                lines.append("| \(cell(key.text)) | \(u.sent) | \(u.accepted) | \(counts) | \(percent(u.arrivalRate)) |")
+                lines.append("| \(Markdown.escaped(key.text)) | \(u.sent) | \(u.accepted) | \(counts) | \(percent(u.arrivalRate)) |")
             }
             lines.append("")
         }
@@ -65,27 +65,7 @@ extension Report {
     }
 }
 
+/// 91.8%, one decimal; ``ReportFormat/none`` without a denominator.
 private func percent(_ value: Double?) -> String {
-    guard let value else { return "–" }
-    let tenths = (value * 1000).rounded()
-    return "\(tenths / 10)%"
-}
-
-private func ms(_ value: Int64?) -> String {
-    value.map { "\($0) ms" } ?? "–"
-}
-
-/// Input data in a table cell: no pipes or line breaks can break the table.
-private func cell(_ text: String) -> String {
-    var out = ""
-    for ch in text {
-        switch ch {
-        case "|": out += "\\|"
-        case "\n", "\r": out += " "
-        case "<": out += "&lt;"
-        case ">": out += "&gt;"
-        default: out.append(ch)
-        }
-    }
-    return out
+    value.map { ReportFormat.percent($0, digits: 1) } ?? ReportFormat.none
 }
