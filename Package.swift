@@ -75,7 +75,7 @@ let package = Package(
         ),
         .target(
             name: "ArrivalSimulation",
-            dependencies: ["ArrivalModel", "CZlib"],
+            dependencies: ["ArrivalModel", "ArrivalBeacons"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -100,6 +100,7 @@ let package = Package(
         ),
         .target(
             name: "ArrivalBeacons",
+            dependencies: ["CZlib"],
             swiftSettings: swiftSettings
         ),
         .target(

@@ -1,4 +1,5 @@
 import ArrivalModel
+import ArrivalBeacons
 import Foundation
 
 /// The sender's side of the simulated day: every `apns` record goes into the
@@ -25,7 +26,7 @@ import Foundation
 /// open, each with a 64 KiB buffer.
 final class SenderLog {
     private struct Hour {
-        let writer: GzipFileWriter
+        let writer: GzipWriter
         var buffer: [UInt8] = []
         var recordsInMember = 0
         var memberTarget: Int
@@ -66,7 +67,7 @@ final class SenderLog {
         let minute = Int(SimCalendar.floorDiv(sentAtMs - dayStartMs, 60_000))
         let hour = min(max(minute / 60, 0), 23)
         if hours[hour] == nil {
-            let writer = try GzipFileWriter(path: directory + "/" + hourFileName(hour))
+            let writer = try GzipWriter(creatingFileAt: directory + "/" + hourFileName(hour))
             // Six hours in ten are uploaded as concatenated batches.
             let target = rng.chance(0.6) ? rng.int(20...160) : Int.max
             hours[hour] = Hour(writer: writer, memberTarget: target)
@@ -78,7 +79,7 @@ final class SenderLog {
         }
         if minute >= SenderLog.overlapWindowMinutes.from && minute < SenderLog.overlapWindowMinutes.to {
             if overlap == nil {
-                let writer = try GzipFileWriter(path: directory + "/" + overlapFileName)
+                let writer = try GzipWriter(creatingFileAt: directory + "/" + overlapFileName)
                 overlap = Hour(writer: writer, memberTarget: Int.max)
             }
             if var state = overlap {

@@ -1,3 +1,4 @@
+import CZlib
 import Foundation
 
 /// Closed beacon files bundled for one upload: a single gzip member holding
@@ -26,7 +27,9 @@ public struct BeaconBatch: Sendable, Equatable {
     /// A name that is the same for the same bytes, for servers that store
     /// uploads as files: `beacons-<crc32>-<size>.jsonl.gz`.
     public var suggestedFileName: String {
-        let crc = CRC32.checksum(Array(gzip))
+        let crc = gzip.withUnsafeBytes { bytes in
+            UInt32(crc32(0, bytes.bindMemory(to: UInt8.self).baseAddress, uInt(bytes.count)))
+        }
         let hex = String(crc, radix: 16)
         return "beacons-" + String(repeating: "0", count: 8 - hex.count) + hex + "-\(gzip.count).jsonl.gz"
     }

@@ -116,7 +116,9 @@ public struct BeaconCollector: Sendable {
         }
         guard !files.isEmpty else { return nil }
         let lines = input.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
-        return BeaconBatch(gzip: Data(GzipEncoder.gzip(input)), files: files, lines: lines, unreadable: unreadable)
+        // zlib fails only when memory runs out; the files stay for the next call.
+        guard let gzip = try? GzipWriter.gzip(input) else { return nil }
+        return BeaconBatch(gzip: Data(gzip), files: files, lines: lines, unreadable: unreadable)
     }
 
     /// Call after the server confirmed it stored `batch`: deletes its files
