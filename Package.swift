@@ -8,7 +8,10 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "arrival",
-    platforms: [.macOS(.v14)],
+    // The kit runs in iOS apps and widgets: Live Activities need iOS 16.1, and the kit's
+    // ActivityKit observer (push-to-start tokens) marks itself iOS 17.2. The tool runs on
+    // macOS 14+ and Linux.
+    platforms: [.macOS(.v14), .iOS("16.1")],
     products: [
         .executable(name: "arrival", targets: ["arrival"]),
         // The instrumentation kit: ArrivalBeacons for the app and widget (Foundation only),
@@ -27,7 +30,8 @@ let package = Package(
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         // The pipeline, one target per stage; each depends only on the stages before it:
-        // Model <- Store <- Ingest <- Analysis <- Rendering <- Compare, and Simulation on Model.
+        // Model <- Store <- Ingest and Analysis; Analysis <- Rendering; Ingest, Analysis and
+        // Rendering <- Compare; Simulation on Model and the kit's encoders; the CLI on all.
         .target(
             name: "ArrivalModel",
             swiftSettings: swiftSettings

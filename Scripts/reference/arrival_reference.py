@@ -3,7 +3,8 @@
 
 This script is an INDEPENDENT reference used to cross-check the Swift
 implementation of the `arrival` tool. It was written from the contract alone
-(/work/shared/spec/CONTRACT.md, sections 2 to 5) without looking at the Swift
+(input records, outcomes, metrics and report JSON, as Documentation/ describes
+them) without looking at the Swift
 sources or tests, and uses the Python 3.11 standard library only. It favours
 clarity over speed: every contract rule is a small, commented piece of code
 that a reader can audit against the contract text.

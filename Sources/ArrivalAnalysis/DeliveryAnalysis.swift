@@ -51,7 +51,7 @@ package struct DeliveryAnalysis {
         var total = 0, accepted = 0, oversizeFailures = 0, oversizeRisk = 0, unattributed = 0, withoutSeq = 0
         var byReason: [ExactString: Int] = [:]
 
-        /// Counts one request of the window (contract 4, `requests` and two `data_quality` counts).
+        /// Counts one request of the window (Documentation/Metrics.md, `requests` and two `data_quality` counts).
         mutating func add(status: Int64, reason: String?, payloadBytes: Int64?, attributed: Bool, hasSeq: Bool) {
             total += 1
             if status == 200 {
@@ -287,7 +287,7 @@ package struct DeliveryAnalysis {
         return a.0 < b.time || (a.0 == b.time && codePointOrder(a.1, b.value))
     }
 
-    // MARK: - Outcomes (contract 3)
+    // MARK: - Outcomes (Documentation/Outcomes.md)
 
     private mutating func decideOutcomes() {
         // Activity start and end from accepted start and end updates.

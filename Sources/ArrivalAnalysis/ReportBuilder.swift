@@ -1,6 +1,6 @@
 import ArrivalModel
 import ArrivalStore
-/// Computes the report of a window (contract sections 3 and 4). Outcomes
+/// Computes the report of a window (Documentation/Outcomes.md). Outcomes
 /// are decided over all stored data; the window only chooses which requests
 /// and updates are counted.
 public struct ReportBuilder {

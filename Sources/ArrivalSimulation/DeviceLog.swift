@@ -81,7 +81,7 @@ struct BeaconEvent {
 }
 
 /// The kinds of bad lines planted in device files, one per malformed cause
-/// of contract 2.4 (plus a second `invalid_json` variant). They are added
+/// of Documentation/InputRecords.md (plus a second `invalid_json` variant). They are added
 /// in rotation, so even a small tree shows every cause.
 enum GarbageKind: Int, CaseIterable {
     /// A log message that is not JSON at all -> `invalid_json`.

@@ -7,7 +7,7 @@ import Foundation
 /// the way a push service uploads its request log.
 ///
 /// Besides the plain batches it plants the upload defects the ingestor must
-/// survive (contract 2.4 and 2.5):
+/// survive (Documentation/InputRecords.md):
 /// - **Concatenated batches.** Some hourly files are written as several gzip
 ///   members, one per flushed batch; a reader must go on past the first.
 /// - **A re-upload under another name** (`apns-<HH>.retry.jsonl.gz`): the

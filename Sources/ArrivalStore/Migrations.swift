@@ -12,7 +12,7 @@ enum Migrations {
     /// the record's time in its high bits and a stable hash of every contract
     /// field in its low 20 bits, moved to the next free value on a (verified)
     /// collision, so the UNIQUE index enforces "a record equal to an earlier
-    /// one is stored once" (contract 2.5) while inserts land near the end of
+    /// one is stored once" (Documentation/InputRecords.md) while inserts land near the end of
     /// the index. CHECKs spell out enumerations with OR: an IN list would make
     /// SQLite build a temporary table on every insert.
     static let records = """

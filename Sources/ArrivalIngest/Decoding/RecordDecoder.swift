@@ -1,7 +1,7 @@
 import ArrivalModel
 import ArrivalStore
 /// Turns one line of bytes into a record or the ``MalformedCause`` that
-/// keeps it out (contract 2 and 2.4). Not thread-safe: use one per thread.
+/// keeps it out (Documentation/InputRecords.md). Not thread-safe: use one per thread.
 ///
 /// The ingest appends records straight into a ``RowBatch``
 /// (``decode(_:line:into:)``); ``decode(_:)`` gives a ``Record`` value and

@@ -4,7 +4,7 @@ import Crypto
 import Foundation
 
 /// Reads files and directories of the three streams into a ``Store``
-/// (contract 2): each file all or nothing, de-duplicated files and records,
+/// (Documentation/InputRecords.md): each file all or nothing, de-duplicated files and records,
 /// malformed lines counted by cause and never stopping the run (unless
 /// ``Options/strict``).
 ///

@@ -44,7 +44,7 @@ public struct InputWalker: Sendable {
         }
     }
 
-    /// The absolute, normalised form used to compare paths (contract 2.5).
+    /// The absolute, normalised form used to compare paths (Documentation/InputRecords.md).
     public static func normalise(_ path: String) -> String {
         let url = URL(fileURLWithPath: path).standardizedFileURL
         var result = url.path

@@ -22,7 +22,7 @@ public struct ReadSummary: Sendable, Equatable {
     public var bytesOnDisk = 0
     public var gzip = false
     /// The gzip stream broke off (cut short or corrupt); the lines before the
-    /// break were handed out (contract 2.4).
+    /// break were handed out (Documentation/InputRecords.md).
     public var truncatedGzip = false
 }
 

@@ -1,4 +1,4 @@
-/// Why a line was not accepted as a record (contract 2.4). A line gets one
+/// Why a line was not accepted as a record (Documentation/InputRecords.md). A line gets one
 /// cause: the first that applies, in the order of the cases below.
 public enum MalformedCause: String, CaseIterable, Sendable, Comparable, Codable, Error {
     /// Longer than 1 MiB, not counting the line terminator; never held whole.

@@ -64,7 +64,7 @@ public enum RFC3339 {
         return copy.withUTF8 { parseMilliseconds($0) }
     }
 
-    /// `YYYY-MM-DDTHH:MM:SSZ`, with `.mmm` only when the milliseconds are not zero (contract 5).
+    /// `YYYY-MM-DDTHH:MM:SSZ`, with `.mmm` only when the milliseconds are not zero (Documentation/ReportSchema.md).
     public static func format(milliseconds: Int64) -> String {
         let (secondsTotal, ms) = floorDivide(milliseconds, 1000)
         let (days, secondOfDay) = floorDivide(secondsTotal, 86_400)

@@ -1,4 +1,4 @@
-/// One HTTP/2 request the sender made and APNs's answer (contract 2.1).
+/// One HTTP/2 request the sender made and APNs's answer (Documentation/InputRecords.md).
 /// Times are milliseconds since the Unix epoch, UTC.
 public struct APNSRecord: Hashable, Sendable {
     public var apnsID: String
@@ -41,7 +41,7 @@ public struct APNSRecord: Hashable, Sendable {
         self.latencyMS = latencyMS
     }
 
-    /// The de-duplication hash over every field of the record (contract 2.5).
+    /// The de-duplication hash over every field of the record (Documentation/InputRecords.md).
     public var contentHash: UInt64 {
         var h = StableHash()
         h.combine(1 as UInt64)
@@ -53,7 +53,7 @@ public struct APNSRecord: Hashable, Sendable {
     }
 }
 
-/// The widget showed a content state (contract 2.2).
+/// The widget showed a content state (Documentation/InputRecords.md).
 public struct RenderRecord: Hashable, Sendable {
     public var activityID: String
     public var seq: Int64
@@ -87,7 +87,7 @@ public struct RenderRecord: Hashable, Sendable {
     }
 }
 
-/// The app observed an ActivityKit callback (contract 2.3).
+/// The app observed an ActivityKit callback (Documentation/InputRecords.md).
 public struct CallbackRecord: Hashable, Sendable {
     public enum Kind: String, CaseIterable, Sendable {
         case pushToken = "push_token"

@@ -1,5 +1,5 @@
 /// The window of `sent_at` a report covers: `from` inclusive, `to` exclusive,
-/// milliseconds since the Unix epoch (contract 4 and 5).
+/// milliseconds since the Unix epoch (Documentation/Metrics.md).
 public struct ReportWindow: Sendable, Equatable {
     public var from: Int64
     public var to: Int64
@@ -82,7 +82,7 @@ extension UpdateCounts {
     }
 }
 
-/// The report of contract section 5.
+/// The report of Documentation/ReportSchema.md.
 public struct Report: Sendable, Equatable {
     public struct Requests: Sendable, Equatable {
         public var total = 0

@@ -118,7 +118,7 @@ public enum OutcomeRules {
         SELECT ids.activity_id, os.os_version, app.app_version
         FROM ids LEFT JOIN os USING (activity_id) LEFT JOIN app USING (activity_id);
 
-        -- Every update with its outcome (contract 3); `outcome` is NULL for an
+        -- Every update with its outcome (Documentation/Outcomes.md); `outcome` is NULL for an
         -- update APNs never accepted.
         CREATE VIEW update_outcomes AS
         WITH joined AS (

@@ -1,7 +1,7 @@
 import ArrivalModel
 import ArrivalAnalysis
 extension Report {
-    /// The report object of contract section 5, keys in the contract's order,
+    /// The report object of Documentation/ReportSchema.md, keys in the contract's order,
     /// keys inside `by_reason`, `malformed_by_cause` and `breakdowns` sorted
     /// by code point, rates as the shortest text that reads back as the same
     /// IEEE double. Byte-identical for identical stores.

@@ -7,7 +7,7 @@ import Testing
 @testable import ArrivalCompare
 @testable import ArrivalSimulation
 
-/// One test per metric group of contract section 4, on hand-made fixtures.
+/// One test per metric group of Documentation/Metrics.md, on hand-made fixtures.
 @Suite("Metrics")
 struct MetricTests {
     @Test("requests: totals, by_reason keys, oversize failures and risk")

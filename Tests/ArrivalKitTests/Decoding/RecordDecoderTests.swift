@@ -19,7 +19,7 @@ struct RecordDecoderTests {
         }
     }
 
-    /// Lines for every malformed cause of contract 2.4 and its precedence,
+    /// Lines for every malformed cause of Documentation/InputRecords.md and its precedence,
     /// with the cause each must get ("ok" for a valid record).
     static let lineCases: [LineCase] = {
         guard let data = FileManager.default.contents(atPath: fixture("decoding/line-cases.json")),

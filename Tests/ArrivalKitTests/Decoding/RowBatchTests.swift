@@ -62,7 +62,7 @@ struct RowBatchTests {
             #expect(outcome == .record)
         }
         let rows = batch.rows
-        #expect(rows[0].key == rows[1].key, "absent equals null (contract 2.5)")
+        #expect(rows[0].key == rows[1].key, "absent equals null (Documentation/InputRecords.md)")
         #expect(rows[0].key != rows[2].key, "an empty string is not null")
         let surface = 3  // the column of `surface` in a render row
         #expect(batch.cells(of: rows[1])[rows[1].firstCell + surface] == .noText)

@@ -7,7 +7,7 @@ import Testing
 @testable import ArrivalCompare
 @testable import ArrivalSimulation
 
-/// One test per outcome rule of contract section 3, each on a hand-made
+/// One test per outcome rule of Documentation/Outcomes.md, each on a hand-made
 /// fixture whose expected counts are worked out in the comments.
 @Suite("Outcome rules")
 struct OutcomeRuleTests {
