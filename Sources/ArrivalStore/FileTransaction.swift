@@ -42,10 +42,11 @@ package final class FileTransaction {
         return new
     }
 
-    package func addMalformed(line: Int, cause: MalformedCause) throws(DatabaseError) {
+    package func addMalformed(line: Int, cause: MalformedCause, problem: String? = nil) throws(DatabaseError) {
         statements.malformed.bind(1, fileID)
         statements.malformed.bind(2, Int64(line))
         statements.malformed.bind(3, cause.rawValue)
+        statements.malformed.bind(4, problem)
         try statements.malformed.run()
         malformed += 1
     }
@@ -145,7 +146,7 @@ final class RecordStatements {
             "callback", "activity_id", "push_token", "seq", "state", "received_at", "device_id",
             "os_version", "device_model", "app_version",
         ], connection: connection)
-        malformed = try connection.prepare("INSERT INTO malformed_lines (file_id, line, cause) VALUES (?, ?, ?)")
+        malformed = try connection.prepare("INSERT INTO malformed_lines (file_id, line, cause, problem) VALUES (?, ?, ?, ?)")
         fileStatus = try connection.prepare("SELECT path FROM files WHERE content_sha256 = ?")
         insertFile = try connection.prepare("""
             INSERT INTO files (content_sha256, path, byte_count, gzip, line_count, record_count,

@@ -5,7 +5,15 @@ enum Migrations {
     static let all: [(name: String, sql: String)] = [
         ("0001_records", records),
         ("0002_analysis_views", OutcomeRules.viewSQL),
+        ("0003_malformed_problem", malformedProblem),
     ]
+
+    /// Which field made a line malformed, and why (`sent_at: expected an RFC
+    /// 3339 time string, got 1795248000`); NULL for causes that concern the
+    /// whole line and for lines ingested before this migration.
+    static let malformedProblem = """
+    ALTER TABLE malformed_lines ADD COLUMN problem TEXT;
+    """
 
     /// Tables of ingested files and records. Times are integer milliseconds
     /// since the Unix epoch (UTC). `record_key` is the de-duplication key:

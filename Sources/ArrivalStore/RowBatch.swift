@@ -34,7 +34,7 @@ package struct RowBatch: Sendable {
     private(set) var cells: [Cell] = []
     /// The arena of string bytes, unescaped.
     private(set) var bytes: [UInt8] = []
-    package private(set) var malformed: [(line: Int, cause: MalformedCause)] = []
+    package private(set) var malformed: [(line: Int, cause: MalformedCause, problem: String?)] = []
 
     package init(capacity: Int = 0) {
         rows.reserveCapacity(capacity)
@@ -109,8 +109,9 @@ package struct RowBatch: Sendable {
         rows.append(Row(kind: kind, line: line, firstCell: mark.cells, key: recordKey(time: time, hash: hash)))
     }
 
-    package mutating func appendMalformed(line: Int, cause: MalformedCause) {
-        malformed.append((line, cause))
+    /// Notes a malformed line, with the field and reason when one field is at fault.
+    package mutating func appendMalformed(line: Int, cause: MalformedCause, problem: String? = nil) {
+        malformed.append((line, cause, problem))
     }
 
     /// Appends `record` as a row (the path of records made in code, not decoded).

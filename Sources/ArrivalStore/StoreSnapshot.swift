@@ -210,6 +210,17 @@ package struct StoreSnapshot {
         return (rows, total)
     }
 
+    /// Every malformed line with its problem, by file then line.
+    package func malformedProblems() throws -> [(path: String, line: Int, cause: String, problem: String?)] {
+        let query = try connection.prepare("""
+            SELECT f.path, m.line, m.cause, m.problem FROM malformed_lines AS m JOIN files AS f ON f.id = m.file_id
+            ORDER BY f.path, m.line
+            """)
+        var rows: [(String, Int, String, String?)] = []
+        try query.forEach { rows.append(($0.string(0) ?? "", Int($0.int(1)), $0.string(2) ?? "", $0.string(3))) }
+        return rows
+    }
+
     /// Files with repeated records, most first.
     package func duplicatesByFile(limit: Int) throws -> [(path: String, records: Int)] {
         let query = try connection.prepare("""

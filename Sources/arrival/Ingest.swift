@@ -84,7 +84,7 @@ extension IngestSummary {
         for cause in malformedByCause.keys.sorted() {
             lines.append("    \(cause.rawValue): \(malformedByCause[cause] ?? 0)")
             for location in firstMalformed where location.cause == cause {
-                lines.append("      \(location.path):\(location.line)")
+                lines.append("      \(location.path):\(location.line)" + (location.problem.map { ": " + $0 } ?? ""))
             }
         }
         return lines.joined(separator: "\n")

@@ -93,6 +93,24 @@ struct JSONLineScanner {
         }
     }
 
+    /// A value as a person reads it in a message: a string's content (quoted,
+    /// unescaped, at most 40 bytes) or a literal as written; `a number`,
+    /// `an object` and the like for what is not worth quoting.
+    mutating func shown(_ ref: ValueRef) -> String {
+        switch ref.kind {
+        case .null: return "null"
+        case .bool: return ref.int == 1 ? "true" : "false"
+        case .object: return "an object"
+        case .array: return "an array"
+        case .int, .number:
+            let literal = String(decoding: UnsafeBufferPointer(rebasing: line[ref.start..<ref.end]), as: UTF8.self)
+            return literal.utf8.count <= 40 ? literal : String(literal.prefix(40)) + "…"
+        case .string:
+            let text = withStringBytes(ref) { String(decoding: $0, as: UTF8.self) }
+            return "\"" + (text.unicodeScalars.count <= 40 ? text : String(String.UnicodeScalarView(text.unicodeScalars.prefix(40))) + "…") + "\""
+        }
+    }
+
     /// Calls `body` with the unescaped bytes of a string slot.
     mutating func withStringBytes<R>(_ ref: ValueRef, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         if !ref.hasEscapes {

@@ -9,6 +9,10 @@ import ArrivalStore
 public struct RecordDecoder {
     private var scanner = JSONLineScanner()
     private var scratch = RowBatch(capacity: 1)
+    /// Which field made the last malformed line malformed, and why
+    /// (`sent_at: expected an RFC 3339 string, got 1795248000`); nil for a
+    /// cause that concerns the whole line (`invalid_json`, `not_an_object`).
+    public private(set) var lastProblem: String?
 
     public init() {}
 
@@ -46,6 +50,7 @@ public struct RecordDecoder {
     /// Decodes `bytes` and appends the record to `batch` as a row numbered
     /// `line`; a malformed line appends nothing (the caller records it).
     mutating func decode(_ bytes: UnsafeBufferPointer<UInt8>, line: Int, into batch: inout RowBatch) -> Appended {
+        lastProblem = nil
         if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return .blank }
         if let cause = scanner.scan(bytes) { return .malformed(cause) }
         let mark = batch.mark
@@ -64,9 +69,11 @@ public struct RecordDecoder {
     /// Appends the record's fields in column order, checking each in that
     /// order, so the first field at fault names the cause.
     private mutating func appendFields(to batch: inout RowBatch) throws(MalformedCause) -> RecordKind {
-        if let v = value(.v), !(v.kind == .int && v.int == 1) { throw .unsupportedVersion }
-        guard let kindRef = value(.kind) else { throw .missingField }
-        guard kindRef.kind == .string else { throw .wrongType }
+        if let v = value(.v), !(v.kind == .int && v.int == 1) {
+            throw problem(.unsupportedVersion, .v, "expected 1, got \(scanner.shown(v))")
+        }
+        guard let kindRef = value(.kind) else { throw missing(.kind) }
+        guard kindRef.kind == .string else { throw wrongType(.kind, kindRef, expected: "a string") }
         let kind: RecordKind? = scanner.withStringBytes(kindRef) { bytes in
             if Self.equals(bytes, "apns") { return .apns }
             if Self.equals(bytes, "render") { return .render }
@@ -102,14 +109,19 @@ public struct RecordDecoder {
             try optionalString(.appVersion, &batch)
             return .render
         case .callback:
-            guard let index = try optionalEnum(.callback, Self.callbacks, &batch) else { throw .missingField }
+            guard let index = try optionalEnum(.callback, Self.callbacks, &batch) else { throw missing(.callback) }
             let callback = CallbackRecord.Kind.allCases[index]
-            if !(try optionalString(.activityID, &batch)) && callback != .pushToStartToken { throw .missingField }
-            if !(try optionalString(.pushToken, &batch)) && (callback == .pushToken || callback == .pushToStartToken) {
-                throw .missingField
+            let name = "\(Self.callbacks[index])"
+            if !(try optionalString(.activityID, &batch)) && callback != .pushToStartToken {
+                throw missing(.activityID, because: "a \(name) callback")
             }
-            if !(try optionalInt(.seq, &batch)) && callback == .contentUpdate { throw .missingField }
-            if try optionalEnum(.state, Self.states, &batch) == nil && callback == .activityState { throw .missingField }
+            if !(try optionalString(.pushToken, &batch)) && (callback == .pushToken || callback == .pushToStartToken) {
+                throw missing(.pushToken, because: "a \(name) callback")
+            }
+            if !(try optionalInt(.seq, &batch)) && callback == .contentUpdate { throw missing(.seq, because: "a \(name) callback") }
+            if try optionalEnum(.state, Self.states, &batch) == nil && callback == .activityState {
+                throw missing(.state, because: "an \(name) callback")
+            }
             try requiredTime(.receivedAt, &batch)
             try optionalString(.deviceID, &batch)
             try optionalString(.osVersion, &batch)
@@ -117,8 +129,31 @@ public struct RecordDecoder {
             try optionalString(.appVersion, &batch)
             return .callback
         case nil:
-            throw .unknownKind
+            throw problem(.unknownKind, .kind, "\(scanner.shown(kindRef)) is not one of apns, render, callback")
         }
+    }
+
+    // MARK: - Problems
+
+    /// Notes why the line is malformed and returns the cause to throw.
+    private mutating func problem(_ cause: MalformedCause, _ field: RecordField, _ why: String) -> MalformedCause {
+        lastProblem = field.key + ": " + why
+        return cause
+    }
+
+    private mutating func missing(_ field: RecordField, because condition: String? = nil) -> MalformedCause {
+        let absent = scanner.slot(field) == nil ? "absent" : "null"
+        return problem(.missingField, field, "required" + (condition.map { " for " + $0 } ?? "") + ", but \(absent)")
+    }
+
+    private mutating func wrongType(_ field: RecordField, _ ref: JSONLineScanner.ValueRef, expected: String) -> MalformedCause {
+        let got = switch ref.kind {
+        case .string: "a string (\(scanner.shown(ref)))"
+        case .number: scanner.shown(ref) + " (an integer is written without fraction or exponent, within 64 bits)"
+        case .int: "an integer (\(scanner.shown(ref)))"
+        default: scanner.shown(ref)
+        }
+        return problem(.wrongType, field, "expected \(expected), got \(got)")
     }
 
     @inline(__always)
@@ -146,13 +181,13 @@ public struct RecordDecoder {
             batch.append(.noText)
             return false
         }
-        guard ref.kind == .string else { throw .wrongType }
+        guard ref.kind == .string else { throw wrongType(field, ref, expected: "a string") }
         scanner.appendString(ref, to: &batch)
         return true
     }
 
     private mutating func requiredString(_ field: RecordField, _ batch: inout RowBatch) throws(MalformedCause) {
-        guard try optionalString(field, &batch) else { throw .missingField }
+        guard try optionalString(field, &batch) else { throw missing(field) }
     }
 
     @discardableResult
@@ -161,19 +196,21 @@ public struct RecordDecoder {
             batch.append(.noInt)
             return false
         }
-        guard ref.kind == .int else { throw .wrongType }
+        guard ref.kind == .int else { throw wrongType(field, ref, expected: "an integer") }
         batch.append(.int(ref.int))
         return true
     }
 
     private mutating func requiredInt(_ field: RecordField, _ batch: inout RowBatch) throws(MalformedCause) {
-        guard try optionalInt(field, &batch) else { throw .missingField }
+        guard try optionalInt(field, &batch) else { throw missing(field) }
     }
 
     private mutating func requiredTime(_ field: RecordField, _ batch: inout RowBatch) throws(MalformedCause) {
-        guard let ref = value(field) else { throw .missingField }
-        guard ref.kind == .string else { throw .wrongType }
-        guard let millis = scanner.withStringBytes(ref, { RFC3339.parseMilliseconds($0) }) else { throw .invalidTime }
+        guard let ref = value(field) else { throw missing(field) }
+        guard ref.kind == .string else { throw wrongType(field, ref, expected: "an RFC 3339 time string") }
+        guard let millis = scanner.withStringBytes(ref, { RFC3339.parseMilliseconds($0) }) else {
+            throw problem(.invalidTime, field, "\(scanner.shown(ref)) is not an RFC 3339 time (YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM))")
+        }
         batch.append(.int(millis))
     }
 
@@ -187,11 +224,13 @@ public struct RecordDecoder {
             batch.append(.noText)
             return nil
         }
-        guard ref.kind == .string else { throw .wrongType }
+        guard ref.kind == .string else { throw wrongType(field, ref, expected: "a string") }
         let index = scanner.withStringBytes(ref) { bytes in
             allowed.firstIndex { Self.equals(bytes, $0) }
         }
-        guard let index else { throw .invalidEnum }
+        guard let index else {
+            throw problem(.invalidEnum, field, "\(scanner.shown(ref)) is not one of " + allowed.map { "\($0)" }.joined(separator: ", "))
+        }
         let name = allowed[index]
         batch.appendText(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
         return index

@@ -6,7 +6,9 @@ public struct IngestSummary: Sendable, Equatable {
         public var path: String
         public var line: Int
         public var cause: MalformedCause
-        public var description: String { "\(path):\(line): \(cause.rawValue)" }
+        /// The field at fault and why, when one field is (see ``RecordDecoder/lastProblem``).
+        public var problem: String?
+        public var description: String { "\(path):\(line): \(cause.rawValue)" + (problem.map { " (\($0))" } ?? "") }
     }
 
     /// Files whose records were read and stored in this run.
@@ -32,11 +34,11 @@ public struct IngestSummary: Sendable, Equatable {
 
     static let locationsPerCause = 3
 
-    mutating func noteMalformed(path: String, line: Int, cause: MalformedCause) {
+    mutating func noteMalformed(path: String, line: Int, cause: MalformedCause, problem: String? = nil) {
         let seen = malformedByCause[cause, default: 0]
         malformedByCause[cause] = seen + 1
         if seen < Self.locationsPerCause {
-            firstMalformed.append(Location(path: path, line: line, cause: cause))
+            firstMalformed.append(Location(path: path, line: line, cause: cause, problem: problem))
         }
     }
 }
@@ -53,12 +55,12 @@ public struct IngestProgress: Sendable {
 /// Problems that stop an ingest.
 public enum IngestError: Error, CustomStringConvertible {
     /// `--strict` was given and a line is malformed.
-    case malformedLine(path: String, line: Int, cause: MalformedCause)
+    case malformedLine(path: String, line: Int, cause: MalformedCause, problem: String?)
 
     public var description: String {
         switch self {
-        case let .malformedLine(path, line, cause):
-            "\(path):\(line): malformed line (\(cause.rawValue)). The file was not stored; fix or remove the line, or run without --strict to count it and keep the rest."
+        case let .malformedLine(path, line, cause, problem):
+            "\(path):\(line): malformed line (\(cause.rawValue)\(problem.map { ": " + $0 } ?? "")). The file was not stored; fix or remove the line, or run without --strict to count it and keep the rest."
         }
     }
 }

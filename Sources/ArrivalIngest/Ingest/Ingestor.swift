@@ -158,15 +158,15 @@ public struct Ingestor {
             messages: while let message = channel.receive() {
                 switch message {
                 case .rows(let batch):
-                    if options.strict, let (line, cause) = batch.malformed.first {
-                        throw IngestError.malformedLine(path: path, line: line, cause: cause)
+                    if options.strict, let (line, cause, problem) = batch.malformed.first {
+                        throw IngestError.malformedLine(path: path, line: line, cause: cause, problem: problem)
                     }
                     let new = try transaction.insertRows(of: batch)
                     for kind in 0..<3 { newByKind[kind] += new[kind] }
                     fileSummary.duplicateRecords += batch.rows.count - new.reduce(0, +)
-                    for (line, cause) in batch.malformed {
-                        try transaction.addMalformed(line: line, cause: cause)
-                        fileSummary.noteMalformed(path: path, line: line, cause: cause)
+                    for (line, cause, problem) in batch.malformed {
+                        try transaction.addMalformed(line: line, cause: cause, problem: problem)
+                        fileSummary.noteMalformed(path: path, line: line, cause: cause, problem: problem)
                     }
                     recycle.offer(batch)
                     progress?(newByKind.reduce(0, +) + fileSummary.duplicateRecords)
@@ -180,7 +180,9 @@ public struct Ingestor {
             guard let readSummary else { throw InputError.readFailed(path: path, reason: "the reader stopped early") }
             if readSummary.truncatedGzip {
                 let line = readSummary.lines + 1
-                if options.strict { throw IngestError.malformedLine(path: path, line: line, cause: .truncatedGzip) }
+                if options.strict {
+                    throw IngestError.malformedLine(path: path, line: line, cause: .truncatedGzip, problem: nil)
+                }
                 try transaction.addMalformed(line: line, cause: .truncatedGzip)
                 fileSummary.noteMalformed(path: path, line: line, cause: .truncatedGzip)
             }
@@ -250,12 +252,13 @@ public struct Ingestor {
         struct Stopped: Error {}
         let summary = try options.reader.read(path: path) { line in
             guard let bytes = line.bytes else {
-                batch.appendMalformed(line: line.number, cause: .lineTooLong)
+                batch.appendMalformed(
+                    line: line.number, cause: .lineTooLong, problem: "longer than \(options.reader.maxLineBytes) bytes")
                 return
             }
             switch decoder.decode(bytes, line: line.number, into: &batch) {
             case .record, .blank: break
-            case .malformed(let cause): batch.appendMalformed(line: line.number, cause: cause)
+            case .malformed(let cause): batch.appendMalformed(line: line.number, cause: cause, problem: decoder.lastProblem)
             }
             if batch.count >= batchSize || batch.byteCount >= batchBytes {
                 guard try deliver(batch) else { throw Stopped() }

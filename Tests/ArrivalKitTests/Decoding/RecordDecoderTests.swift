@@ -148,3 +148,67 @@ struct RFC3339Tests {
         #expect(RFC3339.format(milliseconds: -1) == "1969-12-31T23:59:59.999Z")
     }
 }
+
+/// A malformed line names the field at fault and why, and the store keeps it.
+@Suite("Malformed-line problems")
+struct MalformedProblemTests {
+    static let cases: [(line: String, cause: MalformedCause, problem: String?)] = [
+        (#"{"kind":"apns","apns_id":"a","sent_at":1795248000,"status":200,"push_token":"t","aps_timestamp":1}"#,
+         .wrongType, "sent_at: expected an RFC 3339 time string, got an integer (1795248000)"),
+        (#"{"kind":"apns","apns_id":"a","sent_at":"2026-11-21 08:00:00Z","status":200,"push_token":"t","aps_timestamp":1}"#,
+         .invalidTime, #"sent_at: "2026-11-21 08:00:00Z" is not an RFC 3339 time (YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM))"#),
+        (#"{"kind":"apns","sent_at":"2026-11-21T08:00:00Z","status":200,"push_token":"t","aps_timestamp":1}"#,
+         .missingField, "apns_id: required, but absent"),
+        (#"{"kind":"apns","apns_id":null,"sent_at":"2026-11-21T08:00:00Z","status":200,"push_token":"t","aps_timestamp":1}"#,
+         .missingField, "apns_id: required, but null"),
+        (#"{"kind":"render","activity_id":"x","seq":2.5,"rendered_at":"2026-11-21T08:00:00Z"}"#,
+         .wrongType, "seq: expected an integer, got 2.5 (an integer is written without fraction or exponent, within 64 bits)"),
+        (#"{"kind":"callback","callback":"content_update","activity_id":"x","received_at":"2026-11-21T08:00:00Z"}"#,
+         .missingField, "seq: required for a content_update callback, but absent"),
+        (#"{"kind":"callback","callback":"resumed","activity_id":"x","received_at":"2026-11-21T08:00:00Z"}"#,
+         .invalidEnum, #"callback: "resumed" is not one of push_token, push_to_start_token, content_update, activity_state"#),
+        (#"{"v":2,"kind":"render"}"#, .unsupportedVersion, "v: expected 1, got 2"),
+        (#"{"kind":"exchange"}"#, .unknownKind, #"kind: "exchange" is not one of apns, render, callback"#),
+        (#"{"kind":["render"]}"#, .wrongType, "kind: expected a string, got an array"),
+        (#"{"kind":"render","kind":"render"}"#, .duplicateKey, nil),
+        (#"{"kind":"render""#, .invalidJSON, nil),
+    ]
+
+    @Test("Each problem names its field and reason")
+    func problems() {
+        var decoder = RecordDecoder()
+        for (line, cause, problem) in Self.cases {
+            #expect(decoder.decode(line) == .malformed(cause), "\(line)")
+            #expect(decoder.lastProblem == problem, "\(line)")
+        }
+        // A good line clears the last problem.
+        _ = decoder.decode(#"{"kind":"render","activity_id":"x","seq":1,"rendered_at":"2026-11-21T08:00:00Z"}"#)
+        #expect(decoder.lastProblem == nil)
+    }
+
+    @Test("Ingest keeps the problem with its line and shows it in the summary and under --strict")
+    func ingested() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("bad.jsonl")
+        try Data((Self.cases.map(\.line).joined(separator: "\n") + "\n").utf8).write(to: file)
+        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        let summary = try Ingestor(store: store).ingest(paths: [file.path])
+        let shown = summary.firstMalformed.first { $0.line == 1 }
+        #expect(shown?.problem == Self.cases[0].problem)
+        #expect(shown?.description.hasSuffix(": wrong_type (\(Self.cases[0].problem ?? ""))") == true)
+        let stored = try store.read { try $0.malformedProblems() }
+        #expect(stored.count == Self.cases.count)
+        for (index, entry) in Self.cases.enumerated() {
+            #expect(stored[index].line == index + 1 && stored[index].problem == entry.problem)
+        }
+        var options = Ingestor.Options()
+        options.strict = true
+        let strictStore = try Store(path: directory.appendingPathComponent("strict.sqlite").path)
+        #expect {
+            _ = try Ingestor(store: strictStore, options: options).ingest(paths: [file.path])
+        } throws: { error in
+            "\(error)".contains("sent_at: expected an RFC 3339 time string")
+        }
+    }
+}

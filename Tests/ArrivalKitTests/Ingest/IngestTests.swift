@@ -94,7 +94,7 @@ struct IngestTests {
         #expect {
             _ = try Ingestor(store: store, options: options).ingest(paths: [path])
         } throws: { error in
-            guard case IngestError.malformedLine(let file, let line, let cause) = error else { return false }
+            guard case IngestError.malformedLine(let file, let line, let cause, _) = error else { return false }
             return file == path && line == 4 && cause == .invalidJSON && "\(error)".contains("\(path):4")
         }
         let report = try ReportBuilder(store: store).build(window: nil)
