@@ -1,13 +1,14 @@
 import ArrivalModel
 import ArrivalStore
-/// Contract sections 3 and 4 computed in one pass over each table.
+/// The outcomes and metrics (Documentation/Outcomes.md, Metrics.md)
+/// computed in one pass over each table.
 ///
-/// The same rules are written as SQL views in the store (`update_outcomes`
-/// and the views it reads) for dashboards and ad-hoc queries; on two million
-/// updates SQLite needs minutes to evaluate their window functions over wide
-/// rows, so the report reads each table once through a cursor and applies the
-/// rules in memory (about 100 bytes per update). A test checks that both
-/// give every update the same outcome.
+/// The same rules are written as SQL views (``OutcomeRules/viewSQL``) for
+/// dashboards and ad-hoc queries; SQLite evaluates their window functions
+/// over wide rows far more slowly than this pass, so the report reads each
+/// table once through a cursor and applies ``OutcomeRules/outcome(rendered:acceptedAt:isEnd:apsTimestamp:activityStartedAt:activityEndedAt:earlierMaxTimestamp:laterRendered:)``
+/// in memory (about 100 bytes per update). A test checks that both give
+/// every update the same outcome.
 package struct DeliveryAnalysis {
     /// One logical update (activity, seq) and the request that speaks for it.
     package struct Update {

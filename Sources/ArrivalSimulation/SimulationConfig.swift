@@ -4,10 +4,11 @@ import ArrivalModel
 /// The same configuration always produces a byte-identical output tree (see
 /// ``FleetSimulator``); a different seed produces a different fleet.
 public struct SimulationConfig: Sendable, Equatable {
-    /// Number of Live Activities to simulate. Each produces roughly 10-30
-    /// `apns` records (start, updates, retries, end). 200 gives a sample tree
-    /// small enough to commit; 200,000 gives about four million `apns`
-    /// records for load tests (memory stays bounded: see ``FleetSimulator``).
+    /// Number of Live Activities to simulate. Each produces about ten `apns`
+    /// records on average (start, updates, retries, end). 200 gives a sample
+    /// tree small enough to commit; 200,000 gives about two million `apns`
+    /// records for load tests (Benchmarks/README.md has the exact counts;
+    /// memory stays bounded: see ``FleetSimulator``).
     public var activities: Int = 200
     /// Seed of the simulator's own generator (SplitMix64).
     public var seed: UInt64 = 1

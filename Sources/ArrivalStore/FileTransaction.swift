@@ -82,8 +82,7 @@ final class RecordStatements {
         let kind: RecordKind
         /// Inserts of 64 and of 8 rows at once, largest first: one statement
         /// run per many rows spares SQLite its per-run work (opening cursors,
-        /// checking the schema, halting), a third of its cost per row when
-        /// measured with a C program on this schema.
+        /// checking the schema, halting); see Benchmarks/README.md.
         let multi: [(rows: Int, statement: Statement)]
         let single: Statement
         /// Whether a stored row at a key equals the row bound.

@@ -1,8 +1,8 @@
 /// Strict RFC 3339 times as the contract allows them:
 /// `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`, `T` and `Z` in either case,
-/// digits past the millisecond truncated. Measured faster than
-/// `Date.ISO8601FormatStyle` and stricter (it rejects second 60, a space for
-/// `T`, missing seconds or offset, impossible dates).
+/// digits past the millisecond truncated. Stricter than
+/// `Date.ISO8601FormatStyle` (it rejects second 60, a space for `T`, missing
+/// seconds or offset, impossible dates), and needs no Foundation.
 public enum RFC3339 {
     /// Milliseconds since the Unix epoch, or `nil` when `bytes` is not such a time.
     public static func parseMilliseconds(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
