@@ -4,7 +4,7 @@ import ArrivalIngest
 import ArrivalAnalysis
 import Foundation
 import Testing
-@testable import ArrivalBeacons
+import ArrivalBeacons
 
 @Suite("BeaconCollector", .timeLimit(.minutes(1)))
 struct BeaconCollectorTests {

@@ -4,7 +4,7 @@ import ArrivalIngest
 import ArrivalAnalysis
 import Foundation
 import Testing
-@testable import ArrivalBeacons
+import ArrivalBeacons
 
 /// Writers in separate processes (the `beacon-stress` helper): concurrent
 /// appends to one file, and a writer killed with SIGKILL.

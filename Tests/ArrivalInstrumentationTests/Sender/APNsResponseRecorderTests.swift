@@ -4,7 +4,7 @@ import ArrivalIngest
 import ArrivalAnalysis
 import Foundation
 import Testing
-@testable import ArrivalSender
+import ArrivalSender
 
 @Suite("APNsResponseRecorder")
 struct APNsResponseRecorderTests {

@@ -1,11 +1,11 @@
 import Testing
-@testable import ArrivalModel
-@testable import ArrivalStore
-@testable import ArrivalIngest
-@testable import ArrivalAnalysis
-@testable import ArrivalRendering
-@testable import ArrivalCompare
-@testable import ArrivalSimulation
+import ArrivalModel
+import ArrivalStore
+import ArrivalIngest
+import ArrivalAnalysis
+import ArrivalRendering
+import ArrivalCompare
+import ArrivalSimulation
 
 /// One test per metric group of Documentation/Metrics.md, on hand-made fixtures.
 @Suite("Metrics")

@@ -1,11 +1,11 @@
 import Foundation
-@testable import ArrivalModel
-@testable import ArrivalStore
-@testable import ArrivalIngest
-@testable import ArrivalAnalysis
-@testable import ArrivalRendering
-@testable import ArrivalCompare
-@testable import ArrivalSimulation
+import ArrivalModel
+import ArrivalStore
+import ArrivalIngest
+import ArrivalAnalysis
+import ArrivalRendering
+import ArrivalCompare
+import ArrivalSimulation
 
 /// Simulated days for the diff and gate tests, written once per test run:
 /// a baseline fleet, the same fleet with each injected regression, and

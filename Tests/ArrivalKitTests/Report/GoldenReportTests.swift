@@ -1,12 +1,12 @@
 import Foundation
 import Testing
-@testable import ArrivalModel
-@testable import ArrivalStore
-@testable import ArrivalIngest
-@testable import ArrivalAnalysis
-@testable import ArrivalRendering
-@testable import ArrivalCompare
-@testable import ArrivalSimulation
+import ArrivalModel
+import ArrivalStore
+import ArrivalIngest
+import ArrivalAnalysis
+import ArrivalRendering
+import ArrivalCompare
+import ArrivalSimulation
 
 /// The JSON report over the bundled SampleData/ must not change by accident.
 /// Re-record on purpose with `RECORD_GOLDEN=1 swift test --filter Golden`.
