@@ -118,11 +118,18 @@ let package = Package(
             dependencies: ["ArrivalBeacons"],
             swiftSettings: swiftSettings
         ),
+        // Helpers both test targets share (temporary folders, ingest-and-report, running built products).
+        .target(
+            name: "ArrivalTestSupport",
+            dependencies: ["ArrivalModel", "ArrivalStore", "ArrivalIngest", "ArrivalAnalysis"],
+            path: "Tests/ArrivalTestSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "ArrivalInstrumentationTests",
             dependencies: [
                 "ArrivalBeacons", "ArrivalSender", "ArrivalModel", "ArrivalStore", "ArrivalIngest", "ArrivalAnalysis",
-                "beacon-stress", "arrival",
+                "beacon-stress", "arrival", "ArrivalTestSupport",
             ],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
@@ -131,7 +138,7 @@ let package = Package(
             name: "ArrivalKitTests",
             dependencies: [
                 "ArrivalModel", "ArrivalStore", "ArrivalIngest", "ArrivalAnalysis", "ArrivalRendering",
-                "ArrivalCompare", "ArrivalSimulation",
+                "ArrivalCompare", "ArrivalSimulation", "ArrivalTestSupport",
             ],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings

@@ -2,6 +2,7 @@ import ArrivalModel
 import ArrivalStore
 import ArrivalIngest
 import ArrivalAnalysis
+@_exported import ArrivalTestSupport
 import Foundation
 import Testing
 
@@ -17,59 +18,10 @@ func fixtureData(_ relative: String) throws -> Data {
     try Data(contentsOf: URL(fileURLWithPath: fixture(relative)))
 }
 
-/// A fresh directory, removed by the caller.
-func makeTemporaryDirectory() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("arrival-kit-tests-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
-}
-
-/// Where SwiftPM put the built executables (next to the test bundle).
-func builtProduct(_ name: String) throws -> URL {
-    var candidates: [URL] = [Bundle.main.bundleURL.deletingLastPathComponent()]
-    if let executable = Bundle.main.executableURL { candidates.append(executable.deletingLastPathComponent()) }
-    candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
-    for directory in candidates {
-        var url = directory
-        for _ in 0..<4 {
-            let candidate = url.appendingPathComponent(name)
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            url = url.deletingLastPathComponent()
-        }
-    }
-    throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: name])
-}
-
-/// Runs a built executable to its end; returns its exit status and output.
-@discardableResult
-func run(_ product: String, _ arguments: [String], stdin: Data? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
-    let process = Process()
-    process.executableURL = try builtProduct(product)
-    process.arguments = arguments
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    let input = Pipe()
-    if stdin != nil { process.standardInput = input }
-    try process.run()
-    if let stdin {
-        input.fileHandleForWriting.write(stdin)
-        try input.fileHandleForWriting.close()
-    }
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    let errData = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
-}
-
 /// Ingests `paths` with the real pipeline into a new store; returns the summary and the report.
 func ingest(_ paths: [String]) throws -> (IngestSummary, Report) {
-    let directory = try makeTemporaryDirectory()
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let store = try Store(path: directory.appendingPathComponent("kit.sqlite").path)
-    let summary = try Ingestor(store: store).ingest(paths: paths)
-    return (summary, try ReportBuilder(store: store).build(window: nil))
+    let (report, summary) = try ingestAndReport(paths)
+    return (summary, report)
 }
 
 /// Every line of a plain or gzip file, decoded by the pipeline's own reader and decoder.

@@ -1,3 +1,4 @@
+@_exported import ArrivalTestSupport
 import Foundation
 import Testing
 import ArrivalModel
@@ -14,23 +15,6 @@ func fixture(_ relative: String) -> String {
         fatalError("Fixtures folder missing from the test bundle")
     }
     return url.appendingPathComponent(relative).path
-}
-
-/// A fresh directory under the system temporary directory, removed by the caller.
-func makeTemporaryDirectory() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("arrival-tests-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
-}
-
-/// Ingests `paths` into a new store in a temporary directory and returns the
-/// report of `window`, with the ingest summary.
-func ingestAndReport(_ paths: [String], window: ReportWindow? = nil) throws -> (Report, IngestSummary) {
-    let directory = try makeTemporaryDirectory()
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let store = try Store(path: directory.appendingPathComponent("test.sqlite").path)
-    let summary = try Ingestor(store: store).ingest(paths: paths)
-    return (try ReportBuilder(store: store).build(window: window), summary)
 }
 
 /// Builds an `UpdateCounts` in one expression.

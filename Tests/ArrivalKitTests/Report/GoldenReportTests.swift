@@ -1,3 +1,4 @@
+import ArrivalTestSupport
 import Foundation
 import Testing
 import ArrivalModel
@@ -12,8 +13,7 @@ import ArrivalSimulation
 /// Re-record on purpose with `RECORD_GOLDEN=1 swift test --filter Golden`.
 @Suite("Golden report")
 struct GoldenReportTests {
-    static let packageRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let packageRoot = ArrivalTestSupport.packageRoot
 
     /// The sample day's data folders (as `arrival demo` ingests them: not the README).
     static let samplePaths = ["sender", "devices"].map {
