@@ -382,13 +382,10 @@ public struct DailyReportBuilder {
 
     private static func fillSources(_ daily: inout DailyReport, snapshot: StoreSnapshot) throws {
         let totals = try snapshot.sourceTotals()
-        daily.sources.files = totals.files
-        daily.sources.gzipFiles = totals.gzipFiles
-        daily.sources.bytes = totals.bytes
-        daily.sources.records = totals.records
-        daily.sources.apnsRecords = totals.apnsRecords
-        daily.sources.renderRecords = totals.renderRecords
-        daily.sources.callbackRecords = totals.callbackRecords
+        (daily.sources.files, daily.sources.gzipFiles, daily.sources.bytes, daily.sources.records) =
+            (totals.files, totals.gzipFiles, totals.bytes, totals.records)
+        (daily.sources.apnsRecords, daily.sources.renderRecords, daily.sources.callbackRecords) =
+            (totals.byKind[0], totals.byKind[1], totals.byKind[2])
         daily.sources.largestFiles = try snapshot.largestFiles(limit: DailyReport.topFiles).map {
             DailyReport.FileRow(path: $0.path, records: $0.records)
         }

@@ -9,7 +9,7 @@ import ArrivalModel
 ///
 /// A row's cells are its contract fields in the order of the store's columns
 /// (``RecordKind/columnCount``); that is also the order the de-duplication
-/// hash covers them in (``Record/contentHash``).
+/// hash covers them in (the test `RowBatchTests` writes the same hash out field by field).
 package struct RowBatch: Sendable {
     /// One field of a row.
     package enum Cell: Equatable, Sendable {
@@ -174,7 +174,7 @@ package struct RowBatch: Sendable {
         }
     }
 
-    /// The hash ``Record/contentHash`` gives the same record, computed from
+    /// The de-duplication hash of a record, computed from
     /// the cells: the kind's tag, then every field in column order.
     func contentHash(kind: RecordKind, firstCell: Int) -> UInt64 {
         var h = StableHash()

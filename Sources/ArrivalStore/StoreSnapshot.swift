@@ -152,45 +152,22 @@ package struct StoreSnapshot {
         return quality
     }
 
-    /// What the store holds, file by file and record by record.
-    package struct SourceTotals {
-        package var files = 0
-        package var gzipFiles = 0
-        package var bytes: Int64 = 0
-        package var records = 0
-        package var apnsRecords = 0
-        package var renderRecords = 0
-        package var callbackRecords = 0
-    }
-
-    package func sourceTotals() throws -> SourceTotals {
-        var totals = SourceTotals()
+    /// What the store holds: files (gzip ones among them), their bytes and
+    /// records, and the rows of each record table.
+    package func sourceTotals() throws -> (files: Int, gzipFiles: Int, bytes: Int64, records: Int, byKind: [Int]) {
         let query = try connection.prepare("""
             SELECT count(*), coalesce(sum(gzip), 0), coalesce(sum(byte_count), 0), coalesce(sum(record_count), 0),
                    (SELECT count(*) FROM apns), (SELECT count(*) FROM renders), (SELECT count(*) FROM callbacks)
             FROM files
             """)
-        try query.forEach { row in
-            totals.files = Int(row.int(0))
-            totals.gzipFiles = Int(row.int(1))
-            totals.bytes = row.int(2)
-            totals.records = Int(row.int(3))
-            totals.apnsRecords = Int(row.int(4))
-            totals.renderRecords = Int(row.int(5))
-            totals.callbackRecords = Int(row.int(6))
-        }
-        return totals
+        guard try query.step() else { return (0, 0, 0, 0, [0, 0, 0]) }
+        defer { query.reset() }
+        return (Int(query.int(0)), Int(query.int(1)), query.int(2), Int(query.int(3)), (4...6).map { Int(query.int($0)) })
     }
 
     /// The files with the most records (ties by path).
     package func largestFiles(limit: Int) throws -> [(path: String, records: Int)] {
-        let query = try connection.prepare("""
-            SELECT path, record_count FROM files ORDER BY record_count DESC, path LIMIT ?
-            """)
-        query.bind(1, Int64(limit))
-        var files: [(String, Int)] = []
-        try query.forEach { files.append(($0.string(0) ?? "", Int($0.int(1)))) }
-        return files
+        try fileCounts("SELECT path, record_count FROM files ORDER BY record_count DESC, path LIMIT ?", limit: limit)
     }
 
     /// Malformed lines per file and cause, most first; `total` counts every
@@ -223,9 +200,14 @@ package struct StoreSnapshot {
 
     /// Files with repeated records, most first.
     package func duplicatesByFile(limit: Int) throws -> [(path: String, records: Int)] {
-        let query = try connection.prepare("""
+        try fileCounts("""
             SELECT path, duplicate_count FROM files WHERE duplicate_count > 0 ORDER BY duplicate_count DESC, path LIMIT ?
-            """)
+            """, limit: limit)
+    }
+
+    /// The (path, count) rows of a query over `files` that takes a limit.
+    private func fileCounts(_ sql: String, limit: Int) throws -> [(path: String, records: Int)] {
+        let query = try connection.prepare(sql)
         query.bind(1, Int64(limit))
         var files: [(String, Int)] = []
         try query.forEach { files.append(($0.string(0) ?? "", Int($0.int(1)))) }

@@ -40,17 +40,6 @@ public struct APNSRecord: Hashable, Sendable {
         self.environment = environment
         self.latencyMS = latencyMS
     }
-
-    /// The de-duplication hash over every field of the record (Documentation/InputRecords.md).
-    public var contentHash: UInt64 {
-        var h = StableHash()
-        h.combine(1 as UInt64)
-        h.combine(apnsID); h.combine(sentAt); h.combine(status); h.combine(reason)
-        h.combine(pushToken); h.combine(activityID); h.combine(seq); h.combine(event)
-        h.combine(apsTimestamp); h.combine(payloadBytes); h.combine(topic); h.combine(pushType)
-        h.combine(priority); h.combine(environment); h.combine(latencyMS)
-        return h.finish()
-    }
 }
 
 /// The widget showed a content state (Documentation/InputRecords.md).
@@ -76,14 +65,6 @@ public struct RenderRecord: Hashable, Sendable {
         self.osVersion = osVersion
         self.deviceModel = deviceModel
         self.appVersion = appVersion
-    }
-
-    public var contentHash: UInt64 {
-        var h = StableHash()
-        h.combine(2 as UInt64)
-        h.combine(activityID); h.combine(seq); h.combine(renderedAt); h.combine(surface)
-        h.combine(deviceID); h.combine(osVersion); h.combine(deviceModel); h.combine(appVersion)
-        return h.finish()
     }
 }
 
@@ -125,15 +106,6 @@ public struct CallbackRecord: Hashable, Sendable {
         self.deviceModel = deviceModel
         self.appVersion = appVersion
     }
-
-    public var contentHash: UInt64 {
-        var h = StableHash()
-        h.combine(3 as UInt64)
-        h.combine(callback.rawValue); h.combine(activityID); h.combine(pushToken); h.combine(seq)
-        h.combine(state); h.combine(receivedAt); h.combine(deviceID); h.combine(osVersion)
-        h.combine(deviceModel); h.combine(appVersion)
-        return h.finish()
-    }
 }
 
 /// The stored de-duplication key: the record's time (ms) in the high bits so
@@ -151,15 +123,6 @@ public enum Record: Hashable, Sendable {
     case apns(APNSRecord)
     case render(RenderRecord)
     case callback(CallbackRecord)
-
-    /// The de-duplication key of the record, whatever its kind.
-    public var contentHash: UInt64 {
-        switch self {
-        case .apns(let r): r.contentHash
-        case .render(let r): r.contentHash
-        case .callback(let r): r.contentHash
-        }
-    }
 
     public var kind: RecordKind {
         switch self {

@@ -75,7 +75,7 @@ struct RowBatchTests {
         #expect(r.activityID == "a" && r.surface == "é😀")
         guard case .render(let e) = batch.record(rows[2]) else { Issue.record("not a render"); return }
         #expect(e.surface == "")
-        #expect(rows[3].key == recordKey(time: r.renderedAt, hash: Record.render(r).contentHash))
+        #expect(rows[3].key == recordKey(time: r.renderedAt, hash: r.contentHash))
     }
 
     @Test("A malformed line leaves nothing of itself in the batch")
@@ -87,5 +87,44 @@ struct RowBatchTests {
         let outcome = bad.withUTF8 { decoder.decode($0, line: 1, into: &batch) }
         #expect(outcome == .malformed(.wrongType))
         #expect(batch.rows.isEmpty && batch.cells.isEmpty && batch.bytes.isEmpty)
+    }
+}
+
+extension APNSRecord {
+    /// The de-duplication hash written out field by field, independently of
+    /// the row batch that computes it from cells in the ingest.
+    var contentHash: UInt64 {
+        var h = StableHash()
+        h.combine(1 as UInt64)
+        h.combine(apnsID); h.combine(sentAt); h.combine(status); h.combine(reason)
+        h.combine(pushToken); h.combine(activityID); h.combine(seq); h.combine(event)
+        h.combine(apsTimestamp); h.combine(payloadBytes); h.combine(topic); h.combine(pushType)
+        h.combine(priority); h.combine(environment); h.combine(latencyMS)
+        return h.finish()
+    }
+}
+
+extension RenderRecord {
+    /// The de-duplication hash written out field by field, independently of
+    /// the row batch that computes it from cells in the ingest.
+    var contentHash: UInt64 {
+        var h = StableHash()
+        h.combine(2 as UInt64)
+        h.combine(activityID); h.combine(seq); h.combine(renderedAt); h.combine(surface)
+        h.combine(deviceID); h.combine(osVersion); h.combine(deviceModel); h.combine(appVersion)
+        return h.finish()
+    }
+}
+
+extension CallbackRecord {
+    /// The de-duplication hash written out field by field, independently of
+    /// the row batch that computes it from cells in the ingest.
+    var contentHash: UInt64 {
+        var h = StableHash()
+        h.combine(3 as UInt64)
+        h.combine(callback.rawValue); h.combine(activityID); h.combine(pushToken); h.combine(seq)
+        h.combine(state); h.combine(receivedAt); h.combine(deviceID); h.combine(osVersion)
+        h.combine(deviceModel); h.combine(appVersion)
+        return h.finish()
     }
 }
