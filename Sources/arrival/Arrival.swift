@@ -18,7 +18,7 @@ struct Arrival: ParsableCommand {
             SQLite store, then report arrival rates, stale-timestamp drops, oversize failures and callback loss.
             Exit codes: 0 success, 1 the run failed, 2 bad usage.
             """,
-        subcommands: [Demo.self, Ingest.self, ReportCommand.self, Diff.self, Gate.self, CheckPayload.self, Simulate.self]
+        subcommands: [Demo.self, Ingest.self, Files.self, ReportCommand.self, Diff.self, Gate.self, CheckPayload.self, Simulate.self]
     )
 
     /// Parses, runs, and maps failures to the documented exit codes:
