@@ -65,6 +65,23 @@ expect 1 "ingest --strict stops at a malformed line" -- "$arrival" ingest "$work
 expect 0 "gate against a store and a report JSON" -- "$arrival" gate --baseline "$work/store.sqlite" --current "$work/noise" --format json
 "$arrival" report --db "$work/store.sqlite" --format json --out "$work/report.json"
 expect 0 "diff of a store with its own report JSON" -- "$arrival" diff "$work/store.sqlite" "$work/report.json"
+# A file ingested by mistake, listed and taken back out: the report is as before.
+printf '# Notes\nnot a record\n' >"$work/README.md"
+"$arrival" ingest "$work/README.md" --db "$work/store.sqlite" --quiet
+expect 0 "files list" -- "$arrival" files list --db "$work/store.sqlite" --match README
+expect_text "README.md" out "files list names the mistaken file"
+expect 0 "files list as json" -- "$arrival" files list --db "$work/store.sqlite" --format json
+expect_text '"status": "ingested"' out "files list json lists ingested files"
+expect 2 "files remove without --yes off a terminal" -- "$arrival" files remove "$work/README.md" --db "$work/store.sqlite" </dev/null
+expect_text "Pass --yes" err "files remove says to pass --yes or --dry-run"
+expect 0 "files remove --dry-run" -- "$arrival" files remove "$work/README.md" --db "$work/store.sqlite" --dry-run
+expect_text "Dry run: nothing removed" out "files remove --dry-run removes nothing"
+expect 0 "files remove --yes" -- "$arrival" files remove "$work/README.md" --db "$work/store.sqlite" --yes
+expect_text "Removed 1 file: 0 records" out "files remove --yes says what it removed"
+expect 2 "files remove of a file no longer ingested" -- "$arrival" files remove "$work/README.md" --db "$work/store.sqlite" --yes
+"$arrival" report --db "$work/store.sqlite" --format json --out "$work/report-after.json"
+cmp -s "$work/report.json" "$work/report-after.json" && echo "ok    report after files remove equals the report before the mistake" \
+    || { echo "FAIL  report changed by ingesting and removing a file"; failures=$((failures + 1)); }
 
 if [ "$failures" -gt 0 ]; then
     echo "$failures command-line check(s) failed"
