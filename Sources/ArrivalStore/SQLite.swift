@@ -7,9 +7,15 @@ public struct DatabaseError: Error, CustomStringConvertible {
     public var code: Int32
     public var message: String
     public var context: String
+    /// What to do, when the store knows better than general advice (see
+    /// `DatabaseError+Diagnostic.swift`).
+    public var hint: String?
+    /// The store's path, when the error is about the store as a whole.
+    public var path: String?
 
     public var description: String {
-        "SQLite error \(code) (\(message)) while \(context)"
+        if hint != nil { return message }
+        return "SQLite error \(code) (\(message)) while \(context)"
     }
 }
 

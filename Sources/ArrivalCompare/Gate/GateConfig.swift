@@ -92,9 +92,8 @@ public struct GateConfig: Sendable, Equatable {
     ///     min_sample: 1000
     /// ```
     public static func parse(yaml text: String, path: String) throws(GateConfigError) -> GateConfig {
-        func fail(_ node: Node?, _ why: String) -> GateConfigError {
-            let location = node?.mark.map { "\(path):\($0.line)" } ?? path
-            return GateConfigError(description: "\(location): \(why). See the sample gate.yml in the arrival repository.")
+        func fail(_ node: Node?, _ why: String, hint: String = "see the sample gate.yml in the arrival repository.") -> GateConfigError {
+            GateConfigError(why, hint: hint, location: Diagnostic.Location(path: path, line: node?.mark.map(\.line)))
         }
         let root: Node
         do {
@@ -103,7 +102,8 @@ public struct GateConfig: Sendable, Equatable {
         } catch let error as GateConfigError {
             throw error
         } catch {
-            throw GateConfigError(description: "\(path): not valid YAML: \(error)")
+            throw GateConfigError("not valid YAML: \(error)", hint: "see the sample gate.yml in the arrival repository.",
+                                  location: Diagnostic.Location(path: path))
         }
         guard let top = root.mapping else { throw fail(root, "expected a mapping with 'rules:'") }
         var config = GateConfig(rules: [])
@@ -123,7 +123,7 @@ public struct GateConfig: Sendable, Equatable {
                 guard let list = value.sequence else { throw fail(value, "'rules' must be a list") }
                 sawRules = true
                 for item in list {
-                    config.rules.append(try parseRule(item, fail: fail))
+                    config.rules.append(try parseRule(item, path: path))
                 }
             default:
                 throw fail(keyNode, "unknown key '\(key)' (confidence, min_sample, rules)")
@@ -137,7 +137,11 @@ public struct GateConfig: Sendable, Equatable {
         return config
     }
 
-    private static func parseRule(_ item: Node, fail: (Node?, String) -> GateConfigError) throws(GateConfigError) -> GateRule {
+    private static func parseRule(_ item: Node, path: String) throws(GateConfigError) -> GateRule {
+        func fail(_ node: Node?, _ why: String) -> GateConfigError {
+            GateConfigError(why, hint: "see the sample gate.yml in the arrival repository.",
+                            location: Diagnostic.Location(path: path, line: node?.mark.map(\.line)))
+        }
         guard let fields = item.mapping else { throw fail(item, "each rule is a mapping with 'metric:' and one check") }
         var metric: Metric?
         var check: GateRule.Check?

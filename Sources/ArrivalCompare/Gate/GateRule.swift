@@ -92,8 +92,8 @@ public struct GateRule: Sendable, Equatable, CustomStringConvertible {
     /// rates are in points (`1` or `1pt`).
     public static func parse(_ text: String) throws(GateConfigError) -> GateRule {
         let words = text.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
-        func fail(_ why: String) -> GateConfigError {
-            GateConfigError(description: "--rule '\(text)': \(why). Write e.g. 'updates.arrival_rate >= 0.95' or 'updates.arrival_rate drop <= 1'.")
+        func fail(_ why: String, hint: String = "write e.g. 'updates.arrival_rate >= 0.95' or 'updates.arrival_rate drop <= 1'.") -> GateConfigError {
+            GateConfigError("--rule '\(text)': \(why)", hint: hint)
         }
         guard let name = words.first else { throw fail("empty rule") }
         guard let metric = Metric.named(name) else { throw fail("unknown metric '\(name)' (see 'arrival gate --help' for the list)") }
@@ -152,5 +152,21 @@ public struct GateRule: Sendable, Equatable, CustomStringConvertible {
 
 /// A rule set or rule flag that cannot be used, with where and why.
 public struct GateConfigError: Error, CustomStringConvertible, Sendable {
-    public var description: String
+    /// What is wrong.
+    public var message: String
+    /// What to write instead.
+    public var hint: String
+    /// The rule file and line, for a rule from a file.
+    public var location: Diagnostic.Location?
+
+    public init(_ message: String, hint: String, location: Diagnostic.Location? = nil) {
+        self.message = message
+        self.hint = hint
+        self.location = location
+    }
+
+    /// `gate.yml:14: why. What to do.`
+    public var description: String {
+        (location.map { "\($0): " } ?? "") + message + ". " + hint.prefix(1).uppercased() + hint.dropFirst()
+    }
 }

@@ -16,12 +16,30 @@ public enum DashboardTemplates {
         var description: String { "the HTML report template '\(name)' is missing from the build" }
     }
 
+    /// A template that swift-mustache cannot parse, with where.
+    struct Invalid: Error, CustomStringConvertible {
+        var name: String
+        var line: Int?
+        var column: Int?
+        var reason: String
+        var description: String {
+            "the HTML report template '\(name)' cannot be parsed"
+                + (line.map { " at line \($0)" + (column.map { ", column \($0)" } ?? "") } ?? "") + ": \(reason)"
+        }
+    }
+
     /// The templates, parsed, by name (file name without `.mustache`).
     static func library() throws -> MustacheLibrary {
         MustacheContentTypes.register(HTMLEscaping(), named: contentTypeName)
         var library = MustacheLibrary()
         for (name, text) in embedded {
-            try library.register(text, named: name)
+            do {
+                try library.register(text, named: name)
+            } catch let error as MustacheTemplate.ParserError {
+                throw Invalid(name: name, line: error.context.lineNumber, column: error.context.columnNumber, reason: "\(error.error)")
+            } catch {
+                throw Invalid(name: name, reason: "\(error)")
+            }
         }
         return library
     }
