@@ -24,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
         .package(url: "https://github.com/jpsim/Yams", exact: "6.2.2"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache", exact: "2.1.1"),
+        // Tests only: runs the built `arrival` to check every subcommand's exit codes.
+        .package(url: "https://github.com/swiftlang/swift-subprocess", exact: "1.0.2"),
     ],
     targets: [
         // The system's own libsqlite3 and zlib (Debian: libsqlite3-dev, zlib1g-dev).
@@ -130,6 +132,7 @@ let package = Package(
             dependencies: [
                 "ArrivalBeacons", "ArrivalSender", "ArrivalModel", "ArrivalStore", "ArrivalIngest", "ArrivalAnalysis",
                 "beacon-stress", "arrival", "ArrivalTestSupport",
+                .product(name: "Subprocess", package: "swift-subprocess"),
             ],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs the built `arrival` binary and checks its exit codes and messages:
 # 0 success, 1 a failed run or gate, 2 bad usage or unreadable input.
+# (Tests/ArrivalInstrumentationTests/CommandLine/ExitCodeTests.swift checks
+# every subcommand the same way from Swift.)
 # Usage: Scripts/cli-check.sh [path/to/arrival]   (run by .ci/run)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -58,8 +60,12 @@ printf '{\n  "schema": "arrival.report/1"\n' >"$work/cut.json"
 expect 2 "gate with a cut report JSON" -- "$arrival" gate --baseline "$work/cut.json" --current "$work/after"
 expect 2 "gate with a bad rule" -- "$arrival" gate --current "$work/after" --rule "updates.arrival_rate > 0.9"
 expect 2 "gate with an unknown option" -- "$arrival" gate --current "$work/after" --no-such-flag
+expect 2 "gate whose rules passed but --junit cannot be written" -- "$arrival" gate --baseline "$work/before" --current "$work/noise" --junit "$work/no/dir/junit.xml"
+expect_text "cannot write" err "unwritable --junit is named"
 expect 2 "report with a bad day" -- "$arrival" report --day 2026-13-01
 expect 1 "report without a store" -- "$arrival" report --db "$work/none.sqlite"
+expect_text "no store at" err "missing store says to ingest first"
+[ ! -e "$work/none.sqlite" ] && echo "ok    report created no store" || { echo "FAIL  report created $work/none.sqlite"; failures=$((failures + 1)); }
 expect 0 "ingest" -- "$arrival" ingest "$work/before" --db "$work/store.sqlite" --quiet
 expect 1 "ingest --strict stops at a malformed line" -- "$arrival" ingest "$work/corrupt.jsonl" --db "$work/store.sqlite" --strict
 expect 0 "gate against a store and a report JSON" -- "$arrival" gate --baseline "$work/store.sqlite" --current "$work/noise" --format json
@@ -82,6 +88,9 @@ expect 2 "files remove of a file no longer ingested" -- "$arrival" files remove 
 "$arrival" report --db "$work/store.sqlite" --format json --out "$work/report-after.json"
 cmp -s "$work/report.json" "$work/report-after.json" && echo "ok    report after files remove equals the report before the mistake" \
     || { echo "FAIL  report changed by ingesting and removing a file"; failures=$((failures + 1)); }
+expect 2 "check-payload of a directory" -- "$arrival" check-payload "$work"
+expect_text "is a directory" err "a directory is named as one"
+expect 0 "--version" -- "$arrival" --version
 
 if [ "$failures" -gt 0 ]; then
     echo "$failures command-line check(s) failed"

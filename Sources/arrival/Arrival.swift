@@ -16,57 +16,69 @@ struct Arrival: ParsableCommand {
         discussion: """
             Ingest APNs response records, widget render beacons and ActivityKit callback reports into a \
             SQLite store, then report arrival rates, stale-timestamp drops, oversize failures and callback loss.
-            Exit codes: 0 success, 1 the run failed, 2 bad usage.
+            Exit codes: 0 success, 1 the run failed, 2 bad usage. diff, gate and check-payload say more in \
+            their --help: their 1 is a verdict, and 2 means they could not judge.
             """,
+        version: ArrivalVersion.current,
         subcommands: [Demo.self, Ingest.self, Files.self, ReportCommand.self, Diff.self, Gate.self, CheckPayload.self, Simulate.self]
     )
 
-    /// Parses, runs, and maps failures to the documented exit codes:
-    /// 1 when the run failed, 2 for bad usage.
+    /// Parses and runs; every failure is printed as a ``Diagnostic`` and
+    /// exits with the code ``ExitStatus`` gives it.
     static func main() {
+        var command: any ParsableCommand
         do {
-            var command = try parseAsRoot()
-            try command.run()
-        } catch let error as ExitCode {
-            Foundation.exit(error.rawValue)
-        } catch let error as UnreadableInput {
-            printError(error.description)
-            Foundation.exit(2)
-        } catch let error as CommandFailure {
-            printError(error.description)
-            Foundation.exit(1)
-        } catch let error as DatabaseError {
-            printError("\(error). Check that the --db file is an arrival store and is writable.")
-            Foundation.exit(1)
-        } catch let error as InputError {
-            printError(error.description)
-            Foundation.exit(1)
-        } catch let error as IngestError {
-            printError(error.description)
-            Foundation.exit(1)
+            command = try parseAsRoot()
         } catch {
-            let code = exitCode(for: error)
-            if code == .success { exit(withError: error) }
-            // ArgumentParser's message already starts with "Error:" and ends with usage.
+            // ArgumentParser's own: --help and --version exit 0; its message
+            // starts with "Error:" and ends with the usage.
+            if exitCode(for: error) == .success { exit(withError: error) }
             FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
-            Foundation.exit(2)
+            Foundation.exit(ExitStatus.usage)
+        }
+        do {
+            try command.run()
+        } catch let verdict as ExitCode {
+            // A verdict the command printed itself (a failed gate rule, a payload with errors).
+            Foundation.exit(verdict.rawValue)
+        } catch {
+            let diagnostic = Diagnostic(cli: error, command: type(of: command))
+            FileHandle.standardError.write(Data((diagnostic.description + "\n").utf8))
+            Foundation.exit(ExitStatus.code(for: diagnostic, in: type(of: command)))
         }
     }
 }
 
-/// A run that failed, with a message that says what to do.
-struct CommandFailure: Error, CustomStringConvertible {
-    var description: String
+/// The exit codes, decided here and nowhere else: 0 success, 1 the run
+/// failed, 2 bad usage. `gate` and `check-payload` keep 1 for their verdict
+/// (a rule failed, the payload has an error), so anything that stops them
+/// from judging exits 2; `diff` exits 2 when a side cannot be read (README,
+/// "Exit codes"): a CI step tells "got worse" from "could not run".
+enum ExitStatus {
+    static let failure: Int32 = 1
+    static let usage: Int32 = 2
+
+    static func code(for diagnostic: Diagnostic, in command: any ParsableCommand.Type) -> Int32 {
+        if diagnostic.category == .usage { return usage }
+        switch command {
+        case is Gate.Type, is CheckPayload.Type: return usage
+        case is Diff.Type: return diagnostic.category == .io ? failure : usage
+        default: return failure
+        }
+    }
 }
 
-func printError(_ message: String) {
-    FileHandle.standardError.write(Data(("error: " + message + "\n").utf8))
-}
-
-/// Input that cannot be read or used (a missing or corrupt side of a diff
-/// or gate, a bad rule file): bad usage, exit 2.
-struct UnreadableInput: Error, CustomStringConvertible {
-    var description: String
+extension Diagnostic {
+    /// Any error a command threw: its own diagnostic, a check of
+    /// ArgumentParser's made in `run()` as bad usage, anything else by
+    /// ``Diagnostic/init(_:)`` (never bad usage).
+    init(cli error: any Error, command: any ParsableCommand.Type) {
+        if let validation = error as? ValidationError {
+            self.init(.usage, validation.message, hint: "see 'arrival \(command._commandName) --help'.")
+        } else {
+            self.init(error)
+        }
+    }
 }
 
 /// Options every command that opens a store shares.

@@ -17,7 +17,8 @@ struct CheckPayload: ParsableCommand {
             Reports a payload over 4096 bytes (error) or over 3584 (warning), a missing or bad aps.event, \
             aps.timestamp (missing, in milliseconds, more than 8 hours ahead) or aps.content-state, and, with \
             --topic, a topic without the .push-type.liveactivity suffix. Each finding is printed with its level.
-            Exit codes: 0 no errors (warnings allowed), 1 at least one error, 2 bad usage or an unreadable file.
+            Exit codes: 0 no errors (warnings allowed), 1 at least one error, 2 bad usage or a file that cannot \
+            be read (missing, a directory, not readable).
             """
     )
 
@@ -32,11 +33,7 @@ struct CheckPayload: ParsableCommand {
         if file == "-" {
             payload = FileHandle.standardInput.readDataToEndOfFile()
         } else {
-            guard let data = FileManager.default.contents(atPath: file) else {
-                printError("cannot read '\(file)': check that the file exists and is readable, or pass - to read standard input.")
-                throw ExitCode(2)
-            }
-            payload = data
+            payload = try Self.read(file)
         }
         let findings = PayloadCheck.check(payload: payload, topic: topic)
         for finding in findings { print(finding.description) }
@@ -44,5 +41,26 @@ struct CheckPayload: ParsableCommand {
         let warnings = findings.count - errors
         print("\(file == "-" ? "<stdin>" : file): \(payload.count) bytes, \(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s")")
         if errors > 0 { throw ExitCode(1) }
+    }
+
+    /// The payload file's bytes, or why they cannot be had, told apart: a
+    /// missing file, a directory, a file this user may not read.
+    private static func read(_ file: String) throws -> Data {
+        var isDirectory: ObjCBool = false
+        let location = Diagnostic.Location(path: file)
+        guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) else {
+            throw Diagnostic(.input, "cannot read '\(file)': no such file",
+                             hint: "check the path, or pass - to read standard input.", location: location)
+        }
+        if isDirectory.boolValue {
+            throw Diagnostic(.input, "cannot read '\(file)': it is a directory",
+                             hint: "name the payload file itself (one JSON object), or pass - to read standard input.",
+                             location: location)
+        }
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw Diagnostic(.input, "cannot read '\(file)': permission denied or not a regular file",
+                             hint: "check the file is readable, or pass - to read standard input.", location: location)
+        }
+        return data
     }
 }

@@ -21,7 +21,7 @@ struct Demo: ParsableCommand {
 
     func run() throws {
         guard FileManager.default.fileExists(atPath: data) else {
-            throw CommandFailure(description: "no sample data at '\(data)'. Run this from the project's root, or pass --data DIR.")
+            throw Diagnostic(.input, "no sample data at '\(data)'", hint: "run this from the project's root, or pass --data DIR.")
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("arrival-demo-\(getpid())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -15,7 +15,8 @@ struct Diff: ParsableCommand {
             A and B may each be a batch file (.jsonl or .jsonl.gz), a directory of batches, an arrival \
             store (.sqlite, opened read-only) or a report JSON (arrival report --format json). Batches \
             are ingested into a temporary store; your own store is never touched.
-            Exit codes: 0 compared, 1 the comparison failed, 2 bad usage or unreadable input.
+            Exit codes: 0 compared, 1 the comparison failed (e.g. --out cannot be written), 2 bad usage or a \
+            side that cannot be read (missing, corrupt, a cut report JSON, a database that is no arrival store).
             """
     )
 
@@ -62,7 +63,7 @@ struct Diff: ParsableCommand {
         let (sideA, sideB) = try loadSides(a, b, window: window, detail: records)
         var diff = ReportDiff(sideA, sideB, confidence: confidence)
         if records {
-            diff.records = try comparison { () throws(ComparisonError) in try RecordDiff(sideA, sideB, limit: limit) }
+            diff.records = try RecordDiff(sideA, sideB, limit: limit)
         }
         let text: String
         switch format {
@@ -89,16 +90,7 @@ private func whileReading<T>(_ what: String, _ body: () throws(ComparisonError) 
     let note = isatty(STDERR_FILENO) == 1
     if note { FileHandle.standardError.write(Data("reading \(what)…\r".utf8)) }
     defer { if note { FileHandle.standardError.write(Data("\u{1B}[2K\r".utf8)) } }
-    return try comparison(body)
-}
-
-/// Runs `body`, turning a ``ComparisonError`` into bad input (exit 2).
-func comparison<T>(_ body: () throws(ComparisonError) -> T) throws -> T {
-    do {
-        return try body()
-    } catch {
-        throw UnreadableInput(description: error.description)
-    }
+    return try body()
 }
 
 /// Colour only for a terminal that wants it (https://no-color.org).

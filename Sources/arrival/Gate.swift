@@ -20,7 +20,8 @@ struct Gate: ParsableCommand {
             percentage point where the change is also significant. Without a baseline: \
             requests.oversize_failures <= 0 and updates.arrival_rate >= 0.95.
             Metrics: \(Metric.all.map(\.id).joined(separator: ", ")).
-            Exit codes: 0 every rule passed (warnings allowed), 1 a rule failed, 2 bad usage or unreadable input.
+            Exit codes: 0 every rule passed (warnings allowed), 1 a rule failed, 2 the gate could not run or \
+            report: bad usage or rules, an unreadable side, a --junit or step summary that cannot be written.
             """
     )
 
@@ -76,19 +77,16 @@ struct Gate: ParsableCommand {
             do {
                 configText = try String(contentsOfFile: config, encoding: .utf8)
             } catch {
-                throw UnreadableInput(description: "cannot read the gate config '\(config)': \(error.localizedDescription). Check the path, or drop --config to use the default rules.")
+                throw Diagnostic(.input, "cannot read the gate config '\(config)': \(error.localizedDescription)",
+                                 hint: "check the path, or drop --config to use the default rules.",
+                                 location: Diagnostic.Location(path: config))
             }
         }
-        let resolved: GateConfig
-        do {
-            resolved = try GateConfig.resolve(
-                configText: configText, configPath: config, ruleFlags: rules, confidence: confidence,
-                minSample: minSample, withBaseline: baseline != nil)
-        } catch {
-            throw UnreadableInput(description: error.description)
-        }
+        let resolved = try GateConfig.resolve(
+            configText: configText, configPath: config, ruleFlags: rules, confidence: confidence,
+            minSample: minSample, withBaseline: baseline != nil)
         guard !resolved.rules.isEmpty else {
-            throw UnreadableInput(description: "no rules to apply: the config lists none. Add rules, or drop --config to use the defaults.")
+            throw Diagnostic(.usage, "no rules to apply: the config lists none", hint: "add rules, or drop --config to use the defaults.")
         }
         let window = try self.window.resolved()
         let baselineSide: ComparisonSide?, currentSide: ComparisonSide
@@ -123,7 +121,8 @@ struct Gate: ParsableCommand {
             _ = FileManager.default.createFile(atPath: path, contents: nil)
         }
         guard let handle = FileHandle(forWritingAtPath: path) else {
-            throw CommandFailure(description: "cannot append to GITHUB_STEP_SUMMARY '\(path)'. Check it is a writable file.")
+            throw Diagnostic(.io, "cannot append to GITHUB_STEP_SUMMARY '\(path)'", hint: "check it names a writable file.",
+                             location: Diagnostic.Location(path: path))
         }
         defer { try? handle.close() }
         handle.seekToEndOfFile()

@@ -40,7 +40,7 @@ struct ReportCommand: ParsableCommand {
 
     func run() throws {
         guard FileManager.default.fileExists(atPath: store.db) else {
-            throw CommandFailure(description: "no store at '\(store.db)'. Run 'arrival ingest PATH… --db \(store.db)' first, or pass --db.")
+            throw Diagnostic(.store, "no store at '\(store.db)'", hint: "run 'arrival ingest PATH… --db \(store.db)' first, or pass --db.")
         }
         let database = try Store(path: store.db)
         let text: String
@@ -64,7 +64,8 @@ func write(_ text: String, to path: String?) throws {
     do {
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
     } catch {
-        throw CommandFailure(description: "cannot write '\(path)': \(error.localizedDescription). Check the directory exists and is writable.")
+        throw Diagnostic(.io, "cannot write '\(path)': \(error.localizedDescription)",
+                         hint: "check the directory exists and is writable.", location: Diagnostic.Location(path: path))
     }
 }
 

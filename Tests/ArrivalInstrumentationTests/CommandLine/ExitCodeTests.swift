@@ -1,0 +1,262 @@
+import ArrivalModel
+import Foundation
+import Subprocess
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What one run of the built `arrival` did.
+struct CommandOutcome: CustomStringConvertible {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+    var description: String { "exit \(status)\nstdout: \(stdout.prefix(400))\nstderr: \(stderr.prefix(600))" }
+}
+
+/// Runs the built `arrival` (next to the test bundle) with swift-subprocess.
+/// `asUnprivileged` runs it as `nobody` when the tests run as root, for whom
+/// no permission bit is ever in the way.
+func arrival(
+    _ arguments: [String], in directory: URL? = nil, asUnprivileged: Bool = false
+) async throws -> CommandOutcome {
+    var options = PlatformOptions()
+    if asUnprivileged, getuid() == 0 {
+        options.userID = 65534
+        options.groupID = 65534
+        options.supplementaryGroups = []
+    }
+    let result = try await Subprocess.run(
+        .path(.init(try builtProduct("arrival").path)),
+        arguments: Arguments(arguments),
+        workingDirectory: directory.map { .init($0.path) },
+        platformOptions: options,
+        output: .string(limit: 4 << 20),
+        error: .string(limit: 1 << 20))
+    let status: Int32
+    switch result.terminationStatus {
+    case .exited(let code): status = Int32(code)
+    case .signaled(let signal): status = 128 + Int32(signal)
+    }
+    return CommandOutcome(status: status, stdout: result.standardOutput, stderr: result.standardError)
+}
+
+/// A directory of the test's own, with a small simulated fleet on demand.
+final class Workspace {
+    let url: URL
+
+    init() throws {
+        url = try makeTemporaryDirectory()
+        // Readable by `nobody` for the read-only directory test.
+        chmod(url.path, 0o755)
+    }
+
+    deinit {
+        chmod(url.path, 0o755)
+        try? FileManager.default.removeItem(at: url)
+    }
+
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+    /// `arrival simulate --out NAME`, one day (2026-11-21) of a few activities.
+    @discardableResult
+    func fleet(_ name: String, seed: Int = 7, inject: [String] = []) async throws -> String {
+        let result = try await arrival(
+            ["simulate", "--out", path(name), "--activities", "60", "--seed", "\(seed)"] + inject.flatMap { ["--inject", $0] })
+        #expect(result.status == 0, "\(result)")
+        return path(name)
+    }
+
+    /// A store with `fleet` ingested.
+    func store(_ name: String, from fleet: String) async throws -> String {
+        let result = try await arrival(["ingest", fleet, "--db", path(name), "--quiet"])
+        #expect(result.status == 0, "\(result)")
+        return path(name)
+    }
+
+    func write(_ text: String, to name: String) throws -> String {
+        try Data(text.utf8).write(to: url.appendingPathComponent(name))
+        return path(name)
+    }
+}
+
+@Suite("arrival exit codes, by subcommand")
+struct ExitCodeTests {
+    // MARK: - arrival
+
+    @Test("--version prints the one version string; an unknown subcommand is bad usage")
+    func root() async throws {
+        let version = try await arrival(["--version"])
+        #expect(version.status == 0)
+        #expect(version.stdout == ArrivalVersion.current + "\n")
+        let unknown = try await arrival(["frobnicate"])
+        #expect(unknown.status == 2, "\(unknown)")
+        #expect(unknown.stderr.contains("Error:"))
+    }
+
+    // MARK: - simulate
+
+    @Test("simulate: 0 when written; 1 when --out holds an earlier run (pass --force) or cannot be made (no --force advice); 2 for bad usage")
+    func simulate() async throws {
+        let work = try Workspace()
+        let first = try await arrival(["simulate", "--out", work.path("fleet"), "--activities", "5"])
+        #expect(first.status == 0, "\(first)")
+        #expect(first.stdout.contains("simulated 5 activities"))
+
+        let again = try await arrival(["simulate", "--out", work.path("fleet"), "--activities", "5"])
+        #expect(again.status == 1, "\(again)")
+        #expect(again.stderr.contains("already exists"))
+        #expect(again.stderr.contains("pass --force"))
+
+        let file = try work.write("not a directory", to: "file")
+        let cannot = try await arrival(["simulate", "--out", file + "/fleet", "--activities", "5"])
+        #expect(cannot.status == 1, "\(cannot)")
+        #expect(cannot.stderr.contains("cannot create"))
+        #expect(!cannot.stderr.contains("--force"))
+
+        let usage = try await arrival(["simulate", "--out", work.path("x"), "--activities", "0"])
+        #expect(usage.status == 2, "\(usage)")
+        #expect(usage.stderr.contains("--activities must be at least 1"))
+    }
+
+    // MARK: - ingest
+
+    @Test("ingest: 0 when stored; 1 for a missing path or a malformed line under --strict; 2 without paths")
+    func ingest() async throws {
+        let work = try Workspace()
+        let fleet = try await work.fleet("fleet")
+        let stored = try await arrival(["ingest", fleet, "--db", work.path("s.sqlite")])
+        #expect(stored.status == 0, "\(stored)")
+        #expect(stored.stdout.contains("new records:"))
+        #expect(stored.stderr.isEmpty)
+
+        let missing = try await arrival(["ingest", work.path("nowhere"), "--db", work.path("s.sqlite")])
+        #expect(missing.status == 1, "\(missing)")
+        #expect(missing.stderr.contains("cannot open"))
+
+        let corrupt = try work.write("garbage\n", to: "corrupt.jsonl")
+        let strict = try await arrival(["ingest", corrupt, "--db", work.path("s.sqlite"), "--strict"])
+        #expect(strict.status == 1, "\(strict)")
+        #expect(strict.stderr.contains("malformed line (invalid_json)"))
+
+        let usage = try await arrival(["ingest", "--db", work.path("s.sqlite")])
+        #expect(usage.status == 2, "\(usage)")
+        #expect(usage.stderr.contains("Missing expected argument"))
+    }
+
+    // MARK: - report
+
+    @Test("report: 0 with a report; 1 without a store (run ingest first) or for an unwritable --out; 2 for a bad day")
+    func report() async throws {
+        let work = try Workspace()
+        let store = try await work.store("s.sqlite", from: try await work.fleet("fleet"))
+        let json = try await arrival(["report", "--db", store, "--day", "2026-11-21"])
+        #expect(json.status == 0, "\(json)")
+        #expect(json.stdout.contains(#""schema": "arrival.report/1""#))
+        #expect(json.stderr.isEmpty)
+
+        let missing = try await arrival(["report", "--db", work.path("none.sqlite")])
+        #expect(missing.status == 1, "\(missing)")
+        #expect(missing.stderr.contains("no store at '\(work.path("none.sqlite"))'"))
+        #expect(missing.stderr.contains("arrival ingest"))
+        #expect(!FileManager.default.fileExists(atPath: work.path("none.sqlite")))
+
+        let out = try await arrival(["report", "--db", store, "--out", work.path("no/dir/report.json")])
+        #expect(out.status == 1, "\(out)")
+        #expect(out.stderr.contains("cannot write"))
+
+        let usage = try await arrival(["report", "--db", store, "--day", "2026-13-01"])
+        #expect(usage.status == 2, "\(usage)")
+        #expect(usage.stderr.contains("is not a real day"))
+    }
+
+    // MARK: - diff
+
+    @Test("diff: 0 compared; 1 when --out cannot be written; 2 for a side that cannot be read or bad usage")
+    func diff() async throws {
+        let work = try Workspace()
+        let fleet = try await work.fleet("fleet")
+        let same = try await arrival(["diff", fleet, fleet, "--records"])
+        #expect(same.status == 0, "\(same)")
+        #expect(same.stdout.contains("0 answered differently, 0 only in A, 0 only in B"))
+
+        let missing = try await arrival(["diff", work.path("nowhere"), fleet])
+        #expect(missing.status == 2, "\(missing)")
+        #expect(missing.stderr.contains("does not exist"))
+
+        let cut = try work.write("{\n  \"schema\": \"arrival.report/1\"\n", to: "cut.json")
+        let notAReport = try await arrival(["diff", cut, fleet])
+        #expect(notAReport.status == 2, "\(notAReport)")
+        #expect(notAReport.stderr.contains("looks like a report JSON but is not one"))
+
+        let out = try await arrival(["diff", fleet, fleet, "--out", work.path("no/dir/diff.txt")])
+        #expect(out.status == 1, "\(out)")
+        #expect(out.stderr.contains("cannot write"))
+
+        let usage = try await arrival(["diff", fleet, fleet, "--confidence", "2"])
+        #expect(usage.status == 2, "\(usage)")
+        #expect(usage.stderr.contains("--confidence must be between 0.5 and 1"))
+    }
+
+    // MARK: - gate
+
+    @Test("gate: 0 passed; 1 a rule failed; 2 an unreadable side or bad usage")
+    func gate() async throws {
+        let work = try Workspace()
+        let before = try await work.fleet("before", seed: 11)
+        let after = try await work.fleet("after", seed: 11, inject: ["large-payloads"])
+        let passed = try await arrival(["gate", "--baseline", before, "--current", before])
+        #expect(passed.status == 0, "\(passed)")
+        #expect(passed.stdout.contains("PASS"))
+
+        let failed = try await arrival(["gate", "--baseline", before, "--current", after, "--rule", "requests.oversize_failures <= 0"])
+        #expect(failed.status == 1, "\(failed)")
+        #expect(failed.stdout.contains("FAIL"))
+
+        let missing = try await arrival(["gate", "--baseline", work.path("nowhere"), "--current", after])
+        #expect(missing.status == 2, "\(missing)")
+        #expect(missing.stderr.contains("does not exist"))
+
+        let usage = try await arrival(["gate", "--current", after, "--no-such-flag"])
+        #expect(usage.status == 2, "\(usage)")
+        #expect(usage.stderr.contains("Unknown option"))
+    }
+
+    @Test("gate exits 2, not 1, when every rule passed but --junit cannot be written")
+    func gateJUnitUnwritable() async throws {
+        let work = try Workspace()
+        let fleet = try await work.fleet("fleet")
+        let result = try await arrival(["gate", "--baseline", fleet, "--current", fleet, "--junit", work.path("no/dir/junit.xml")])
+        #expect(result.status == 2, "\(result)")
+        #expect(result.stdout.contains("0 failed"))
+        #expect(result.stderr.contains("cannot write '\(work.path("no/dir/junit.xml"))'"))
+    }
+
+    // MARK: - check-payload
+
+    @Test("check-payload: 0 clean; 1 with an error; 2 for a directory, a missing file or bad usage")
+    func checkPayload() async throws {
+        let ok = try await arrival(["check-payload", fixture("payloads/ok.json")])
+        #expect(ok.status == 0, "\(ok)")
+        #expect(ok.stdout.contains("0 errors, 0 warnings"))
+
+        let large = try await arrival(["check-payload", fixture("payloads/too-large.json")])
+        #expect(large.status == 1, "\(large)")
+        #expect(large.stdout.contains("error: payload_too_large"))
+
+        let directory = try await arrival(["check-payload", fixture("payloads")])
+        #expect(directory.status == 2, "\(directory)")
+        #expect(directory.stderr.contains("is a directory"))
+        #expect(!directory.stderr.contains("exists"))
+
+        let missing = try await arrival(["check-payload", "/nonexistent/payload.json"])
+        #expect(missing.status == 2, "\(missing)")
+        #expect(missing.stderr.contains("no such file"))
+
+        let usage = try await arrival(["check-payload", "--topic"])
+        #expect(usage.status == 2, "\(usage)")
+    }
+}
