@@ -66,6 +66,8 @@ expect 2 "report with a bad day" -- "$arrival" report --day 2026-13-01
 expect 1 "report without a store" -- "$arrival" report --db "$work/none.sqlite"
 expect_text "no store at" err "missing store says to ingest first"
 [ ! -e "$work/none.sqlite" ] && echo "ok    report created no store" || { echo "FAIL  report created $work/none.sqlite"; failures=$((failures + 1)); }
+expect 1 "ingest into a missing directory" -- "$arrival" ingest "$work/before" --db "$work/no/dir/s.sqlite"
+expect_text "does not exist" err "missing --db directory is named"
 expect 0 "ingest" -- "$arrival" ingest "$work/before" --db "$work/store.sqlite" --quiet
 expect 1 "ingest --strict stops at a malformed line" -- "$arrival" ingest "$work/corrupt.jsonl" --db "$work/store.sqlite" --strict
 expect 0 "gate against a store and a report JSON" -- "$arrival" gate --baseline "$work/store.sqlite" --current "$work/noise" --format json
@@ -88,6 +90,9 @@ expect 2 "files remove of a file no longer ingested" -- "$arrival" files remove 
 "$arrival" report --db "$work/store.sqlite" --format json --out "$work/report-after.json"
 cmp -s "$work/report.json" "$work/report-after.json" && echo "ok    report after files remove equals the report before the mistake" \
     || { echo "FAIL  report changed by ingesting and removing a file"; failures=$((failures + 1)); }
+: >"$work/zero.sqlite"
+expect 1 "report on an empty file" -- "$arrival" report --db "$work/zero.sqlite"
+[ ! -s "$work/zero.sqlite" ] && echo "ok    report left the empty file empty" || { echo "FAIL  report wrote into an empty file"; failures=$((failures + 1)); }
 expect 2 "check-payload of a directory" -- "$arrival" check-payload "$work"
 expect_text "is a directory" err "a directory is named as one"
 expect 0 "--version" -- "$arrival" --version

@@ -30,11 +30,22 @@ final class Connection {
         return true
     }()
 
-    init(path: String, readOnly: Bool = false) throws(DatabaseError) {
+    /// Opens `path`, creating it when `create`; `immutable` (read-only only)
+    /// reads it as a file nobody changes: no locks, no shared-memory file
+    /// (see ``Store/init(readingAt:)``).
+    init(path: String, readOnly: Bool = false, create: Bool = true, immutable: Bool = false) throws(DatabaseError) {
         _ = Self.configured
         var db: OpaquePointer?
-        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        var flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)) | SQLITE_OPEN_NOMUTEX
+        var name = path
+        if immutable {
+            flags |= SQLITE_OPEN_URI
+            // A URI's path: only %, ? and # need escaping.
+            let escaped = path.replacingOccurrences(of: "%", with: "%25")
+                .replacingOccurrences(of: "?", with: "%3f").replacingOccurrences(of: "#", with: "%23")
+            name = "file:" + escaped + "?immutable=1"
+        }
+        let rc = sqlite3_open_v2(name, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             if let db { sqlite3_close_v2(db) }

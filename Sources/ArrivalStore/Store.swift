@@ -1,5 +1,10 @@
 import ArrivalModel
 import CSQLite
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The one owner of an arrival SQLite database: it opens the file, applies
 /// the migrations, and offers the operations ingest and report need.
@@ -18,8 +23,17 @@ public final class Store {
     /// Whether a batch transaction of whole files is open.
     private(set) var batchOpen = false
 
+    /// `PRAGMA application_id` of every arrival store, 'ARRV': what tells an
+    /// arrival store from any other SQLite database (`file(1)` shows it too).
+    public static let applicationID: Int32 = 0x4152_5256
+
     /// Opens (creating if needed) the store at `path`; `":memory:"` for a
     /// throwaway one.
+    ///
+    /// A new store is marked with ``applicationID``; a store of an older
+    /// arrival (migrations table, no mark) is marked on the way. Any other
+    /// SQLite database that holds tables is refused untouched: arrival never
+    /// adds its tables to a file it did not make.
     ///
     /// A `throwaway` store (the temporary one `arrival diff` ingests batches
     /// into) has no journal and skips the fsyncs: it is deleted after the
@@ -28,8 +42,11 @@ public final class Store {
     public init(path: String, throwaway: Bool = false) throws(DatabaseError) {
         self.path = path
         self.isThrowaway = throwaway
-        do {
+        try Self.checkDirectory(of: path)
+        do throws(DatabaseError) {
             connection = try Connection(path: path)
+            let identity = try Self.identity(of: connection, path: path)
+            if case .foreign(let tables) = identity { throw Self.foreignDatabase(path, tables: tables) }
             // Pages of 16 KiB for a new store (an existing one keeps its own):
             // a quarter of the write calls for the log and the checkpoints.
             // Over 5 interleaved ingests of 2.03 M apns records: median
@@ -56,42 +73,140 @@ public final class Store {
                 PRAGMA cache_size = -65536;
                 PRAGMA temp_store = FILE;
                 """)
+            if identity != .arrival { try connection.execute("PRAGMA application_id = \(Self.applicationID)") }
             try migrate()
             try syncOutcomeViews()
         } catch {
-            throw DatabaseError(code: error.code, message: error.message, context: "opening the store '\(path)'")
+            if error.hint != nil { throw error }
+            throw DatabaseError(code: error.code, message: error.message, context: "opening the store '\(path)'", path: path)
         }
     }
 
     /// Opens an existing store for reading only: nothing is migrated or
-    /// written (`arrival diff` and `arrival gate` read a user's store this
-    /// way). Fails when the file is no arrival store, or one written by an
-    /// older arrival that still lacks migrations.
+    /// written, so `arrival report`, `diff` and `gate` work on a store in a
+    /// read-only directory, and never change a file that is no store. Fails
+    /// when the file is missing, empty, no arrival store, or one written by
+    /// an older arrival that still lacks migrations.
+    ///
+    /// The connection is `query_only` from its first statement. Where the
+    /// file and its directory are writable it is opened read-write at the
+    /// file level all the same: a connection opened read-only cannot remove
+    /// the `-wal` and `-shm` files a WAL store gets while read, and would leave
+    /// them beside every store it reported on. Where they are not, SQLite
+    /// opens it read-only, and a directory that cannot take the `-shm` file
+    /// is read as an immutable file.
     public init(readingAt path: String) throws(DatabaseError) {
         self.path = path
         self.isThrowaway = false
         let context = "opening '\(path)' for reading"
-        do {
-            connection = try Connection(path: path, readOnly: true)
+        guard access(path, F_OK) == 0 else {
+            throw DatabaseError(
+                code: SQLITE_CANTOPEN, message: "no store at '\(path)'", context: context,
+                hint: "run 'arrival ingest PATH… --db \(path)' first, or pass --db with the store's path.", path: path)
+        }
+        let identity: Identity
+        do throws(DatabaseError) {
+            var opened = try Connection(path: path, create: false)
+            do {
+                try opened.execute("PRAGMA query_only = ON")
+                identity = try Self.identity(of: opened, path: path)
+            } catch let error where error.code == SQLITE_READONLY || error.code == SQLITE_CANTOPEN {
+                // A WAL store in a directory this process cannot write: SQLite
+                // cannot make the shared-memory file beside it. Nobody can be
+                // writing it then (a writer needs that file too), so read it
+                // as the immutable file it is.
+                opened = try Connection(path: path, readOnly: true, immutable: true)
+                try opened.execute("PRAGMA query_only = ON")
+                identity = try Self.identity(of: opened, path: path)
+            }
+            connection = opened
         } catch {
-            throw DatabaseError(code: error.code, message: error.message, context: context)
+            if error.hint != nil { throw error }
+            throw DatabaseError(code: error.code, message: error.message, context: context, path: path)
+        }
+        switch identity {
+        case .empty:
+            throw DatabaseError(
+                code: SQLITE_ERROR, message: "'\(path)' is empty, not an arrival store", context: context,
+                hint: "run 'arrival ingest PATH… --db \(path)' to fill it, or pass --db with the store's path.", path: path)
+        case .foreign(let tables):
+            throw Self.foreignDatabase(path, tables: tables)
+        case .arrival, .olderArrival:
+            break
         }
         let applied: [String]
         do {
-            try connection.execute("PRAGMA query_only = ON; PRAGMA cache_size = -65536;")
+            try connection.execute("PRAGMA cache_size = -65536")
             applied = try Self.migrationNames(connection)
         } catch let error as DatabaseError {
-            let message = error.message.contains("no such table") ? "no arrival_migrations table: not an arrival store" : error.message
-            throw DatabaseError(code: error.code, message: message, context: context)
+            throw DatabaseError(code: error.code, message: error.message, context: context, path: path)
         } catch {
-            throw DatabaseError(code: SQLITE_ERROR, message: "\(error)", context: context)
+            throw DatabaseError(code: SQLITE_ERROR, message: "\(error)", context: context, path: path)
         }
         let missing = Migrations.all.map(\.name).filter { !applied.contains($0) }
         guard missing.isEmpty else {
             throw DatabaseError(
                 code: SQLITE_ERROR,
-                message: "written by an older arrival (missing migrations \(missing.joined(separator: ", "))); run 'arrival ingest --db \(path)' once to upgrade it",
-                context: context)
+                message: "'\(path)' was written by an older arrival (missing migrations \(missing.joined(separator: ", ")))",
+                context: context,
+                hint: "run 'arrival ingest --db \(path)' once (with any batch, or an empty directory) to upgrade it.", path: path)
+        }
+    }
+
+    /// What a database file is, told before anything is written to it.
+    enum Identity: Equatable {
+        /// Marked with ``Store/applicationID``.
+        case arrival
+        /// Made by an arrival before the mark: it has `arrival_migrations`.
+        case olderArrival
+        /// No tables yet (a new or an empty file).
+        case empty
+        /// Tables of something else.
+        case foreign(tables: [String])
+    }
+
+    static func identity(of connection: Connection, path: String) throws(DatabaseError) -> Identity {
+        let id = try connection.prepare("PRAGMA application_id")
+        let mark = try id.step() ? id.int(0) : 0
+        id.reset()
+        if mark == Int64(applicationID) { return .arrival }
+        let list = try connection.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
+        var tables: [String] = []
+        while try list.step() { tables.append(list.string(0) ?? "") }
+        list.reset()
+        if mark == 0 && tables.contains("arrival_migrations") { return .olderArrival }
+        if mark == 0 && tables.isEmpty { return .empty }
+        return .foreign(tables: tables)
+    }
+
+    private static func foreignDatabase(_ path: String, tables: [String]) -> DatabaseError {
+        let shown = tables.prefix(5).joined(separator: ", ") + (tables.count > 5 ? ", …" : "")
+        return DatabaseError(
+            code: SQLITE_ERROR,
+            message: "'\(path)' is an SQLite database but no arrival store"
+                + (tables.isEmpty ? " (it is marked by another application)" : " (it holds \(shown))"),
+            context: "opening the store '\(path)'",
+            hint: "arrival leaves it untouched. Pass --db with an arrival store, or with a new file name to make one.",
+            path: path)
+    }
+
+    /// Fails with a message a user can act on when the store's directory is
+    /// missing (SQLite would say only "unable to open database file").
+    private static func checkDirectory(of path: String) throws(DatabaseError) {
+        guard path != ":memory:", !path.isEmpty else { return }
+        let directory = path.contains("/") ? String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)]) : "."
+        let checked = directory.isEmpty ? "/" : directory
+        var info = stat()
+        if stat(checked, &info) != 0 {
+            throw DatabaseError(
+                code: SQLITE_CANTOPEN, message: "the directory '\(checked)' of the store '\(path)' does not exist",
+                context: "opening the store '\(path)'",
+                hint: "create it (mkdir -p '\(checked)'), or pass --db with a file in an existing directory.", path: path)
+        }
+        if info.st_mode & S_IFMT != S_IFDIR {
+            throw DatabaseError(
+                code: SQLITE_CANTOPEN, message: "'\(checked)' in the store's path '\(path)' is not a directory",
+                context: "opening the store '\(path)'", hint: "pass --db with a file in an existing directory.", path: path)
         }
     }
 

@@ -39,10 +39,9 @@ struct ReportCommand: ParsableCommand {
     }
 
     func run() throws {
-        guard FileManager.default.fileExists(atPath: store.db) else {
-            throw Diagnostic(.store, "no store at '\(store.db)'", hint: "run 'arrival ingest PATH… --db \(store.db)' first, or pass --db.")
-        }
-        let database = try Store(path: store.db)
+        // Read-only: a report never changes the store, works in a read-only
+        // directory, and says so when --db names no store.
+        let database = try Store(readingAt: store.db)
         let text: String
         switch format {
         case .json, .markdown:

@@ -127,7 +127,8 @@ public final class ComparisonSide {
             do {
                 store = try Store(readingAt: path)
             } catch {
-                throw .unreadable(path, reason: "\(error.message); it is no arrival store")
+                // The store's own words when it has advice (missing, empty, another application's).
+                throw .unreadable(path, reason: error.hint != nil ? error.message : "\(error.message); it is no arrival store")
             }
             return try analyse(path: path, source: source, store: store, window: window, detail: detail,
                                summary: nil, temporaryDirectory: nil)

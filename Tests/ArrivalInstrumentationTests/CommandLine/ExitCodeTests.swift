@@ -81,6 +81,12 @@ final class Workspace {
         try Data(text.utf8).write(to: url.appendingPathComponent(name))
         return path(name)
     }
+
+    /// A copy of another program's SQLite database (one table, `notes`).
+    func foreignDatabase(_ name: String) throws -> String {
+        try FileManager.default.copyItem(atPath: fixture("databases/notes.db"), toPath: path(name))
+        return path(name)
+    }
 }
 
 @Suite("arrival exit codes, by subcommand")
@@ -147,6 +153,40 @@ struct ExitCodeTests {
         #expect(usage.stderr.contains("Missing expected argument"))
     }
 
+    @Test("ingest into a --db whose directory is missing says so, not 'SQLite error 14'")
+    func ingestMissingDirectory() async throws {
+        let work = try Workspace()
+        let fleet = try await work.fleet("fleet")
+        let result = try await arrival(["ingest", fleet, "--db", work.path("no/such/dir/s.sqlite")])
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stderr.contains("the directory '\(work.path("no/such/dir"))' of the store"))
+        #expect(result.stderr.contains("does not exist"))
+        #expect(!result.stderr.contains("SQLite error"))
+    }
+
+    @Test("ingest, report, diff and gate leave another program's SQLite database untouched")
+    func foreignDatabase() async throws {
+        let work = try Workspace()
+        let fleet = try await work.fleet("fleet")
+        let foreign = try work.foreignDatabase("notes.db")
+        let before = try Data(contentsOf: URL(fileURLWithPath: foreign))
+
+        let ingest = try await arrival(["ingest", fleet, "--db", foreign])
+        #expect(ingest.status == 1, "\(ingest)")
+        #expect(ingest.stderr.contains("is an SQLite database but no arrival store (it holds notes)"))
+        let report = try await arrival(["report", "--db", foreign])
+        #expect(report.status == 1, "\(report)")
+        #expect(report.stderr.contains("no arrival store"))
+        let diff = try await arrival(["diff", foreign, fleet])
+        #expect(diff.status == 2, "\(diff)")
+        #expect(diff.stderr.contains("no arrival store"))
+        let gate = try await arrival(["gate", "--current", foreign])
+        #expect(gate.status == 2, "\(gate)")
+
+        #expect(try Data(contentsOf: URL(fileURLWithPath: foreign)) == before)
+        #expect(!FileManager.default.fileExists(atPath: foreign + "-wal"))
+    }
+
     // MARK: - report
 
     @Test("report: 0 with a report; 1 without a store (run ingest first) or for an unwritable --out; 2 for a bad day")
@@ -171,6 +211,49 @@ struct ExitCodeTests {
         let usage = try await arrival(["report", "--db", store, "--day", "2026-13-01"])
         #expect(usage.status == 2, "\(usage)")
         #expect(usage.stderr.contains("is not a real day"))
+    }
+
+    @Test("report on an empty file refuses it and leaves it empty")
+    func reportEmptyFile() async throws {
+        let work = try Workspace()
+        let empty = try work.write("", to: "empty.sqlite")
+        let result = try await arrival(["report", "--db", empty])
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stderr.contains("is empty, not an arrival store"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: empty)).isEmpty)
+    }
+
+    @Test("report, diff and gate read a store in a directory they cannot write, and leave no file beside it")
+    func readOnlyDirectory() async throws {
+        let work = try Workspace()
+        let fleet = try await work.fleet("fleet")
+        let directory = work.path("ro")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let store = try await work.store("ro/s.sqlite", from: fleet)
+        chmod(store, 0o644)
+        #expect(chmod(directory, 0o555) == 0)
+        defer { chmod(directory, 0o755) }
+
+        let report = try await arrival(["report", "--db", store, "--format", "markdown"], asUnprivileged: true)
+        #expect(report.status == 0, "\(report)")
+        #expect(report.stdout.hasPrefix("# Live Activity delivery"))
+        let html = try await arrival(["report", "--db", store, "--format", "html", "--day", "2026-11-21"], asUnprivileged: true)
+        #expect(html.status == 0, "\(html)")
+        let diff = try await arrival(["diff", store, store], asUnprivileged: true)
+        #expect(diff.status == 0, "\(diff)")
+        let gate = try await arrival(["gate", "--current", store, "--baseline", store], asUnprivileged: true)
+        #expect(gate.status == 0, "\(gate)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["s.sqlite"])
+    }
+
+    @Test("report in a writable directory leaves no -wal or -shm file behind")
+    func reportLeavesNoFiles() async throws {
+        let work = try Workspace()
+        let store = try await work.store("s.sqlite", from: try await work.fleet("fleet"))
+        let report = try await arrival(["report", "--db", store])
+        #expect(report.status == 0, "\(report)")
+        #expect(!FileManager.default.fileExists(atPath: store + "-wal"))
+        #expect(!FileManager.default.fileExists(atPath: store + "-shm"))
     }
 
     // MARK: - diff

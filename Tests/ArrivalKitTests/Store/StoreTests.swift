@@ -144,3 +144,122 @@ struct StoreTests {
     }
 }
 
+@Suite("Store identity and read-only opening")
+struct StoreIdentityTests {
+    func applicationID(_ path: String) throws -> Int64 {
+        let connection = try Connection(path: path, readOnly: true)
+        let statement = try connection.prepare("PRAGMA application_id")
+        #expect(try statement.step())
+        defer { statement.reset() }
+        return statement.int(0)
+    }
+
+    func tables(_ path: String) throws -> [String] {
+        let connection = try Connection(path: path, readOnly: true)
+        let statement = try connection.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
+        var names: [String] = []
+        try statement.forEach { names.append($0.string(0) ?? "") }
+        return names
+    }
+
+    @Test("A new store is marked with arrival's application_id")
+    func marked() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("s.sqlite").path
+        _ = try Store(path: path)
+        #expect(try applicationID(path) == 0x4152_5256)
+        #expect(Store.applicationID == 0x4152_5256)
+    }
+
+    @Test("Another program's database is refused by every opening, and left as it was")
+    func foreign() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("notes.db").path
+        try Connection(path: path).execute("CREATE TABLE notes (body TEXT)")
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        for open in [{ _ = try Store(path: path) }, { _ = try Store(readingAt: path) }] as [() throws -> Void] {
+            do {
+                try open()
+                Issue.record("opened another program's database")
+            } catch let error as DatabaseError {
+                #expect(error.message.contains("no arrival store (it holds notes)"), "\(error)")
+                #expect(error.diagnostic.category == .store)
+                #expect(error.diagnostic.hint.contains("untouched"))
+            }
+        }
+        #expect(try tables(path) == ["notes"])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+    }
+
+    @Test("A store of an older arrival (migrations, no mark) is read as it is and marked when next written")
+    func olderStore() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("old.sqlite").path
+        _ = try Store(path: path)
+        try Connection(path: path).execute("PRAGMA application_id = 0")
+        _ = try Store(readingAt: path)
+        #expect(try applicationID(path) == 0)  // reading changes nothing
+        _ = try Store(path: path)
+        #expect(try applicationID(path) == Int64(Store.applicationID))
+    }
+
+    @Test("Reading an empty or missing file refuses it and creates or changes nothing")
+    func emptyAndMissing() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let empty = directory.appendingPathComponent("empty.sqlite").path
+        #expect(FileManager.default.createFile(atPath: empty, contents: nil))
+        #expect(throws: DatabaseError.self) { try Store(readingAt: empty) }
+        do {
+            _ = try Store(readingAt: empty)
+        } catch {
+            #expect(error.message == "'\(empty)' is empty, not an arrival store")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: empty)).isEmpty)
+
+        let missing = directory.appendingPathComponent("none.sqlite").path
+        do {
+            _ = try Store(readingAt: missing)
+            Issue.record("opened a missing store")
+        } catch {
+            #expect(error.message == "no store at '\(missing)'")
+            #expect(error.diagnostic.hint.hasPrefix("run 'arrival ingest PATH… --db \(missing)' first"))
+        }
+        #expect(!FileManager.default.fileExists(atPath: missing))
+    }
+
+    @Test("A store in a directory that does not exist is named as such, not as SQLite error 14")
+    func missingDirectory() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("no/such/s.sqlite").path
+        do {
+            _ = try Store(path: path)
+            Issue.record("opened a store in a missing directory")
+        } catch {
+            let diagnostic = error.diagnostic
+            #expect(diagnostic.message == "the directory '\(directory.path)/no/such' of the store '\(path)' does not exist")
+            #expect(diagnostic.hint.hasPrefix("create it (mkdir -p"))
+            #expect(!diagnostic.description.contains("SQLite error"))
+        }
+    }
+
+    @Test("Reading a store leaves no -wal or -shm file beside it, and writes nothing")
+    func readingLeavesNoFiles() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("s.sqlite").path
+        _ = try Store(path: path)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        do {
+            let store = try Store(readingAt: path)
+            #expect(try store.appliedMigrations() == Migrations.all.map(\.name))
+            #expect(throws: DatabaseError.self) { try store.connection.execute("CREATE TABLE mine (x)") }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["s.sqlite"])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+    }
+}
