@@ -62,6 +62,12 @@ expect 2 "gate with a bad rule" -- "$arrival" gate --current "$work/after" --rul
 expect 2 "gate with an unknown option" -- "$arrival" gate --current "$work/after" --no-such-flag
 expect 2 "gate whose rules passed but --junit cannot be written" -- "$arrival" gate --baseline "$work/before" --current "$work/noise" --junit "$work/no/dir/junit.xml"
 expect_text "cannot write" err "unwritable --junit is named"
+expect 2 "gate with a rate rule written as a percentage" -- "$arrival" gate --current "$work/after" --rule "updates.arrival_rate >= 90"
+expect_text "rates are fractions: write 0.9 for 90%" err "rate rule out of 0–1 says how to write it"
+expect 2 "gate with a regression rule and no baseline" -- "$arrival" gate --current "$work/after" --config gate.yml
+expect_text "no --baseline was given" err "missing baseline for regression rules is explained"
+expect 1 "gate --allow-no-baseline checks the floors" -- "$arrival" gate --current "$work/after" --config gate.yml --allow-no-baseline
+expect_text "not checked: a regression rule needs --baseline" out "skipped regression rules are listed"
 expect 2 "report with a bad day" -- "$arrival" report --day 2026-13-01
 expect 1 "report without a store" -- "$arrival" report --db "$work/none.sqlite"
 expect_text "no store at" err "missing store says to ingest first"

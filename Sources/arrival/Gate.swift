@@ -19,6 +19,10 @@ struct Gate: ParsableCommand {
             requests.oversize_share and callbacks.callback_loss_rate may not rise, by more than 1 \
             percentage point where the change is also significant. Without a baseline: \
             requests.oversize_failures <= 0 and updates.arrival_rate >= 0.95.
+            Rates are fractions: 'updates.arrival_rate >= 0.9' (or 90%), never 90; a floor or ceiling on a \
+            rate outside 0–1 is refused. Regression rules (drop/rise, max_drop/max_rise in a config) need \
+            --baseline: without one the gate refuses to run, unless --allow-no-baseline says to skip them \
+            (they are then listed as not checked), e.g. on a pipeline's first run.
             Metrics: \(Metric.all.map(\.id).joined(separator: ", ")).
             Exit codes: 0 every rule passed (warnings allowed), 1 a rule failed, 2 the gate could not run or \
             report: bad usage or rules, an unreadable side, a --junit or step summary that cannot be written.
@@ -63,6 +67,9 @@ struct Gate: ParsableCommand {
     @Flag(help: "No ANSI colours, even on a terminal.")
     var noColor = false
 
+    @Flag(help: "Without --baseline, skip the regression rules (drop/rise) instead of refusing to run.")
+    var allowNoBaseline = false
+
     func validate() throws {
         _ = try window.resolved()
         if let confidence, !(confidence > 0.5 && confidence < 1) {
@@ -88,6 +95,7 @@ struct Gate: ParsableCommand {
         guard !resolved.rules.isEmpty else {
             throw Diagnostic(.usage, "no rules to apply: the config lists none", hint: "add rules, or drop --config to use the defaults.")
         }
+        try resolved.checkBaseline(given: baseline != nil, allowMissing: allowNoBaseline)
         let window = try self.window.resolved()
         let baselineSide: ComparisonSide?, currentSide: ComparisonSide
         if let baseline {

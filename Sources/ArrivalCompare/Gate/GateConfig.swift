@@ -78,6 +78,21 @@ public struct GateConfig: Sendable, Equatable {
         return config
     }
 
+    /// Refuses regression rules (max_drop, max_rise) when no baseline was
+    /// given: they would pass without being checked. `allowMissing` (the
+    /// `--allow-no-baseline` flag) skips them instead; they are then listed
+    /// as not checked.
+    public func checkBaseline(given: Bool, allowMissing: Bool) throws(GateConfigError) {
+        guard !given, !allowMissing else { return }
+        let regressions = rules.filter(\.check.needsBaseline)
+        guard !regressions.isEmpty else { return }
+        let shown = regressions.prefix(3).map(\.description).joined(separator: "; ")
+            + (regressions.count > 3 ? "; …" : "")
+        throw GateConfigError(
+            "\(regressions.count) rule\(regressions.count == 1 ? "" : "s") compare\(regressions.count == 1 ? "s" : "") against a baseline (\(shown)), but no --baseline was given, so \(regressions.count == 1 ? "it" : "they") cannot be checked",
+            hint: "pass --baseline with the batch, store or report JSON to compare with, or add --allow-no-baseline to check only the floors and ceilings.")
+    }
+
     /// Reads a `gate.yml`:
     ///
     /// ```yaml
@@ -178,11 +193,8 @@ public struct GateConfig: Sendable, Equatable {
         }
         guard let metric else { throw fail(item, "the rule names no 'metric'") }
         guard let check else { throw fail(item, "the rule on \(metric.id) has no check (at_least, at_most, max_drop or max_rise)") }
-        if metric.kind == .rate, case .atLeast(let x) = check, x > 1 {
-            throw fail(item, "\(metric.id) is a fraction; write at_least: 0.95, not 95")
-        }
-        if metric.kind == .rate, case .atMost(let x) = check, x > 1 {
-            throw fail(item, "\(metric.id) is a fraction; write at_most: 0.2, not 20")
+        if let (why, hint) = GateRule.rangeProblem(metric: metric, check: check) {
+            throw GateConfigError(why, hint: hint, location: Diagnostic.Location(path: path, line: item.mark.map(\.line)))
         }
         return GateRule(metric: metric, check: check, significant: significant, minSample: minSample)
     }

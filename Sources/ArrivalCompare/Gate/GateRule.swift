@@ -116,6 +116,7 @@ public struct GateRule: Sendable, Equatable, CustomStringConvertible {
         case ("rise", "<="): check = .maxRise(value)
         default: throw fail("operator '\(op)' is not one of >=, <= (drop and rise take <=)")
         }
+        if let (why, hint) = rangeProblem(metric: metric, check: check) { throw fail(why, hint: hint) }
         var rule = GateRule(metric: metric, check: check)
         for option in rest.dropFirst(2) {
             let parts = option.split(separator: "=", maxSplits: 1).map(String.init)
@@ -132,6 +133,22 @@ public struct GateRule: Sendable, Equatable, CustomStringConvertible {
             }
         }
         return rule
+    }
+
+    /// Why a floor or ceiling can never be met as written, with what to write
+    /// instead: a rate is a fraction, so `>= 90` or `>= -3` is a mistake,
+    /// not a rule.
+    static func rangeProblem(metric: Metric, check: Check) -> (why: String, hint: String)? {
+        guard metric.kind == .rate else { return nil }
+        switch check {
+        case .atLeast(let x), .atMost(let x):
+            guard x < 0 || x > 1 else { return nil }
+            let example = x > 1 && x <= 100 ? "write \(number(x / 100)) for \(number(x))%" : "write 0.9 for 90%"
+            return ("\(metric.id) is a fraction between 0 and 1, so \(check.name) \(number(x)) is out of range",
+                    "rates are fractions: \(example).")
+        case .maxDrop, .maxRise:
+            return nil
+        }
     }
 
     /// `0.95`, `95%` (rates), `1pt` (changes of rates, in points).

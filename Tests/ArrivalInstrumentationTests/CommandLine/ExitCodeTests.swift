@@ -318,6 +318,42 @@ struct ExitCodeTests {
         #expect(result.stderr.contains("cannot write '\(work.path("no/dir/junit.xml"))'"))
     }
 
+    @Test("gate refuses a floor or ceiling on a rate outside 0–1, from a flag or a config", arguments: [
+        ">= 90", ">= -3", "<= 20",
+    ])
+    func gateRateOutOfRange(rule: String) async throws {
+        let work = try Workspace()
+        let fleet = try await work.fleet("fleet")
+        let flag = try await arrival(["gate", "--current", fleet, "--rule", "updates.arrival_rate \(rule)"])
+        #expect(flag.status == 2, "\(flag)")
+        #expect(flag.stderr.contains("rates are fractions: write"))
+
+        let check = rule.hasPrefix(">=") ? "at_least" : "at_most"
+        let value = rule.split(separator: " ")[1]
+        let config = try work.write("rules:\n  - metric: updates.arrival_rate\n    \(check): \(value)\n", to: "gate.yml")
+        let file = try await arrival(["gate", "--current", fleet, "--config", config])
+        #expect(file.status == 2, "\(file)")
+        #expect(file.stderr.contains("rates are fractions: write"))
+        #expect(file.stderr.contains("gate.yml:2"))
+    }
+
+    @Test("gate with regression rules but no --baseline exits 2; --allow-no-baseline checks the rest")
+    func gateRegressionWithoutBaseline() async throws {
+        let work = try Workspace()
+        let fleet = try await work.fleet("fleet")
+        let refused = try await arrival(["gate", "--current", fleet, "--rule", "updates.arrival_rate drop <= 1"])
+        #expect(refused.status == 2, "\(refused)")
+        #expect(refused.stderr.contains("no --baseline was given"))
+        #expect(refused.stderr.contains("--allow-no-baseline"))
+
+        let allowed = try await arrival([
+            "gate", "--current", fleet, "--rule", "updates.arrival_rate drop <= 1", "--rule", "requests.total >= 1",
+            "--allow-no-baseline",
+        ])
+        #expect(allowed.status == 0, "\(allowed)")
+        #expect(allowed.stdout.contains("not checked: a regression rule needs --baseline"))
+    }
+
     // MARK: - check-payload
 
     @Test("check-payload: 0 clean; 1 with an error; 2 for a directory, a missing file or bad usage")

@@ -150,6 +150,53 @@ struct GateTests {
         #expect(throws: GateConfigError.self) { try GateRule.parse("updates.lost >= 5%") }
     }
 
+    @Test("A floor or ceiling on a rate outside 0–1 is refused, from a flag or a file, with the fraction to write", arguments: [
+        ("updates.arrival_rate >= 90", "at_least: 90", "write 0.9 for 90%"),
+        ("updates.arrival_rate >= -3", "at_least: -3", "write 0.9 for 90%"),
+        ("callbacks.callback_loss_rate <= 20", "at_most: 20", "write 0.2 for 20%"),
+    ])
+    func rateOutOfRange(flag: String, yamlCheck: String, example: String) {
+        do {
+            _ = try GateRule.parse(flag)
+            Issue.record("accepted \(flag)")
+        } catch {
+            #expect(error.hint == "rates are fractions: \(example).", "\(error)")
+            #expect(error.diagnostic.category == .usage)
+        }
+        let metric = flag.split(separator: " ")[0]
+        do {
+            _ = try GateConfig.parse(yaml: "rules:\n  - metric: \(metric)\n    \(yamlCheck)\n", path: "gate.yml")
+            Issue.record("accepted \(yamlCheck)")
+        } catch {
+            #expect(error.hint == "rates are fractions: \(example).", "\(error)")
+            #expect(error.location == Diagnostic.Location(path: "gate.yml", line: 2))
+        }
+        // In range, and counts and drops of any size, stay rules.
+        #expect(throws: Never.self) { try GateRule.parse("updates.arrival_rate >= 0.9") }
+        #expect(throws: Never.self) { try GateRule.parse("updates.arrival_rate >= 90%") }
+        #expect(throws: Never.self) { try GateRule.parse("requests.oversize_failures <= 20") }
+        #expect(throws: Never.self) { try GateRule.parse("updates.arrival_rate drop <= 5") }
+    }
+
+    @Test("Regression rules without a baseline are refused unless skipping them is asked for")
+    func regressionWithoutBaseline() throws {
+        let withRegressions = try GateConfig.resolve(
+            configText: nil, configPath: nil, ruleFlags: ["updates.arrival_rate drop <= 1", "updates.arrival_rate >= 0.9"],
+            confidence: nil, minSample: nil, withBaseline: false)
+        do {
+            try withRegressions.checkBaseline(given: false, allowMissing: false)
+            Issue.record("regression rules passed without a baseline")
+        } catch {
+            #expect(error.message.contains("1 rule compares against a baseline (updates.arrival_rate drop ≤ 1 pt (significant))"))
+            #expect(error.hint.contains("--allow-no-baseline"))
+            #expect(error.diagnostic.category == .usage)
+        }
+        #expect(throws: Never.self) { try withRegressions.checkBaseline(given: true, allowMissing: false) }
+        #expect(throws: Never.self) { try withRegressions.checkBaseline(given: false, allowMissing: true) }
+        let floorsOnly = GateConfig(rules: GateConfig.defaultRules(withBaseline: false))
+        #expect(throws: Never.self) { try floorsOnly.checkBaseline(given: false, allowMissing: false) }
+    }
+
     #if canImport(FoundationXML)
     @Test("The JUnit XML has the structure the JUnit schema requires")
     func junitStructure() throws {
