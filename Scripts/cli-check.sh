@@ -99,6 +99,9 @@ cmp -s "$work/report.json" "$work/report-after.json" && echo "ok    report after
 : >"$work/zero.sqlite"
 expect 1 "report on an empty file" -- "$arrival" report --db "$work/zero.sqlite"
 [ ! -s "$work/zero.sqlite" ] && echo "ok    report left the empty file empty" || { echo "FAIL  report wrote into an empty file"; failures=$((failures + 1)); }
+expect 0 "demo --format html" -- "$arrival" demo --format html
+expect_text "<!DOCTYPE html>" out "demo prints the HTML page"
+expect 2 "demo --format with a format it cannot make" -- "$arrival" demo --format pdf
 expect 2 "check-payload of a directory" -- "$arrival" check-payload "$work"
 expect_text "is a directory" err "a directory is named as one"
 expect 0 "--version" -- "$arrival" --version

@@ -10,13 +10,13 @@ import Foundation
 
 struct Demo: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Ingest the bundled SampleData/ into a throwaway store and print the markdown report."
+        abstract: "Ingest the bundled SampleData/ into a throwaway store and print its report (markdown, json or html)."
     )
 
     @Option(help: "The sample data directory.")
     var data: String = "SampleData"
 
-    @Option(help: "Output format: markdown or json.")
+    @Option(help: "Output format: markdown, json, or html (the page 'arrival report --format html' writes).")
     var format: ReportCommand.Format = .markdown
 
     func run() throws {
@@ -34,7 +34,7 @@ struct Demo: ParsableCommand {
             .map { (data as NSString).appendingPathComponent($0) }
         let summary = try Ingestor(store: store).ingest(paths: entries)
         FileHandle.standardError.write(Data((summary.text(database: "a temporary store") + "\n\n").utf8))
-        let report = try ReportBuilder(store: store).build(window: nil)
-        print(format == .json ? report.jsonText() : report.markdownText(), terminator: "")
+        // The same rendering as 'arrival report', so every format it offers works here too.
+        try write(try renderReport(of: store, window: nil, format: format).text, to: nil)
     }
 }

@@ -42,16 +42,22 @@ struct ReportCommand: ParsableCommand {
         // Read-only: a report never changes the store, works in a read-only
         // directory, and says so when --db names no store.
         let database = try Store(readingAt: store.db)
-        let text: String
-        switch format {
-        case .json, .markdown:
-            let report = try ReportBuilder(store: database).build(window: try window.resolved())
-            text = format == .json ? report.jsonText() : report.markdownText()
-        case .html:
-            let daily = try DailyReportBuilder(store: database).build(window: try window.resolved(), trendDays: days)
-            text = try daily.htmlText(generatedAt: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
-        }
+        let (text, _) = try renderReport(of: database, window: try window.resolved(), format: format, trendDays: days)
         try write(text, to: out)
+    }
+}
+
+/// The report of `window` in `format` (the one path of `report` and `demo`),
+/// with the number of requests it counts.
+func renderReport(of store: Store, window: ReportWindow?, format: ReportCommand.Format, trendDays: Int? = nil) throws -> (text: String, requests: Int) {
+    switch format {
+    case .json, .markdown:
+        let report = try ReportBuilder(store: store).build(window: window)
+        return (format == .json ? report.jsonText() : report.markdownText(), report.requests.total)
+    case .html:
+        let daily = try DailyReportBuilder(store: store).build(window: window, trendDays: trendDays)
+        let text = try daily.htmlText(generatedAt: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+        return (text, daily.report.requests.total)
     }
 }
 

@@ -89,6 +89,11 @@ final class Workspace {
     }
 }
 
+/// The repository's own SampleData/.
+let sampleData = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("SampleData").path
+
 @Suite("arrival exit codes, by subcommand")
 struct ExitCodeTests {
     // MARK: - arrival
@@ -377,5 +382,27 @@ struct ExitCodeTests {
 
         let usage = try await arrival(["check-payload", "--topic"])
         #expect(usage.status == 2, "\(usage)")
+    }
+
+    // MARK: - demo
+
+    @Test("demo: html through report's own page; an unknown format refused at parse time (2); missing data 1")
+    func demo() async throws {
+        let html = try await arrival(["demo", "--data", sampleData, "--format", "html"])
+        #expect(html.status == 0, "\(html)")
+        #expect(html.stdout.hasPrefix("<!DOCTYPE html>"))
+
+        let markdown = try await arrival(["demo", "--data", sampleData])
+        #expect(markdown.status == 0, "\(markdown)")
+        #expect(markdown.stdout.hasPrefix("# Live Activity delivery"))
+
+        let unknown = try await arrival(["demo", "--data", sampleData, "--format", "pdf"])
+        #expect(unknown.status == 2, "\(unknown)")
+        #expect(unknown.stderr.contains("The value 'pdf' is invalid for '--format <format>'"))
+        #expect(unknown.stdout.isEmpty)
+
+        let missing = try await arrival(["demo", "--data", "/nonexistent/SampleData"])
+        #expect(missing.status == 1, "\(missing)")
+        #expect(missing.stderr.contains("no sample data at '/nonexistent/SampleData'"))
     }
 }
