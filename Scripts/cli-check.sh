@@ -72,6 +72,10 @@ expect 2 "report with a bad day" -- "$arrival" report --day 2026-13-01
 expect 1 "report without a store" -- "$arrival" report --db "$work/none.sqlite"
 expect_text "no store at" err "missing store says to ingest first"
 [ ! -e "$work/none.sqlite" ] && echo "ok    report created no store" || { echo "FAIL  report created $work/none.sqlite"; failures=$((failures + 1)); }
+mkdir -p "$work/empty"
+expect 0 "ingest of an empty directory" -- "$arrival" ingest "$work/empty" --db "$work/empty.sqlite"
+expect_text "no input files found under" err "empty ingest warns"
+expect 1 "ingest --require-data of an empty directory" -- "$arrival" ingest "$work/empty" --db "$work/empty.sqlite" --require-data
 expect 1 "ingest into a missing directory" -- "$arrival" ingest "$work/before" --db "$work/no/dir/s.sqlite"
 expect_text "does not exist" err "missing --db directory is named"
 expect 0 "ingest" -- "$arrival" ingest "$work/before" --db "$work/store.sqlite" --quiet
@@ -81,7 +85,8 @@ expect 0 "gate against a store and a report JSON" -- "$arrival" gate --baseline 
 expect 0 "diff of a store with its own report JSON" -- "$arrival" diff "$work/store.sqlite" "$work/report.json"
 # A file ingested by mistake, listed and taken back out: the report is as before.
 printf '# Notes\nnot a record\n' >"$work/README.md"
-"$arrival" ingest "$work/README.md" --db "$work/store.sqlite" --quiet
+expect 0 "ingest of a file with no record" -- "$arrival" ingest "$work/README.md" --db "$work/store.sqlite" --quiet
+expect_text "found no valid record (2 malformed lines)" err "a file without a record is warned about"
 expect 0 "files list" -- "$arrival" files list --db "$work/store.sqlite" --match README
 expect_text "README.md" out "files list names the mistaken file"
 expect 0 "files list as json" -- "$arrival" files list --db "$work/store.sqlite" --format json
@@ -96,6 +101,9 @@ expect 2 "files remove of a file no longer ingested" -- "$arrival" files remove 
 "$arrival" report --db "$work/store.sqlite" --format json --out "$work/report-after.json"
 cmp -s "$work/report.json" "$work/report-after.json" && echo "ok    report after files remove equals the report before the mistake" \
     || { echo "FAIL  report changed by ingesting and removing a file"; failures=$((failures + 1)); }
+expect 0 "report on a day without data" -- "$arrival" report --db "$work/store.sqlite" --day 2026-11-20
+expect_text "the store has no requests in 2026-11-20; it holds 2026-11-21" err "empty day says where the data is"
+expect 1 "report --require-data on a day without data" -- "$arrival" report --db "$work/store.sqlite" --day 2026-11-20 --require-data
 : >"$work/zero.sqlite"
 expect 1 "report on an empty file" -- "$arrival" report --db "$work/zero.sqlite"
 [ ! -s "$work/zero.sqlite" ] && echo "ok    report left the empty file empty" || { echo "FAIL  report wrote into an empty file"; failures=$((failures + 1)); }
@@ -105,6 +113,8 @@ expect 2 "demo --format with a format it cannot make" -- "$arrival" demo --forma
 expect 2 "check-payload of a directory" -- "$arrival" check-payload "$work"
 expect_text "is a directory" err "a directory is named as one"
 expect 0 "--version" -- "$arrival" --version
+"$arrival" report --db "$work/store.sqlite" --format json --out "$work/report.json"
+expect 0 "diff of a store with its own report JSON" -- "$arrival" diff "$work/store.sqlite" "$work/report.json"
 
 if [ "$failures" -gt 0 ]; then
     echo "$failures command-line check(s) failed"

@@ -14,10 +14,12 @@ struct Ingest: ParsableCommand {
         discussion: """
             Files already ingested (same bytes) are skipped; equal records are stored once; malformed lines are \
             counted by cause and the rest of the file is kept. Re-running an interrupted ingest completes it.
+            When the paths hold no file, or their files hold no valid record, ingest warns on stderr (also \
+            with --quiet); --require-data makes that an error (exit 1) for daily jobs.
             """
     )
 
-    @Argument(help: "Files or directories to ingest (directories are walked recursively; hidden entries skipped).")
+    @Argument(help: "Files or directories to ingest (directories are walked recursively; hidden entries, links and special files are skipped and listed).")
     var paths: [String]
 
     @OptionGroup var store: StoreOptions
@@ -25,8 +27,11 @@ struct Ingest: ParsableCommand {
     @Flag(help: "Fail on the first malformed line, naming its file and line (that file is not stored).")
     var strict = false
 
-    @Flag(help: "Print nothing but errors.")
+    @Flag(help: "Print nothing but errors and warnings.")
     var quiet = false
+
+    @Flag(help: "Fail (exit 1) when the paths hold no file to ingest, or the files no valid record.")
+    var requireData = false
 
     func validate() throws {
         if paths.isEmpty { throw ValidationError("Name at least one file or directory to ingest.") }
@@ -39,6 +44,29 @@ struct Ingest: ParsableCommand {
         let summary = try ingestor.ingest(paths: paths, progress: progress.map { p in { p.update($0) } })
         progress?.finish()
         if !quiet { print(summary.text(database: store.db)) }
+        if let nothing = nothingRead(summary) {
+            if requireData { throw nothing }
+            FileHandle.standardError.write(Data((nothing.warningDescription + "\n").utf8))
+        }
+    }
+
+    /// What an ingest that read nothing says: no file under the paths, or
+    /// files without one valid record. A file ingested before is no warning:
+    /// running a daily ingest twice is fine.
+    private func nothingRead(_ summary: IngestSummary) -> Diagnostic? {
+        let named = paths.map { "'\($0)'" }.joined(separator: ", ")
+        let found = summary.filesRead + summary.filesAlreadyIngested + summary.filesSkippedAsDuplicate
+        if found == 0 {
+            let skipped = summary.skippedEntries.isEmpty ? "" : " (\(summary.skippedEntries.count) entries skipped: hidden, links or special files)"
+            return Diagnostic(.input, "no input files found under \(named)\(skipped)",
+                              hint: "check the paths: ingest reads .jsonl and .jsonl.gz files, in directories walked recursively.")
+        }
+        if summary.filesRead > 0, summary.newRecords == 0, summary.duplicateRecords == 0 {
+            return Diagnostic(.input, "read \(summary.filesRead) file\(summary.filesRead == 1 ? "" : "s") under \(named) but found no valid record (\(summary.malformedLines) malformed line\(summary.malformedLines == 1 ? "" : "s"))",
+                              hint: "check these are arrival's JSON Lines batches; "
+                                  + (quiet ? "run without --quiet to see the malformed lines by cause." : "the summary above lists the malformed lines by cause."))
+        }
+        return nil
     }
 }
 
@@ -74,8 +102,9 @@ extension IngestSummary {
         lines.append("  files skipped as already ingested: \(filesAlreadyIngested + filesSkippedAsDuplicate)"
             + (filesSkippedAsDuplicate > 0 ? " (\(filesSkippedAsDuplicate) under a new name)" : ""))
         if !skippedEntries.isEmpty {
-            lines.append("  entries skipped (not regular files): \(skippedEntries.count)")
+            lines.append("  entries skipped (hidden, or not regular files): \(skippedEntries.count)")
             for entry in skippedEntries.prefix(5) { lines.append("    \(entry)") }
+            if skippedEntries.count > 5 { lines.append("    … and \(skippedEntries.count - 5) more") }
         }
         let kinds = RecordKind.allCases.map { "\($0.rawValue) \(records[$0] ?? 0)" }.joined(separator: ", ")
         lines.append("  new records: \(newRecords) (\(kinds))")

@@ -30,6 +30,11 @@ struct ReportCommand: ParsableCommand {
     @Option(help: "Write the report to this file instead of standard output.")
     var out: String?
 
+    @Flag(help: ArgumentHelp(
+        "Fail (exit 1, no report written) when the window holds no request, instead of a warning.",
+        discussion: "For daily jobs: a day whose uploads never arrived should fail the job, not mail an empty report."))
+    var requireData = false
+
     func validate() throws {
         _ = try window.resolved()
         if let days {
@@ -42,8 +47,16 @@ struct ReportCommand: ParsableCommand {
         // Read-only: a report never changes the store, works in a read-only
         // directory, and says so when --db names no store.
         let database = try Store(readingAt: store.db)
-        let (text, _) = try renderReport(of: database, window: try window.resolved(), format: format, trendDays: days)
-        try write(text, to: out)
+        let window = try self.window.resolved()
+        let (text, requests) = try renderReport(of: database, window: window, format: format, trendDays: days)
+        if requests == 0 {
+            let empty = try emptyWindow(of: database, window: window)
+            if requireData { throw empty }
+            try write(text, to: out)
+            FileHandle.standardError.write(Data((empty.warningDescription + "\n").utf8))
+        } else {
+            try write(text, to: out)
+        }
     }
 }
 
@@ -59,6 +72,26 @@ func renderReport(of store: Store, window: ReportWindow?, format: ReportCommand.
         let text = try daily.htmlText(generatedAt: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
         return (text, daily.report.requests.total)
     }
+}
+
+/// What a report with no request in its window says: where the store's
+/// data is, or that it holds none.
+private func emptyWindow(of store: Store, window: ReportWindow?) throws -> Diagnostic {
+    func day(_ ms: Int64) -> String { String(RFC3339.format(milliseconds: ms).prefix(10)) }
+    guard let span = try store.requestSpan() else {
+        return Diagnostic(.input, "the store '\(store.path)' holds no requests",
+                          hint: "ingest the sender's batches first: arrival ingest PATH… --db \(store.path)")
+    }
+    let asked: String
+    if let window, window.to - window.from == 86_400_000, window.from % 86_400_000 == 0 {
+        asked = day(window.from)
+    } else if let window {
+        asked = RFC3339.format(milliseconds: window.from) + " – " + RFC3339.format(milliseconds: window.to)
+    } else {
+        asked = "the store"
+    }
+    return Diagnostic(.input, "the store has no requests in \(asked); it holds \(day(span.first)) … \(day(span.last))",
+                      hint: "pick a --day (or --from and --to) in that range, or ingest the uploads of \(asked) first.")
 }
 
 func write(_ text: String, to path: String?) throws {

@@ -11,10 +11,12 @@ import Darwin
 /// The files an ingest will read, found by walking the paths a user named.
 ///
 /// Directories are walked recursively in sorted order; hidden entries (a name
-/// starting with `.`) are left out; symbolic links, FIFOs, sockets and devices
-/// met inside a walk are listed in ``skipped`` and never opened, so a link
-/// cycle or a pipe can neither loop nor block the walk. A path named directly
-/// is read when it is a regular file or a link to one.
+/// starting with `.`: a sender's unfinished `.apns-…open` batch, `.DS_Store`,
+/// `.git`), symbolic links, FIFOs, sockets and devices met inside a walk are
+/// listed in ``skipped`` and never opened or entered, so a link cycle or a
+/// pipe can neither loop nor block the walk, and nothing is left out
+/// unsaid. A path named directly is read when it is a regular file or a
+/// link to one.
 public struct InputWalker: Sendable {
     public struct Skipped: Sendable, Hashable, CustomStringConvertible {
         public var path: String
@@ -58,6 +60,10 @@ public struct InputWalker: Sendable {
             return
         }
         for (name, isUTF8) in names {
+            if name.utf8.first == UInt8(ascii: ".") {
+                skipped.append(Skipped(path: (directory == "/" ? "/" : directory + "/") + name, kind: "hidden"))
+                continue
+            }
             guard isUTF8 else {
                 skipped.append(Skipped(path: directory + "/" + name, kind: "name is not UTF-8"))
                 continue
@@ -85,9 +91,9 @@ public struct InputWalker: Sendable {
         }
     }
 
-    /// The names in a directory, in code point order, without hidden ones (a
-    /// first byte `.`). A name that is not UTF-8 cannot be named in a Swift
-    /// path: it is listed as skipped, not silently lost.
+    /// The names in a directory but `.` and `..`, in code point order. A
+    /// name that is not UTF-8 cannot be named in a Swift path: it is listed
+    /// as skipped, not silently lost.
     private static func entries(of directory: String) -> [(name: String, isUTF8: Bool)]? {
         guard let stream = opendir(directory) else { return nil }
         defer { closedir(stream) }
@@ -96,7 +102,7 @@ public struct InputWalker: Sendable {
             let bytes: [UInt8] = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 Array(raw.prefix(while: { $0 != 0 }))
             }
-            guard let first = bytes.first, first != 0x2E else { continue }  // hidden, `.` and `..`
+            guard !bytes.isEmpty, bytes != [0x2E], bytes != [0x2E, 0x2E] else { continue }  // `.` and `..`
             let isUTF8 = bytes.withUnsafeBufferPointer { UTF8Validation.isValid($0) }
             names.append((String(decoding: bytes, as: UTF8.self), isUTF8))
         }

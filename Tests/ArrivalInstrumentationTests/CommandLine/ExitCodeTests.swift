@@ -158,6 +158,35 @@ struct ExitCodeTests {
         #expect(usage.stderr.contains("Missing expected argument"))
     }
 
+    @Test("ingest of a directory with no file warns on stderr; --require-data makes it exit 1")
+    func ingestNothing() async throws {
+        let work = try Workspace()
+        try FileManager.default.createDirectory(atPath: work.path("empty"), withIntermediateDirectories: true)
+        let warned = try await arrival(["ingest", work.path("empty"), "--db", work.path("s.sqlite"), "--quiet"])
+        #expect(warned.status == 0, "\(warned)")
+        #expect(warned.stderr.contains("warning: no input files found under '\(work.path("empty"))'"))
+
+        let required = try await arrival(["ingest", work.path("empty"), "--db", work.path("s.sqlite"), "--require-data"])
+        #expect(required.status == 1, "\(required)")
+        #expect(required.stderr.contains("error: no input files found under"))
+
+        let corrupt = try work.write("garbage\n", to: "corrupt.jsonl")
+        let noRecord = try await arrival(["ingest", corrupt, "--db", work.path("s.sqlite"), "--require-data"])
+        #expect(noRecord.status == 1, "\(noRecord)")
+        #expect(noRecord.stderr.contains("found no valid record (1 malformed line)"))
+    }
+
+    @Test("ingest lists hidden entries it skipped, as it lists links and FIFOs")
+    func ingestListsHidden() async throws {
+        let work = try Workspace()
+        let fleet = try await work.fleet("fleet")
+        try FileManager.default.copyItem(atPath: fleet + "/sender", toPath: work.path("fleet/.backup"))
+        let result = try await arrival(["ingest", fleet, "--db", work.path("s.sqlite")])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.contains("entries skipped (hidden, or not regular files): 1"))
+        #expect(result.stdout.contains("/fleet/.backup (hidden)"))
+    }
+
     @Test("ingest into a --db whose directory is missing says so, not 'SQLite error 14'")
     func ingestMissingDirectory() async throws {
         let work = try Workspace()
@@ -216,6 +245,20 @@ struct ExitCodeTests {
         let usage = try await arrival(["report", "--db", store, "--day", "2026-13-01"])
         #expect(usage.status == 2, "\(usage)")
         #expect(usage.stderr.contains("is not a real day"))
+    }
+
+    @Test("report on a day without data says where the data is; --require-data makes it exit 1")
+    func reportEmptyWindow() async throws {
+        let work = try Workspace()
+        let store = try await work.store("s.sqlite", from: try await work.fleet("fleet"))
+        let warned = try await arrival(["report", "--db", store, "--day", "2026-11-20", "--format", "markdown"])
+        #expect(warned.status == 0, "\(warned)")
+        #expect(warned.stderr.contains("warning: the store has no requests in 2026-11-20; it holds 2026-11-21 … 2026-11-21"))
+
+        let required = try await arrival(["report", "--db", store, "--day", "2026-11-20", "--require-data"])
+        #expect(required.status == 1, "\(required)")
+        #expect(required.stderr.contains("error: the store has no requests in 2026-11-20"))
+        #expect(required.stdout.isEmpty)
     }
 
     @Test("report on an empty file refuses it and leaves it empty")

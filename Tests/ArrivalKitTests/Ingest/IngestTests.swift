@@ -161,7 +161,10 @@ struct IngestTests {
         close(fd)
         let walker = try InputWalker(paths: [directory.path])
         #expect(walker.files.map { ($0 as NSString).lastPathComponent } == ["a.jsonl"])
-        #expect(Set(walker.skipped.map(\.kind)) == ["symbolic link", "FIFO", "name is not UTF-8"])
+        #expect(Set(walker.skipped.map(\.kind)) == ["symbolic link", "FIFO", "name is not UTF-8", "hidden"])
+        // Hidden entries are listed by name like the rest (the README promises it), never read.
+        #expect(walker.skipped.filter { $0.kind == "hidden" }.map { ($0.path as NSString).lastPathComponent }
+                == [".hidden.jsonl", ".\u{301}hidden.jsonl"])
         // A FIFO named on the command line is skipped and listed too, not an error.
         let named = try InputWalker(paths: [directory.appendingPathComponent("pipe").path])
         #expect(named.files.isEmpty && named.skipped.map(\.kind) == ["FIFO"])
