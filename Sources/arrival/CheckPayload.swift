@@ -14,9 +14,13 @@ struct CheckPayload: ParsableCommand {
         commandName: "check-payload",
         abstract: "Check one APNs Live Activity payload before sending it.",
         discussion: """
-            Reports a payload over 4096 bytes (error) or over 3584 (warning), a missing or bad aps.event, \
-            aps.timestamp (missing, in milliseconds, more than 8 hours ahead) or aps.content-state, and, with \
-            --topic, a topic without the .push-type.liveactivity suffix. Each finding is printed with its level.
+            Reports a payload over 4096 bytes (error) or over 3584 (warning), text that is not JSON (with the \
+            line and column of the first syntax error), a missing or bad aps.event, aps.timestamp (missing, in \
+            milliseconds, more than 8 hours ahead) or aps.content-state, an aps.stale-date or aps.dismissal-date \
+            that is not an integer of Unix seconds (error), a stale-date before aps.timestamp (error: the update \
+            shows as outdated at once) or a dismissal-date before it (warning: right only to dismiss an ended \
+            activity at once), and, with --topic, a topic without the .push-type.liveactivity suffix. Each finding \
+            is printed with its level.
             Exit codes: 0 no errors (warnings allowed), 1 at least one error, 2 bad usage or a file that cannot \
             be read (missing, a directory, not readable).
             """

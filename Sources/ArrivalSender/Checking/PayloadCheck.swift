@@ -36,6 +36,12 @@ public enum PayloadCheck {
         case missingStartAttributes = "missing_start_attributes"
         case missingSeq = "missing_seq"
         case topicWithoutSuffix = "topic_without_suffix"
+        case staleDateNotInteger = "stale_date_not_integer"
+        case staleDateInMilliseconds = "stale_date_in_milliseconds"
+        case staleDateInPast = "stale_date_in_past"
+        case dismissalDateNotInteger = "dismissal_date_not_integer"
+        case dismissalDateInMilliseconds = "dismissal_date_in_milliseconds"
+        case dismissalDateInPast = "dismissal_date_in_past"
     }
 
     public struct Finding: Sendable, Equatable, CustomStringConvertible {
@@ -62,8 +68,15 @@ public enum PayloadCheck {
         if let topic, !topic.hasSuffix(topicSuffix) {
             add(.error, .topicWithoutSuffix, "topic '\(topic)' does not end with '\(topicSuffix)': Live Activity pushes to the plain bundle id fail with DeviceTokenNotForTopic. Use '\(topic)\(topicSuffix)'.")
         }
-        guard StrictJSON.isValid(Array(payload)), let json = JSONValue.parse(payload), json.isObject else {
-            add(.error, .notJSON, "payload is not a JSON object by RFC 8259 (look for a trailing comma, single quotes, NaN or a cut-off end); APNs rejects it with 400. Check it with a strict JSON validator.")
+        if let syntax = StrictJSON.firstError(in: Array(payload)) {
+            let place = syntax.atEnd
+                ? "the text ends too early, at line \(syntax.line), column \(syntax.column)"
+                : "syntax error at line \(syntax.line), column \(syntax.column)"
+            add(.error, .notJSON, "payload is not JSON by RFC 8259: \(place) (look for a trailing comma, single quotes, NaN or a cut-off end); APNs rejects it with 400.")
+            return findings
+        }
+        guard let json = JSONValue.parse(payload), json.isObject else {
+            add(.error, .notJSON, "payload is JSON but not an object; APNs rejects it with 400. Send one object with an \"aps\" member.")
             return findings
         }
         guard let aps = json["aps"], aps.isObject else {
@@ -92,6 +105,16 @@ public enum PayloadCheck {
         case _?:
             add(.error, .timestampNotInteger, "aps.timestamp must be an integer of Unix seconds, not \(describe(aps["timestamp"])).")
         }
+        // The dates are judged against the push's own time when it has a
+        // usable one (what the device compares them with), else against now.
+        var reference = Int64((now.timeIntervalSince1970).rounded(.down))
+        if case .int(let seconds)? = aps["timestamp"], seconds > 0, seconds < millisecondsThreshold { reference = seconds }
+        checkDate(aps["stale-date"], field: "stale-date", reference: reference, add: add,
+                  codes: (.staleDateNotInteger, .staleDateInMilliseconds, .staleDateInPast), pastLevel: .error,
+                  past: "the activity is shown as stale (outdated) the moment the update arrives. Set it to a Unix time in seconds after aps.timestamp, or leave it out.")
+        checkDate(aps["dismissal-date"], field: "dismissal-date", reference: reference, add: add,
+                  codes: (.dismissalDateNotInteger, .dismissalDateInMilliseconds, .dismissalDateInPast), pastLevel: .warning,
+                  past: "the activity is removed from the Lock Screen as soon as it ends. That is right only if you mean to dismiss it at once; otherwise set a Unix time in seconds after aps.timestamp.")
         let state = aps["content-state"]
         if state == nil || state == .null {
             add(.error, .missingContentState, "aps.content-state is missing; the widget has nothing to show. Send the full ContentState as JSON.")
@@ -106,6 +129,32 @@ public enum PayloadCheck {
             }
         }
         return findings
+    }
+
+    /// `aps.stale-date` and `aps.dismissal-date` are Unix times in seconds:
+    /// anything else is ignored or misread by the device. A date before the
+    /// push's own time is an error for a stale date (the update shows as
+    /// outdated at once) and a warning for a dismissal date (Apple's way to
+    /// dismiss an ended activity at once, but more often a unit mistake).
+    private static func checkDate(
+        _ value: JSONValue?, field: String, reference: Int64,
+        add: (Level, Code, String) -> Void,
+        codes: (notInteger: Code, milliseconds: Code, past: Code), pastLevel: Level, past: String
+    ) {
+        switch value {
+        case nil, .null?:
+            return
+        case .int(let seconds)?:
+            if seconds >= millisecondsThreshold {
+                add(.error, codes.milliseconds, "aps.\(field) \(seconds) looks like milliseconds; APNs expects Unix seconds (\(seconds / 1000)).")
+            } else if seconds < reference {
+                let ago = reference - seconds
+                let span = ago >= 86_400 ? "\(ago / 86_400) days" : ago >= 3600 ? "\(ago / 3600) hours" : "\(ago) seconds"
+                add(pastLevel, codes.past, "aps.\(field) \(seconds) is \(span) before aps.timestamp (\(reference)): \(past)")
+            }
+        case _?:
+            add(.error, codes.notInteger, "aps.\(field) must be an integer of Unix seconds, not \(describe(value)); the device ignores it.")
+        }
     }
 
     private static func describe(_ value: JSONValue?) -> String {

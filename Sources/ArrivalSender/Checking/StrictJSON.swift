@@ -9,11 +9,32 @@ struct StrictJSON {
     private let maxDepth: Int
 
     static func isValid(_ bytes: [UInt8], maxDepth: Int = 256) -> Bool {
+        firstError(in: bytes, maxDepth: maxDepth) == nil
+    }
+
+    /// Where a syntax error is: the byte offset at which the grammar stops
+    /// matching (`bytes.count` for text cut off), 1-based line and column
+    /// (in characters) for a person. Nil when `bytes` is valid.
+    struct SyntaxError: Equatable {
+        var offset: Int
+        var line: Int
+        var column: Int
+        var atEnd: Bool
+    }
+
+    static func firstError(in bytes: [UInt8], maxDepth: Int = 256) -> SyntaxError? {
         var parser = StrictJSON(bytes: bytes, maxDepth: maxDepth)
         parser.skipSpace()
-        guard parser.value(depth: 0) else { return false }
-        parser.skipSpace()
-        return parser.index == bytes.count
+        if parser.value(depth: 0) {
+            parser.skipSpace()
+            if parser.index == bytes.count { return nil }
+        }
+        let offset = min(parser.index, bytes.count)
+        let lineStart = bytes[..<offset].lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
+        let line = bytes[..<offset].reduce(1) { $1 == 0x0A ? $0 + 1 : $0 }
+        // Characters, not bytes: a UTF-8 continuation byte starts none.
+        let column = bytes[lineStart..<offset].reduce(1) { $1 & 0xC0 == 0x80 ? $0 : $0 + 1 }
+        return SyntaxError(offset: offset, line: line, column: column, atEnd: offset == bytes.count)
     }
 
     private init(bytes: [UInt8], maxDepth: Int) {
@@ -106,9 +127,13 @@ struct StrictJSON {
                         else { return false }
                         index += 1
                     }
-                default: return false
+                default:
+                    index -= 1  // point at the bad escape
+                    return false
                 }
-            case 0x00..<0x20: return false
+            case 0x00..<0x20:
+                index -= 1  // point at the control character
+                return false
             default: continue
             }
         }

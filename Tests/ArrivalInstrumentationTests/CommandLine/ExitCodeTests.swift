@@ -410,9 +410,13 @@ struct ExitCodeTests {
         #expect(ok.status == 0, "\(ok)")
         #expect(ok.stdout.contains("0 errors, 0 warnings"))
 
-        let large = try await arrival(["check-payload", fixture("payloads/too-large.json")])
-        #expect(large.status == 1, "\(large)")
-        #expect(large.stdout.contains("error: payload_too_large"))
+        let stale = try await arrival(["check-payload", fixture("payloads/stale-date-past.json")])
+        #expect(stale.status == 1, "\(stale)")
+        #expect(stale.stdout.contains("error: stale_date_in_past"))
+
+        let notJSON = try await arrival(["check-payload", fixture("payloads/not-json-multiline.json")])
+        #expect(notJSON.status == 1, "\(notJSON)")
+        #expect(notJSON.stdout.contains("syntax error at line 5, column 3"))
 
         let directory = try await arrival(["check-payload", fixture("payloads")])
         #expect(directory.status == 2, "\(directory)")

@@ -29,6 +29,11 @@ struct PayloadCheckTests {
         ("start-without-attributes.json", ["error:missing_start_attributes"]),
         ("no-aps.json", ["error:missing_aps"]),
         ("not-json.json", ["error:not_json"]),
+        ("not-json-multiline.json", ["error:not_json"]),
+        ("stale-date-past.json", ["error:stale_date_in_past"]),
+        ("stale-date-fraction.json", ["error:stale_date_not_integer"]),
+        ("dismissal-date-string.json", ["error:dismissal_date_not_integer"]),
+        ("dismissal-date-past.json", ["warning:dismissal_date_in_past"]),
     ] as [(String, [String])])
     func findings(file: String, expected: [String]) throws {
         #expect(try codes(file) == expected)
@@ -58,6 +63,33 @@ struct PayloadCheckTests {
         #expect(codes(4097) == [.payloadTooLarge])
     }
 
+    @Test("Stale and dismissal dates are Unix seconds after aps.timestamp; one before it is judged against the push, not the clock")
+    func dates() {
+        func codes(_ aps: String, now: Date = PayloadCheckTests.now) -> [String] {
+            let data = Data(#"{"aps":{"event":"end","timestamp":1795248000,\#(aps)"content-state":{"seq":1}}}"#.utf8)
+            return PayloadCheck.check(payload: data, now: now).map { "\($0.level.rawValue):\($0.code.rawValue)" }
+        }
+        #expect(codes(#""stale-date":1795251600,"dismissal-date":1795251600,"#) == [])
+        #expect(codes(#""stale-date":1795247999,"#) == ["error:stale_date_in_past"])
+        #expect(codes(#""stale-date":"1795251600","#) == ["error:stale_date_not_integer"])
+        #expect(codes(#""stale-date":1795251600000,"#) == ["error:stale_date_in_milliseconds"])
+        #expect(codes(#""dismissal-date":1,"#) == ["warning:dismissal_date_in_past"])
+        #expect(codes(#""dismissal-date":null,"#) == [])
+        // A day later by the clock, the push's own timestamp is still what the dates are compared with.
+        #expect(codes(#""stale-date":1795251600,"#, now: Self.now.addingTimeInterval(86_400)) == [])
+        let message = PayloadCheck.check(payload: Data(#"{"aps":{"event":"update","timestamp":1795248000,"stale-date":1,"content-state":{"seq":1}}}"#.utf8), now: Self.now)
+        #expect(message.first?.message.contains("is 20778 days before aps.timestamp (1795248000)") == true)
+    }
+
+    @Test("Text that is not JSON is reported with the line and column of its first syntax error")
+    func syntaxPosition() throws {
+        let multiline = PayloadCheck.check(payload: try fixtureData("payloads/not-json-multiline.json"), now: Self.now)
+        #expect(multiline.map(\.code) == [.notJSON])
+        #expect(multiline.first?.message.contains("syntax error at line 5, column 3") == true)
+        let cut = PayloadCheck.check(payload: Data("{\"aps\": {\"event\": \"upd".utf8), now: Self.now)
+        #expect(cut.first?.message.contains("the text ends too early, at line 1, column 23") == true)
+    }
+
     @Test("8 hours ahead is allowed, a second more is not")
     func futureBoundary() {
         func codes(_ timestamp: Int) -> [PayloadCheck.Code] {
@@ -78,5 +110,19 @@ struct StrictJSONTests {
                        "{\"a\":\"\u{01}\"}", #"{"a":1} x"#, #"{"a""#, "", #"{"a":tru}"#, String(repeating: "[", count: 300) + String(repeating: "]", count: 300)]
         for text in valid { #expect(StrictJSON.isValid(Array(text.utf8)), "\(text)") }
         for text in invalid { #expect(!StrictJSON.isValid(Array(text.utf8)), "\(text)") }
+    }
+
+    @Test("The first syntax error's place: byte offset, line and column in characters")
+    func errorPosition() {
+        func place(_ text: String) -> [Int]? {
+            StrictJSON.firstError(in: Array(text.utf8)).map { [$0.offset, $0.line, $0.column] }
+        }
+        #expect(place(#"{"a":1}"#) == nil)
+        #expect(place(#"{"a":1,}"#) == [7, 1, 8])
+        #expect(place("{\n  \"a\": 1,\n}") == [12, 3, 1])
+        #expect(place(#"{"é":x}"#) == [6, 1, 6])  // é is two bytes, one column
+        #expect(place("{\"a\":\"\u{01}\"}") == [6, 1, 7])  // at the control character
+        #expect(place(#"{"a":1} x"#) == [8, 1, 9])
+        #expect(StrictJSON.firstError(in: Array(#"{"a""#.utf8))?.atEnd == true)
     }
 }
