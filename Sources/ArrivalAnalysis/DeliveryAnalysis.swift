@@ -114,8 +114,8 @@ package struct DeliveryAnalysis {
         let pickApnsID = try snapshot.apnsIDLookup()
 
         // Consecutive rows often repeat the previous row's topic or activity.
-        var lastTopic = LastText<Int32>()
-        var lastActivity = LastText<Int32?>()
+        var lastTopic = LastText()
+        var lastActivity = LastText()
         var currentHour: Int64?
         var currentHourTally = RequestTally()
         // Requests: tally the window, and pick each update's deciding request.
@@ -154,7 +154,7 @@ package struct DeliveryAnalysis {
             let activity = intern(activity: activityName)
             if tallyByDayAndHour { requestRows.append((row.rowID, activity)) }
             let event = row.event ?? "update"
-            let app = row.topic(through: &lastTopic) { self.app(ofTopic: $0) }
+            let app = row.topic(through: &lastTopic) { self.app(ofTopic: $0) } ?? 0
             let candidate = Update(
                 activity: activity, seq: seq, accepted: accepted, at: sentAt, apsTimestamp: row.apsTimestamp,
                 isEnd: event == "end", isStart: event == "start", app: app, priority: row.priority,
@@ -186,7 +186,7 @@ package struct DeliveryAnalysis {
         }
 
         // Callbacks: activity start, content-update and token callbacks, device evidence.
-        lastActivity = LastText<Int32?>()
+        lastActivity = LastText()
         try snapshot.forEachCallback { row in
             guard let activity = row.activity(through: &lastActivity, { $0.flatMap { activityNames.id(of: $0) } }) else { return }
             switch row.callback {

@@ -257,7 +257,7 @@ package struct RequestRow {
     package var priority: Int64? { statement.optionalInt(12) }
 
     /// The topic, resolved through `last` when the row repeats the previous row's topic.
-    package func topic<Value>(through last: inout LastText<Value>, _ make: (String?) -> Value) -> Value {
+    package func topic(through last: inout LastText, _ make: (String?) -> Int32?) -> Int32? {
         last.resolve(statement, 11, make)
     }
 }
@@ -273,7 +273,7 @@ package struct RenderRow {
     package var rowID: Int64 { statement.int(5) }
 
     /// The activity id, resolved through `last` when the row repeats the previous row's activity.
-    package func activity<Value>(through last: inout LastText<Value>, _ make: (String?) -> Value) -> Value {
+    package func activity(through last: inout LastText, _ make: (String?) -> Int32?) -> Int32? {
         last.resolve(statement, 0, make)
     }
 }
@@ -289,7 +289,7 @@ package struct CallbackRow {
     package var appVersion: String? { statement.string(5) }
 
     /// The activity id, resolved through `last` when the row repeats the previous row's activity.
-    package func activity<Value>(through last: inout LastText<Value>, _ make: (String?) -> Value) -> Value {
+    package func activity(through last: inout LastText, _ make: (String?) -> Int32?) -> Int32? {
         last.resolve(statement, 0, make)
     }
 }
@@ -298,18 +298,22 @@ package struct CallbackRow {
 /// repeats the previous row's value (90% of requests repeat the topic before
 /// them, about 60% of renders and callbacks the activity) is resolved by
 /// comparing bytes instead of making a String and hashing it.
-package struct LastText<Value> {
+///
+/// The value is a number the caller gives each distinct text (nil for none),
+/// not a generic one: the analysis calls this once per row, from another
+/// module, where a generic would not be specialised.
+package struct LastText {
     private var bytes: [UInt8]?
-    private var value: Value?
+    private var value: Int32??
 
     package init() {}
 
-    mutating func resolve(_ row: Statement, _ column: Int32, _ make: (String?) -> Value) -> Value {
+    mutating func resolve(_ row: Statement, _ column: Int32, _ make: (String?) -> Int32?) -> Int32? {
         if let value, row.text(column, equals: bytes) { return value }
         let text = row.string(column)
         let made = make(text)
         bytes = text.map { Array($0.utf8) }
-        value = made
+        value = .some(made)
         return made
     }
 }
