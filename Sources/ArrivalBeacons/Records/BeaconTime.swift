@@ -46,15 +46,10 @@ package enum BeaconTime {
         return dayNumber(milliseconds: midnight)
     }
 
-    /// Appends `YYYY-MM-DDTHH:MM:SS.mmmZ` for `ms` to `bytes`.
-    package static func appendTimestamp(milliseconds ms: Int64, to bytes: inout [UInt8]) {
-        RFC3339.appendTime(milliseconds: ms, to: &bytes)
-    }
-
     /// The RFC 3339 text of a date (UTC, milliseconds).
     package static func text(_ date: Date) -> String {
         var bytes: [UInt8] = []
-        appendTimestamp(milliseconds: milliseconds(date), to: &bytes)
+        RFC3339.appendTime(milliseconds: milliseconds(date), to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
     }
 }

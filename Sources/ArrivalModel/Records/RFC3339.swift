@@ -123,7 +123,11 @@ public enum RFC3339 {
     /// `value` (not negative) as exactly `count` decimal digits, zero-padded.
     private static func appendDigits(_ value: Int64, count: Int, to bytes: inout [UInt8]) {
         var divisor: Int64 = 1
-        for _ in 1..<count { divisor *= 10 }
+        var digits = count
+        while digits > 1 {  // not `for _ in 1..<count`: a range iterator is slow in debug builds
+            divisor *= 10
+            digits -= 1
+        }
         var rest = value
         while divisor > 0 {
             bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))

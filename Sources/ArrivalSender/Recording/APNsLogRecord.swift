@@ -77,9 +77,39 @@ public struct APNsLogRecord: Sendable, Equatable {
         self.latencyMS = exchange.latency.map { Int(($0 * 1000).rounded()) }
     }
 
+    /// A record from its fields (the fleet simulator writes its requests this way).
+    package init(
+        apnsID: String, sentAt: Date, status: Int, reason: String? = nil, pushToken: String,
+        activityID: String? = nil, seq: Int? = nil, event: String? = nil, apsTimestamp: Int, payloadBytes: Int,
+        topic: String? = nil, pushType: String? = nil, priority: Int? = nil, environment: String? = nil,
+        latencyMS: Int? = nil
+    ) {
+        self.apnsID = apnsID
+        self.sentAt = sentAt
+        self.status = status
+        self.reason = reason
+        self.pushToken = pushToken
+        self.activityID = activityID
+        self.seq = seq
+        self.event = event
+        self.apsTimestamp = apsTimestamp
+        self.payloadBytes = payloadBytes
+        self.topic = topic
+        self.pushType = pushType
+        self.priority = priority
+        self.environment = environment
+        self.latencyMS = latencyMS
+    }
+
     /// The JSON line (with its `\n`), fields in the contract's order.
     public func jsonLine() -> [UInt8] {
         var line = BeaconLine(capacity: 400)
+        append(to: &line)
+        return line.finishLine()
+    }
+
+    /// The record's fields in the contract's order (a writer may add fields after them).
+    package func append(to line: inout BeaconLine) {
         line.int("v", 1)
         line.string("kind", "apns")
         line.string("apns_id", apnsID)
@@ -97,6 +127,5 @@ public struct APNsLogRecord: Sendable, Equatable {
         if let priority { line.int("priority", priority) }
         line.optionalString("environment", environment)
         if let latencyMS { line.int("latency_ms", latencyMS) }
-        return line.finishLine()
     }
 }
