@@ -80,7 +80,7 @@ let package = Package(
         ),
         .target(
             name: "ArrivalSimulation",
-            dependencies: ["ArrivalModel", "ArrivalBeacons"],
+            dependencies: ["ArrivalModel", "ArrivalBeacons", "ArrivalSender"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
