@@ -140,14 +140,16 @@ enum GarbageKind: Int, CaseIterable {
         let deviceMs = trueMs + device.clockOffsetMs
         let style = device.timeStyle(version)
         var record = BeaconLine()
-        func common(_ record: inout BeaconLine, kind: String, v: Int = 1) {
+        // `v`, `kind` (and `callback`), `activity_id`: the start every bad record shares with a good one.
+        func start(_ record: inout BeaconLine, kind: String, v: Int = 1, callback: String? = nil) {
             record.int("v", v)
             record.string("kind", kind)
-        }
-        /// The start most bad lines share with a good render.
-        func render(_ record: inout BeaconLine, v: Int = 1) {
-            common(&record, kind: "render", v: v)
+            if let callback { record.string("callback", callback) }
             record.string("activity_id", activityID)
+        }
+        // A good render's start, up to its time.
+        func render(_ record: inout BeaconLine, v: Int = 1) {
+            start(&record, kind: "render", v: v)
             record.int("seq", seq)
             record.time("rendered_at", ms: deviceMs, style: style)
         }
@@ -164,46 +166,38 @@ enum GarbageKind: Int, CaseIterable {
             record.string("device_id", device.id)
             record.string("render_id", "r-\(seq)")
         case .unknownKind:
-            common(&record, kind: "impression")
-            record.string("activity_id", activityID)
+            start(&record, kind: "impression")
             record.int("seq", seq)
             record.time("seen_at", ms: deviceMs, style: style)
             record.string("device_id", device.id)
         case .missingField:
-            common(&record, kind: "render")
-            record.string("activity_id", activityID)
+            start(&record, kind: "render")
             record.time("rendered_at", ms: deviceMs, style: style)
             record.string("surface", "island_compact")
             record.string("device_id", device.id)
         case .seqAsString:
-            common(&record, kind: "render")
-            record.string("activity_id", activityID)
+            start(&record, kind: "render")
             record.string("seq", "\(seq)")
             record.time("rendered_at", ms: deviceMs, style: style)
             record.string("surface", "lock_screen")
             record.string("device_id", device.id)
         case .seqAsFloat:
-            common(&record, kind: "callback")
-            record.string("callback", "content_update")
-            record.string("activity_id", activityID)
+            start(&record, kind: "callback", callback: "content_update")
             record.verbatim("seq", "\(seq).0")
             record.time("received_at", ms: deviceMs, style: style)
             record.string("device_id", device.id)
         case .spaceInTime:
-            common(&record, kind: "render")
-            record.string("activity_id", activityID)
+            start(&record, kind: "render")
             record.int("seq", seq)
-            var text = SimTimeStyle.senderUTC.text(ms: deviceMs)
             // "2026-11-21T08:00:00.123Z" -> "2026-11-21 08:00:00Z"
+            var text = SimTimeStyle.senderUTC.text(ms: deviceMs)
             let parts = text.split(separator: "T")
             if parts.count == 2 { text = String(parts[0]) + " " + String(parts[1].prefix(8)) + "Z" }
             record.string("rendered_at", text)
             record.string("surface", "lock_screen")
             record.string("device_id", device.id)
         case .invalidEnum:
-            common(&record, kind: "callback")
-            record.string("callback", "activity_state")
-            record.string("activity_id", activityID)
+            start(&record, kind: "callback", callback: "activity_state")
             record.string("state", "paused")
             record.time("received_at", ms: deviceMs, style: style)
             record.string("device_id", device.id)
