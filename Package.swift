@@ -14,8 +14,9 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS("16.1")],
     products: [
         .executable(name: "arrival", targets: ["arrival"]),
-        // The instrumentation kit: ArrivalBeacons for the app and widget (Foundation only),
-        // ArrivalSender for the push sender (Foundation + system zlib).
+        // The instrumentation kit: ArrivalBeacons for the app and widget (Foundation, system
+        // zlib and the first-party, dependency-free ArrivalModel for RFC 3339 times),
+        // ArrivalSender for the push sender. The kit brings no third-party code.
         .library(name: "ArrivalBeacons", targets: ["ArrivalBeacons"]),
         .library(name: "ArrivalSender", targets: ["ArrivalSender"]),
     ],
@@ -81,7 +82,7 @@ let package = Package(
         ),
         .target(
             name: "ArrivalSimulation",
-            dependencies: ["ArrivalModel", "ArrivalBeacons"],
+            dependencies: ["ArrivalModel", "ArrivalBeacons", "ArrivalSender"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -106,7 +107,7 @@ let package = Package(
         ),
         .target(
             name: "ArrivalBeacons",
-            dependencies: ["CZlib"],
+            dependencies: ["ArrivalModel", "CZlib"],
             swiftSettings: swiftSettings
         ),
         .target(

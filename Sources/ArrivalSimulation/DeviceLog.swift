@@ -1,4 +1,5 @@
 import ArrivalModel
+import ArrivalBeacons
 import Foundation
 
 /// One simulated iPhone: its identity, how its clock reads, when it is
@@ -46,6 +47,13 @@ struct SimDevice {
     /// The way this device writes a time in a record of `version`.
     func timeStyle(_ version: SimAppVersion) -> SimTimeStyle {
         SimTimeStyle(offsetMinutes: zoneMinutes, zulu: zulu, micros: version.micros)
+    }
+
+    /// The device fields of a record logged by `version`, with `device_model`
+    /// only when that record carries it.
+    func info(_ version: SimAppVersion, withModel: Bool) -> DeviceInfo {
+        DeviceInfo(deviceID: id, osVersion: osVersion, deviceModel: withModel ? model.identifier : nil,
+                   appVersion: version.version)
     }
 }
 
@@ -131,97 +139,81 @@ enum GarbageKind: Int, CaseIterable {
     func line(activityID: String, seq: Int, trueMs: Int64, device: SimDevice, version: SimAppVersion) -> [UInt8] {
         let deviceMs = trueMs + device.clockOffsetMs
         let style = device.timeStyle(version)
-        var record = SimLine()
-        func common(_ record: inout SimLine, kind: String, v: Int64 = 1) {
+        var record = BeaconLine()
+        // `v`, `kind` (and `callback`), `activity_id`: the start every bad record shares with a good one.
+        func start(_ record: inout BeaconLine, kind: String, v: Int = 1, callback: String? = nil) {
             record.int("v", v)
             record.string("kind", kind)
+            if let callback { record.string("callback", callback) }
+            record.string("activity_id", activityID)
+        }
+        // A good render's start, up to its time.
+        func render(_ record: inout BeaconLine, v: Int = 1) {
+            start(&record, kind: "render", v: v)
+            record.int("seq", seq)
+            record.time("rendered_at", ms: deviceMs, style: style)
         }
         switch self {
         case .notJSON:
             let text = "LiveActivityBeacons: write failed (NSCocoaErrorDomain Code=640 \"disk full\") seq=\(seq)"
             return Array(text.utf8)
         case .jsonArray:
-            let text = "[\"render\",\"\(activityID)\",\(seq),\"\(SimLine.timeText(ms: deviceMs, style: style))\"]"
+            let text = "[\"render\",\"\(activityID)\",\(seq),\"\(style.text(ms: deviceMs))\"]"
             return Array(text.utf8)
         case .versionTwo:
-            common(&record, kind: "render", v: 2)
-            record.string("activity_id", activityID)
-            record.int("seq", Int64(seq))
-            record.time("rendered_at", ms: deviceMs, style: style)
+            render(&record, v: 2)
             record.string("surface", "lock_screen")
             record.string("device_id", device.id)
             record.string("render_id", "r-\(seq)")
         case .unknownKind:
-            common(&record, kind: "impression")
-            record.string("activity_id", activityID)
-            record.int("seq", Int64(seq))
+            start(&record, kind: "impression")
+            record.int("seq", seq)
             record.time("seen_at", ms: deviceMs, style: style)
             record.string("device_id", device.id)
         case .missingField:
-            common(&record, kind: "render")
-            record.string("activity_id", activityID)
+            start(&record, kind: "render")
             record.time("rendered_at", ms: deviceMs, style: style)
             record.string("surface", "island_compact")
             record.string("device_id", device.id)
         case .seqAsString:
-            common(&record, kind: "render")
-            record.string("activity_id", activityID)
+            start(&record, kind: "render")
             record.string("seq", "\(seq)")
             record.time("rendered_at", ms: deviceMs, style: style)
             record.string("surface", "lock_screen")
             record.string("device_id", device.id)
         case .seqAsFloat:
-            common(&record, kind: "callback")
-            record.string("callback", "content_update")
-            record.string("activity_id", activityID)
+            start(&record, kind: "callback", callback: "content_update")
             record.verbatim("seq", "\(seq).0")
             record.time("received_at", ms: deviceMs, style: style)
             record.string("device_id", device.id)
         case .spaceInTime:
-            common(&record, kind: "render")
-            record.string("activity_id", activityID)
-            record.int("seq", Int64(seq))
-            var text = SimLine.timeText(ms: deviceMs, style: SimTimeStyle.senderUTC)
+            start(&record, kind: "render")
+            record.int("seq", seq)
             // "2026-11-21T08:00:00.123Z" -> "2026-11-21 08:00:00Z"
+            var text = SimTimeStyle.senderUTC.text(ms: deviceMs)
             let parts = text.split(separator: "T")
             if parts.count == 2 { text = String(parts[0]) + " " + String(parts[1].prefix(8)) + "Z" }
             record.string("rendered_at", text)
             record.string("surface", "lock_screen")
             record.string("device_id", device.id)
         case .invalidEnum:
-            common(&record, kind: "callback")
-            record.string("callback", "activity_state")
-            record.string("activity_id", activityID)
+            start(&record, kind: "callback", callback: "activity_state")
             record.string("state", "paused")
             record.time("received_at", ms: deviceMs, style: style)
             record.string("device_id", device.id)
         case .duplicateKey:
-            common(&record, kind: "render")
-            record.string("activity_id", activityID)
-            record.int("seq", Int64(seq))
-            record.time("rendered_at", ms: deviceMs, style: style)
-            record.int("seq", Int64(seq + 1))
+            render(&record)
+            record.int("seq", seq + 1)
             record.string("device_id", device.id)
         case .invalidUTF8:
-            common(&record, kind: "render")
-            record.string("activity_id", activityID)
-            record.int("seq", Int64(seq))
-            record.time("rendered_at", ms: deviceMs, style: style)
+            render(&record)
             record.string("surface", "lock_screen")
             record.string("device_id", device.id)
-            var bytes = record.finish()
             // A widget that logged its localised title byte-wise: 0xC3 0x28 is
             // not UTF-8 (a lead byte followed by a non-continuation byte).
-            bytes.removeLast()
-            bytes.append(contentsOf: Array(",\"title\":\"Caf".utf8))
-            bytes.append(contentsOf: [0xC3, 0x28])
-            bytes.append(contentsOf: Array("\"}".utf8))
-            return bytes
+            record.verbatim("title", bytes: Array("\"Caf".utf8) + [0xC3, 0x28, UInt8(ascii: "\"")])
         case .nanValue:
-            common(&record, kind: "render")
-            record.string("activity_id", activityID)
-            record.int("seq", Int64(seq))
-            record.time("rendered_at", ms: deviceMs, style: style)
+            render(&record)
             record.verbatim("progress", "NaN")
             record.string("device_id", device.id)
         }

@@ -24,6 +24,22 @@ struct SimAppVersion: Sendable {
 
     /// Only the newest delivery build logs `device_model` with callbacks.
     var callbacksCarryDeviceModel: Bool { version == "4.2.1" }
+
+    /// A build whose logger has none of the quirks unless it says so.
+    init(
+        _ version: String, contentUpdateRate: Double, tokenCallbackLoss: Double, stateCallbackLoss: Double,
+        omitsVersionField: Bool = false, addsUnknownField: Bool = false, micros: Bool = false,
+        omitsDeviceModel: Bool = false
+    ) {
+        self.version = version
+        self.contentUpdateRate = contentUpdateRate
+        self.tokenCallbackLoss = tokenCallbackLoss
+        self.stateCallbackLoss = stateCallbackLoss
+        self.omitsVersionField = omitsVersionField
+        self.addsUnknownField = addsUnknownField
+        self.micros = micros
+        self.omitsDeviceModel = omitsDeviceModel
+    }
 }
 
 /// One simulated app: a bundle id, a kind of Live Activity with its own
@@ -79,12 +95,10 @@ enum FleetCatalog {
         SimApp(
             name: "delivery", idPrefix: "order-",
             versions: [
-                (SimAppVersion(version: "4.1.0", contentUpdateRate: 0.64, tokenCallbackLoss: 0.28, stateCallbackLoss: 0.30,
-                               omitsVersionField: false, addsUnknownField: false, micros: false, omitsDeviceModel: false), 3),
-                (SimAppVersion(version: "4.2.0", contentUpdateRate: 0.91, tokenCallbackLoss: 0.09, stateCallbackLoss: 0.12,
-                               omitsVersionField: false, addsUnknownField: false, micros: false, omitsDeviceModel: false), 5),
-                (SimAppVersion(version: "4.2.1", contentUpdateRate: 0.95, tokenCallbackLoss: 0.05, stateCallbackLoss: 0.08,
-                               omitsVersionField: false, addsUnknownField: true, micros: false, omitsDeviceModel: false), 2),
+                (SimAppVersion("4.1.0", contentUpdateRate: 0.64, tokenCallbackLoss: 0.28, stateCallbackLoss: 0.30), 3),
+                (SimAppVersion("4.2.0", contentUpdateRate: 0.91, tokenCallbackLoss: 0.09, stateCallbackLoss: 0.12), 5),
+                (SimAppVersion("4.2.1", contentUpdateRate: 0.95, tokenCallbackLoss: 0.05, stateCallbackLoss: 0.08,
+                               addsUnknownField: true), 2),
             ],
             pushToStartShare: 0.5, logsActivityIDShare: 1.0,
             updateInterval: 200...520, durationMinutes: 20...60, longRunShare: 0,
@@ -94,10 +108,9 @@ enum FleetCatalog {
         SimApp(
             name: "rides", idPrefix: "ride-",
             versions: [
-                (SimAppVersion(version: "2.7.3", contentUpdateRate: 0.78, tokenCallbackLoss: 0.16, stateCallbackLoss: 0.20,
-                               omitsVersionField: true, addsUnknownField: false, micros: false, omitsDeviceModel: true), 4),
-                (SimAppVersion(version: "2.8.0", contentUpdateRate: 0.97, tokenCallbackLoss: 0.06, stateCallbackLoss: 0.10,
-                               omitsVersionField: false, addsUnknownField: false, micros: false, omitsDeviceModel: false), 6),
+                (SimAppVersion("2.7.3", contentUpdateRate: 0.78, tokenCallbackLoss: 0.16, stateCallbackLoss: 0.20,
+                               omitsVersionField: true, omitsDeviceModel: true), 4),
+                (SimAppVersion("2.8.0", contentUpdateRate: 0.97, tokenCallbackLoss: 0.06, stateCallbackLoss: 0.10), 6),
             ],
             pushToStartShare: 0.15, logsActivityIDShare: 0.6,
             updateInterval: 80...220, durationMinutes: 10...26, longRunShare: 0,
@@ -107,10 +120,10 @@ enum FleetCatalog {
         SimApp(
             name: "scores", idPrefix: "match-",
             versions: [
-                (SimAppVersion(version: "7.0.1", contentUpdateRate: 0.70, tokenCallbackLoss: 0.22, stateCallbackLoss: 0.25,
-                               omitsVersionField: false, addsUnknownField: false, micros: true, omitsDeviceModel: false), 4),
-                (SimAppVersion(version: "7.1.0", contentUpdateRate: 0.88, tokenCallbackLoss: 0.10, stateCallbackLoss: 0.15,
-                               omitsVersionField: false, addsUnknownField: false, micros: true, omitsDeviceModel: false), 6),
+                (SimAppVersion("7.0.1", contentUpdateRate: 0.70, tokenCallbackLoss: 0.22, stateCallbackLoss: 0.25,
+                               micros: true), 4),
+                (SimAppVersion("7.1.0", contentUpdateRate: 0.88, tokenCallbackLoss: 0.10, stateCallbackLoss: 0.15,
+                               micros: true), 6),
             ],
             pushToStartShare: 0.7, logsActivityIDShare: 0.3,
             updateInterval: 360...840, durationMinutes: 80...130, longRunShare: 0.2,

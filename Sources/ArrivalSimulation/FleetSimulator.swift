@@ -1,4 +1,6 @@
 import ArrivalModel
+import ArrivalBeacons
+import ArrivalSender
 import Foundation
 
 /// A deterministic simulator of one day of a Live Activity fleet: the push
@@ -53,6 +55,14 @@ import Foundation
 /// - *Device clocks*: local offsets (`+08:00`), clocks ahead, and clocks
 ///   seconds behind (`clock_skew_negative`).
 /// - *Bad input and duplicates*: see ``SenderLog`` and ``DeviceFileWriter``.
+///
+/// **Lines.** Every line goes through the instrumentation kit's encoder, so
+/// the simulator writes the contract the way the kit does: a record the kit
+/// would write byte for byte (UTC times with `Z` and milliseconds, `"v":1`, no
+/// extra field) comes from the kit's own record type (`RenderBeacon`,
+/// `CallbackReport`, `APNsLogRecord`); the others (local offsets, six fraction
+/// digits, a missing `v`, unknown fields, the bad lines of ``GarbageKind``)
+/// are built field by field with `BeaconLine`.
 ///
 /// **Determinism.** All randomness comes from ``SplitMix64`` streams
 /// derived from the seed; times are formatted with integer arithmetic; no
@@ -337,8 +347,7 @@ private final class FleetRun {
             }
             launch = max(launch, dayStartMs + 1000)
             if day.rng.chance(1 - install.version(at: launch).stateCallbackLoss) {
-                callback(&day, install: index, kind: "push_to_start_token", activityID: nil,
-                         token: install.pushToStartToken, atMs: launch)
+                callback(&day, install: index, .pushToStartToken(token: install.pushToStartToken), atMs: launch)
             }
         }
 
@@ -418,11 +427,11 @@ private final class FleetRun {
         }
         let version = install.version(at: deviceStartMs)
         if day.rng.chance(1 - version.stateCallbackLoss) {
-            callback(&day, install: installIndex, kind: "activity_state", activityID: activityID,
-                     state: "active", atMs: deviceStartMs + day.rng.int64(20...250))
+            callback(&day, install: installIndex, .activityState(activityID: activityID, state: .active),
+                     atMs: deviceStartMs + day.rng.int64(20...250))
         }
         if day.rng.chance(1 - version.tokenCallbackLoss) {
-            callback(&day, install: installIndex, kind: "push_token", activityID: activityID, token: updateToken,
+            callback(&day, install: installIndex, .pushToken(activityID: activityID, token: updateToken),
                      atMs: deviceStartMs + day.rng.int64(250...2500))
         } else {
             note("push_token_callbacks_lost")
@@ -524,8 +533,8 @@ private final class FleetRun {
             let staleMs = lastAppliedMs + app.staleAfterSeconds * 1000
             if !staleReported && staleMs < arrival.ms && day.rng.chance(0.6) {
                 staleReported = true
-                callback(&day, install: installIndex, kind: "activity_state", activityID: activityID,
-                         state: "stale", atMs: staleMs, lossy: true)
+                callback(&day, install: installIndex, .activityState(activityID: activityID, state: .stale),
+                         atMs: staleMs, lossy: true)
             }
             shownTimestamp = push.plan.apsTimestamp
             lastAppliedMs = arrival.ms
@@ -533,30 +542,30 @@ private final class FleetRun {
             render(&day, install: installIndex, activityID: activityID, seq: push.plan.seq, event: event,
                    atMs: arrival.ms)
             if day.rng.chance(install.version(at: arrival.ms).contentUpdateRate * config.faults.contentCallbackScale) {
-                callback(&day, install: installIndex, kind: "content_update", activityID: activityID,
-                         seq: push.plan.seq, atMs: arrival.ms + day.rng.int64(20...900))
+                callback(&day, install: installIndex, .contentUpdate(activityID: activityID, seq: push.plan.seq),
+                         atMs: arrival.ms + day.rng.int64(20...900))
             }
             if event == .end {
                 endApplied = true
                 deviceEndMs = arrival.ms
-                callback(&day, install: installIndex, kind: "activity_state", activityID: activityID,
-                         state: "ended", atMs: arrival.ms + day.rng.int64(10...300), lossy: true)
+                callback(&day, install: installIndex, .activityState(activityID: activityID, state: .ended),
+                         atMs: arrival.ms + day.rng.int64(10...300), lossy: true)
                 if day.rng.chance(0.3) {
-                    callback(&day, install: installIndex, kind: "activity_state", activityID: activityID,
-                             state: "dismissed", atMs: arrival.ms + day.rng.int64(600_000...14_400_000), lossy: true)
+                    callback(&day, install: installIndex, .activityState(activityID: activityID, state: .dismissed),
+                             atMs: arrival.ms + day.rng.int64(600_000...14_400_000), lossy: true)
                 }
             }
         }
         if !endApplied {
             if let dismissAt, dismissAt <= deviceEndMs {
-                callback(&day, install: installIndex, kind: "activity_state", activityID: activityID,
-                         state: "dismissed", atMs: dismissAt, lossy: true)
+                callback(&day, install: installIndex, .activityState(activityID: activityID, state: .dismissed),
+                         atMs: dismissAt, lossy: true)
             } else if let inAppEndMs, inAppEndMs <= deviceEndMs {
-                callback(&day, install: installIndex, kind: "activity_state", activityID: activityID,
-                         state: "ended", atMs: inAppEndMs, lossy: true)
+                callback(&day, install: installIndex, .activityState(activityID: activityID, state: .ended),
+                         atMs: inAppEndMs, lossy: true)
             } else if systemEndMs <= deviceEndMs {
-                callback(&day, install: installIndex, kind: "activity_state", activityID: activityID,
-                         state: "ended", atMs: systemEndMs, lossy: true)
+                callback(&day, install: installIndex, .activityState(activityID: activityID, state: .ended),
+                         atMs: systemEndMs, lossy: true)
             }
         }
     }
@@ -593,7 +602,7 @@ private final class FleetRun {
         var payload = plan.payloadBytes
         var failures = 0
         while true {
-            var status: Int64 = 200
+            var status = 200
             var reason: String?
             var latency: Int64? = rng.chance(0.9) ? rng.int64(8...140) : rng.int64(140...900)
             let hour = (sendMs - dayStartMs) / 3_600_000
@@ -628,28 +637,20 @@ private final class FleetRun {
                 }
             }
             let apnsID = rng.uuid()
-            var line = SimLine()
-            line.int("v", 1)
-            line.string("kind", "apns")
-            line.string("apns_id", apnsID)
-            line.time("sent_at", ms: sendMs, style: SimTimeStyle.senderUTC)
-            line.int("status", status)
-            if let reason { line.string("reason", reason) }
-            line.string("push_token", token)
-            if plan.event == .start || context.logsActivityID { line.string("activity_id", context.activityID) }
-            if plan.logsSeq { line.int("seq", Int64(plan.seq)) }
-            switch plan.event {
-            case .start: line.string("event", "start")
-            case .end: line.string("event", "end")
-            case .update: if !context.omitsEventForUpdates { line.string("event", "update") }
+            let event: String? = switch plan.event {
+            case .start: "start"
+            case .end: "end"
+            case .update: context.omitsEventForUpdates ? nil : "update"
             }
-            line.int("aps_timestamp", plan.apsTimestamp)
-            line.int("payload_bytes", Int64(payload))
-            line.string("topic", context.topic)
-            if !context.omitsPushType { line.string("push_type", "liveactivity") }
-            if !context.omitsPriority { line.int("priority", Int64(plan.priority)) }
-            if let environment = context.environment { line.string("environment", environment) }
-            if let latency { line.int("latency_ms", latency) }
+            let record = APNsLogRecord(
+                apnsID: apnsID, sentAt: SimCalendar.date(ms: sendMs), status: status, reason: reason, pushToken: token,
+                activityID: plan.event == .start || context.logsActivityID ? context.activityID : nil,
+                seq: plan.logsSeq ? plan.seq : nil, event: event, apsTimestamp: Int(plan.apsTimestamp),
+                payloadBytes: payload, topic: context.topic, pushType: context.omitsPushType ? nil : "liveactivity",
+                priority: context.omitsPriority ? nil : plan.priority, environment: context.environment,
+                latencyMS: latency.map { Int($0) })
+            var line = BeaconLine(capacity: 400)
+            record.append(to: &line)
             // A sender release deployed at 18:00 logs which host sent the
             // request: a field the contract does not know, to be ignored.
             if hour >= 18 { line.string("sender_host", "push-\(rng.int(1...6))") }
@@ -711,8 +712,7 @@ private final class FleetRun {
                 if day.rng.chance(0.15) { surfaces.append("island_expanded") }
             }
             let localMs = atMs + Int64(device.zoneMinutes) * 60_000
-            let localHour = (localMs - SimCalendar.floorDiv(localMs, SimCalendar.millisecondsPerDay)
-                * SimCalendar.millisecondsPerDay) / 3_600_000
+            let localHour = RFC3339.floorDivide(localMs, SimCalendar.millisecondsPerDay).remainder / 3_600_000
             if device.usesStandby && locked && (localHour >= 22 || localHour < 7) && day.rng.chance(0.6) {
                 surfaces.append("standby")
             }
@@ -726,22 +726,30 @@ private final class FleetRun {
                 continue
             }
             guard renderMs < device.deadAtMs, renderMs < dayEndMs else { continue }
-            let installInfo = device.installs[install]
-            let version = installInfo.version(at: renderMs)
-            var line = SimLine()
-            if !version.omitsVersionField { line.int("v", 1) }
-            line.string("kind", "render")
-            line.string("activity_id", activityID)
-            line.int("seq", Int64(seq))
-            line.time("rendered_at", ms: renderMs + device.clockOffsetMs, style: device.timeStyle(version),
-                      subMillisecond: version.micros ? day.rng.int(0...999) : 0)
-            line.string("surface", surface)
-            line.string("device_id", device.id)
-            line.string("os_version", device.osVersion)
-            if !version.omitsDeviceModel { line.string("device_model", device.model.identifier) }
-            line.string("app_version", version.version)
-            if version.addsUnknownField { line.string("build", "4210.7") }
-            append(&day, install: install, fromWidget: true, atMs: renderMs, line: line.finish(),
+            let version = device.installs[install].version(at: renderMs)
+            let style = device.timeStyle(version)
+            let info = device.info(version, withModel: !version.omitsDeviceModel)
+            let deviceMs = renderMs + device.clockOffsetMs
+            let line: [UInt8]
+            if style.isContractUTC && !version.omitsVersionField && !version.addsUnknownField {
+                // Exactly what the kit writes for the widget.
+                let beacon = RenderBeacon(activityID: activityID, seq: seq, renderedAt: SimCalendar.date(ms: deviceMs),
+                                          surface: surface, device: info)
+                line = BeaconLine.withoutLineEnd(beacon.jsonLine())
+            } else {
+                var record = BeaconLine()
+                if !version.omitsVersionField { record.int("v", 1) }
+                record.string("kind", "render")
+                record.string("activity_id", activityID)
+                record.int("seq", seq)
+                record.time("rendered_at", ms: deviceMs, style: style,
+                            subMillisecond: version.micros ? day.rng.int(0...999) : 0)
+                record.string("surface", surface)
+                info.append(to: &record)
+                if version.addsUnknownField { record.string("build", "4210.7") }
+                line = record.finish()
+            }
+            append(&day, install: install, fromWidget: true, atMs: renderMs, line: line,
                    activityID: activityID, seq: seq)
         }
     }
@@ -749,8 +757,7 @@ private final class FleetRun {
     /// The app observed an ActivityKit callback and logs it. `lossy`
     /// callbacks reach the log with the app version's state-callback rate
     /// (the app is often not running when the state changes).
-    private func callback(_ day: inout DeviceDay, install: Int, kind: String, activityID: String?,
-                          token: String? = nil, seq: Int? = nil, state: String? = nil, atMs: Int64,
+    private func callback(_ day: inout DeviceDay, install: Int, _ callback: CallbackReport.Callback, atMs: Int64,
                           lossy: Bool = false) {
         let device = day.device
         guard atMs < device.deadAtMs, atMs < dayEndMs else { return }
@@ -759,21 +766,41 @@ private final class FleetRun {
             note("state_callbacks_lost")
             return
         }
-        var line = SimLine()
-        if !version.omitsVersionField { line.int("v", 1) }
-        line.string("kind", "callback")
-        line.string("callback", kind)
-        if let activityID { line.string("activity_id", activityID) }
-        if let token { line.string("push_token", token) }
-        if let seq { line.int("seq", Int64(seq)) }
-        if let state { line.string("state", state) }
-        line.time("received_at", ms: atMs + device.clockOffsetMs, style: device.timeStyle(version),
-                  subMillisecond: version.micros ? day.rng.int(0...999) : 0)
-        line.string("device_id", device.id)
-        line.string("os_version", device.osVersion)
-        if version.callbacksCarryDeviceModel { line.string("device_model", device.model.identifier) }
-        line.string("app_version", version.version)
-        append(&day, install: install, fromWidget: false, atMs: atMs, line: line.finish(),
-               activityID: activityID ?? "", seq: seq ?? 0)
+        let style = device.timeStyle(version)
+        let info = device.info(version, withModel: version.callbacksCarryDeviceModel)
+        let deviceMs = atMs + device.clockOffsetMs
+        let line: [UInt8]
+        if style.isContractUTC && !version.omitsVersionField {
+            // Exactly what the kit writes for the app.
+            let report = CallbackReport(callback, receivedAt: SimCalendar.date(ms: deviceMs), device: info)
+            line = BeaconLine.withoutLineEnd(report.jsonLine())
+        } else {
+            var record = BeaconLine()
+            if !version.omitsVersionField { record.int("v", 1) }
+            record.string("kind", "callback")
+            callback.append(to: &record)
+            record.time("received_at", ms: deviceMs, style: style,
+                        subMillisecond: version.micros ? day.rng.int(0...999) : 0)
+            info.append(to: &record)
+            line = record.finish()
+        }
+        append(&day, install: install, fromWidget: false, atMs: atMs, line: line,
+               activityID: callback.activityID ?? "", seq: callback.seq ?? 0)
+    }
+}
+
+private extension CallbackReport.Callback {
+    var activityID: String? {
+        switch self {
+        case .pushToken(let activityID, _), .contentUpdate(let activityID, _), .activityState(let activityID, _):
+            activityID
+        case .pushToStartToken:
+            nil
+        }
+    }
+
+    var seq: Int? {
+        if case .contentUpdate(_, let seq) = self { return seq }
+        return nil
     }
 }

@@ -13,6 +13,27 @@ public struct CallbackReport: Sendable, Equatable {
         case contentUpdate(activityID: String, seq: Int)
         /// `activityStateUpdates`.
         case activityState(activityID: String, state: ActivityStateName)
+
+        /// `callback` and the fields the contract requires for it, in the record's order.
+        package func append(to line: inout BeaconLine) {
+            switch self {
+            case .pushToken(let activityID, let token):
+                line.string("callback", "push_token")
+                line.string("activity_id", activityID)
+                line.string("push_token", token)
+            case .pushToStartToken(let token):
+                line.string("callback", "push_to_start_token")
+                line.string("push_token", token)
+            case .contentUpdate(let activityID, let seq):
+                line.string("callback", "content_update")
+                line.string("activity_id", activityID)
+                line.int("seq", seq)
+            case .activityState(let activityID, let state):
+                line.string("callback", "activity_state")
+                line.string("activity_id", activityID)
+                line.string("state", state.rawValue)
+            }
+        }
     }
 
     /// The `state` values of the contract.
@@ -47,23 +68,7 @@ public struct CallbackReport: Sendable, Equatable {
         var line = BeaconLine()
         line.int("v", 1)
         line.string("kind", "callback")
-        switch callback {
-        case .pushToken(let activityID, let token):
-            line.string("callback", "push_token")
-            line.string("activity_id", activityID)
-            line.string("push_token", token)
-        case .pushToStartToken(let token):
-            line.string("callback", "push_to_start_token")
-            line.string("push_token", token)
-        case .contentUpdate(let activityID, let seq):
-            line.string("callback", "content_update")
-            line.string("activity_id", activityID)
-            line.int("seq", seq)
-        case .activityState(let activityID, let state):
-            line.string("callback", "activity_state")
-            line.string("activity_id", activityID)
-            line.string("state", state.rawValue)
-        }
+        callback.append(to: &line)
         line.time("received_at", receivedAt)
         device.filled(from: defaults).append(to: &line)
         return line.finishLine()

@@ -25,7 +25,8 @@ public struct DeviceInfo: Sendable, Equatable {
         )
     }
 
-    func append(to line: inout BeaconLine) {
+    /// `device_id`, `os_version`, `device_model`, `app_version`, each when it has a value.
+    package func append(to line: inout BeaconLine) {
         line.optionalString("device_id", deviceID)
         line.optionalString("os_version", osVersion)
         line.optionalString("device_model", deviceModel)

@@ -66,17 +66,74 @@ public enum RFC3339 {
 
     /// `YYYY-MM-DDTHH:MM:SSZ`, with `.mmm` only when the milliseconds are not zero (Documentation/ReportSchema.md).
     public static func format(milliseconds: Int64) -> String {
-        let (secondsTotal, ms) = floorDivide(milliseconds, 1000)
-        let (days, secondOfDay) = floorDivide(secondsTotal, 86_400)
-        let (year, month, day) = civilFromDays(Int(days))
-        let hour = Int(secondOfDay / 3600), minute = Int(secondOfDay % 3600 / 60), second = Int(secondOfDay % 60)
-        func pad(_ v: Int, _ width: Int) -> String {
-            let s = String(v)
-            return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        let fraction = floorDivide(milliseconds, 1000).remainder != 0
+        appendTime(milliseconds: milliseconds, fractionDigits: fraction ? 3 : 0, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `YYYY-MM-DDTHH:MM:SS[.fff[fff]](Z|±HH:MM)`: the time `milliseconds`
+    /// (since the epoch, UTC) as a clock `offsetMinutes` ahead of UTC reads it,
+    /// in integers only (no `Date`, no time-zone database).
+    /// - `zulu`: a zero offset is written `Z` (otherwise `+00:00`).
+    /// - `fractionDigits`: 0 (none), 3 (milliseconds) or 6 (milliseconds, then
+    ///   `subMillisecond` as three more digits, as some loggers write them).
+    /// Years outside 0...9999 are clamped: RFC 3339 has four-digit years only,
+    /// so the text stays well-formed whatever the clock says.
+    package static func appendTime(
+        milliseconds: Int64, offsetMinutes: Int = 0, zulu: Bool = true,
+        fractionDigits: Int = 3, subMillisecond: Int = 0, to bytes: inout [UInt8]
+    ) {
+        let (days, inDay) = floorDivide(milliseconds + Int64(offsetMinutes) * 60_000, millisecondsPerDay)
+        appendDay(days, to: &bytes)
+        bytes.append(UInt8(ascii: "T"))
+        appendDigits(inDay / 3_600_000, count: 2, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        appendDigits(inDay / 60_000 % 60, count: 2, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        appendDigits(inDay / 1000 % 60, count: 2, to: &bytes)
+        if fractionDigits > 0 {
+            bytes.append(UInt8(ascii: "."))
+            appendDigits(inDay % 1000, count: 3, to: &bytes)
+            if fractionDigits > 3 { appendDigits(Int64(subMillisecond % 1000), count: 3, to: &bytes) }
         }
-        var out = "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2))"
-        if ms != 0 { out += "." + pad(Int(ms), 3) }
-        return out + "Z"
+        if offsetMinutes == 0 && zulu {
+            bytes.append(UInt8(ascii: "Z"))
+        } else {
+            bytes.append(UInt8(ascii: offsetMinutes < 0 ? "-" : "+"))
+            appendDigits(Int64(abs(offsetMinutes) / 60), count: 2, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            appendDigits(Int64(abs(offsetMinutes) % 60), count: 2, to: &bytes)
+        }
+    }
+
+    /// Appends `YYYY-MM-DD` of a day number (days since 1970-01-01), the year clamped to 0...9999.
+    package static func appendDay(_ days: Int64, to bytes: inout [UInt8]) {
+        let (year, month, day) = civilFromDays(Int(days))
+        appendDigits(Int64(min(max(year, 0), 9999)), count: 4, to: &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        appendDigits(Int64(month), count: 2, to: &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        appendDigits(Int64(day), count: 2, to: &bytes)
+    }
+
+    package static let millisecondsPerDay: Int64 = 86_400_000
+
+    /// `value` (not negative) as exactly `count` decimal digits, zero-padded.
+    private static func appendDigits(_ value: Int64, count: Int, to bytes: inout [UInt8]) {
+        var divisor: Int64 = 1
+        var digits = count
+        while digits > 1 {  // not `for _ in 1..<count`: a range iterator is slow in debug builds
+            divisor *= 10
+            digits -= 1
+        }
+        var rest = value
+        while divisor > 0 {
+            bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
+            rest %= divisor
+            divisor /= 10
+        }
     }
 
     /// Midnight UTC of a `YYYY-MM-DD` day, or `nil` when it is not a real day.
@@ -117,7 +174,8 @@ public enum RFC3339 {
         return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
-    static func floorDivide(_ a: Int64, _ b: Int64) -> (Int64, Int64) {
+    /// Division rounding toward minus infinity, with the remainder (0 ..< b for b > 0).
+    package static func floorDivide(_ a: Int64, _ b: Int64) -> (quotient: Int64, remainder: Int64) {
         var q = a / b, r = a % b
         if r < 0 { q -= 1; r += b }
         return (q, r)

@@ -54,32 +54,57 @@ public struct APNsLogRecord: Sendable, Equatable {
         guard let timestamp = aps?["timestamp"]?.intValue, let apsTimestamp = Int(exactly: timestamp) else {
             throw .noTimestamp
         }
-        self.apnsID = exchange.response?.headers.header("apns-id") ?? request.headers.header("apns-id")
-            ?? UUID().uuidString
-        self.sentAt = exchange.sentAt
-        self.status = exchange.response?.status ?? 0
-        if let response = exchange.response {
-            self.reason = response.status == 200 ? nil : JSONValue.parse(response.body)?["reason"]?.stringValue
+        let reason: String? = if let response = exchange.response {
+            response.status == 200 ? nil : JSONValue.parse(response.body)?["reason"]?.stringValue
         } else {
-            self.reason = exchange.transportError
+            exchange.transportError
         }
-        self.pushToken = token
-        self.activityID = activityID
-        self.seq = aps?["content-state"]?["seq"]?.intValue.flatMap { Int(exactly: $0) }
         let event = aps?["event"]?.stringValue
-        self.event = ["start", "update", "end"].contains(event ?? "") ? event : nil
+        self.init(
+            apnsID: exchange.response?.headers.header("apns-id") ?? request.headers.header("apns-id")
+                ?? UUID().uuidString,
+            sentAt: exchange.sentAt, status: exchange.response?.status ?? 0, reason: reason, pushToken: token,
+            activityID: activityID, seq: aps?["content-state"]?["seq"]?.intValue.flatMap { Int(exactly: $0) },
+            event: ["start", "update", "end"].contains(event ?? "") ? event : nil,
+            apsTimestamp: apsTimestamp, payloadBytes: request.payload.count,
+            topic: request.headers.header("apns-topic"), pushType: request.headers.header("apns-push-type"),
+            priority: request.headers.header("apns-priority").flatMap { Int($0) }, environment: environment,
+            latencyMS: exchange.latency.map { Int(($0 * 1000).rounded()) })
+    }
+
+    /// A record from its fields (``init(exchange:activityID:environment:)`` and the fleet simulator).
+    package init(
+        apnsID: String, sentAt: Date, status: Int, reason: String? = nil, pushToken: String,
+        activityID: String? = nil, seq: Int? = nil, event: String? = nil, apsTimestamp: Int, payloadBytes: Int,
+        topic: String? = nil, pushType: String? = nil, priority: Int? = nil, environment: String? = nil,
+        latencyMS: Int? = nil
+    ) {
+        self.apnsID = apnsID
+        self.sentAt = sentAt
+        self.status = status
+        self.reason = reason
+        self.pushToken = pushToken
+        self.activityID = activityID
+        self.seq = seq
+        self.event = event
         self.apsTimestamp = apsTimestamp
-        self.payloadBytes = request.payload.count
-        self.topic = request.headers.header("apns-topic")
-        self.pushType = request.headers.header("apns-push-type")
-        self.priority = request.headers.header("apns-priority").flatMap { Int($0) }
+        self.payloadBytes = payloadBytes
+        self.topic = topic
+        self.pushType = pushType
+        self.priority = priority
         self.environment = environment
-        self.latencyMS = exchange.latency.map { Int(($0 * 1000).rounded()) }
+        self.latencyMS = latencyMS
     }
 
     /// The JSON line (with its `\n`), fields in the contract's order.
     public func jsonLine() -> [UInt8] {
         var line = BeaconLine(capacity: 400)
+        append(to: &line)
+        return line.finishLine()
+    }
+
+    /// The record's fields in the contract's order (a writer may add fields after them).
+    package func append(to line: inout BeaconLine) {
         line.int("v", 1)
         line.string("kind", "apns")
         line.string("apns_id", apnsID)
@@ -97,6 +122,5 @@ public struct APNsLogRecord: Sendable, Equatable {
         if let priority { line.int("priority", priority) }
         line.optionalString("environment", environment)
         if let latencyMS { line.int("latency_ms", latencyMS) }
-        return line.finishLine()
     }
 }
