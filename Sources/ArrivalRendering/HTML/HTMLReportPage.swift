@@ -107,6 +107,8 @@ struct HTMLReportPage {
     var title: String
     var windowText: String
     var generated: String
+    /// The arrival that made the page (``ArrivalVersion/current``).
+    var version = ArrivalVersion.current
     var verdict: String
     var verdictPoints: [Cell]
     var comparisonNote: String?

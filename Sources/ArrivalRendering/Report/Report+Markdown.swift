@@ -61,6 +61,8 @@ extension Report {
         lines.append("- duplicate records ignored: \(dataQuality.duplicateRecords); files skipped as re-uploads: \(dataQuality.filesSkippedAsDuplicate)")
         lines.append("- requests without `seq`: \(dataQuality.apnsWithoutSeq); unattributed requests (no activity, token unknown): \(dataQuality.unattributed)")
         lines.append("- rendered before sent (device clock behind): \(dataQuality.clockSkewNegative)")
+        lines.append("")
+        lines.append("_Made by arrival \(ArrivalVersion.current)._")
         return lines.joined(separator: "\n") + "\n"
     }
 }
