@@ -1,3 +1,4 @@
+// swift-format-ignore-file
 // Generated from Dashboards/templates/*.mustache by
 // `RECORD_TEMPLATES=1 swift test --filter DashboardTemplateTests`. Do not edit: edit the templates.
 

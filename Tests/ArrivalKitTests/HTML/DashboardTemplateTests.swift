@@ -27,6 +27,7 @@ struct DashboardTemplateTests {
     /// The Swift source that embeds `templates`.
     static func embeddedSource(_ templates: [(name: String, text: String)]) -> String {
         var out = """
+            // swift-format-ignore-file
             // Generated from Dashboards/templates/*.mustache by
             // `RECORD_TEMPLATES=1 swift test --filter DashboardTemplateTests`. Do not edit: edit the templates.
 
