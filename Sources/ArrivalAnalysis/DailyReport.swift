@@ -1,5 +1,6 @@
 import ArrivalModel
 import ArrivalStore
+
 /// Everything the HTML report shows, computed from one ``DeliveryAnalysis``
 /// pass: the contract report of the window, the same report for each earlier
 /// day it is compared with and each day of the trend, and the detail behind
@@ -158,10 +159,13 @@ public struct DailyReportBuilder {
         let storeWide = try snapshot.storeWideQuality()
         let from = window?.from ?? Int64.min
         let to = window?.to ?? Int64.max
-        let inWindow = analysis.updates.indices.filter { analysis.updates[$0].at >= from && analysis.updates[$0].at < to }
+        let inWindow = analysis.updates.indices.filter {
+            analysis.updates[$0].at >= from && analysis.updates[$0].at < to
+        }
 
-        var daily = DailyReport(report: ReportBuilder.report(
-            of: analysis, keys: keys, window: window, requests: analysis.requests, updates: inWindow))
+        var daily = DailyReport(
+            report: ReportBuilder.report(
+                of: analysis, keys: keys, window: window, requests: analysis.requests, updates: inWindow))
         ReportBuilder.apply(storeWide, to: &daily.report)
         daily.window = window
         daily.sources.firstDay = analysis.requestsByDay.keys.min()
@@ -173,7 +177,9 @@ public struct DailyReportBuilder {
         }
         var wantedDays = Set<Int64>()
         if let day = daily.day {
-            for back in 1...7 where analysis.requestsByDay[day - Int64(back)] != nil { wantedDays.insert(day - Int64(back)) }
+            for back in 1...7 where analysis.requestsByDay[day - Int64(back)] != nil {
+                wantedDays.insert(day - Int64(back))
+            }
         }
         var trendDayList: [Int64] = []
         if let trendDays, trendDays > 0 {
@@ -194,13 +200,15 @@ public struct DailyReportBuilder {
             let dayWindow = ReportWindow(from: day * 86_400_000, to: (day + 1) * 86_400_000)
             var report = ReportBuilder.report(
                 of: analysis, keys: keys, window: dayWindow,
-                requests: analysis.requestsByDay[day] ?? DeliveryAnalysis.RequestTally(), updates: updatesByDay[day] ?? [])
+                requests: analysis.requestsByDay[day] ?? DeliveryAnalysis.RequestTally(),
+                updates: updatesByDay[day] ?? [])
             ReportBuilder.apply(storeWide, to: &report)
             return report
         }
         if let day = daily.day {
             if analysis.requestsByDay[day - 1] != nil { daily.previousDay = dayReport(day - 1) }
-            daily.previousWeek = (1...7).map { day - Int64($0) }.filter { analysis.requestsByDay[$0] != nil }.map(dayReport)
+            daily.previousWeek = (1...7).map { day - Int64($0) }.filter { analysis.requestsByDay[$0] != nil }.map(
+                dayReport)
         }
         // The window's own day, when the trend includes it, is the report already made.
         daily.trend = trendDayList.map { $0 == daily.day ? daily.report : dayReport($0) }
@@ -215,9 +223,12 @@ public struct DailyReportBuilder {
 
     // MARK: - Charts
 
-    private static func fillBuckets(_ daily: inout DailyReport, analysis: DeliveryAnalysis, updates: [Int], window: ReportWindow?) {
+    private static func fillBuckets(
+        _ daily: inout DailyReport, analysis: DeliveryAnalysis, updates: [Int], window: ReportWindow?
+    ) {
         // The window's span: given, or that of the data.
-        var first = window?.from, last = window.map { $0.to - 1 }
+        var first = window?.from
+        var last = window.map { $0.to - 1 }
         if window == nil {
             for index in updates {
                 let at = analysis.updates[index].at
@@ -290,7 +301,8 @@ public struct DailyReportBuilder {
         // The top N by count (ties by activity id): sort only those at or above the N-th count.
         let threshold = missed.values.sorted(by: >).prefix(DailyReport.topActivities).last ?? 0
         let worst = missed.filter { $0.value >= threshold }.sorted { a, b in
-            a.value != b.value ? a.value > b.value : analysis.activityNames[Int(a.key)] < analysis.activityNames[Int(b.key)]
+            a.value != b.value
+                ? a.value > b.value : analysis.activityNames[Int(a.key)] < analysis.activityNames[Int(b.key)]
         }.prefix(DailyReport.topActivities).map(\.key)
         guard !worst.isEmpty else { return }
         let worstSet = Set(worst)
@@ -306,7 +318,8 @@ public struct DailyReportBuilder {
         // The window's updates of those activities, in order of time then seq.
         var chosen = updates.filter { worstSet.contains(analysis.updates[$0].activity) }
         chosen.sort { a, b in
-            let x = analysis.updates[a], y = analysis.updates[b]
+            let x = analysis.updates[a]
+            let y = analysis.updates[b]
             return x.at != y.at ? x.at < y.at : x.seq < y.seq
         }
         // Keep the updates that did not show and the one just before each.
@@ -329,9 +342,11 @@ public struct DailyReportBuilder {
             if timeline.app.isEmpty { timeline.app = analysis.apps[Int(update.app)].text }
             if keep.contains(index) && timeline.steps.count < DailyReport.ActivityTimeline.stepLimit {
                 stepIndex[update.activity, default: [:]][update.seq] = timeline.steps.count
-                timeline.steps.append(DailyReport.Step(
-                    seq: update.seq, event: update.isEnd ? "end" : update.isStart ? "start" : "update", at: update.at,
-                    outcome: update.outcome?.name, firstRenderedAt: update.firstRenderedAt))
+                timeline.steps.append(
+                    DailyReport.Step(
+                        seq: update.seq, event: update.isEnd ? "end" : update.isStart ? "start" : "update",
+                        at: update.at,
+                        outcome: update.outcome?.name, firstRenderedAt: update.firstRenderedAt))
             } else {
                 timeline.stepsNotShown += 1
             }
@@ -340,15 +355,22 @@ public struct DailyReportBuilder {
         // Their requests (with the activity resolved through push-token callbacks) and renders, by row id.
         let requestIDs = analysis.requestRows.filter { worstSet.contains($0.activity) }
         var answers: [(activity: Int32, seq: Int64, answer: DailyReport.RequestAnswer)] = []
-        let activityOfRequest = Dictionary(requestIDs.map { ($0.row, $0.activity) }, uniquingKeysWith: { first, _ in first })
+        let activityOfRequest = Dictionary(
+            requestIDs.map { ($0.row, $0.activity) }, uniquingKeysWith: { first, _ in first })
         for (row, answer) in try snapshot.requestAnswers(rowIDs: requestIDs.map(\.row)) {
             guard let activity = activityOfRequest[row] else { continue }
-            answers.append((activity, answer.seq, DailyReport.RequestAnswer(
-                sentAt: answer.sentAt, status: answer.status, reason: answer.reason, apnsID: answer.apnsID,
-                payloadBytes: answer.payloadBytes)))
+            answers.append(
+                (
+                    activity, answer.seq,
+                    DailyReport.RequestAnswer(
+                        sentAt: answer.sentAt, status: answer.status, reason: answer.reason, apnsID: answer.apnsID,
+                        payloadBytes: answer.payloadBytes)
+                ))
         }
         answers.sort { a, b in
-            a.answer.sentAt != b.answer.sentAt ? a.answer.sentAt < b.answer.sentAt : a.answer.apnsID.utf8.lexicographicallyPrecedes(b.answer.apnsID.utf8)
+            a.answer.sentAt != b.answer.sentAt
+                ? a.answer.sentAt < b.answer.sentAt
+                : a.answer.apnsID.utf8.lexicographicallyPrecedes(b.answer.apnsID.utf8)
         }
         for (activity, seq, answer) in answers {
             guard let step = stepIndex[activity]?[seq] else { continue }
@@ -356,7 +378,8 @@ public struct DailyReportBuilder {
         }
         let renderIDs = analysis.renderRows.filter { worstSet.contains($0.activity) }
         var sightings: [(activity: Int32, seq: Int64, surface: String?, device: String?, at: Int64)] = []
-        let activityOfRender = Dictionary(renderIDs.map { ($0.row, $0.activity) }, uniquingKeysWith: { first, _ in first })
+        let activityOfRender = Dictionary(
+            renderIDs.map { ($0.row, $0.activity) }, uniquingKeysWith: { first, _ in first })
         for (row, sighting) in try snapshot.renderSightings(rowIDs: renderIDs.map(\.row)) {
             guard let activity = activityOfRender[row] else { continue }
             sightings.append((activity, sighting.seq, sighting.surface, sighting.deviceID, sighting.renderedAt))

@@ -1,5 +1,6 @@
 import ArrivalModel
 import ArrivalStore
+
 /// The outcomes and metrics (Documentation/Outcomes.md, Metrics.md)
 /// computed in one pass over each table.
 ///
@@ -28,7 +29,6 @@ package struct DeliveryAnalysis {
         var hasContentCallback = false
         package var outcome: Outcome?
     }
-
 
     struct Activity {
         var startedAt: Int64?
@@ -107,7 +107,9 @@ package struct DeliveryAnalysis {
     /// `window`; with `tallyByDayAndHour`, `requestsByDay` and
     /// `requestsByHour` tally every request as well; with `samplingRequests`,
     /// ``requestClusters`` gathers the window's requests per activity.
-    init(snapshot: StoreSnapshot, window: ReportWindow?, tallyByDayAndHour: Bool = false, samplingRequests: Bool = false) throws {
+    init(
+        snapshot: StoreSnapshot, window: ReportWindow?, tallyByDayAndHour: Bool = false, samplingRequests: Bool = false
+    ) throws {
         let from = window?.from ?? Int64.min
         let to = window?.to ?? Int64.max
         let owners = try Self.tokenOwners(snapshot)
@@ -128,7 +130,9 @@ package struct DeliveryAnalysis {
             let activityName = row.activityID ?? row.pushToken.flatMap { owners[ExactString($0)] }
             let payloadBytes = row.payloadBytes
             if sentAt >= from && sentAt < to {
-                requests.add(status: status, reason: reason, payloadBytes: payloadBytes, attributed: activityName != nil, hasSeq: seq != nil)
+                requests.add(
+                    status: status, reason: reason, payloadBytes: payloadBytes, attributed: activityName != nil,
+                    hasSeq: seq != nil)
                 if samplingRequests {
                     let oversize = status == 413 || reason == "PayloadTooLarge"
                     let one = RequestCluster(total: 1, accepted: accepted ? 1 : 0, oversizeFailures: oversize ? 1 : 0)
@@ -148,7 +152,8 @@ package struct DeliveryAnalysis {
                     currentHourTally = requestsByHour.removeValue(forKey: hour) ?? RequestTally()
                 }
                 currentHourTally.add(
-                    status: status, reason: reason, payloadBytes: payloadBytes, attributed: activityName != nil, hasSeq: seq != nil)
+                    status: status, reason: reason, payloadBytes: payloadBytes, attributed: activityName != nil,
+                    hasSeq: seq != nil)
             }
             guard let activityName, let seq else { return }
             let activity = intern(activity: activityName)
@@ -176,7 +181,8 @@ package struct DeliveryAnalysis {
 
         // Renders: first render per update, activity start, device evidence.
         try snapshot.forEachRender { row in
-            guard let activity = row.activity(through: &lastActivity, { $0.flatMap { activityNames.id(of: $0) } }) else { return }
+            guard let activity = row.activity(through: &lastActivity, { $0.flatMap { activityNames.id(of: $0) } })
+            else { return }
             if tallyByDayAndHour { renderRows.append((row.rowID, activity)) }
             let at = row.renderedAt
             if let index = updateIndex.find(activity: activity, seq: row.seq, in: updates) {
@@ -188,7 +194,8 @@ package struct DeliveryAnalysis {
         // Callbacks: activity start, content-update and token callbacks, device evidence.
         lastActivity = LastText()
         try snapshot.forEachCallback { row in
-            guard let activity = row.activity(through: &lastActivity, { $0.flatMap { activityNames.id(of: $0) } }) else { return }
+            guard let activity = row.activity(through: &lastActivity, { $0.flatMap { activityNames.id(of: $0) } })
+            else { return }
             switch row.callback {
             case "content_update":
                 if let seq = row.seq, let index = updateIndex.find(activity: activity, seq: seq, in: updates) {
@@ -212,7 +219,9 @@ package struct DeliveryAnalysis {
         try snapshot.forEachPushTokenCallback { token, activity, receivedAt in
             let candidate = (receivedAt, activity)
             let key = ExactString(token)
-            if let current = owners[key], !(candidate.0 < current.0 || (candidate.0 == current.0 && codePointOrder(candidate.1, current.1))) {
+            if let current = owners[key],
+                !(candidate.0 < current.0 || (candidate.0 == current.0 && codePointOrder(candidate.1, current.1)))
+            {
                 return
             }
             owners[key] = candidate
@@ -234,18 +243,22 @@ package struct DeliveryAnalysis {
     /// apns_id, the smaller aps_timestamp; remaining ties by the fields the
     /// request decides (event, app, priority) so the choice never depends on
     /// ingest order.
-    private func precedes(_ candidate: Update, _ current: Update, candidateApnsID: () -> String, lookup: RowLookup) throws -> Bool {
+    private func precedes(_ candidate: Update, _ current: Update, candidateApnsID: () -> String, lookup: RowLookup)
+        throws -> Bool
+    {
         if candidate.accepted != current.accepted { return candidate.accepted }
         if candidate.at != current.at { return candidate.at < current.at }
         let candidateApnsID = candidateApnsID()
         let currentApnsID = try lookup.text(ofRow: current.pickRow)
-        if !candidateApnsID.utf8.elementsEqual(currentApnsID.utf8) { return codePointOrder(candidateApnsID, currentApnsID) }
+        if !candidateApnsID.utf8.elementsEqual(currentApnsID.utf8) {
+            return codePointOrder(candidateApnsID, currentApnsID)
+        }
         if candidate.apsTimestamp != current.apsTimestamp { return candidate.apsTimestamp < current.apsTimestamp }
         let eventRank = { (u: Update) in u.isEnd ? 0 : u.isStart ? 1 : 2 }  // "end" < "start" < "update"
         if eventRank(candidate) != eventRank(current) { return eventRank(candidate) < eventRank(current) }
         if candidate.app != current.app { return apps[Int(candidate.app)] < apps[Int(current.app)] }
         switch (candidate.priority, current.priority) {
-        case let (a?, b?): return a < b
+        case (let a?, let b?): return a < b
         case (nil, .some): return true  // NULL sorts first, as in SQL
         default: return false
         }
@@ -274,11 +287,14 @@ package struct DeliveryAnalysis {
     private mutating func noteEvidence(activity: Int32, at: Int64, os: () -> String?, appVersion: () -> String?) {
         let i = Int(activity)
         activities[i].startedAt = min(activities[i].startedAt ?? at, at)
-        if activities[i].os.map({ at <= $0.time }) ?? true, let os = os(), Self.earlier((at, os), than: activities[i].os) {
+        if activities[i].os.map({ at <= $0.time }) ?? true, let os = os(),
+            Self.earlier((at, os), than: activities[i].os)
+        {
             activities[i].os = (at, os)
         }
         if activities[i].appVersion.map({ at <= $0.time }) ?? true, let appVersion = appVersion(),
-           Self.earlier((at, appVersion), than: activities[i].appVersion) {
+            Self.earlier((at, appVersion), than: activities[i].appVersion)
+        {
             activities[i].appVersion = (at, appVersion)
         }
     }
@@ -300,7 +316,8 @@ package struct DeliveryAnalysis {
         // Accepted updates of each activity in order of (accept time, seq).
         var order = updates.indices.filter { updates[$0].accepted }
         order.sort { a, b in
-            let x = updates[a], y = updates[b]
+            let x = updates[a]
+            let y = updates[b]
             if x.activity != y.activity { return x.activity < y.activity }
             if x.at != y.at { return x.at < y.at }
             return x.seq < y.seq

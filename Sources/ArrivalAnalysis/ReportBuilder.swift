@@ -1,5 +1,6 @@
 import ArrivalModel
 import ArrivalStore
+
 /// Computes the report of a window (Documentation/Outcomes.md). Outcomes
 /// are decided over all stored data; the window only chooses which requests
 /// and updates are counted.
@@ -16,7 +17,9 @@ public struct ReportBuilder {
 
     /// The report, and with `sampling` the per-activity sums of its rates
     /// (for significance tests), with the analysis it came from.
-    package func build(window: ReportWindow?, sampling: Bool) throws -> (report: Report, samples: ActivitySamples?, analysis: DeliveryAnalysis) {
+    package func build(window: ReportWindow?, sampling: Bool) throws -> (
+        report: Report, samples: ActivitySamples?, analysis: DeliveryAnalysis
+    ) {
         // One read transaction: a consistent snapshot even while an ingest commits.
         try store.read { snapshot in
             try build(snapshot: snapshot, window: window, sampling: sampling)
@@ -31,7 +34,9 @@ public struct ReportBuilder {
         let to = window?.to ?? Int64.max
         var report = Self.report(
             of: analysis, keys: BreakdownKeys(analysis), window: window, requests: analysis.requests,
-            updates: analysis.updates.indices.lazy.filter { analysis.updates[$0].at >= from && analysis.updates[$0].at < to })
+            updates: analysis.updates.indices.lazy.filter {
+                analysis.updates[$0].at >= from && analysis.updates[$0].at < to
+            })
         Self.apply(try snapshot.storeWideQuality(), to: &report)
         return (report, sampling ? Self.samples(of: analysis, window: window) : nil, analysis)
     }
@@ -127,13 +132,18 @@ public struct ReportBuilder {
             latencies.append(max(0, latency))
         }
         report.callbacks.tokenExpected = renderedActivities.count
-        report.callbacks.tokenReceived = renderedActivities.filter { analysis.activities[Int($0)].hasTokenCallback }.count
-        report.breakdowns["app"] = Dictionary(uniqueKeysWithValues: byApp.map { (analysis.apps[Int($0.key)], $0.value) })
-        report.breakdowns["priority"] = Dictionary(uniqueKeysWithValues: byPriority.map {
-            (ExactString($0.key.map { String($0) } ?? "unknown"), $0.value)
-        })
-        report.breakdowns["os_version"] = Dictionary(uniqueKeysWithValues: byOS.map { (keys.versions[Int($0.key)], $0.value) })
-        report.breakdowns["app_version"] = Dictionary(uniqueKeysWithValues: byAppVersion.map { (keys.versions[Int($0.key)], $0.value) })
+        report.callbacks.tokenReceived =
+            renderedActivities.filter { analysis.activities[Int($0)].hasTokenCallback }.count
+        report.breakdowns["app"] = Dictionary(
+            uniqueKeysWithValues: byApp.map { (analysis.apps[Int($0.key)], $0.value) })
+        report.breakdowns["priority"] = Dictionary(
+            uniqueKeysWithValues: byPriority.map {
+                (ExactString($0.key.map { String($0) } ?? "unknown"), $0.value)
+            })
+        report.breakdowns["os_version"] = Dictionary(
+            uniqueKeysWithValues: byOS.map { (keys.versions[Int($0.key)], $0.value) })
+        report.breakdowns["app_version"] = Dictionary(
+            uniqueKeysWithValues: byAppVersion.map { (keys.versions[Int($0.key)], $0.value) })
 
         latencies.sort()
         report.latency = Report.Latency(

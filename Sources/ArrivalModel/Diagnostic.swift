@@ -61,7 +61,9 @@ public struct Diagnostic: Error, Sendable, Equatable, CustomStringConvertible {
         } else {
             self.init(
                 .io, String(describing: error),
-                hint: "check the files and directories the command names exist and are readable (or writable, for outputs).")
+                hint:
+                    "check the files and directories the command names exist and are readable (or writable, for outputs)."
+            )
         }
     }
 

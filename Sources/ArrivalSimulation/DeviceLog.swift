@@ -1,5 +1,5 @@
-import ArrivalModel
 import ArrivalBeacons
+import ArrivalModel
 import Foundation
 
 /// One simulated iPhone: its identity, how its clock reads, when it is
@@ -52,8 +52,9 @@ struct SimDevice {
     /// The device fields of a record logged by `version`, with `device_model`
     /// only when that record carries it.
     func info(_ version: SimAppVersion, withModel: Bool) -> DeviceInfo {
-        DeviceInfo(deviceID: id, osVersion: osVersion, deviceModel: withModel ? model.identifier : nil,
-                   appVersion: version.version)
+        DeviceInfo(
+            deviceID: id, osVersion: osVersion, deviceModel: withModel ? model.identifier : nil,
+            appVersion: version.version)
     }
 }
 
@@ -281,15 +282,17 @@ struct DeviceFileWriter {
                     cutIndex += 1
                 }
                 if boundary && !chunk.isEmpty {
-                    try writeFile(chunk, fromWidget: fromWidget, directory: directory, device: device, install: install,
-                                  usedPIDs: &usedPIDs, rng: &rng, garbageCursor: &garbageCursor, stats: &stats)
+                    try writeFile(
+                        chunk, fromWidget: fromWidget, directory: directory, device: device, install: install,
+                        usedPIDs: &usedPIDs, rng: &rng, garbageCursor: &garbageCursor, stats: &stats)
                     chunk.removeAll(keepingCapacity: true)
                 }
                 chunk.append(event)
             }
             if !chunk.isEmpty {
-                try writeFile(chunk, fromWidget: fromWidget, directory: directory, device: device, install: install,
-                              usedPIDs: &usedPIDs, rng: &rng, garbageCursor: &garbageCursor, stats: &stats)
+                try writeFile(
+                    chunk, fromWidget: fromWidget, directory: directory, device: device, install: install,
+                    usedPIDs: &usedPIDs, rng: &rng, garbageCursor: &garbageCursor, stats: &stats)
             }
         }
     }
@@ -320,8 +323,9 @@ struct DeviceFileWriter {
             garbageCursor += 1
             var near = events[rng.below(events.count)]
             if near.activityID.isEmpty { near = events[rng.below(events.count)] }
-            let bad = kind.line(activityID: near.activityID, seq: near.seq, trueMs: near.trueMs + 1,
-                                device: device, version: install.version(at: near.trueMs))
+            let bad = kind.line(
+                activityID: near.activityID, seq: near.seq, trueMs: near.trueMs + 1,
+                device: device, version: install.version(at: near.trueMs))
             lines.insert(bad, at: rng.int(0...lines.count))
             stats.garbage.append(kind)
         }

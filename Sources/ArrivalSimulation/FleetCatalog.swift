@@ -1,4 +1,5 @@
 import ArrivalModel
+
 /// One released version of a simulated app. Versions differ in how reliably
 /// ActivityKit callbacks reach the app's log, which is exactly what the
 /// report's callback metrics and `app_version` breakdown are meant to show.
@@ -97,8 +98,11 @@ enum FleetCatalog {
             versions: [
                 (SimAppVersion("4.1.0", contentUpdateRate: 0.64, tokenCallbackLoss: 0.28, stateCallbackLoss: 0.30), 3),
                 (SimAppVersion("4.2.0", contentUpdateRate: 0.91, tokenCallbackLoss: 0.09, stateCallbackLoss: 0.12), 5),
-                (SimAppVersion("4.2.1", contentUpdateRate: 0.95, tokenCallbackLoss: 0.05, stateCallbackLoss: 0.08,
-                               addsUnknownField: true), 2),
+                (
+                    SimAppVersion(
+                        "4.2.1", contentUpdateRate: 0.95, tokenCallbackLoss: 0.05, stateCallbackLoss: 0.08,
+                        addsUnknownField: true), 2
+                ),
             ],
             pushToStartShare: 0.5, logsActivityIDShare: 1.0,
             updateInterval: 200...520, durationMinutes: 20...60, longRunShare: 0,
@@ -108,8 +112,11 @@ enum FleetCatalog {
         SimApp(
             name: "rides", idPrefix: "ride-",
             versions: [
-                (SimAppVersion("2.7.3", contentUpdateRate: 0.78, tokenCallbackLoss: 0.16, stateCallbackLoss: 0.20,
-                               omitsVersionField: true, omitsDeviceModel: true), 4),
+                (
+                    SimAppVersion(
+                        "2.7.3", contentUpdateRate: 0.78, tokenCallbackLoss: 0.16, stateCallbackLoss: 0.20,
+                        omitsVersionField: true, omitsDeviceModel: true), 4
+                ),
                 (SimAppVersion("2.8.0", contentUpdateRate: 0.97, tokenCallbackLoss: 0.06, stateCallbackLoss: 0.10), 6),
             ],
             pushToStartShare: 0.15, logsActivityIDShare: 0.6,
@@ -120,10 +127,16 @@ enum FleetCatalog {
         SimApp(
             name: "scores", idPrefix: "match-",
             versions: [
-                (SimAppVersion("7.0.1", contentUpdateRate: 0.70, tokenCallbackLoss: 0.22, stateCallbackLoss: 0.25,
-                               micros: true), 4),
-                (SimAppVersion("7.1.0", contentUpdateRate: 0.88, tokenCallbackLoss: 0.10, stateCallbackLoss: 0.15,
-                               micros: true), 6),
+                (
+                    SimAppVersion(
+                        "7.0.1", contentUpdateRate: 0.70, tokenCallbackLoss: 0.22, stateCallbackLoss: 0.25,
+                        micros: true), 4
+                ),
+                (
+                    SimAppVersion(
+                        "7.1.0", contentUpdateRate: 0.88, tokenCallbackLoss: 0.10, stateCallbackLoss: 0.15,
+                        micros: true), 6
+                ),
             ],
             pushToStartShare: 0.7, logsActivityIDShare: 0.3,
             updateInterval: 360...840, durationMinutes: 80...130, longRunShare: 0.2,

@@ -1,5 +1,5 @@
-import ArrivalModel
 import ArrivalBeacons
+import ArrivalModel
 import ArrivalSender
 import Foundation
 
@@ -103,8 +103,9 @@ public struct FleetSimulator: Sendable {
         } catch {
             throw SimulationError.cannotCreate(senderDirectory)
         }
-        let fleet = FleetRun(config: config, root: root, dayStartMs: dayIndex * SimCalendar.millisecondsPerDay,
-                             senderDirectory: senderDirectory)
+        let fleet = FleetRun(
+            config: config, root: root, dayStartMs: dayIndex * SimCalendar.millisecondsPerDay,
+            senderDirectory: senderDirectory)
         var summary = try fleet.run()
         summary.outputDirectory = outputDirectory
         return summary
@@ -187,8 +188,9 @@ private final class FleetRun {
         self.root = root
         self.dayStartMs = dayStartMs
         self.dayEndMs = dayStartMs + SimCalendar.millisecondsPerDay
-        self.sender = SenderLog(directory: senderDirectory, relativeDirectory: "sender/\(config.day)",
-                                dayStartMs: dayStartMs, rng: SplitMix64(seed: config.seed, stream: 2))
+        self.sender = SenderLog(
+            directory: senderDirectory, relativeDirectory: "sender/\(config.day)",
+            dayStartMs: dayStartMs, rng: SplitMix64(seed: config.seed, stream: 2))
         self.deviceWriter = DeviceFileWriter(root: root, day: config.day)
         self.garbageCursor = Int(config.seed % UInt64(GarbageKind.allCases.count))
         self.senderRNG = SplitMix64(seed: config.seed, stream: 3)
@@ -216,8 +218,9 @@ private final class FleetRun {
             try simulate(&day, activities: count)
             var fileRNG = SplitMix64(seed: config.seed, stream: 4, index: deviceIndex)
             for (index, install) in day.device.installs.enumerated() {
-                try deviceWriter.write(device: day.device, install: install, events: day.events[index],
-                                       rng: &fileRNG, garbageCursor: &garbageCursor, stats: &deviceStats)
+                try deviceWriter.write(
+                    device: day.device, install: install, events: day.events[index],
+                    rng: &fileRNG, garbageCursor: &garbageCursor, stats: &deviceStats)
             }
             remaining -= count
             deviceIndex += 1
@@ -308,10 +311,11 @@ private final class FleetRun {
                 upgrade = (dayStartMs + rng.int64(28_800_000...72_000_000), app.versions[app.versions.count - 1].0)
                 note("app_upgrades")
             }
-            installs.append(SimInstall(
-                app: app, version: app.versions[versionIndex].0, upgrade: upgrade,
-                pushToStartToken: rng.hex(bytes: 32),
-                firstLaunchMs: dayStartMs + rng.int64(120_000...5_400_000)))
+            installs.append(
+                SimInstall(
+                    app: app, version: app.versions[versionIndex].0, upgrade: upgrade,
+                    pushToStartToken: rng.hex(bytes: 32),
+                    firstLaunchMs: dayStartMs + rng.int64(120_000...5_400_000)))
         }
         installs.sort { $0.app.name < $1.app.name }
 
@@ -329,7 +333,8 @@ private final class FleetRun {
             let install = day.rng.below(day.device.installs.count)
             let app = day.device.installs[install].app
             let longRun = day.rng.chance(app.longRunShare)
-            let durationMs: Int64 = longRun
+            let durationMs: Int64 =
+                longRun
                 ? day.rng.int64(30_600_000...34_800_000)
                 : Int64(day.rng.int(app.durationMinutes)) * 60_000
             let latestStart = longRun ? 50_400_000 : SimCalendar.millisecondsPerDay - durationMs - 1_800_000
@@ -352,8 +357,9 @@ private final class FleetRun {
         }
 
         for plan in plans {
-            try simulateActivity(&day, install: plan.install, startMs: plan.startMs,
-                                 longRun: plan.longRun, durationMs: plan.durationMs)
+            try simulateActivity(
+                &day, install: plan.install, startMs: plan.startMs,
+                longRun: plan.longRun, durationMs: plan.durationMs)
         }
     }
 
@@ -372,7 +378,8 @@ private final class FleetRun {
         let endsByPush = longRun || endRoll < 84
         let endsInApp = !longRun && endRoll >= 84 && endRoll < 95
         let sendsAfterEnd = endsByPush && day.rng.chance(0.08)
-        let dismissAt: Int64? = (!longRun && day.rng.chance(0.05))
+        let dismissAt: Int64? =
+            (!longRun && day.rng.chance(0.05))
             ? startMs + durationMs * Int64(day.rng.int(15...75)) / 100 : nil
         let badToken = day.rng.chance(0.03)
         let sandboxEnvironment = day.device.sandbox
@@ -403,12 +410,17 @@ private final class FleetRun {
         // Phase 1: the activity starts, by a push-to-start push or in the app.
         if pushToStart {
             note("push_to_start_activities")
-            let plan = PushPlan(seq: 0, logsSeq: true, event: .start, sendMs: startMs, apsTimestamp: startMs / 1000,
-                                payloadBytes: day.rng.int(900...1900), priority: 10)
+            let plan = PushPlan(
+                seq: 0, logsSeq: true, event: .start, sendMs: startMs, apsTimestamp: startMs / 1000,
+                payloadBytes: day.rng.int(900...1900), priority: 10)
             let outcome = try send(plan, token: install.pushToStartToken, context: context)
-            guard case .accepted(let acceptMs) = outcome else { note("starts_never_accepted"); return }
-            let arrival = device.reachable(at: acceptMs + deliveryDelay(priority: 10, rng: &day.rng),
-                                           reconnectMs: day.rng.int64(2000...25_000))
+            guard case .accepted(let acceptMs) = outcome else {
+                note("starts_never_accepted")
+                return
+            }
+            let arrival = device.reachable(
+                at: acceptMs + deliveryDelay(priority: 10, rng: &day.rng),
+                reconnectMs: day.rng.int64(2000...25_000))
             guard arrival.ms < device.deadAtMs, !day.rng.chance(0.01) else {
                 note("starts_never_delivered")
                 return
@@ -418,21 +430,30 @@ private final class FleetRun {
             render(&day, install: installIndex, activityID: activityID, seq: 0, event: .start, atMs: deviceStartMs)
             tokenKnownMs = deviceStartMs + day.rng.int64(1000...4000)
         } else {
-            guard startMs < device.deadAtMs else { note("activities_not_started_battery"); return }
+            guard startMs < device.deadAtMs else {
+                note("activities_not_started_battery")
+                return
+            }
             deviceStartMs = startMs
-            render(&day, install: installIndex, activityID: activityID, seq: 0, event: .start,
-                   atMs: startMs + day.rng.int64(80...600))
-            tokenKnownMs = device.reachable(at: startMs + day.rng.int64(500...3000),
-                                            reconnectMs: day.rng.int64(2000...25_000)).ms
+            render(
+                &day, install: installIndex, activityID: activityID, seq: 0, event: .start,
+                atMs: startMs + day.rng.int64(80...600))
+            tokenKnownMs =
+                device.reachable(
+                    at: startMs + day.rng.int64(500...3000),
+                    reconnectMs: day.rng.int64(2000...25_000)
+                ).ms
         }
         let version = install.version(at: deviceStartMs)
         if day.rng.chance(1 - version.stateCallbackLoss) {
-            callback(&day, install: installIndex, .activityState(activityID: activityID, state: .active),
-                     atMs: deviceStartMs + day.rng.int64(20...250))
+            callback(
+                &day, install: installIndex, .activityState(activityID: activityID, state: .active),
+                atMs: deviceStartMs + day.rng.int64(20...250))
         }
         if day.rng.chance(1 - version.tokenCallbackLoss) {
-            callback(&day, install: installIndex, .pushToken(activityID: activityID, token: updateToken),
-                     atMs: deviceStartMs + day.rng.int64(250...2500))
+            callback(
+                &day, install: installIndex, .pushToken(activityID: activityID, token: updateToken),
+                atMs: deviceStartMs + day.rng.int64(250...2500))
         } else {
             note("push_token_callbacks_lost")
         }
@@ -483,17 +504,19 @@ private final class FleetRun {
             let endSend = min(max(t, planEnd), sendLimit)
             if endsByPush {
                 seq += 1
-                let plan = PushPlan(seq: seq, logsSeq: !day.rng.chance(0.012), event: .end, sendMs: endSend,
-                                    apsTimestamp: endSend / 1000, payloadBytes: day.rng.int(300...900), priority: 10)
+                let plan = PushPlan(
+                    seq: seq, logsSeq: !day.rng.chance(0.012), event: .end, sendMs: endSend,
+                    apsTimestamp: endSend / 1000, payloadBytes: day.rng.int(300...900), priority: 10)
                 if case .accepted(let endAccept) = try send(plan, token: updateToken, context: context) {
                     accepted.append(AcceptedPush(plan: plan, acceptMs: endAccept))
                     if sendsAfterEnd {
                         note("sends_after_end")
                         seq += 1
                         let lateMs = endAccept + day.rng.int64(2000...120_000)
-                        let late = PushPlan(seq: seq, logsSeq: true, event: .update, sendMs: lateMs,
-                                            apsTimestamp: lateMs / 1000, payloadBytes: payloadSize(app, rng: &day.rng),
-                                            priority: 10)
+                        let late = PushPlan(
+                            seq: seq, logsSeq: true, event: .update, sendMs: lateMs,
+                            apsTimestamp: lateMs / 1000, payloadBytes: payloadSize(app, rng: &day.rng),
+                            priority: 10)
                         if case .accepted(let lateAccept) = try send(late, token: updateToken, context: context) {
                             accepted.append(AcceptedPush(plan: late, acceptMs: lateAccept))
                         }
@@ -524,8 +547,14 @@ private final class FleetRun {
                 note(arrival.wasOffline ? "pushes_replaced_while_offline" : "pushes_replaced_before_delivery")
                 continue
             }
-            if arrival.ms >= device.deadAtMs { note("pushes_after_battery_died"); continue }
-            if arrival.ms >= deviceEndMs { note("pushes_after_activity_gone"); continue }
+            if arrival.ms >= device.deadAtMs {
+                note("pushes_after_battery_died")
+                continue
+            }
+            if arrival.ms >= deviceEndMs {
+                note("pushes_after_activity_gone")
+                continue
+            }
             if push.plan.event != .end && push.plan.apsTimestamp <= shownTimestamp {
                 note("pushes_ignored_as_not_newer")
                 continue
@@ -533,39 +562,47 @@ private final class FleetRun {
             let staleMs = lastAppliedMs + app.staleAfterSeconds * 1000
             if !staleReported && staleMs < arrival.ms && day.rng.chance(0.6) {
                 staleReported = true
-                callback(&day, install: installIndex, .activityState(activityID: activityID, state: .stale),
-                         atMs: staleMs, lossy: true)
+                callback(
+                    &day, install: installIndex, .activityState(activityID: activityID, state: .stale),
+                    atMs: staleMs, lossy: true)
             }
             shownTimestamp = push.plan.apsTimestamp
             lastAppliedMs = arrival.ms
             let event: PushPlan.Event = push.plan.event
-            render(&day, install: installIndex, activityID: activityID, seq: push.plan.seq, event: event,
-                   atMs: arrival.ms)
+            render(
+                &day, install: installIndex, activityID: activityID, seq: push.plan.seq, event: event,
+                atMs: arrival.ms)
             if day.rng.chance(install.version(at: arrival.ms).contentUpdateRate * config.faults.contentCallbackScale) {
-                callback(&day, install: installIndex, .contentUpdate(activityID: activityID, seq: push.plan.seq),
-                         atMs: arrival.ms + day.rng.int64(20...900))
+                callback(
+                    &day, install: installIndex, .contentUpdate(activityID: activityID, seq: push.plan.seq),
+                    atMs: arrival.ms + day.rng.int64(20...900))
             }
             if event == .end {
                 endApplied = true
                 deviceEndMs = arrival.ms
-                callback(&day, install: installIndex, .activityState(activityID: activityID, state: .ended),
-                         atMs: arrival.ms + day.rng.int64(10...300), lossy: true)
+                callback(
+                    &day, install: installIndex, .activityState(activityID: activityID, state: .ended),
+                    atMs: arrival.ms + day.rng.int64(10...300), lossy: true)
                 if day.rng.chance(0.3) {
-                    callback(&day, install: installIndex, .activityState(activityID: activityID, state: .dismissed),
-                             atMs: arrival.ms + day.rng.int64(600_000...14_400_000), lossy: true)
+                    callback(
+                        &day, install: installIndex, .activityState(activityID: activityID, state: .dismissed),
+                        atMs: arrival.ms + day.rng.int64(600_000...14_400_000), lossy: true)
                 }
             }
         }
         if !endApplied {
             if let dismissAt, dismissAt <= deviceEndMs {
-                callback(&day, install: installIndex, .activityState(activityID: activityID, state: .dismissed),
-                         atMs: dismissAt, lossy: true)
+                callback(
+                    &day, install: installIndex, .activityState(activityID: activityID, state: .dismissed),
+                    atMs: dismissAt, lossy: true)
             } else if let inAppEndMs, inAppEndMs <= deviceEndMs {
-                callback(&day, install: installIndex, .activityState(activityID: activityID, state: .ended),
-                         atMs: inAppEndMs, lossy: true)
+                callback(
+                    &day, install: installIndex, .activityState(activityID: activityID, state: .ended),
+                    atMs: inAppEndMs, lossy: true)
             } else if systemEndMs <= deviceEndMs {
-                callback(&day, install: installIndex, .activityState(activityID: activityID, state: .ended),
-                         atMs: systemEndMs, lossy: true)
+                callback(
+                    &day, install: installIndex, .activityState(activityID: activityID, state: .ended),
+                    atMs: systemEndMs, lossy: true)
             }
         }
     }
@@ -637,11 +674,12 @@ private final class FleetRun {
                 }
             }
             let apnsID = rng.uuid()
-            let event: String? = switch plan.event {
-            case .start: "start"
-            case .end: "end"
-            case .update: context.omitsEventForUpdates ? nil : "update"
-            }
+            let event: String? =
+                switch plan.event {
+                case .start: "start"
+                case .end: "end"
+                case .update: context.omitsEventForUpdates ? nil : "update"
+                }
             let record = APNsLogRecord(
                 apnsID: apnsID, sentAt: SimCalendar.date(ms: sendMs), status: status, reason: reason, pushToken: token,
                 activityID: plan.event == .start || context.logsActivityID ? context.activityID : nil,
@@ -683,17 +721,23 @@ private final class FleetRun {
 
     // MARK: Device-side lines
 
-    private func append(_ day: inout DeviceDay, install: Int, fromWidget: Bool, atMs: Int64,
-                        line: [UInt8], activityID: String, seq: Int) {
-        day.events[install].append(BeaconEvent(trueMs: atMs, order: day.order, fromWidget: fromWidget, line: line,
-                                               activityID: activityID, seq: seq))
+    private func append(
+        _ day: inout DeviceDay, install: Int, fromWidget: Bool, atMs: Int64,
+        line: [UInt8], activityID: String, seq: Int
+    ) {
+        day.events[install].append(
+            BeaconEvent(
+                trueMs: atMs, order: day.order, fromWidget: fromWidget, line: line,
+                activityID: activityID, seq: seq))
         day.order += 1
     }
 
     /// The widget renders a content state on the surfaces visible at that
     /// moment, and each surface's `onAppear` appends a render beacon.
-    private func render(_ day: inout DeviceDay, install: Int, activityID: String, seq: Int,
-                        event: PushPlan.Event, atMs: Int64) {
+    private func render(
+        _ day: inout DeviceDay, install: Int, activityID: String, seq: Int,
+        event: PushPlan.Event, atMs: Int64
+    ) {
         let device = day.device
         guard atMs < device.deadAtMs, atMs < dayEndMs else { return }
         if day.rng.chance(0.015) {
@@ -733,8 +777,9 @@ private final class FleetRun {
             let line: [UInt8]
             if style.isContractUTC && !version.omitsVersionField && !version.addsUnknownField {
                 // Exactly what the kit writes for the widget.
-                let beacon = RenderBeacon(activityID: activityID, seq: seq, renderedAt: SimCalendar.date(ms: deviceMs),
-                                          surface: surface, device: info)
+                let beacon = RenderBeacon(
+                    activityID: activityID, seq: seq, renderedAt: SimCalendar.date(ms: deviceMs),
+                    surface: surface, device: info)
                 line = BeaconLine.withoutLineEnd(beacon.jsonLine())
             } else {
                 var record = BeaconLine()
@@ -742,23 +787,27 @@ private final class FleetRun {
                 record.string("kind", "render")
                 record.string("activity_id", activityID)
                 record.int("seq", seq)
-                record.time("rendered_at", ms: deviceMs, style: style,
-                            subMillisecond: version.micros ? day.rng.int(0...999) : 0)
+                record.time(
+                    "rendered_at", ms: deviceMs, style: style,
+                    subMillisecond: version.micros ? day.rng.int(0...999) : 0)
                 record.string("surface", surface)
                 info.append(to: &record)
                 if version.addsUnknownField { record.string("build", "4210.7") }
                 line = record.finish()
             }
-            append(&day, install: install, fromWidget: true, atMs: renderMs, line: line,
-                   activityID: activityID, seq: seq)
+            append(
+                &day, install: install, fromWidget: true, atMs: renderMs, line: line,
+                activityID: activityID, seq: seq)
         }
     }
 
     /// The app observed an ActivityKit callback and logs it. `lossy`
     /// callbacks reach the log with the app version's state-callback rate
     /// (the app is often not running when the state changes).
-    private func callback(_ day: inout DeviceDay, install: Int, _ callback: CallbackReport.Callback, atMs: Int64,
-                          lossy: Bool = false) {
+    private func callback(
+        _ day: inout DeviceDay, install: Int, _ callback: CallbackReport.Callback, atMs: Int64,
+        lossy: Bool = false
+    ) {
         let device = day.device
         guard atMs < device.deadAtMs, atMs < dayEndMs else { return }
         let version = device.installs[install].version(at: atMs)
@@ -779,18 +828,20 @@ private final class FleetRun {
             if !version.omitsVersionField { record.int("v", 1) }
             record.string("kind", "callback")
             callback.append(to: &record)
-            record.time("received_at", ms: deviceMs, style: style,
-                        subMillisecond: version.micros ? day.rng.int(0...999) : 0)
+            record.time(
+                "received_at", ms: deviceMs, style: style,
+                subMillisecond: version.micros ? day.rng.int(0...999) : 0)
             info.append(to: &record)
             line = record.finish()
         }
-        append(&day, install: install, fromWidget: false, atMs: atMs, line: line,
-               activityID: callback.activityID ?? "", seq: callback.seq ?? 0)
+        append(
+            &day, install: install, fromWidget: false, atMs: atMs, line: line,
+            activityID: callback.activityID ?? "", seq: callback.seq ?? 0)
     }
 }
 
-private extension CallbackReport.Callback {
-    var activityID: String? {
+extension CallbackReport.Callback {
+    fileprivate var activityID: String? {
         switch self {
         case .pushToken(let activityID, _), .contentUpdate(let activityID, _), .activityState(let activityID, _):
             activityID
@@ -799,7 +850,7 @@ private extension CallbackReport.Callback {
         }
     }
 
-    var seq: Int? {
+    fileprivate var seq: Int? {
         if case .contentUpdate(_, let seq) = self { return seq }
         return nil
     }

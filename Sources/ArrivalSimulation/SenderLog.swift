@@ -1,5 +1,5 @@
-import ArrivalModel
 import ArrivalBeacons
+import ArrivalModel
 import Foundation
 
 /// The sender's side of the simulated day: every `apns` record goes into the
@@ -189,7 +189,7 @@ final class SenderLog {
 
     private func fileSize(_ path: String) throws -> Int64 {
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-              let size = attributes[.size] as? NSNumber
+            let size = attributes[.size] as? NSNumber
         else { throw SimulationError.cannotRead(path) }
         return size.int64Value
     }
@@ -202,7 +202,7 @@ final class SenderLog {
         guard let input = FileHandle(forReadingAtPath: sourcePath) else { throw SimulationError.cannotRead(sourcePath) }
         defer { try? input.close() }
         guard FileManager.default.createFile(atPath: targetPath, contents: nil),
-              let output = FileHandle(forWritingAtPath: targetPath)
+            let output = FileHandle(forWritingAtPath: targetPath)
         else { throw SimulationError.cannotCreate(targetPath) }
         defer { try? output.close() }
         var remaining = limit ?? Int64.max

@@ -1,5 +1,5 @@
-import ArrivalModel
 import ArrivalBeacons
+import ArrivalModel
 import Foundation
 
 /// The simulator's calendar: days and times in integer milliseconds, so the
@@ -42,8 +42,9 @@ struct SimTimeStyle: Sendable {
     /// The time as a `String` (for bad lines built by hand).
     func text(ms: Int64) -> String {
         var bytes: [UInt8] = []
-        RFC3339.appendTime(milliseconds: ms, offsetMinutes: offsetMinutes, zulu: zulu,
-                           fractionDigits: micros ? 6 : 3, to: &bytes)
+        RFC3339.appendTime(
+            milliseconds: ms, offsetMinutes: offsetMinutes, zulu: zulu,
+            fractionDigits: micros ? 6 : 3, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
     }
 }
@@ -53,8 +54,9 @@ extension BeaconLine {
     /// clock with `style`'s offset; `subMillisecond` (0-999) adds three more
     /// fraction digits when `style.micros` is set.
     mutating func time(_ name: StaticString, ms: Int64, style: SimTimeStyle, subMillisecond: Int = 0) {
-        time(name, milliseconds: ms, offsetMinutes: style.offsetMinutes, zulu: style.zulu,
-             fractionDigits: style.micros ? 6 : 3, subMillisecond: subMillisecond)
+        time(
+            name, milliseconds: ms, offsetMinutes: style.offsetMinutes, zulu: style.zulu,
+            fractionDigits: style.micros ? 6 : 3, subMillisecond: subMillisecond)
     }
 
     /// The finished object without line end, from a record encoder's `jsonLine()` (which ends in `\n`).

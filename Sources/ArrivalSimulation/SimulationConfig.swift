@@ -1,4 +1,5 @@
 import ArrivalModel
+
 /// What to simulate: how many Live Activities, which random seed, which day.
 ///
 /// The same configuration always produces a byte-identical output tree (see
@@ -140,13 +141,19 @@ public struct SimulationSummary: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         var lines: [String] = []
-        lines.append("simulated \(activities) activities on \(devices) devices for \(day) (seed \(seed)) into \(outputDirectory)")
+        lines.append(
+            "simulated \(activities) activities on \(devices) devices for \(day) (seed \(seed)) into \(outputDirectory)"
+        )
         lines.append("  records: apns \(apnsRecords), render \(renderRecords), callback \(callbackRecords)")
-        lines.append("  files: \(senderFiles.count) sender (\(gzipMembers) gzip members in hourly batches), \(deviceFiles) device; \(bytesWritten) bytes")
+        lines.append(
+            "  files: \(senderFiles.count) sender (\(gzipMembers) gzip members in hourly batches), \(deviceFiles) device; \(bytesWritten) bytes"
+        )
         for file in senderFiles { lines.append("    \(file)") }
         lines.append("  duplicates planted: \(overlapRecords) apns records repeated in the overlapping re-export")
         let garbage = garbageLines.keys.sorted().map { "\($0)=\(garbageLines[$0] ?? 0)" }.joined(separator: ", ")
-        lines.append("  bad input planted: \(totalGarbageLines) garbage lines (\(garbage)), \(tornLines) torn last lines, \(blankLines) blank lines, \(crlfFiles) CRLF files")
+        lines.append(
+            "  bad input planted: \(totalGarbageLines) garbage lines (\(garbage)), \(tornLines) torn last lines, \(blankLines) blank lines, \(crlfFiles) CRLF files"
+        )
         let simulated = phenomena.keys.sorted().map { "\($0)=\(phenomena[$0] ?? 0)" }.joined(separator: ", ")
         lines.append("  phenomena: \(simulated)")
         return lines.joined(separator: "\n")

@@ -8,8 +8,8 @@ package final class FileRegistryLookup {
     /// Nil for an in-memory store or one that cannot be opened yet (a new store).
     package init?(storePath: String) {
         guard storePath != ":memory:", !storePath.isEmpty,
-              let connection = try? Connection(path: storePath, readOnly: true),
-              let statement = try? connection.prepare("SELECT 1 FROM files WHERE content_sha256 = ?")
+            let connection = try? Connection(path: storePath, readOnly: true),
+            let statement = try? connection.prepare("SELECT 1 FROM files WHERE content_sha256 = ?")
         else { return nil }
         self.connection = connection
         self.statement = statement

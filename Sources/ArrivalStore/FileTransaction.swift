@@ -1,4 +1,5 @@
 import ArrivalModel
+
 /// The savepoint of one file being ingested. Records are inserted with
 /// prepared statements reused for every row; ``commit(lines:gzip:)`` writes
 /// the file's registry counts and releases the file into the store's batch
@@ -102,15 +103,17 @@ final class RecordStatements {
                 // the statement can never stop half done and SQLite keeps no
                 // statement journal for it; a skipped row is then retried
                 // alone, which either finds it a duplicate or fails loudly.
-                return try connection.prepare(rows == 1
-                    ? "INSERT INTO \(table) (\(names)) VALUES \(values) ON CONFLICT (record_key) DO NOTHING"
-                    : "INSERT OR IGNORE INTO \(table) (\(names)) VALUES \(values)")
+                return try connection.prepare(
+                    rows == 1
+                        ? "INSERT INTO \(table) (\(names)) VALUES \(values) ON CONFLICT (record_key) DO NOTHING"
+                        : "INSERT OR IGNORE INTO \(table) (\(names)) VALUES \(values)")
             }
             multi = [(64, try insert(rows: 64)), (8, try insert(rows: 8))]
             single = try insert(rows: 1)
             // `IS` compares NULL equal to NULL: the contract's "absent equal to null".
             let conditions = columns.enumerated().map { "\($0.element) IS ?\($0.offset + 3)" }
-            same = try connection.prepare("""
+            same = try connection.prepare(
+                """
                 SELECT 1 FROM \(table) WHERE record_key = ?1 AND \(conditions.joined(separator: " AND "))
                 """)
             keysInRange = try connection.prepare("SELECT record_key FROM \(table) WHERE id BETWEEN ? AND ?")
@@ -134,25 +137,35 @@ final class RecordStatements {
 
     init(connection: Connection) throws(DatabaseError) {
         self.connection = connection
-        apns = try KindStatements(kind: .apns, table: "apns", columns: [
-            "apns_id", "sent_at", "status", "reason", "push_token", "activity_id", "seq", "event",
-            "aps_timestamp", "payload_bytes", "topic", "push_type", "priority", "environment", "latency_ms",
-        ], connection: connection)
-        renders = try KindStatements(kind: .render, table: "renders", columns: [
-            "activity_id", "seq", "rendered_at", "surface", "device_id", "os_version", "device_model", "app_version",
-        ], connection: connection)
-        callbacks = try KindStatements(kind: .callback, table: "callbacks", columns: [
-            "callback", "activity_id", "push_token", "seq", "state", "received_at", "device_id",
-            "os_version", "device_model", "app_version",
-        ], connection: connection)
-        malformed = try connection.prepare("INSERT INTO malformed_lines (file_id, line, cause, problem) VALUES (?, ?, ?, ?)")
+        apns = try KindStatements(
+            kind: .apns, table: "apns",
+            columns: [
+                "apns_id", "sent_at", "status", "reason", "push_token", "activity_id", "seq", "event",
+                "aps_timestamp", "payload_bytes", "topic", "push_type", "priority", "environment", "latency_ms",
+            ], connection: connection)
+        renders = try KindStatements(
+            kind: .render, table: "renders",
+            columns: [
+                "activity_id", "seq", "rendered_at", "surface", "device_id", "os_version", "device_model",
+                "app_version",
+            ], connection: connection)
+        callbacks = try KindStatements(
+            kind: .callback, table: "callbacks",
+            columns: [
+                "callback", "activity_id", "push_token", "seq", "state", "received_at", "device_id",
+                "os_version", "device_model", "app_version",
+            ], connection: connection)
+        malformed = try connection.prepare(
+            "INSERT INTO malformed_lines (file_id, line, cause, problem) VALUES (?, ?, ?, ?)")
         fileStatus = try connection.prepare("SELECT path FROM files WHERE content_sha256 = ?")
-        insertFile = try connection.prepare("""
+        insertFile = try connection.prepare(
+            """
             INSERT INTO files (content_sha256, path, byte_count, gzip, line_count, record_count,
                                duplicate_count, malformed_count, ingested_at)
             VALUES (?, ?, ?, ?, 0, 0, 0, 0, ?)
             """)
-        finishFile = try connection.prepare("""
+        finishFile = try connection.prepare(
+            """
             UPDATE files SET line_count = ?, record_count = ?, duplicate_count = ?, malformed_count = ?, gzip = ?
             WHERE id = ?
             """)
@@ -229,7 +242,8 @@ final class RecordStatements {
                             done(row, true)
                             continue
                         }
-                        let new = try insertProbing(key: key(index + offset), statements: statements, fileID: fileID) { s in
+                        let new = try insertProbing(key: key(index + offset), statements: statements, fileID: fileID) {
+                            s in
                             s.bind(batch.cells(of: row), from: 3, arena: base)
                         }
                         done(row, new)
@@ -260,7 +274,8 @@ final class RecordStatements {
     private func insertProbing(
         key: Int64, statements: KindStatements, fileID: Int64, bindFields: (Statement) -> Void
     ) throws(DatabaseError) -> Bool {
-        let insert = statements.single, same = statements.same
+        let insert = statements.single
+        let same = statements.same
         var slot = key
         bindFields(insert)
         insert.bind(2, fileID)

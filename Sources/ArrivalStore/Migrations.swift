@@ -1,4 +1,5 @@
 import ArrivalModel
+
 /// The store's schema as named, append-only migrations: a migration that has
 /// shipped is never edited; a change is a new migration at the end.
 enum Migrations {
@@ -12,8 +13,8 @@ enum Migrations {
     /// 3339 time string, got 1795248000`); NULL for causes that concern the
     /// whole line and for lines ingested before this migration.
     static let malformedProblem = """
-    ALTER TABLE malformed_lines ADD COLUMN problem TEXT;
-    """
+        ALTER TABLE malformed_lines ADD COLUMN problem TEXT;
+        """
 
     /// Tables of ingested files and records. Times are integer milliseconds
     /// since the Unix epoch (UTC). `record_key` is the de-duplication key:
@@ -24,81 +25,81 @@ enum Migrations {
     /// the index. CHECKs spell out enumerations with OR: an IN list would make
     /// SQLite build a temporary table on every insert.
     static let records = """
-    CREATE TABLE files (
-        id              INTEGER PRIMARY KEY,
-        content_sha256  TEXT    NOT NULL UNIQUE,
-        path            TEXT    NOT NULL,
-        byte_count      INTEGER NOT NULL,
-        gzip            INTEGER NOT NULL CHECK (gzip IN (0, 1)),
-        line_count      INTEGER NOT NULL,
-        record_count    INTEGER NOT NULL,
-        duplicate_count INTEGER NOT NULL,
-        malformed_count INTEGER NOT NULL,
-        ingested_at     INTEGER NOT NULL
-    );
-    CREATE TABLE skipped_files (
-        content_sha256 TEXT NOT NULL REFERENCES files (content_sha256),
-        path           TEXT NOT NULL,
-        first_seen_at  INTEGER NOT NULL,
-        PRIMARY KEY (content_sha256, path)
-    ) WITHOUT ROWID;
-    CREATE TABLE malformed_lines (
-        file_id INTEGER NOT NULL REFERENCES files (id),
-        line    INTEGER NOT NULL,
-        cause   TEXT    NOT NULL CHECK (cause IN ('line_too_long', 'invalid_utf8', 'invalid_json', 'too_deep',
-                    'duplicate_key', 'not_an_object', 'unsupported_version', 'unknown_kind', 'missing_field',
-                    'wrong_type', 'invalid_time', 'invalid_enum', 'truncated_gzip')),
-        PRIMARY KEY (file_id, line)
-    ) WITHOUT ROWID;
-    CREATE TABLE apns (
-        id            INTEGER PRIMARY KEY,
-        record_key    INTEGER NOT NULL UNIQUE,
-        file_id       INTEGER NOT NULL,
-        apns_id       TEXT    NOT NULL,
-        sent_at       INTEGER NOT NULL,
-        status        INTEGER NOT NULL,
-        reason        TEXT,
-        push_token    TEXT    NOT NULL,
-        activity_id   TEXT,
-        seq           INTEGER,
-        event         TEXT CHECK (event = 'start' OR event = 'update' OR event = 'end'),
-        aps_timestamp INTEGER NOT NULL,
-        payload_bytes INTEGER,
-        topic         TEXT,
-        push_type     TEXT,
-        priority      INTEGER,
-        environment   TEXT,
-        latency_ms    INTEGER
-    );
-    CREATE TABLE renders (
-        id           INTEGER PRIMARY KEY,
-        record_key   INTEGER NOT NULL UNIQUE,
-        file_id      INTEGER NOT NULL,
-        activity_id  TEXT    NOT NULL,
-        seq          INTEGER NOT NULL,
-        rendered_at  INTEGER NOT NULL,
-        surface      TEXT,
-        device_id    TEXT,
-        os_version   TEXT,
-        device_model TEXT,
-        app_version  TEXT
-    );
-    CREATE TABLE callbacks (
-        id           INTEGER PRIMARY KEY,
-        record_key   INTEGER NOT NULL UNIQUE,
-        file_id      INTEGER NOT NULL,
-        callback     TEXT    NOT NULL CHECK (callback = 'push_token' OR callback = 'push_to_start_token'
-                                             OR callback = 'content_update' OR callback = 'activity_state'),
-        activity_id  TEXT CHECK (activity_id IS NOT NULL OR callback = 'push_to_start_token'),
-        push_token   TEXT CHECK (push_token IS NOT NULL OR callback NOT IN ('push_token', 'push_to_start_token')),
-        seq          INTEGER CHECK (seq IS NOT NULL OR callback <> 'content_update'),
-        state        TEXT CHECK ((state = 'active' OR state = 'ended' OR state = 'dismissed' OR state = 'stale')
-                                 AND (state IS NOT NULL OR callback <> 'activity_state')),
-        received_at  INTEGER NOT NULL,
-        device_id    TEXT,
-        os_version   TEXT,
-        device_model TEXT,
-        app_version  TEXT
-    );
-    """
+        CREATE TABLE files (
+            id              INTEGER PRIMARY KEY,
+            content_sha256  TEXT    NOT NULL UNIQUE,
+            path            TEXT    NOT NULL,
+            byte_count      INTEGER NOT NULL,
+            gzip            INTEGER NOT NULL CHECK (gzip IN (0, 1)),
+            line_count      INTEGER NOT NULL,
+            record_count    INTEGER NOT NULL,
+            duplicate_count INTEGER NOT NULL,
+            malformed_count INTEGER NOT NULL,
+            ingested_at     INTEGER NOT NULL
+        );
+        CREATE TABLE skipped_files (
+            content_sha256 TEXT NOT NULL REFERENCES files (content_sha256),
+            path           TEXT NOT NULL,
+            first_seen_at  INTEGER NOT NULL,
+            PRIMARY KEY (content_sha256, path)
+        ) WITHOUT ROWID;
+        CREATE TABLE malformed_lines (
+            file_id INTEGER NOT NULL REFERENCES files (id),
+            line    INTEGER NOT NULL,
+            cause   TEXT    NOT NULL CHECK (cause IN ('line_too_long', 'invalid_utf8', 'invalid_json', 'too_deep',
+                        'duplicate_key', 'not_an_object', 'unsupported_version', 'unknown_kind', 'missing_field',
+                        'wrong_type', 'invalid_time', 'invalid_enum', 'truncated_gzip')),
+            PRIMARY KEY (file_id, line)
+        ) WITHOUT ROWID;
+        CREATE TABLE apns (
+            id            INTEGER PRIMARY KEY,
+            record_key    INTEGER NOT NULL UNIQUE,
+            file_id       INTEGER NOT NULL,
+            apns_id       TEXT    NOT NULL,
+            sent_at       INTEGER NOT NULL,
+            status        INTEGER NOT NULL,
+            reason        TEXT,
+            push_token    TEXT    NOT NULL,
+            activity_id   TEXT,
+            seq           INTEGER,
+            event         TEXT CHECK (event = 'start' OR event = 'update' OR event = 'end'),
+            aps_timestamp INTEGER NOT NULL,
+            payload_bytes INTEGER,
+            topic         TEXT,
+            push_type     TEXT,
+            priority      INTEGER,
+            environment   TEXT,
+            latency_ms    INTEGER
+        );
+        CREATE TABLE renders (
+            id           INTEGER PRIMARY KEY,
+            record_key   INTEGER NOT NULL UNIQUE,
+            file_id      INTEGER NOT NULL,
+            activity_id  TEXT    NOT NULL,
+            seq          INTEGER NOT NULL,
+            rendered_at  INTEGER NOT NULL,
+            surface      TEXT,
+            device_id    TEXT,
+            os_version   TEXT,
+            device_model TEXT,
+            app_version  TEXT
+        );
+        CREATE TABLE callbacks (
+            id           INTEGER PRIMARY KEY,
+            record_key   INTEGER NOT NULL UNIQUE,
+            file_id      INTEGER NOT NULL,
+            callback     TEXT    NOT NULL CHECK (callback = 'push_token' OR callback = 'push_to_start_token'
+                                                 OR callback = 'content_update' OR callback = 'activity_state'),
+            activity_id  TEXT CHECK (activity_id IS NOT NULL OR callback = 'push_to_start_token'),
+            push_token   TEXT CHECK (push_token IS NOT NULL OR callback NOT IN ('push_token', 'push_to_start_token')),
+            seq          INTEGER CHECK (seq IS NOT NULL OR callback <> 'content_update'),
+            state        TEXT CHECK ((state = 'active' OR state = 'ended' OR state = 'dismissed' OR state = 'stale')
+                                     AND (state IS NOT NULL OR callback <> 'activity_state')),
+            received_at  INTEGER NOT NULL,
+            device_id    TEXT,
+            os_version   TEXT,
+            device_model TEXT,
+            app_version  TEXT
+        );
+        """
 }

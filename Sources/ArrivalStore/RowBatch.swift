@@ -1,4 +1,5 @@
 import ArrivalModel
+
 /// Decoded lines packed for the hand-off from the reading thread to the
 /// writing one: every field is a fixed-size ``Cell``, every string's bytes
 /// live in one arena, and lines that are not records are kept by number and
@@ -124,15 +125,41 @@ package struct RowBatch: Sendable {
         func int(_ value: Int64?) { append(value.map(Cell.int) ?? .noInt) }
         switch record {
         case .apns(let r):
-            text(r.apnsID); int(r.sentAt); int(r.status); text(r.reason); text(r.pushToken); text(r.activityID)
-            int(r.seq); text(r.event); int(r.apsTimestamp); int(r.payloadBytes); text(r.topic); text(r.pushType)
-            int(r.priority); text(r.environment); int(r.latencyMS)
+            text(r.apnsID)
+            int(r.sentAt)
+            int(r.status)
+            text(r.reason)
+            text(r.pushToken)
+            text(r.activityID)
+            int(r.seq)
+            text(r.event)
+            int(r.apsTimestamp)
+            int(r.payloadBytes)
+            text(r.topic)
+            text(r.pushType)
+            int(r.priority)
+            text(r.environment)
+            int(r.latencyMS)
         case .render(let r):
-            text(r.activityID); int(r.seq); int(r.renderedAt); text(r.surface); text(r.deviceID); text(r.osVersion)
-            text(r.deviceModel); text(r.appVersion)
+            text(r.activityID)
+            int(r.seq)
+            int(r.renderedAt)
+            text(r.surface)
+            text(r.deviceID)
+            text(r.osVersion)
+            text(r.deviceModel)
+            text(r.appVersion)
         case .callback(let r):
-            text(r.callback.rawValue); text(r.activityID); text(r.pushToken); int(r.seq); text(r.state)
-            int(r.receivedAt); text(r.deviceID); text(r.osVersion); text(r.deviceModel); text(r.appVersion)
+            text(r.callback.rawValue)
+            text(r.activityID)
+            text(r.pushToken)
+            int(r.seq)
+            text(r.state)
+            int(r.receivedAt)
+            text(r.deviceID)
+            text(r.osVersion)
+            text(r.deviceModel)
+            text(r.appVersion)
         }
         finishRow(start, kind: record.kind, line: line)
     }
@@ -158,19 +185,23 @@ package struct RowBatch: Sendable {
         }
         switch row.kind {
         case .apns:
-            return .apns(APNSRecord(
-                apnsID: text()!, sentAt: int()!, status: int()!, reason: text(), pushToken: text()!,
-                activityID: text(), seq: int(), event: text(), apsTimestamp: int()!, payloadBytes: int(),
-                topic: text(), pushType: text(), priority: int(), environment: text(), latencyMS: int()))
+            return .apns(
+                APNSRecord(
+                    apnsID: text()!, sentAt: int()!, status: int()!, reason: text(), pushToken: text()!,
+                    activityID: text(), seq: int(), event: text(), apsTimestamp: int()!, payloadBytes: int(),
+                    topic: text(), pushType: text(), priority: int(), environment: text(), latencyMS: int()))
         case .render:
-            return .render(RenderRecord(
-                activityID: text()!, seq: int()!, renderedAt: int()!, surface: text(), deviceID: text(),
-                osVersion: text(), deviceModel: text(), appVersion: text()))
+            return .render(
+                RenderRecord(
+                    activityID: text()!, seq: int()!, renderedAt: int()!, surface: text(), deviceID: text(),
+                    osVersion: text(), deviceModel: text(), appVersion: text()))
         case .callback:
-            return .callback(CallbackRecord(
-                callback: CallbackRecord.Kind(rawValue: text()!)!, activityID: text(), pushToken: text(), seq: int(),
-                state: text(), receivedAt: int()!, deviceID: text(), osVersion: text(), deviceModel: text(),
-                appVersion: text()))
+            return .callback(
+                CallbackRecord(
+                    callback: CallbackRecord.Kind(rawValue: text()!)!, activityID: text(), pushToken: text(),
+                    seq: int(),
+                    state: text(), receivedAt: int()!, deviceID: text(), osVersion: text(), deviceModel: text(),
+                    appVersion: text()))
         }
     }
 

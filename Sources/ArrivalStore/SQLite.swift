@@ -1,6 +1,6 @@
 import ArrivalModel
-import Foundation
 import CSQLite
+import Foundation
 
 /// A failed SQLite call, with the statement or step it came from.
 public struct DatabaseError: Error, CustomStringConvertible {
@@ -36,7 +36,9 @@ final class Connection {
     init(path: String, readOnly: Bool = false, create: Bool = true, immutable: Bool = false) throws(DatabaseError) {
         _ = Self.configured
         var db: OpaquePointer?
-        var flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)) | SQLITE_OPEN_NOMUTEX
+        var flags =
+            (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0))
+            | SQLITE_OPEN_NOMUTEX
         var name = path
         if immutable {
             flags |= SQLITE_OPEN_URI
@@ -66,7 +68,9 @@ final class Connection {
             let message = error.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
             sqlite3_free(error)
             let statement = sql.split(separator: "\n").first.map(String.init) ?? sql
-            throw DatabaseError(code: rc, message: message, context: "running \(statement.trimmingCharacters(in: .whitespaces).prefix(80))")
+            throw DatabaseError(
+                code: rc, message: message,
+                context: "running \(statement.trimmingCharacters(in: .whitespaces).prefix(80))")
         }
     }
 
@@ -121,7 +125,8 @@ final class Statement {
         }
         value.withUTF8 { bytes in
             bytes.withMemoryRebound(to: CChar.self) { chars in
-                _ = sqlite3_bind_text(handle, index, chars.baseAddress ?? emptyCString, Int32(chars.count), csqlite_transient())
+                _ = sqlite3_bind_text(
+                    handle, index, chars.baseAddress ?? emptyCString, Int32(chars.count), csqlite_transient())
             }
         }
     }
@@ -190,7 +195,7 @@ final class Statement {
     }
 
     /// Runs a query and calls `body` for each row.
-    func forEach(_ body: (Statement) throws -> Void) throws {
+    func forEachRow(_ body: (Statement) throws -> Void) throws {
         defer { sqlite3_reset(handle) }
         while try step() { try body(self) }
     }

@@ -88,18 +88,20 @@ extension Store {
     /// Every ingested file, sorted by path in code-point order (SQLite's
     /// BINARY collation compares the UTF-8 bytes), then by id.
     package func listFiles() throws(DatabaseError) -> [IngestedFile] {
-        let query = try connection.prepare("""
+        let query = try connection.prepare(
+            """
             SELECT id, path, content_sha256, byte_count, gzip, line_count, record_count, duplicate_count,
                    malformed_count, ingested_at
             FROM files ORDER BY path, id
             """)
         var files: [IngestedFile] = []
         do {
-            try query.forEach { row in
-                files.append(IngestedFile(
-                    id: row.int(0), path: row.string(1) ?? "", sha256: row.string(2) ?? "", byteCount: row.int(3),
-                    gzip: row.int(4) != 0, lines: Int(row.int(5)), records: Int(row.int(6)),
-                    duplicates: Int(row.int(7)), malformed: Int(row.int(8)), ingestedAt: row.int(9)))
+            try query.forEachRow { row in
+                files.append(
+                    IngestedFile(
+                        id: row.int(0), path: row.string(1) ?? "", sha256: row.string(2) ?? "", byteCount: row.int(3),
+                        gzip: row.int(4) != 0, lines: Int(row.int(5)), records: Int(row.int(6)),
+                        duplicates: Int(row.int(7)), malformed: Int(row.int(8)), ingestedAt: row.int(9)))
             }
         } catch {
             throw Self.asDatabaseError(error, "listing the ingested files")
@@ -110,17 +112,19 @@ extension Store {
     /// Every skipped re-upload with the registered file of the same bytes,
     /// sorted by path in code-point order.
     package func skippedFiles() throws(DatabaseError) -> [SkippedFile] {
-        let query = try connection.prepare("""
+        let query = try connection.prepare(
+            """
             SELECT s.path, s.content_sha256, s.first_seen_at, f.path, f.id
             FROM skipped_files AS s JOIN files AS f ON f.content_sha256 = s.content_sha256
             ORDER BY s.path, s.content_sha256
             """)
         var skipped: [SkippedFile] = []
         do {
-            try query.forEach { row in
-                skipped.append(SkippedFile(
-                    path: row.string(0) ?? "", sha256: row.string(1) ?? "", firstSeenAt: row.int(2),
-                    sameBytesAs: row.string(3) ?? "", fileID: row.int(4)))
+            try query.forEachRow { row in
+                skipped.append(
+                    SkippedFile(
+                        path: row.string(0) ?? "", sha256: row.string(1) ?? "", firstSeenAt: row.int(2),
+                        sameBytesAs: row.string(3) ?? "", fileID: row.int(4)))
             }
         } catch {
             throw Self.asDatabaseError(error, "listing the skipped re-uploads")
@@ -171,10 +175,12 @@ extension Store {
                     ("DELETE FROM renders WHERE file_id IN (\(list))", total.renders),
                     ("DELETE FROM callbacks WHERE file_id IN (\(list))", total.callbacks),
                     ("DELETE FROM malformed_lines WHERE file_id IN (\(list))", total.malformedLines),
-                    ("""
-                     DELETE FROM skipped_files
-                     WHERE content_sha256 IN (SELECT content_sha256 FROM files WHERE id IN (\(list)))
-                     """, total.skippedFiles),
+                    (
+                        """
+                        DELETE FROM skipped_files
+                        WHERE content_sha256 IN (SELECT content_sha256 FROM files WHERE id IN (\(list)))
+                        """, total.skippedFiles
+                    ),
                     ("DELETE FROM files WHERE id IN (\(list))", present.count),
                 ]
                 for step in steps {
@@ -184,7 +190,8 @@ extension Store {
                     // Counted and deleted in the same write transaction: a difference is a bug.
                     guard connection.changes == step.expected else {
                         throw DatabaseError(
-                            code: SQLITE_MISMATCH, message: "removed \(connection.changes) rows, counted \(step.expected)",
+                            code: SQLITE_MISMATCH,
+                            message: "removed \(connection.changes) rows, counted \(step.expected)",
                             context: "running \(step.sql.prefix(80))")
                     }
                 }
@@ -212,17 +219,20 @@ extension Store {
             let query = try connection.prepare(sql)
             for (index, id) in present.enumerated() { query.bind(Int32(index + 1), id) }
             do {
-                try query.forEach { row in counts[row.int(0), default: .init()][keyPath: field] = Int(row.int(1)) }
+                try query.forEachRow { row in counts[row.int(0), default: .init()][keyPath: field] = Int(row.int(1)) }
             } catch {
                 throw Self.asDatabaseError(error, "counting \(sql.prefix(80))")
             }
         }
         try count("SELECT file_id, count(*) FROM apns WHERE file_id IN (\(list)) GROUP BY file_id", into: \.apns)
         try count("SELECT file_id, count(*) FROM renders WHERE file_id IN (\(list)) GROUP BY file_id", into: \.renders)
-        try count("SELECT file_id, count(*) FROM callbacks WHERE file_id IN (\(list)) GROUP BY file_id", into: \.callbacks)
-        try count("SELECT file_id, count(*) FROM malformed_lines WHERE file_id IN (\(list)) GROUP BY file_id",
-                  into: \.malformedLines)
-        try count("""
+        try count(
+            "SELECT file_id, count(*) FROM callbacks WHERE file_id IN (\(list)) GROUP BY file_id", into: \.callbacks)
+        try count(
+            "SELECT file_id, count(*) FROM malformed_lines WHERE file_id IN (\(list)) GROUP BY file_id",
+            into: \.malformedLines)
+        try count(
+            """
             SELECT f.id, count(*) FROM skipped_files AS s JOIN files AS f ON f.content_sha256 = s.content_sha256
             WHERE f.id IN (\(list)) GROUP BY f.id
             """, into: \.skippedFiles)
@@ -233,7 +243,9 @@ extension Store {
             let removed = Set(present)
             removal.laterFilesWithDuplicates = byID.values
                 .filter { $0.id > first && $0.duplicates > 0 && !removed.contains($0.id) }
-                .sorted { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) || ($0.path == $1.path && $0.id < $1.id) }
+                .sorted {
+                    $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) || ($0.path == $1.path && $0.id < $1.id)
+                }
         }
         return removal
     }
@@ -289,9 +301,11 @@ package enum FileSelection {
                 path.utf8.elementsEqual(name.utf8) || path.utf8.elementsEqual(absolute.utf8)
             }
             let prefix = name.lowercased()
-            let isHex = name.utf8.count >= minimumPrefix && name.utf8.allSatisfy {
-                ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) || ($0 >= 0x41 && $0 <= 0x46)
-            }
+            let isHex =
+                name.utf8.count >= minimumPrefix
+                && name.utf8.allSatisfy {
+                    ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) || ($0 >= 0x41 && $0 <= 0x46)
+                }
             let matches = files.filter { isPath($0.path) || (isHex && $0.sha256.hasPrefix(prefix)) }
             switch matches.count {
             case 1:

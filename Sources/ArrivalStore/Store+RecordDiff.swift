@@ -5,13 +5,15 @@ extension Store {
     /// ``RequestsByApnsID`` streams (`arrival diff --records` builds it on
     /// each side's own thread before the merge).
     package func indexRequestsByApnsID() throws(DatabaseError) {
-        try connection.execute("CREATE INDEX apns_by_id ON apns (apns_id, sent_at, status, reason, id, activity_id, seq)")
+        try connection.execute(
+            "CREATE INDEX apns_by_id ON apns (apns_id, sent_at, status, reason, id, activity_id, seq)")
     }
 
     /// The `apns` records of `window` in `apns_id` order (byte order), then
     /// `sent_at`, `status`, `reason` and row order.
     package func requestsByApnsID(window: ReportWindow?) throws(DatabaseError) -> RequestsByApnsID {
-        let statement = try connection.prepare("""
+        let statement = try connection.prepare(
+            """
             SELECT apns_id, sent_at, status, reason, activity_id, seq FROM apns
             WHERE sent_at >= ? AND sent_at < ?
             ORDER BY apns_id, sent_at, status, reason, id
@@ -24,7 +26,9 @@ extension Store {
 
 /// A cursor of ``Store/requestsByApnsID(window:)``.
 package final class RequestsByApnsID {
-    package typealias Row = (apnsID: String, sentAt: Int64, status: Int64, reason: String?, activityID: String?, seq: Int64?)
+    package typealias Row = (
+        apnsID: String, sentAt: Int64, status: Int64, reason: String?, activityID: String?, seq: Int64?
+    )
     private let statement: Statement
     private var done = false
 
@@ -38,7 +42,9 @@ package final class RequestsByApnsID {
             done = true
             return nil
         }
-        return (statement.string(0) ?? "", statement.int(1), statement.int(2), statement.string(3),
-                statement.string(4), statement.optionalInt(5))
+        return (
+            statement.string(0) ?? "", statement.int(1), statement.int(2), statement.string(3),
+            statement.string(4), statement.optionalInt(5)
+        )
     }
 }

@@ -8,7 +8,7 @@ extension Store {
         let statement = try connection.prepare("SELECT count(*), min(sent_at), max(sent_at) FROM apns")
         defer { statement.reset() }
         guard try statement.step(), statement.int(0) > 0,
-              let first = statement.optionalInt(1), let last = statement.optionalInt(2)
+            let first = statement.optionalInt(1), let last = statement.optionalInt(2)
         else { return nil }
         return (Int(statement.int(0)), first, last)
     }

@@ -1,9 +1,10 @@
 import ArrivalModel
 import CSQLite
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The one owner of an arrival SQLite database: it opens the file, applies
@@ -60,15 +61,19 @@ public final class Store {
             // is deleted unread (``ComparisonSide``). Measured on two sides of
             // 1.03 M apns records: 10.2–10.9 s against 12.4–16.6 s with the
             // journal in memory (three runs each, release build).
-            try connection.execute(throwaway ? """
-                PRAGMA journal_mode = OFF;
-                PRAGMA synchronous = OFF;
-                PRAGMA locking_mode = EXCLUSIVE;
-                """ : """
-                PRAGMA journal_mode = WAL;
-                PRAGMA synchronous = NORMAL;
-                """)
-            try connection.execute("""
+            try connection.execute(
+                throwaway
+                    ? """
+                    PRAGMA journal_mode = OFF;
+                    PRAGMA synchronous = OFF;
+                    PRAGMA locking_mode = EXCLUSIVE;
+                    """
+                    : """
+                    PRAGMA journal_mode = WAL;
+                    PRAGMA synchronous = NORMAL;
+                    """)
+            try connection.execute(
+                """
                 PRAGMA foreign_keys = ON;
                 PRAGMA cache_size = -65536;
                 PRAGMA temp_store = FILE;
@@ -78,7 +83,8 @@ public final class Store {
             try syncOutcomeViews()
         } catch {
             if error.hint != nil { throw error }
-            throw DatabaseError(code: error.code, message: error.message, context: "opening the store '\(path)'", path: path)
+            throw DatabaseError(
+                code: error.code, message: error.message, context: "opening the store '\(path)'", path: path)
         }
     }
 
@@ -128,7 +134,8 @@ public final class Store {
         case .empty:
             throw DatabaseError(
                 code: SQLITE_ERROR, message: "'\(path)' is empty, not an arrival store", context: context,
-                hint: "run 'arrival ingest PATH… --db \(path)' to fill it, or pass --db with the store's path.", path: path)
+                hint: "run 'arrival ingest PATH… --db \(path)' to fill it, or pass --db with the store's path.",
+                path: path)
         case .foreign(let tables):
             throw Self.foreignDatabase(path, tables: tables)
         case .arrival, .olderArrival:
@@ -147,9 +154,11 @@ public final class Store {
         guard missing.isEmpty else {
             throw DatabaseError(
                 code: SQLITE_ERROR,
-                message: "'\(path)' was written by an older arrival (missing migrations \(missing.joined(separator: ", ")))",
+                message:
+                    "'\(path)' was written by an older arrival (missing migrations \(missing.joined(separator: ", ")))",
                 context: context,
-                hint: "run 'arrival ingest --db \(path)' once (with any batch, or an empty directory) to upgrade it.", path: path)
+                hint: "run 'arrival ingest --db \(path)' once (with any batch, or an empty directory) to upgrade it.",
+                path: path)
         }
     }
 
@@ -201,19 +210,21 @@ public final class Store {
             throw DatabaseError(
                 code: SQLITE_CANTOPEN, message: "the directory '\(checked)' of the store '\(path)' does not exist",
                 context: "opening the store '\(path)'",
-                hint: "create it (mkdir -p '\(checked)'), or pass --db with a file in an existing directory.", path: path)
+                hint: "create it (mkdir -p '\(checked)'), or pass --db with a file in an existing directory.",
+                path: path)
         }
         if info.st_mode & S_IFMT != S_IFDIR {
             throw DatabaseError(
                 code: SQLITE_CANTOPEN, message: "'\(checked)' in the store's path '\(path)' is not a directory",
-                context: "opening the store '\(path)'", hint: "pass --db with a file in an existing directory.", path: path)
+                context: "opening the store '\(path)'", hint: "pass --db with a file in an existing directory.",
+                path: path)
         }
     }
 
     private static func migrationNames(_ connection: Connection) throws -> [String] {
         let statement = try connection.prepare("SELECT name FROM arrival_migrations ORDER BY rowid")
         var names: [String] = []
-        try statement.forEach { names.append($0.string(0) ?? "") }
+        try statement.forEachRow { names.append($0.string(0) ?? "") }
         return names
     }
 
@@ -223,11 +234,13 @@ public final class Store {
     }
 
     private func migrate() throws(DatabaseError) {
-        try connection.execute("""
+        try connection.execute(
+            """
             CREATE TABLE IF NOT EXISTS arrival_migrations (name TEXT NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL)
             """)
         let applied = try connection.prepare("SELECT 1 FROM arrival_migrations WHERE name = ?")
-        let record = try connection.prepare("INSERT INTO arrival_migrations (name, applied_at) VALUES (?, strftime('%s','now'))")
+        let record = try connection.prepare(
+            "INSERT INTO arrival_migrations (name, applied_at) VALUES (?, strftime('%s','now'))")
         for (name, sql) in Migrations.all {
             applied.bind(1, name)
             let done = try applied.step()
@@ -308,7 +321,8 @@ public final class Store {
     /// returns whether this (content, path) pair is new.
     @discardableResult
     public func recordSkippedDuplicate(sha256: String, path: String, at now: Int64) throws(DatabaseError) -> Bool {
-        let statement = try connection.prepare("""
+        let statement = try connection.prepare(
+            """
             INSERT INTO skipped_files (content_sha256, path, first_seen_at) VALUES (?, ?, ?)
             ON CONFLICT DO NOTHING
             """)
@@ -325,7 +339,9 @@ public final class Store {
     /// several whole files at once (``commitBatch()``), so a run killed at any
     /// moment leaves no part of any file, and small files do not each pay
     /// for a commit.
-    package func beginFile(sha256: String, path: String, byteCount: Int, gzip: Bool, now: Int64) throws(DatabaseError) -> FileTransaction {
+    package func beginFile(sha256: String, path: String, byteCount: Int, gzip: Bool, now: Int64) throws(DatabaseError)
+        -> FileTransaction
+    {
         if !batchOpen {
             try connection.execute("BEGIN IMMEDIATE")
             batchOpen = true

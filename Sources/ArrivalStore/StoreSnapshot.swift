@@ -25,35 +25,41 @@ package struct StoreSnapshot {
 
     /// Every `apns` row, in row order.
     package func forEachRequest(_ body: (RequestRow) throws -> Void) throws {
-        let scan = try connection.prepare("""
+        let scan = try connection.prepare(
+            """
             SELECT id, apns_id, sent_at, status, reason, push_token, activity_id, seq, event, aps_timestamp,
                    payload_bytes, topic, priority
             FROM apns
             """)
-        try scan.forEach { try body(RequestRow(statement: $0)) }
+        try scan.forEachRow { try body(RequestRow(statement: $0)) }
     }
 
     /// Every `renders` row, in row order.
     package func forEachRender(_ body: (RenderRow) throws -> Void) throws {
-        let scan = try connection.prepare("SELECT activity_id, seq, rendered_at, os_version, app_version, id FROM renders")
-        try scan.forEach { try body(RenderRow(statement: $0)) }
+        let scan = try connection.prepare(
+            "SELECT activity_id, seq, rendered_at, os_version, app_version, id FROM renders")
+        try scan.forEachRow { try body(RenderRow(statement: $0)) }
     }
 
     /// Every `callbacks` row that names its activity, in row order.
     package func forEachCallback(_ body: (CallbackRow) throws -> Void) throws {
-        let scan = try connection.prepare("""
+        let scan = try connection.prepare(
+            """
             SELECT activity_id, callback, seq, received_at, os_version, app_version FROM callbacks
             WHERE activity_id IS NOT NULL
             """)
-        try scan.forEach { try body(CallbackRow(statement: $0)) }
+        try scan.forEachRow { try body(CallbackRow(statement: $0)) }
     }
 
     /// Every `push_token` callback that names both its token and its activity.
-    package func forEachPushTokenCallback(_ body: (_ token: String, _ activity: String, _ receivedAt: Int64) throws -> Void) throws {
-        let scan = try connection.prepare("""
+    package func forEachPushTokenCallback(
+        _ body: (_ token: String, _ activity: String, _ receivedAt: Int64) throws -> Void
+    ) throws {
+        let scan = try connection.prepare(
+            """
             SELECT push_token, activity_id, received_at FROM callbacks WHERE callback = 'push_token'
             """)
-        try scan.forEach { row in
+        try scan.forEachRow { row in
             guard let token = row.string(0), let activity = row.string(1) else { return }
             try body(token, activity, row.int(2))
         }
@@ -68,11 +74,13 @@ package struct StoreSnapshot {
     /// Every logical update with the outcome the SQL views give it (the
     /// `update_outcomes` view, for dashboards and ad-hoc queries).
     package func forEachViewOutcome(
-        _ body: (_ activityID: String, _ seq: Int64, _ outcome: String?, _ at: Int64, _ app: String, _ priority: Int64?) throws -> Void
+        _ body: (_ activityID: String, _ seq: Int64, _ outcome: String?, _ at: Int64, _ app: String, _ priority: Int64?)
+            throws -> Void
     ) throws {
         let scan = try connection.prepare("SELECT activity_id, seq, outcome, at, app, priority FROM update_outcomes")
-        try scan.forEach { row in
-            try body(row.string(0) ?? "", row.int(1), row.string(2), row.int(3), row.string(4) ?? "", row.optionalInt(5))
+        try scan.forEachRow { row in
+            try body(
+                row.string(0) ?? "", row.int(1), row.string(2), row.int(3), row.string(4) ?? "", row.optionalInt(5))
         }
     }
 
@@ -90,14 +98,20 @@ package struct StoreSnapshot {
 
     /// The `apns` rows with these row ids (ids that no longer exist are left out).
     package func requestAnswers(rowIDs: [Int64]) throws -> [(rowID: Int64, answer: RequestAnswer)] {
-        let request = try connection.prepare("SELECT seq, sent_at, status, reason, apns_id, payload_bytes FROM apns WHERE id = ?")
+        let request = try connection.prepare(
+            "SELECT seq, sent_at, status, reason, apns_id, payload_bytes FROM apns WHERE id = ?")
         var answers: [(Int64, RequestAnswer)] = []
         for id in rowIDs {
             request.bind(1, id)
             if try request.step() {
-                answers.append((id, RequestAnswer(
-                    seq: request.int(0), sentAt: request.int(1), status: request.int(2), reason: request.string(3),
-                    apnsID: request.string(4) ?? "", payloadBytes: request.optionalInt(5))))
+                answers.append(
+                    (
+                        id,
+                        RequestAnswer(
+                            seq: request.int(0), sentAt: request.int(1), status: request.int(2),
+                            reason: request.string(3),
+                            apnsID: request.string(4) ?? "", payloadBytes: request.optionalInt(5))
+                    ))
             }
             request.reset()
         }
@@ -119,8 +133,13 @@ package struct StoreSnapshot {
         for id in rowIDs {
             render.bind(1, id)
             if try render.step() {
-                sightings.append((id, RenderSighting(
-                    seq: render.int(0), surface: render.string(1), deviceID: render.string(2), renderedAt: render.int(3))))
+                sightings.append(
+                    (
+                        id,
+                        RenderSighting(
+                            seq: render.int(0), surface: render.string(1), deviceID: render.string(2),
+                            renderedAt: render.int(3))
+                    ))
             }
             render.reset()
         }
@@ -139,13 +158,14 @@ package struct StoreSnapshot {
     package func storeWideQuality() throws -> StoreWideQuality {
         var quality = StoreWideQuality()
         let malformed = try connection.prepare("SELECT cause, count(*) FROM malformed_lines GROUP BY cause")
-        try malformed.forEach { row in
+        try malformed.forEachRow { row in
             quality.malformedByCause[ExactString(row.string(0) ?? ""), default: 0] += Int(row.int(1))
         }
-        let files = try connection.prepare("""
+        let files = try connection.prepare(
+            """
             SELECT (SELECT coalesce(sum(duplicate_count), 0) FROM files), (SELECT count(*) FROM skipped_files)
             """)
-        try files.forEach { row in
+        try files.forEachRow { row in
             quality.duplicateRecords = Int(row.int(0))
             quality.filesSkippedAsDuplicate = Int(row.int(1))
         }
@@ -155,14 +175,17 @@ package struct StoreSnapshot {
     /// What the store holds: files (gzip ones among them), their bytes and
     /// records, and the rows of each record table.
     package func sourceTotals() throws -> (files: Int, gzipFiles: Int, bytes: Int64, records: Int, byKind: [Int]) {
-        let query = try connection.prepare("""
+        let query = try connection.prepare(
+            """
             SELECT count(*), coalesce(sum(gzip), 0), coalesce(sum(byte_count), 0), coalesce(sum(record_count), 0),
                    (SELECT count(*) FROM apns), (SELECT count(*) FROM renders), (SELECT count(*) FROM callbacks)
             FROM files
             """)
         guard try query.step() else { return (0, 0, 0, 0, [0, 0, 0]) }
         defer { query.reset() }
-        return (Int(query.int(0)), Int(query.int(1)), query.int(2), Int(query.int(3)), (4...6).map { Int(query.int($0)) })
+        return (
+            Int(query.int(0)), Int(query.int(1)), query.int(2), Int(query.int(3)), (4...6).map { Int(query.int($0)) }
+        )
     }
 
     /// The files with the most records (ties by path).
@@ -173,13 +196,14 @@ package struct StoreSnapshot {
     /// Malformed lines per file and cause, most first; `total` counts every
     /// (file, cause) pair, also those past `limit`.
     package func malformedByFile(limit: Int) throws -> (rows: [(path: String, cause: String, lines: Int)], total: Int) {
-        let query = try connection.prepare("""
+        let query = try connection.prepare(
+            """
             SELECT f.path, m.cause, count(*) AS lines FROM malformed_lines AS m JOIN files AS f ON f.id = m.file_id
             GROUP BY m.file_id, m.cause ORDER BY lines DESC, f.path, m.cause
             """)
         var rows: [(String, String, Int)] = []
         var total = 0
-        try query.forEach { row in
+        try query.forEachRow { row in
             total += 1
             guard total <= limit else { return }
             rows.append((row.string(0) ?? "", row.string(1) ?? "", Int(row.int(2))))
@@ -189,18 +213,20 @@ package struct StoreSnapshot {
 
     /// Every malformed line with its problem, by file then line.
     package func malformedProblems() throws -> [(path: String, line: Int, cause: String, problem: String?)] {
-        let query = try connection.prepare("""
+        let query = try connection.prepare(
+            """
             SELECT f.path, m.line, m.cause, m.problem FROM malformed_lines AS m JOIN files AS f ON f.id = m.file_id
             ORDER BY f.path, m.line
             """)
         var rows: [(String, Int, String, String?)] = []
-        try query.forEach { rows.append(($0.string(0) ?? "", Int($0.int(1)), $0.string(2) ?? "", $0.string(3))) }
+        try query.forEachRow { rows.append(($0.string(0) ?? "", Int($0.int(1)), $0.string(2) ?? "", $0.string(3))) }
         return rows
     }
 
     /// Files with repeated records, most first.
     package func duplicatesByFile(limit: Int) throws -> [(path: String, records: Int)] {
-        try fileCounts("""
+        try fileCounts(
+            """
             SELECT path, duplicate_count FROM files WHERE duplicate_count > 0 ORDER BY duplicate_count DESC, path LIMIT ?
             """, limit: limit)
     }
@@ -210,19 +236,20 @@ package struct StoreSnapshot {
         let query = try connection.prepare(sql)
         query.bind(1, Int64(limit))
         var files: [(String, Int)] = []
-        try query.forEach { files.append(($0.string(0) ?? "", Int($0.int(1)))) }
+        try query.forEachRow { files.append(($0.string(0) ?? "", Int($0.int(1)))) }
         return files
     }
 
     /// Files skipped because their bytes were ingested under another path: (skipped path, ingested path).
     package func skippedFiles(limit: Int) throws -> [(path: String, firstPath: String)] {
-        let query = try connection.prepare("""
+        let query = try connection.prepare(
+            """
             SELECT s.path, f.path FROM skipped_files AS s JOIN files AS f ON f.content_sha256 = s.content_sha256
             ORDER BY s.path LIMIT ?
             """)
         query.bind(1, Int64(limit))
         var files: [(String, String)] = []
-        try query.forEach { files.append(($0.string(0) ?? "", $0.string(1) ?? "")) }
+        try query.forEachRow { files.append(($0.string(0) ?? "", $0.string(1) ?? "")) }
         return files
     }
 }

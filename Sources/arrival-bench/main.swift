@@ -1,8 +1,8 @@
-import ArrivalModel
-import ArrivalStore
-import ArrivalIngest
 import ArrivalAnalysis
+import ArrivalIngest
+import ArrivalModel
 import ArrivalRendering
+import ArrivalStore
 import Foundation
 
 // Benchmarks of the pipeline's stages, run by Scripts/benchmark.sh on a
@@ -37,7 +37,10 @@ do {
         let elapsed = try clock.measure {
             for path in try InputWalker(paths: Array(arguments.dropFirst())).files {
                 _ = try LineReader().read(path: path) { line in
-                    guard let bytes = line.bytes else { malformed += 1; return }
+                    guard let bytes = line.bytes else {
+                        malformed += 1
+                        return
+                    }
                     switch decoder.decode(bytes) {
                     case .record: records += 1
                     case .malformed: malformed += 1
@@ -46,8 +49,12 @@ do {
                 }
             }
         }
-        print("decode: \(records) records, \(malformed) malformed, \(String(format: "%.2f", seconds(elapsed))) s, \(Int(Double(records) / seconds(elapsed))) records/s")
+        print(
+            "decode: \(records) records, \(malformed) malformed, \(String(format: "%.2f", seconds(elapsed))) s, \(Int(Double(records) / seconds(elapsed))) records/s"
+        )
     case "foundation":
+        // Field names as the JSON keys, for Decodable.
+        // swift-format-ignore: AlwaysUseLowerCamelCase
         struct Line: Decodable {
             var kind: String
             var apns_id: String?
@@ -80,7 +87,9 @@ do {
                 }
             }
         }
-        print("foundation: \(records) records, \(malformed) malformed, \(String(format: "%.2f", seconds(elapsed))) s, \(Int(Double(records) / seconds(elapsed))) records/s")
+        print(
+            "foundation: \(records) records, \(malformed) malformed, \(String(format: "%.2f", seconds(elapsed))) s, \(Int(Double(records) / seconds(elapsed))) records/s"
+        )
     case "ingest":
         guard arguments.count >= 3 else { throw CocoaError(.fileNoSuchFile) }
         var summary = IngestSummary()
@@ -91,7 +100,9 @@ do {
             summary = try Ingestor(store: store).ingest(paths: Array(arguments.dropFirst(2)))
         }
         let total = summary.newRecords + summary.duplicateRecords
-        print("ingest: \(total) records (\(summary.newRecords) new), \(summary.malformedLines) malformed, \(String(format: "%.2f", seconds(elapsed))) s, \(Int(Double(total) / seconds(elapsed))) records/s")
+        print(
+            "ingest: \(total) records (\(summary.newRecords) new), \(summary.malformedLines) malformed, \(String(format: "%.2f", seconds(elapsed))) s, \(Int(Double(total) / seconds(elapsed))) records/s"
+        )
     case "report":
         guard arguments.count >= 2 else { throw CocoaError(.fileNoSuchFile) }
         let store = try Store(path: arguments[1])
@@ -99,7 +110,9 @@ do {
         let elapsed = try clock.measure {
             report = try ReportBuilder(store: store).build(window: nil)
         }
-        print("report: \(report.updates.sent) updates, \(report.requests.total) requests, \(String(format: "%.2f", seconds(elapsed))) s")
+        print(
+            "report: \(report.updates.sent) updates, \(report.requests.total) requests, \(String(format: "%.2f", seconds(elapsed))) s"
+        )
     case "html":
         guard arguments.count >= 2 else { throw CocoaError(.fileNoSuchFile) }
         let store = try Store(path: arguments[1])
@@ -113,7 +126,9 @@ do {
             daily = built
         }
         try Data(html.utf8).write(to: URL(fileURLWithPath: arguments[1] + ".html"))
-        print("html: \(daily?.report.updates.sent ?? 0) updates, \(daily?.report.requests.total ?? 0) requests, \(html.utf8.count) bytes, \(String(format: "%.2f", seconds(elapsed))) s")
+        print(
+            "html: \(daily?.report.updates.sent ?? 0) updates, \(daily?.report.requests.total ?? 0) requests, \(html.utf8.count) bytes, \(String(format: "%.2f", seconds(elapsed))) s"
+        )
     default:
         FileHandle.standardError.write(Data("unknown mode '\(mode)'\n".utf8))
         exit(2)

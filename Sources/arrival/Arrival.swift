@@ -1,11 +1,11 @@
-import ArrivalModel
-import ArrivalStore
-import ArrivalIngest
-import ArrivalAnalysis
-import ArrivalRendering
-import ArrivalCompare
-import ArrivalSimulation
 import ArgumentParser
+import ArrivalAnalysis
+import ArrivalCompare
+import ArrivalIngest
+import ArrivalModel
+import ArrivalRendering
+import ArrivalSimulation
+import ArrivalStore
 import Foundation
 
 @main
@@ -20,7 +20,10 @@ struct Arrival: ParsableCommand {
             their --help: their 1 is a verdict, and 2 means they could not judge.
             """,
         version: ArrivalVersion.current,
-        subcommands: [Demo.self, Ingest.self, Files.self, ReportCommand.self, Diff.self, Gate.self, CheckPayload.self, Simulate.self]
+        subcommands: [
+            Demo.self, Ingest.self, Files.self, ReportCommand.self, Diff.self, Gate.self, CheckPayload.self,
+            Simulate.self,
+        ]
     )
 
     /// Parses and runs; every failure is printed as a ``Diagnostic`` and

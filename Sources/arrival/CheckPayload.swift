@@ -1,12 +1,12 @@
-import ArrivalModel
-import ArrivalStore
-import ArrivalIngest
-import ArrivalAnalysis
-import ArrivalRendering
-import ArrivalCompare
-import ArrivalSimulation
 import ArgumentParser
+import ArrivalAnalysis
+import ArrivalCompare
+import ArrivalIngest
+import ArrivalModel
+import ArrivalRendering
 import ArrivalSender
+import ArrivalSimulation
+import ArrivalStore
 import Foundation
 
 struct CheckPayload: ParsableCommand {
@@ -43,7 +43,9 @@ struct CheckPayload: ParsableCommand {
         for finding in findings { print(finding.description) }
         let errors = findings.filter { $0.level == .error }.count
         let warnings = findings.count - errors
-        print("\(file == "-" ? "<stdin>" : file): \(payload.count) bytes, \(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s")")
+        print(
+            "\(file == "-" ? "<stdin>" : file): \(payload.count) bytes, \(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s")"
+        )
         if errors > 0 { throw ExitCode(1) }
     }
 
@@ -53,17 +55,20 @@ struct CheckPayload: ParsableCommand {
         var isDirectory: ObjCBool = false
         let location = Diagnostic.Location(path: file)
         guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) else {
-            throw Diagnostic(.input, "cannot read '\(file)': no such file",
-                             hint: "check the path, or pass - to read standard input.", location: location)
+            throw Diagnostic(
+                .input, "cannot read '\(file)': no such file",
+                hint: "check the path, or pass - to read standard input.", location: location)
         }
         if isDirectory.boolValue {
-            throw Diagnostic(.input, "cannot read '\(file)': it is a directory",
-                             hint: "name the payload file itself (one JSON object), or pass - to read standard input.",
-                             location: location)
+            throw Diagnostic(
+                .input, "cannot read '\(file)': it is a directory",
+                hint: "name the payload file itself (one JSON object), or pass - to read standard input.",
+                location: location)
         }
         guard let data = FileManager.default.contents(atPath: file) else {
-            throw Diagnostic(.input, "cannot read '\(file)': permission denied or not a regular file",
-                             hint: "check the file is readable, or pass - to read standard input.", location: location)
+            throw Diagnostic(
+                .input, "cannot read '\(file)': permission denied or not a regular file",
+                hint: "check the file is readable, or pass - to read standard input.", location: location)
         }
         return data
     }

@@ -1,11 +1,11 @@
-import ArrivalModel
-import ArrivalStore
-import ArrivalIngest
-import ArrivalAnalysis
-import ArrivalRendering
-import ArrivalCompare
-import ArrivalSimulation
 import ArgumentParser
+import ArrivalAnalysis
+import ArrivalCompare
+import ArrivalIngest
+import ArrivalModel
+import ArrivalRendering
+import ArrivalSimulation
+import ArrivalStore
 import Foundation
 
 struct Demo: ParsableCommand {
@@ -21,7 +21,8 @@ struct Demo: ParsableCommand {
 
     func run() throws {
         guard FileManager.default.fileExists(atPath: data) else {
-            throw Diagnostic(.input, "no sample data at '\(data)'", hint: "run this from the project's root, or pass --data DIR.")
+            throw Diagnostic(
+                .input, "no sample data at '\(data)'", hint: "run this from the project's root, or pass --data DIR.")
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("arrival-demo-\(getpid())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

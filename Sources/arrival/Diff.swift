@@ -1,11 +1,11 @@
-import ArrivalModel
-import ArrivalStore
-import ArrivalIngest
-import ArrivalAnalysis
-import ArrivalRendering
-import ArrivalCompare
-import ArrivalSimulation
 import ArgumentParser
+import ArrivalAnalysis
+import ArrivalCompare
+import ArrivalIngest
+import ArrivalModel
+import ArrivalRendering
+import ArrivalSimulation
+import ArrivalStore
 import Foundation
 
 struct Diff: ParsableCommand {
@@ -33,7 +33,10 @@ struct Diff: ParsableCommand {
     @Option(help: "Output format: text (aligned, coloured on a terminal), markdown or json.")
     var format: Format = .text
 
-    @Flag(help: "Add a record-level diff: apns records only on one side or answered differently, updates whose outcome changed.")
+    @Flag(
+        help:
+            "Add a record-level diff: apns records only on one side or answered differently, updates whose outcome changed."
+    )
     var records = false
 
     @Option(help: "Rows listed per kind with --records.")
@@ -77,12 +80,17 @@ struct Diff: ParsableCommand {
 
 /// Loads one side of `diff` or `gate`, showing what it does on a terminal.
 func loadSide(_ path: String, window: ReportWindow?, detail: Bool = false) throws -> ComparisonSide {
-    try whileReading(path) { () throws(ComparisonError) in try ComparisonSide.load(path, window: window, detail: detail) }
+    try whileReading(path) { () throws(ComparisonError) in try ComparisonSide.load(path, window: window, detail: detail)
+    }
 }
 
 /// Loads both sides of `diff` or `gate` at once.
-func loadSides(_ a: String, _ b: String, window: ReportWindow?, detail: Bool = false) throws -> (ComparisonSide, ComparisonSide) {
-    try whileReading("\(a) and \(b)") { () throws(ComparisonError) in try ComparisonSide.loadPair(a, b, window: window, detail: detail) }
+func loadSides(_ a: String, _ b: String, window: ReportWindow?, detail: Bool = false) throws -> (
+    ComparisonSide, ComparisonSide
+) {
+    try whileReading("\(a) and \(b)") { () throws(ComparisonError) in
+        try ComparisonSide.loadPair(a, b, window: window, detail: detail)
+    }
 }
 
 /// Shows "reading …" on a terminal's stderr while `body` runs.

@@ -1,8 +1,8 @@
-import ArrivalModel
-import ArrivalStore
-import ArrivalIngest
-import ArrivalRendering
 import ArgumentParser
+import ArrivalIngest
+import ArrivalModel
+import ArrivalRendering
+import ArrivalStore
 import Foundation
 
 struct Files: ParsableCommand {
@@ -38,7 +38,10 @@ extension Files {
 
         @OptionGroup var store: StoreOptions
 
-        @Option(help: "Output format: text (aligned tables) or json (one array of both kinds, with a \"status\" of ingested or skipped).")
+        @Option(
+            help:
+                "Output format: text (aligned tables) or json (one array of both kinds, with a \"status\" of ingested or skipped)."
+        )
         var format: Format = .text
 
         @Option(help: "Only paths that contain this text (case-sensitive, byte for byte).")
@@ -53,22 +56,26 @@ extension Files {
                 files = files.filter { contains($0.path, match) }
                 skipped = skipped.filter { contains($0.path, match) }
             }
-            let text = format == .json
+            let text =
+                format == .json
                 ? Self.json(files: files, skipped: skipped)
                 : Self.text(files: files, skipped: skipped, total: total, match: match, db: store.db)
             FileHandle.standardOutput.write(Data(text.utf8))
         }
 
-        static func text(files: [IngestedFile], skipped: [SkippedFile], total: Int, match: String?, db: String) -> String {
+        static func text(files: [IngestedFile], skipped: [SkippedFile], total: Int, match: String?, db: String)
+            -> String
+        {
             var lines: [String] = []
             let scope = match.map { " matching '\($0)'" } ?? ""
             let records = files.reduce(0) { $0 + $1.records }
             let duplicates = files.reduce(0) { $0 + $1.duplicates }
             let malformed = files.reduce(0) { $0 + $1.malformed }
-            lines.append("Ingested files in \(db)\(scope): \(ReportFormat.count(files.count))"
-                + (match != nil ? " of \(ReportFormat.count(total))" : "")
-                + " (\(ReportFormat.count(records)) records, \(ReportFormat.count(duplicates)) duplicates, "
-                + "\(ReportFormat.count(malformed)) malformed lines)")
+            lines.append(
+                "Ingested files in \(db)\(scope): \(ReportFormat.count(files.count))"
+                    + (match != nil ? " of \(ReportFormat.count(total))" : "")
+                    + " (\(ReportFormat.count(records)) records, \(ReportFormat.count(duplicates)) duplicates, "
+                    + "\(ReportFormat.count(malformed)) malformed lines)")
             if !files.isEmpty {
                 var table = TextTable(
                     ["path", "sha256", "bytes", "gzip", "lines", "records", "duplicates", "malformed", "ingested at"],
@@ -83,7 +90,9 @@ extension Files {
                 }
                 lines.append(table.render(color: false))
             }
-            lines.append("Skipped re-uploads\(scope) (same bytes as an ingested file, nothing stored): \(ReportFormat.count(skipped.count))")
+            lines.append(
+                "Skipped re-uploads\(scope) (same bytes as an ingested file, nothing stored): \(ReportFormat.count(skipped.count))"
+            )
             if !skipped.isEmpty {
                 var table = TextTable(["path", "same bytes as"], alignments: [.left, .left])
                 for entry in skipped { table.add([entry.path, entry.sameBytesAs]) }
@@ -185,7 +194,10 @@ extension Files {
         var yes = false
 
         func validate() throws {
-            if names.isEmpty { throw ValidationError("Name at least one ingested file, by path or SHA-256 prefix (see 'arrival files list').") }
+            if names.isEmpty {
+                throw ValidationError(
+                    "Name at least one ingested file, by path or SHA-256 prefix (see 'arrival files list').")
+            }
         }
 
         func run() throws {
@@ -200,7 +212,8 @@ extension Files {
             let (files, skipped) = try reader.fileRegistry()
             let chosen: [IngestedFile]
             do {
-                chosen = try FileSelection.select(names, files: files, skipped: skipped, normalise: InputWalker.normalise)
+                chosen = try FileSelection.select(
+                    names, files: files, skipped: skipped, normalise: InputWalker.normalise)
             } catch {
                 throw failure(error.description, exit: 2)
             }
@@ -212,7 +225,8 @@ extension Files {
                 if dryRun { text += "Dry run: nothing removed.\n" }
                 FileHandle.standardOutput.write(Data(text.utf8))
                 if dryRun { return }
-                FileHandle.standardError.write(Data("Remove \(Self.filesPhrase(plan.entries.count)) from \(store.db)? [y/N] ".utf8))
+                FileHandle.standardError.write(
+                    Data("Remove \(Self.filesPhrase(plan.entries.count)) from \(store.db)? [y/N] ".utf8))
                 let answer = (readLine() ?? "").trimmingCharacters(in: .whitespaces).lowercased()
                 guard answer == "y" || answer == "yes" else {
                     FileHandle.standardError.write(Data("Nothing removed.\n".utf8))
@@ -223,7 +237,8 @@ extension Files {
             let removal = try writer.removeFiles(ids: ids)
             var text = "Removed from \(store.db):\n" + Self.table(removal) + "\n"
             let total = removal.total
-            text += "Removed \(Self.filesPhrase(removal.entries.count)): \(ReportFormat.count(total.records)) records "
+            text +=
+                "Removed \(Self.filesPhrase(removal.entries.count)): \(ReportFormat.count(total.records)) records "
                 + "(apns \(ReportFormat.count(total.apns)), render \(ReportFormat.count(total.renders)), "
                 + "callback \(ReportFormat.count(total.callbacks))), \(ReportFormat.count(total.malformedLines)) malformed lines, "
                 + "\(ReportFormat.count(total.skippedFiles)) skipped re-uploads.\n"
@@ -231,7 +246,8 @@ extension Files {
                 text += "\(Self.filesPhrase(chosen.count - removal.entries.count)) had already been removed.\n"
             }
             if removal.entries.count > 0 {
-                text += removal.entries.count == 1
+                text +=
+                    removal.entries.count == 1
                     ? "Its bytes are no longer registered: 'arrival ingest' reads the file as new if given it again.\n"
                     : "Their bytes are no longer registered: 'arrival ingest' reads the files as new if given them again.\n"
             }
@@ -248,9 +264,11 @@ extension Files {
                 ["path", "sha256", "apns", "render", "callback", "malformed lines", "skipped re-uploads"],
                 alignments: [.left, .left, .right, .right, .right, .right, .right])
             func row(_ path: String, _ hash: String, _ counts: FileRemoval.Counts) -> [String] {
-                [path, hash, ReportFormat.count(counts.apns), ReportFormat.count(counts.renders),
-                 ReportFormat.count(counts.callbacks), ReportFormat.count(counts.malformedLines),
-                 ReportFormat.count(counts.skippedFiles)]
+                [
+                    path, hash, ReportFormat.count(counts.apns), ReportFormat.count(counts.renders),
+                    ReportFormat.count(counts.callbacks), ReportFormat.count(counts.malformedLines),
+                    ReportFormat.count(counts.skippedFiles),
+                ]
             }
             for entry in removal.entries {
                 table.add(row(entry.file.path, FileSelection.shortHash(entry.file.sha256), entry.counts))
@@ -267,15 +285,18 @@ extension Files {
             var lines = [
                 "Note: a record is stored once, under the first file that held it. These \(filesPhrase(later.count)), "
                     + "ingested later, counted duplicate records; those the removed files stored first are removed "
-                    + "too, although these files stay registered:",
+                    + "too, although these files stay registered:"
             ]
             for file in later.prefix(shown) {
                 lines.append("  \(file.path) (\(ReportFormat.count(file.duplicates)) duplicates)")
             }
-            if later.count > shown { lines.append("  … and \(later.count - shown) more ('arrival files list --db \(db)')") }
-            lines.append("To count those records again, remove those files as well and ingest them again "
-                + "('arrival files remove PATH... --db \(db) --yes', then 'arrival ingest PATH... --db \(db)'); "
-                + "ingesting them while they are still registered skips them as already ingested.")
+            if later.count > shown {
+                lines.append("  … and \(later.count - shown) more ('arrival files list --db \(db)')")
+            }
+            lines.append(
+                "To count those records again, remove those files as well and ingest them again "
+                    + "('arrival files remove PATH... --db \(db) --yes', then 'arrival ingest PATH... --db \(db)'); "
+                    + "ingesting them while they are still registered skips them as already ingested.")
             return lines.joined(separator: "\n") + "\n"
         }
     }
@@ -297,10 +318,12 @@ private func failure(_ message: String, exit code: Int32) -> ExitCode {
 
 /// Whether `text` contains `part`, byte for byte (no Unicode equivalence, case-sensitive).
 private func contains(_ text: String, _ part: String) -> Bool {
-    let haystack = Array(text.utf8), needle = Array(part.utf8)
+    let haystack = Array(text.utf8)
+    let needle = Array(part.utf8)
     guard !needle.isEmpty else { return true }
     guard needle.count <= haystack.count else { return false }
-    for start in 0...(haystack.count - needle.count) where haystack[start..<(start + needle.count)].elementsEqual(needle) {
+    for start in 0...(haystack.count - needle.count)
+    where haystack[start..<(start + needle.count)].elementsEqual(needle) {
         return true
     }
     return false

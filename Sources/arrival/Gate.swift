@@ -1,11 +1,11 @@
-import ArrivalModel
-import ArrivalStore
-import ArrivalIngest
-import ArrivalAnalysis
-import ArrivalRendering
-import ArrivalCompare
-import ArrivalSimulation
 import ArgumentParser
+import ArrivalAnalysis
+import ArrivalCompare
+import ArrivalIngest
+import ArrivalModel
+import ArrivalRendering
+import ArrivalSimulation
+import ArrivalStore
 import Foundation
 
 struct Gate: ParsableCommand {
@@ -42,12 +42,19 @@ struct Gate: ParsableCommand {
     @Option(help: "A YAML rule file (see gate.yml in the repository).")
     var config: String?
 
-    @Option(name: .customLong("rule"), help: ArgumentHelp(
-        "A rule, repeatable; replaces the config's rule on the same metric and check.",
-        discussion: "'updates.arrival_rate >= 0.95', 'requests.oversize_failures <= 0', 'updates.arrival_rate drop <= 0.5 min_sample=1000', 'callbacks.callback_loss_rate rise <= 1 significant=false'."))
+    @Option(
+        name: .customLong("rule"),
+        help: ArgumentHelp(
+            "A rule, repeatable; replaces the config's rule on the same metric and check.",
+            discussion:
+                "'updates.arrival_rate >= 0.95', 'requests.oversize_failures <= 0', 'updates.arrival_rate drop <= 0.5 min_sample=1000', 'callbacks.callback_loss_rate rise <= 1 significant=false'."
+        ))
     var rules: [String] = []
 
-    @Option(help: "Minimum sample for rules that name none (default \(GateConfig.defaultMinSample)); below it a failing rule warns.")
+    @Option(
+        help:
+            "Minimum sample for rules that name none (default \(GateConfig.defaultMinSample)); below it a failing rule warns."
+    )
     var minSample: Int?
 
     @Option(help: "Confidence of the significance tests (default \(GateConfig.defaultConfidence)).")
@@ -84,20 +91,24 @@ struct Gate: ParsableCommand {
             do {
                 configText = try String(contentsOfFile: config, encoding: .utf8)
             } catch {
-                throw Diagnostic(.input, "cannot read the gate config '\(config)': \(error.localizedDescription)",
-                                 hint: "check the path, or drop --config to use the default rules.",
-                                 location: Diagnostic.Location(path: config))
+                throw Diagnostic(
+                    .input, "cannot read the gate config '\(config)': \(error.localizedDescription)",
+                    hint: "check the path, or drop --config to use the default rules.",
+                    location: Diagnostic.Location(path: config))
             }
         }
         let resolved = try GateConfig.resolve(
             configText: configText, configPath: config, ruleFlags: rules, confidence: confidence,
             minSample: minSample, withBaseline: baseline != nil)
         guard !resolved.rules.isEmpty else {
-            throw Diagnostic(.usage, "no rules to apply: the config lists none", hint: "add rules, or drop --config to use the defaults.")
+            throw Diagnostic(
+                .usage, "no rules to apply: the config lists none",
+                hint: "add rules, or drop --config to use the defaults.")
         }
         try resolved.checkBaseline(given: baseline != nil, allowMissing: allowNoBaseline)
         let window = try self.window.resolved()
-        let baselineSide: ComparisonSide?, currentSide: ComparisonSide
+        let baselineSide: ComparisonSide?
+        let currentSide: ComparisonSide
         if let baseline {
             (baselineSide, currentSide) = try loadSides(baseline, current, window: window)
         } else {
@@ -129,8 +140,9 @@ struct Gate: ParsableCommand {
             _ = FileManager.default.createFile(atPath: path, contents: nil)
         }
         guard let handle = FileHandle(forWritingAtPath: path) else {
-            throw Diagnostic(.io, "cannot append to GITHUB_STEP_SUMMARY '\(path)'", hint: "check it names a writable file.",
-                             location: Diagnostic.Location(path: path))
+            throw Diagnostic(
+                .io, "cannot append to GITHUB_STEP_SUMMARY '\(path)'", hint: "check it names a writable file.",
+                location: Diagnostic.Location(path: path))
         }
         defer { try? handle.close() }
         handle.seekToEndOfFile()

@@ -1,11 +1,11 @@
-import ArrivalModel
-import ArrivalStore
-import ArrivalIngest
-import ArrivalAnalysis
-import ArrivalRendering
-import ArrivalCompare
-import ArrivalSimulation
 import ArgumentParser
+import ArrivalAnalysis
+import ArrivalCompare
+import ArrivalIngest
+import ArrivalModel
+import ArrivalRendering
+import ArrivalSimulation
+import ArrivalStore
 import Foundation
 
 struct Ingest: ParsableCommand {
@@ -19,7 +19,10 @@ struct Ingest: ParsableCommand {
             """
     )
 
-    @Argument(help: "Files or directories to ingest (directories are walked recursively; hidden entries, links and special files are skipped and listed).")
+    @Argument(
+        help:
+            "Files or directories to ingest (directories are walked recursively; hidden entries, links and special files are skipped and listed)."
+    )
     var paths: [String]
 
     @OptionGroup var store: StoreOptions
@@ -57,14 +60,21 @@ struct Ingest: ParsableCommand {
         let named = paths.map { "'\($0)'" }.joined(separator: ", ")
         let found = summary.filesRead + summary.filesAlreadyIngested + summary.filesSkippedAsDuplicate
         if found == 0 {
-            let skipped = summary.skippedEntries.isEmpty ? "" : " (\(summary.skippedEntries.count) entries skipped: hidden, links or special files)"
-            return Diagnostic(.input, "no input files found under \(named)\(skipped)",
-                              hint: "check the paths: ingest reads .jsonl and .jsonl.gz files, in directories walked recursively.")
+            let skipped =
+                summary.skippedEntries.isEmpty
+                ? "" : " (\(summary.skippedEntries.count) entries skipped: hidden, links or special files)"
+            return Diagnostic(
+                .input, "no input files found under \(named)\(skipped)",
+                hint: "check the paths: ingest reads .jsonl and .jsonl.gz files, in directories walked recursively.")
         }
         if summary.filesRead > 0, summary.newRecords == 0, summary.duplicateRecords == 0 {
-            return Diagnostic(.input, "read \(summary.filesRead) file\(summary.filesRead == 1 ? "" : "s") under \(named) but found no valid record (\(summary.malformedLines) malformed line\(summary.malformedLines == 1 ? "" : "s"))",
-                              hint: "check these are arrival's JSON Lines batches; "
-                                  + (quiet ? "run without --quiet to see the malformed lines by cause." : "the summary above lists the malformed lines by cause."))
+            return Diagnostic(
+                .input,
+                "read \(summary.filesRead) file\(summary.filesRead == 1 ? "" : "s") under \(named) but found no valid record (\(summary.malformedLines) malformed line\(summary.malformedLines == 1 ? "" : "s"))",
+                hint: "check these are arrival's JSON Lines batches; "
+                    + (quiet
+                        ? "run without --quiet to see the malformed lines by cause."
+                        : "the summary above lists the malformed lines by cause."))
         }
         return nil
     }
@@ -84,7 +94,8 @@ final class TerminalProgress {
         guard now - lastDraw > .milliseconds(200) else { return }
         lastDraw = now
         let rate = progress.elapsedSeconds > 0 ? Int(Double(progress.records) / progress.elapsedSeconds) : 0
-        let line = "ingesting: file \(progress.filesDone + 1)/\(progress.filesTotal), \(progress.records) records, \(rate) records/s"
+        let line =
+            "ingesting: file \(progress.filesDone + 1)/\(progress.filesTotal), \(progress.records) records, \(rate) records/s"
         FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
         drawn = true
     }
@@ -99,8 +110,9 @@ extension IngestSummary {
         var lines: [String] = []
         lines.append("Ingested into \(database):")
         lines.append("  files read: \(filesRead) (\(bytesRead) bytes, \(self.lines) lines)")
-        lines.append("  files skipped as already ingested: \(filesAlreadyIngested + filesSkippedAsDuplicate)"
-            + (filesSkippedAsDuplicate > 0 ? " (\(filesSkippedAsDuplicate) under a new name)" : ""))
+        lines.append(
+            "  files skipped as already ingested: \(filesAlreadyIngested + filesSkippedAsDuplicate)"
+                + (filesSkippedAsDuplicate > 0 ? " (\(filesSkippedAsDuplicate) under a new name)" : ""))
         if !skippedEntries.isEmpty {
             lines.append("  entries skipped (hidden, or not regular files): \(skippedEntries.count)")
             for entry in skippedEntries.prefix(5) { lines.append("    \(entry)") }

@@ -1,11 +1,11 @@
-import ArrivalModel
-import ArrivalStore
-import ArrivalIngest
-import ArrivalAnalysis
-import ArrivalRendering
-import ArrivalCompare
-import ArrivalSimulation
 import ArgumentParser
+import ArrivalAnalysis
+import ArrivalCompare
+import ArrivalIngest
+import ArrivalModel
+import ArrivalRendering
+import ArrivalSimulation
+import ArrivalStore
 import Foundation
 
 struct ReportCommand: ParsableCommand {
@@ -21,24 +21,34 @@ struct ReportCommand: ParsableCommand {
     @OptionGroup var store: StoreOptions
     @OptionGroup var window: WindowOptions
 
-    @Option(help: "Output format: json (the contract's report object), markdown, or html (one self-contained page with charts).")
+    @Option(
+        help:
+            "Output format: json (the contract's report object), markdown, or html (one self-contained page with charts)."
+    )
     var format: Format = .json
 
-    @Option(help: "With --format html: add day-by-day trend lines for the N days ending at --day (or the window's last day, or the store's last day).")
+    @Option(
+        help:
+            "With --format html: add day-by-day trend lines for the N days ending at --day (or the window's last day, or the store's last day)."
+    )
     var days: Int?
 
     @Option(help: "Write the report to this file instead of standard output.")
     var out: String?
 
-    @Flag(help: ArgumentHelp(
-        "Fail (exit 1, no report written) when the window holds no request, instead of a warning.",
-        discussion: "For daily jobs: a day whose uploads never arrived should fail the job, not mail an empty report."))
+    @Flag(
+        help: ArgumentHelp(
+            "Fail (exit 1, no report written) when the window holds no request, instead of a warning.",
+            discussion:
+                "For daily jobs: a day whose uploads never arrived should fail the job, not mail an empty report."))
     var requireData = false
 
     func validate() throws {
         _ = try window.resolved()
         if let days {
-            guard format == .html else { throw ValidationError("--days adds trend lines to the HTML report; add --format html.") }
+            guard format == .html else {
+                throw ValidationError("--days adds trend lines to the HTML report; add --format html.")
+            }
             guard (1...366).contains(days) else { throw ValidationError("--days must be between 1 and 366.") }
         }
     }
@@ -62,7 +72,9 @@ struct ReportCommand: ParsableCommand {
 
 /// The report of `window` in `format` (the one path of `report` and `demo`),
 /// with the number of requests it counts.
-func renderReport(of store: Store, window: ReportWindow?, format: ReportCommand.Format, trendDays: Int? = nil) throws -> (text: String, requests: Int) {
+func renderReport(of store: Store, window: ReportWindow?, format: ReportCommand.Format, trendDays: Int? = nil) throws
+    -> (text: String, requests: Int)
+{
     switch format {
     case .json, .markdown:
         let report = try ReportBuilder(store: store).build(window: window)
@@ -79,8 +91,9 @@ func renderReport(of store: Store, window: ReportWindow?, format: ReportCommand.
 private func emptyWindow(of store: Store, window: ReportWindow?) throws -> Diagnostic {
     func day(_ ms: Int64) -> String { String(RFC3339.format(milliseconds: ms).prefix(10)) }
     guard let span = try store.requestSpan() else {
-        return Diagnostic(.input, "the store '\(store.path)' holds no requests",
-                          hint: "ingest the sender's batches first: arrival ingest PATH… --db \(store.path)")
+        return Diagnostic(
+            .input, "the store '\(store.path)' holds no requests",
+            hint: "ingest the sender's batches first: arrival ingest PATH… --db \(store.path)")
     }
     let asked: String
     if let window, window.to - window.from == 86_400_000, window.from % 86_400_000 == 0 {
@@ -90,8 +103,9 @@ private func emptyWindow(of store: Store, window: ReportWindow?) throws -> Diagn
     } else {
         asked = "the store"
     }
-    return Diagnostic(.input, "the store has no requests in \(asked); it holds \(day(span.first)) … \(day(span.last))",
-                      hint: "pick a --day (or --from and --to) in that range, or ingest the uploads of \(asked) first.")
+    return Diagnostic(
+        .input, "the store has no requests in \(asked); it holds \(day(span.first)) … \(day(span.last))",
+        hint: "pick a --day (or --from and --to) in that range, or ingest the uploads of \(asked) first.")
 }
 
 func write(_ text: String, to path: String?) throws {
@@ -102,8 +116,9 @@ func write(_ text: String, to path: String?) throws {
     do {
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
     } catch {
-        throw Diagnostic(.io, "cannot write '\(path)': \(error.localizedDescription)",
-                         hint: "check the directory exists and is writable.", location: Diagnostic.Location(path: path))
+        throw Diagnostic(
+            .io, "cannot write '\(path)': \(error.localizedDescription)",
+            hint: "check the directory exists and is writable.", location: Diagnostic.Location(path: path))
     }
 }
 
@@ -131,7 +146,7 @@ struct WindowOptions: ParsableArguments {
         switch (from, to) {
         case (nil, nil):
             return nil
-        case let (from?, to?):
+        case (let from?, let to?):
             guard let start = RFC3339.parseMilliseconds(from) else {
                 throw ValidationError("--from '\(from)' is not an RFC 3339 time; write e.g. 2026-11-21T00:00:00Z.")
             }

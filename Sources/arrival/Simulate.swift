@@ -1,11 +1,11 @@
-import ArrivalModel
-import ArrivalStore
-import ArrivalIngest
-import ArrivalAnalysis
-import ArrivalRendering
-import ArrivalCompare
-import ArrivalSimulation
 import ArgumentParser
+import ArrivalAnalysis
+import ArrivalCompare
+import ArrivalIngest
+import ArrivalModel
+import ArrivalRendering
+import ArrivalSimulation
+import ArrivalStore
 import Foundation
 
 struct Simulate: ParsableCommand {
@@ -28,20 +28,24 @@ struct Simulate: ParsableCommand {
     @Flag(help: "Replace the sender/ and devices/ folders of an earlier run in --out.")
     var force = false
 
-    @Option(help: ArgumentHelp(
-        "Inject a delivery regression (repeatable): \(SimulationFaults.Injection.allCases.map(\.rawValue).joined(separator: ", ")).",
-        discussion: "For trying 'arrival diff' and 'arrival gate' on a batch known to be worse."))
+    @Option(
+        help: ArgumentHelp(
+            "Inject a delivery regression (repeatable): \(SimulationFaults.Injection.allCases.map(\.rawValue).joined(separator: ", ")).",
+            discussion: "For trying 'arrival diff' and 'arrival gate' on a batch known to be worse."))
     var inject: [SimulationFaults.Injection] = []
 
     func validate() throws {
         guard activities > 0 else { throw ValidationError("--activities must be at least 1.") }
-        guard ReportWindow.day(day) != nil else { throw ValidationError("--day '\(day)' is not a real day; write YYYY-MM-DD.") }
+        guard ReportWindow.day(day) != nil else {
+            throw ValidationError("--day '\(day)' is not a real day; write YYYY-MM-DD.")
+        }
     }
 
     func run() throws {
         var faults = SimulationFaults()
         for injection in inject { faults.inject(injection) }
-        let config = SimulationConfig(activities: activities, seed: seed, day: day, replaceExisting: force, faults: faults)
+        let config = SimulationConfig(
+            activities: activities, seed: seed, day: day, replaceExisting: force, faults: faults)
         // A SimulationError says "pass --force" only when an earlier run is in the way.
         let summary = try FleetSimulator(config: config).run(outputDirectory: out)
         print(summary.description)

@@ -28,21 +28,24 @@ func seconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
 }
 
-guard let mode = arguments.first else { fail("usage: beacon-stress write CONTAINER FILE_PID TAG COUNT [PAD] | bench CONTAINER COUNT") }
+guard let mode = arguments.first else {
+    fail("usage: beacon-stress write CONTAINER FILE_PID TAG COUNT [PAD] | bench CONTAINER COUNT")
+}
 
 switch mode {
 case "write":
     guard arguments.count >= 5, let pid = arguments[2] == "self" ? getpid() : Int32(arguments[2]),
-          let count = Int(arguments[4]), count >= 0
+        let count = Int(arguments[4]), count >= 0
     else {
         fail("usage: beacon-stress write CONTAINER FILE_PID TAG COUNT [PAD]")
     }
     let pad = arguments.count >= 6 ? Int(arguments[5]) ?? 0 : 0
-    let writer = BeaconWriter(BeaconWriter.Configuration(
-        container: URL(fileURLWithPath: arguments[1]), role: .widget, processID: pid,
-        maxFileBytes: Int.max, maxDirectoryBytes: Int.max, maxPending: 1 << 20,
-        device: DeviceInfo(deviceID: "dev-\(arguments[3])", deviceModel: String(repeating: "x", count: pad))
-    ))
+    let writer = BeaconWriter(
+        BeaconWriter.Configuration(
+            container: URL(fileURLWithPath: arguments[1]), role: .widget, processID: pid,
+            maxFileBytes: Int.max, maxDirectoryBytes: Int.max, maxPending: 1 << 20,
+            device: DeviceInfo(deviceID: "dev-\(arguments[3])", deviceModel: String(repeating: "x", count: pad))
+        ))
     let activity = "stress-" + arguments[3]
     if count > 0 {
         for seq in 0..<count {
@@ -66,15 +69,19 @@ case "write":
         }
     }
 case "bench":
-    guard arguments.count >= 3, let count = Int(arguments[2]), count > 0 else { fail("usage: beacon-stress bench CONTAINER COUNT") }
+    guard arguments.count >= 3, let count = Int(arguments[2]), count > 0 else {
+        fail("usage: beacon-stress bench CONTAINER COUNT")
+    }
     let clock = ContinuousClock()
     let container = URL(fileURLWithPath: arguments[1])
     func makeWriter(_ name: String) -> BeaconWriter {
-        BeaconWriter(BeaconWriter.Configuration(
-            container: container.appendingPathComponent(name), role: .widget,
-            maxFileBytes: Int.max, maxDirectoryBytes: Int.max, maxPending: count + 1,
-            device: DeviceInfo(deviceID: "4f3a9c1e2b7d6a05", osVersion: "18.1", deviceModel: "iPhone16,2", appVersion: "4.2.0")
-        ))
+        BeaconWriter(
+            BeaconWriter.Configuration(
+                container: container.appendingPathComponent(name), role: .widget,
+                maxFileBytes: Int.max, maxDirectoryBytes: Int.max, maxPending: count + 1,
+                device: DeviceInfo(
+                    deviceID: "4f3a9c1e2b7d6a05", osVersion: "18.1", deviceModel: "iPhone16,2", appVersion: "4.2.0")
+            ))
     }
     let activity = "7C1E0B9A-3F2D-4E55-9A61-2B8D4C0E7F13"
 
@@ -98,11 +105,12 @@ case "bench":
     let burst = makeWriter("burst")
     var callerSeconds = 0.0
     let total = clock.measure {
-        callerSeconds = seconds(clock.measure {
-            for seq in 0..<count {
-                burst.render(activityID: activity, seq: seq, surface: RenderBeacon.Surface.lockScreen)
-            }
-        })
+        callerSeconds = seconds(
+            clock.measure {
+                for seq in 0..<count {
+                    burst.render(activityID: activity, seq: seq, surface: RenderBeacon.Surface.lockScreen)
+                }
+            })
         burst.flush()
     }
     let stats = (single.statistics, burst.statistics)
@@ -110,29 +118,41 @@ case "bench":
         fail("not every beacon was written: \(stats)")
     }
     // 3. The collector's batch of the burst: size and time (an app-side cost, not the widget's).
-    let collector = BeaconCollector(container: container.appendingPathComponent("burst"), processID: -1,
-                                    isProcessAlive: { _ in false })
+    let collector = BeaconCollector(
+        container: container.appendingPathComponent("burst"), processID: -1,
+        isProcessAlive: { _ in false })
     var batch: BeaconBatch?
     let batchTime = clock.measure { batch = collector.makeBatch() }
     let raw = batch?.files.reduce(0) { $0 + $1.bytes } ?? 0
-    print(String(format: "collector batch: %d bytes of beacons -> %d bytes gzip (%.1f×) in %.1f ms",
-                 raw, batch?.gzip.count ?? 0, Double(raw) / Double(max(batch?.gzip.count ?? 1, 1)), seconds(batchTime) * 1000))
-    print(String(format: "beacon append: %d beacons; one at a time (write + wait until written): median %.1f µs, p99 %.1f µs; burst: caller %.2f µs/beacon, until on disk %.2f µs/beacon",
-                 count, median, p99, callerSeconds * 1e6 / Double(count), seconds(total) * 1e6 / Double(count)))
+    print(
+        String(
+            format: "collector batch: %d bytes of beacons -> %d bytes gzip (%.1f×) in %.1f ms",
+            raw, batch?.gzip.count ?? 0, Double(raw) / Double(max(batch?.gzip.count ?? 1, 1)), seconds(batchTime) * 1000
+        ))
+    print(
+        String(
+            format:
+                "beacon append: %d beacons; one at a time (write + wait until written): median %.1f µs, p99 %.1f µs; burst: caller %.2f µs/beacon, until on disk %.2f µs/beacon",
+            count, median, p99, callerSeconds * 1e6 / Double(count), seconds(total) * 1e6 / Double(count)))
 case "batch":
     // Bundles every closed beacon file under CONTAINER/LiveActivityBeacons (all processes taken as gone)
     // and prints the sizes, for comparing the kit's gzip with other compressors on the same bytes.
     guard arguments.count >= 3 else { fail("usage: beacon-stress batch CONTAINER OUT.gz") }
-    let collector = BeaconCollector(container: URL(fileURLWithPath: arguments[1]), processID: -1,
-                                    maxBatchBytes: Int.max, isProcessAlive: { _ in false })
+    let collector = BeaconCollector(
+        container: URL(fileURLWithPath: arguments[1]), processID: -1,
+        maxBatchBytes: Int.max, isProcessAlive: { _ in false })
     let clock = ContinuousClock()
     var batch: BeaconBatch?
     let elapsed = clock.measure { batch = collector.makeBatch() }
     guard let batch else { fail("no beacon files under \(arguments[1])/LiveActivityBeacons") }
-    do { try batch.gzip.write(to: URL(fileURLWithPath: arguments[2])) } catch { fail("cannot write \(arguments[2]): \(error)") }
+    do { try batch.gzip.write(to: URL(fileURLWithPath: arguments[2])) } catch {
+        fail("cannot write \(arguments[2]): \(error)")
+    }
     let raw = batch.files.reduce(0) { $0 + $1.bytes }
-    print(String(format: "batch: %d files, %d bytes -> %d bytes gzip (%.1f×) in %.1f ms",
-                 batch.files.count, raw, batch.gzip.count, Double(raw) / Double(batch.gzip.count), seconds(elapsed) * 1000))
+    print(
+        String(
+            format: "batch: %d files, %d bytes -> %d bytes gzip (%.1f×) in %.1f ms",
+            batch.files.count, raw, batch.gzip.count, Double(raw) / Double(batch.gzip.count), seconds(elapsed) * 1000))
 default:
     fail("unknown mode '\(mode)'")
 }

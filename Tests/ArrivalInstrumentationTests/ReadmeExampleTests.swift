@@ -1,9 +1,9 @@
-import ArrivalBeacons
-import ArrivalModel
-import ArrivalStore
-import ArrivalIngest
 import ArrivalAnalysis
+import ArrivalBeacons
+import ArrivalIngest
+import ArrivalModel
 import ArrivalSender
+import ArrivalStore
 import Foundation
 import Testing
 
@@ -25,10 +25,11 @@ struct ReadmeExampleTests {
 
         // App (README: "In the app").
         let installID = "4f3a9c1e2b7d6a05"
-        let writer = BeaconWriter(.init(
-            container: container, role: .app,
-            device: DeviceInfo(deviceID: installID, osVersion: "18.1", appVersion: "4.2.0")
-        ))
+        let writer = BeaconWriter(
+            .init(
+                container: container, role: .app,
+                device: DeviceInfo(deviceID: installID, osVersion: "18.1", appVersion: "4.2.0")
+            ))
         writer.write(CallbackReport(.contentUpdate(activityID: "A1", seq: 7)))
         BeaconWriter.shared?.flush()
         writer.rotateNow()  // only so this test has a closed file to collect
@@ -55,14 +56,16 @@ struct ReadmeExampleTests {
         for finding in PayloadCheck.check(payload: payload, topic: topic) where finding.level == .error {
             print(finding)  // fix the payload instead of sending it
         }
-        try recorder.record(APNsExchange(
-            sentAt: sentAt,
-            request: .init(path: "/3/device/\(token)",
-                           headers: ["apns-topic": topic, "apns-push-type": "liveactivity", "apns-priority": "10"],
-                           payload: payload),
-            response: .init(status: 200, headers: ["apns-id": "8E3A4F1C-2B7D-4A55-9E61-0C8D4B2E7F10"]),
-            latency: Date().timeIntervalSince(sentAt)
-        ), activityID: "A1")
+        try recorder.record(
+            APNsExchange(
+                sentAt: sentAt,
+                request: .init(
+                    path: "/3/device/\(token)",
+                    headers: ["apns-topic": topic, "apns-push-type": "liveactivity", "apns-priority": "10"],
+                    payload: payload),
+                response: .init(status: 200, headers: ["apns-id": "8E3A4F1C-2B7D-4A55-9E61-0C8D4B2E7F10"]),
+                latency: Date().timeIntervalSince(sentAt)
+            ), activityID: "A1")
         try recorder.close()
 
         let (summary, report) = try ingest([uploads.path])

@@ -1,7 +1,7 @@
+import ArrivalAnalysis
+import ArrivalIngest
 import ArrivalModel
 import ArrivalStore
-import ArrivalIngest
-import ArrivalAnalysis
 @_exported import ArrivalTestSupport
 import Foundation
 import Testing

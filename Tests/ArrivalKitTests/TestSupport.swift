@@ -1,13 +1,13 @@
+import ArrivalAnalysis
+import ArrivalCompare
+import ArrivalIngest
+import ArrivalModel
+import ArrivalRendering
+import ArrivalSimulation
+import ArrivalStore
 @_exported import ArrivalTestSupport
 import Foundation
 import Testing
-import ArrivalModel
-import ArrivalStore
-import ArrivalIngest
-import ArrivalAnalysis
-import ArrivalRendering
-import ArrivalCompare
-import ArrivalSimulation
 
 /// The test bundle's fixture folder.
 func fixture(_ relative: String) -> String {

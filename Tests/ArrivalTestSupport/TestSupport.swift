@@ -46,7 +46,9 @@ public func builtProduct(_ name: String) throws -> URL {
 
 /// Runs a built executable to its end; returns its exit status and output.
 @discardableResult
-public func run(_ product: String, _ arguments: [String], stdin: Data? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+public func run(_ product: String, _ arguments: [String], stdin: Data? = nil) throws -> (
+    status: Int32, stdout: String, stderr: String
+) {
     let process = Process()
     process.executableURL = try builtProduct(product)
     process.arguments = arguments
@@ -64,6 +66,7 @@ public func run(_ product: String, _ arguments: [String], stdin: Data? = nil) th
     let outData = out.fileHandleForReading.readDataToEndOfFile()
     let errData = err.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+    return (
+        process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self)
+    )
 }
-

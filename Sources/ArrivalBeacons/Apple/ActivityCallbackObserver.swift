@@ -2,86 +2,87 @@
 // reviewed by reading against the ActivityKit API (see README, "What could not
 // be compiled here").
 #if canImport(ActivityKit) && os(iOS)
-import ActivityKit
-import Foundation
+    import ActivityKit
+    import Foundation
 
-/// Reports the ActivityKit callbacks of one `ActivityAttributes` type as
-/// `callback` records: `pushToStartTokenUpdates` (`push_to_start_token`), and
-/// for every activity, existing or new, `pushTokenUpdates` (`push_token`),
-/// `contentUpdates` (`content_update`, with the `seq` your content state
-/// carries) and `activityStateUpdates` (`activity_state`).
-///
-/// Start it once at app launch: `observer.start()`. Observation lasts until
-/// the returned task is cancelled.
-@available(iOS 17.2, *)
-public struct ActivityCallbackObserver<Attributes: ActivityAttributes>: Sendable {
-    public let writer: BeaconWriter
-    /// The update's sequence number in a content state (nil: not reported).
-    public let seq: @Sendable (Attributes.ContentState) -> Int?
+    /// Reports the ActivityKit callbacks of one `ActivityAttributes` type as
+    /// `callback` records: `pushToStartTokenUpdates` (`push_to_start_token`), and
+    /// for every activity, existing or new, `pushTokenUpdates` (`push_token`),
+    /// `contentUpdates` (`content_update`, with the `seq` your content state
+    /// carries) and `activityStateUpdates` (`activity_state`).
+    ///
+    /// Start it once at app launch: `observer.start()`. Observation lasts until
+    /// the returned task is cancelled.
+    @available(iOS 17.2, *)
+    public struct ActivityCallbackObserver<Attributes: ActivityAttributes>: Sendable {
+        public let writer: BeaconWriter
+        /// The update's sequence number in a content state (nil: not reported).
+        public let seq: @Sendable (Attributes.ContentState) -> Int?
 
-    public init(writer: BeaconWriter, seq: @escaping @Sendable (Attributes.ContentState) -> Int?) {
-        self.writer = writer
-        self.seq = seq
-    }
+        public init(writer: BeaconWriter, seq: @escaping @Sendable (Attributes.ContentState) -> Int?) {
+            self.writer = writer
+            self.seq = seq
+        }
 
-    @discardableResult
-    public func start() -> Task<Void, Never> {
-        let writer = self.writer
-        let seq = self.seq
-        return Task {
+        @discardableResult
+        public func start() -> Task<Void, Never> {
+            let writer = self.writer
+            let seq = self.seq
+            return Task {
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        for await token in Activity<Attributes>.pushToStartTokenUpdates {
+                            writer.write(CallbackReport(.pushToStartToken(token: CallbackReport.hex(token))))
+                        }
+                    }
+                    group.addTask {
+                        await withTaskGroup(of: Void.self) { perActivity in
+                            for activity in Activity<Attributes>.activities {
+                                perActivity.addTask { await Self.observe(activity, writer: writer, seq: seq) }
+                            }
+                            for await activity in Activity<Attributes>.activityUpdates {
+                                perActivity.addTask { await Self.observe(activity, writer: writer, seq: seq) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+
+        private static func observe(
+            _ activity: Activity<Attributes>, writer: BeaconWriter,
+            seq: @escaping @Sendable (Attributes.ContentState) -> Int?
+        ) async {
+            let id = activity.id
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    for await token in Activity<Attributes>.pushToStartTokenUpdates {
-                        writer.write(CallbackReport(.pushToStartToken(token: CallbackReport.hex(token))))
+                    for await token in activity.pushTokenUpdates {
+                        writer.write(CallbackReport(.pushToken(activityID: id, token: CallbackReport.hex(token))))
                     }
                 }
                 group.addTask {
-                    await withTaskGroup(of: Void.self) { perActivity in
-                        for activity in Activity<Attributes>.activities {
-                            perActivity.addTask { await Self.observe(activity, writer: writer, seq: seq) }
+                    for await content in activity.contentUpdates {
+                        if let value = seq(content.state) {
+                            writer.write(CallbackReport(.contentUpdate(activityID: id, seq: value)))
                         }
-                        for await activity in Activity<Attributes>.activityUpdates {
-                            perActivity.addTask { await Self.observe(activity, writer: writer, seq: seq) }
+                    }
+                }
+                group.addTask {
+                    for await state in activity.activityStateUpdates {
+                        let name: CallbackReport.ActivityStateName
+                        switch state {
+                        case .active: name = .active
+                        case .ended: name = .ended
+                        case .dismissed: name = .dismissed
+                        case .stale: name = .stale
+                        // `pending` (a scheduled activity, newer SDKs) and any later state have no name
+                        // in the contract; `@unknown default` also keeps this compiling with older SDKs.
+                        @unknown default: continue
                         }
+                        writer.write(CallbackReport(.activityState(activityID: id, state: name)))
                     }
                 }
             }
         }
     }
-
-    private static func observe(
-        _ activity: Activity<Attributes>, writer: BeaconWriter, seq: @escaping @Sendable (Attributes.ContentState) -> Int?
-    ) async {
-        let id = activity.id
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for await token in activity.pushTokenUpdates {
-                    writer.write(CallbackReport(.pushToken(activityID: id, token: CallbackReport.hex(token))))
-                }
-            }
-            group.addTask {
-                for await content in activity.contentUpdates {
-                    if let value = seq(content.state) {
-                        writer.write(CallbackReport(.contentUpdate(activityID: id, seq: value)))
-                    }
-                }
-            }
-            group.addTask {
-                for await state in activity.activityStateUpdates {
-                    let name: CallbackReport.ActivityStateName
-                    switch state {
-                    case .active: name = .active
-                    case .ended: name = .ended
-                    case .dismissed: name = .dismissed
-                    case .stale: name = .stale
-                    // `pending` (a scheduled activity, newer SDKs) and any later state have no name
-                    // in the contract; `@unknown default` also keeps this compiling with older SDKs.
-                    @unknown default: continue
-                    }
-                    writer.write(CallbackReport(.activityState(activityID: id, state: name)))
-                }
-            }
-        }
-    }
-}
 #endif

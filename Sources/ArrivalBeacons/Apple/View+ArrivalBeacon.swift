@@ -2,18 +2,20 @@
 // tested: reviewed by reading against the SwiftUI API (see README,
 // "What could not be compiled here").
 #if canImport(SwiftUI)
-import SwiftUI
+    import SwiftUI
 
-extension View {
-    /// Writes a `render` beacon each time this view appears: put it on the
-    /// root view of each Live Activity presentation (lock screen, each
-    /// Dynamic Island region), with the `seq` of the content state it shows.
-    /// Uses `writer`, or ``BeaconWriter/shared`` when nil. The write is
-    /// queued and returns at once.
-    public func arrivalBeacon(activityID: String, seq: Int, surface: String, writer: BeaconWriter? = nil) -> some View {
-        onAppear {
-            (writer ?? BeaconWriter.shared)?.render(activityID: activityID, seq: seq, surface: surface)
+    extension View {
+        /// Writes a `render` beacon each time this view appears: put it on the
+        /// root view of each Live Activity presentation (lock screen, each
+        /// Dynamic Island region), with the `seq` of the content state it shows.
+        /// Uses `writer`, or ``BeaconWriter/shared`` when nil. The write is
+        /// queued and returns at once.
+        public func arrivalBeacon(activityID: String, seq: Int, surface: String, writer: BeaconWriter? = nil)
+            -> some View
+        {
+            onAppear {
+                (writer ?? BeaconWriter.shared)?.render(activityID: activityID, seq: seq, surface: surface)
+            }
         }
     }
-}
 #endif

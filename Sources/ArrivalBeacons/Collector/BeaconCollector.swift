@@ -69,7 +69,7 @@ public struct BeaconCollector: Sendable {
         var result: [String] = []
         for dayName in days.sorted() where !dayName.hasPrefix(".") {
             guard let day = BeaconTime.dayNumber(text: dayName),
-                  let names = try? fm.contentsOfDirectory(atPath: root.path + "/" + dayName)
+                let names = try? fm.contentsOfDirectory(atPath: root.path + "/" + dayName)
             else { continue }
             for name in names.sorted() where !name.hasPrefix(".") {
                 guard let parsed = BeaconFileName(name) else { continue }

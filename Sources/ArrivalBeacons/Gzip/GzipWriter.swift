@@ -47,7 +47,7 @@ public final class GzipWriter {
     /// ``close()`` ends the member and the file.
     public convenience init(creatingFileAt path: String, level: Int32 = 6) throws {
         guard FileManager.default.createFile(atPath: path, contents: nil),
-              let handle = FileHandle(forWritingAtPath: path)
+            let handle = FileHandle(forWritingAtPath: path)
         else { throw Failure.cannotCreate(path) }
         self.init(level: level) { try handle.write(contentsOf: Data($0)) }
         closeSink = { try handle.close() }
@@ -127,7 +127,9 @@ public final class GzipWriter {
                 let rc = deflate(&stream, flush)
                 guard rc == Z_OK || rc == Z_STREAM_END || rc == Z_BUF_ERROR else { throw Failure.zlib(rc) }
                 let produced = capacity - Int(stream.avail_out)
-                if produced > 0 { try sink(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: buffer[0..<produced]))) }
+                if produced > 0 {
+                    try sink(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: buffer[0..<produced])))
+                }
                 if flush == Z_FINISH && rc == Z_STREAM_END { break }
             } while stream.avail_out == 0 || flush == Z_FINISH
         }

@@ -72,8 +72,9 @@ package struct BeaconLine {
     ) {
         key(name)
         bytes.append(UInt8(ascii: "\""))
-        RFC3339.appendTime(milliseconds: milliseconds, offsetMinutes: offsetMinutes, zulu: zulu,
-                           fractionDigits: fractionDigits, subMillisecond: subMillisecond, to: &bytes)
+        RFC3339.appendTime(
+            milliseconds: milliseconds, offsetMinutes: offsetMinutes, zulu: zulu,
+            fractionDigits: fractionDigits, subMillisecond: subMillisecond, to: &bytes)
         bytes.append(UInt8(ascii: "\""))
     }
 
@@ -102,13 +103,27 @@ package struct BeaconLine {
         } else {
             for byte in value.utf8 {
                 switch byte {
-                case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\\")); bytes.append(byte)
-                case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\")); bytes.append(byte)
-                case 0x0A: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "n"))
-                case 0x0D: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "r"))
-                case 0x09: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "t"))
-                case 0x08: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "b"))
-                case 0x0C: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "f"))
+                case UInt8(ascii: "\""):
+                    bytes.append(UInt8(ascii: "\\"))
+                    bytes.append(byte)
+                case UInt8(ascii: "\\"):
+                    bytes.append(UInt8(ascii: "\\"))
+                    bytes.append(byte)
+                case 0x0A:
+                    bytes.append(UInt8(ascii: "\\"))
+                    bytes.append(UInt8(ascii: "n"))
+                case 0x0D:
+                    bytes.append(UInt8(ascii: "\\"))
+                    bytes.append(UInt8(ascii: "r"))
+                case 0x09:
+                    bytes.append(UInt8(ascii: "\\"))
+                    bytes.append(UInt8(ascii: "t"))
+                case 0x08:
+                    bytes.append(UInt8(ascii: "\\"))
+                    bytes.append(UInt8(ascii: "b"))
+                case 0x0C:
+                    bytes.append(UInt8(ascii: "\\"))
+                    bytes.append(UInt8(ascii: "f"))
                 case 0x00..<0x20:
                     bytes.append(contentsOf: Array("\\u00".utf8))
                     bytes.append(hex[Int(byte >> 4)])

@@ -8,7 +8,9 @@ public struct DeviceInfo: Sendable, Equatable {
     public var deviceModel: String?
     public var appVersion: String?
 
-    public init(deviceID: String? = nil, osVersion: String? = nil, deviceModel: String? = nil, appVersion: String? = nil) {
+    public init(
+        deviceID: String? = nil, osVersion: String? = nil, deviceModel: String? = nil, appVersion: String? = nil
+    ) {
         self.deviceID = deviceID
         self.osVersion = osVersion
         self.deviceModel = deviceModel

@@ -20,7 +20,10 @@ public struct RenderBeacon: Sendable, Equatable {
         public static let watch = "watch"
     }
 
-    public init(activityID: String, seq: Int, renderedAt: Date = Date(), surface: String? = nil, device: DeviceInfo = DeviceInfo()) {
+    public init(
+        activityID: String, seq: Int, renderedAt: Date = Date(), surface: String? = nil,
+        device: DeviceInfo = DeviceInfo()
+    ) {
         self.activityID = activityID
         self.seq = seq
         self.renderedAt = renderedAt

@@ -26,12 +26,12 @@ struct BeaconFileName: Equatable {
         guard name.hasSuffix(".jsonl") else { return nil }
         let stem = name.dropLast(".jsonl".count)
         guard let dash = stem.firstIndex(of: "-"),
-              let role = BeaconProcessRole(rawValue: String(stem[..<dash]))
+            let role = BeaconProcessRole(rawValue: String(stem[..<dash]))
         else { return nil }
         let rest = stem[stem.index(after: dash)...]
         let parts = rest.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 1 || parts.count == 2,
-              let pid = BeaconFileName.number(parts[0]), let pid32 = Int32(exactly: pid)
+            let pid = BeaconFileName.number(parts[0]), let pid32 = Int32(exactly: pid)
         else { return nil }
         var rotation: Int?
         if parts.count == 2 {

@@ -209,7 +209,8 @@ public final class BeaconWriter: @unchecked Sendable {
         } else {
             // Disk full or an I/O error: whatever reached the file is a torn
             // line; the next record starts on a line of its own.
-            file = .open(fd: fd, day: day, path: path, size: size + max(written, 0), needsNewline: written > 0 || needsNewline)
+            file = .open(
+                fd: fd, day: day, path: path, size: size + max(written, 0), needsNewline: written > 0 || needsNewline)
             count { $0.failedWrites += 1 }
         }
     }
@@ -249,7 +250,8 @@ public final class BeaconWriter: @unchecked Sendable {
             return nil
         }
         let size = Int(info.st_size)
-        return .open(fd: fd, day: day, path: path, size: size, needsNewline: BeaconWriter.endsTorn(path: path, size: size))
+        return .open(
+            fd: fd, day: day, path: path, size: size, needsNewline: BeaconWriter.endsTorn(path: path, size: size))
     }
 
     /// Whether a non-empty file's last byte is not `\n` (a process was killed mid-line).
@@ -272,7 +274,9 @@ public final class BeaconWriter: @unchecked Sendable {
         guard size > 0 else { return }
         let directory = (path as NSString).deletingLastPathComponent
         for n in 1...100_000 {
-            let target = directory + "/" + BeaconFileName(role: configuration.role, processID: configuration.processID, rotation: n).text
+            let target =
+                directory + "/"
+                + BeaconFileName(role: configuration.role, processID: configuration.processID, rotation: n).text
             if access(target, F_OK) == 0 { continue }
             if rename(path, target) == 0 { count { $0.rotations += 1 } }
             return
@@ -285,7 +289,8 @@ public final class BeaconWriter: @unchecked Sendable {
         let cap = configuration.maxDirectoryBytes
         if let known = directoryBytes, known + bytes <= cap { return true }
         if directoryBytes == nil || now.timeIntervalSince(lastMeasure) >= configuration.directoryRemeasureInterval
-            || now < lastMeasure {
+            || now < lastMeasure
+        {
             directoryBytes = measureDirectory()
             lastMeasure = now
         }
@@ -294,13 +299,15 @@ public final class BeaconWriter: @unchecked Sendable {
 
     /// The bytes in every regular file under the beacon directory.
     private func measureDirectory() -> Int {
-        guard let enumerator = FileManager.default.enumerator(
-            at: root, includingPropertiesForKeys: [.fileSizeKey, .isRegularFileKey], options: []
-        ) else { return 0 }
+        guard
+            let enumerator = FileManager.default.enumerator(
+                at: root, includingPropertiesForKeys: [.fileSizeKey, .isRegularFileKey], options: []
+            )
+        else { return 0 }
         var total = 0
         for case let url as URL in enumerator {
             guard let values = try? url.resourceValues(forKeys: [.fileSizeKey, .isRegularFileKey]),
-                  values.isRegularFile == true
+                values.isRegularFile == true
             else { continue }
             total += values.fileSize ?? 0
         }

@@ -1,8 +1,8 @@
-import ArrivalModel
-import ArrivalStore
-import ArrivalIngest
 import ArrivalAnalysis
+import ArrivalIngest
+import ArrivalModel
 import ArrivalRendering
+import ArrivalStore
 import Foundation
 
 /// Why a side of `diff` or `gate` could not be read. Each message names the
@@ -19,11 +19,11 @@ public enum ComparisonError: Error, CustomStringConvertible, Sendable {
         switch self {
         case .notFound(let path):
             "'\(path)' does not exist. Give a batch file (.jsonl or .jsonl.gz), a directory of batches, an arrival store (.sqlite) or a report JSON."
-        case let .unreadable(path, reason):
+        case .unreadable(let path, let reason):
             "cannot read '\(path)': \(reason)."
-        case let .notAReport(path, reason):
+        case .notAReport(let path, let reason):
             "'\(path)' looks like a report JSON but is not one: \(reason). Make it with 'arrival report --format json', or pass the batches it came from."
-        case let .noRecords(path, detail):
+        case .noRecords(let path, let detail):
             "'\(path)' holds no valid apns record (\(detail)). Is it the right file? A corrupt or empty batch cannot be compared."
         case .windowOnReportJSON(let path):
             "'\(path)' is a report JSON, which already covers a fixed window; drop --day/--from/--to, or pass the store or batches instead."
@@ -120,32 +120,37 @@ public final class ComparisonSide {
             } catch {
                 throw .notAReport(path, reason: error.description)
             }
-            return ComparisonSide(path: path, source: source, report: report, samples: nil, ingestSummary: nil,
-                                  store: nil, analysis: nil, temporaryDirectory: nil)
+            return ComparisonSide(
+                path: path, source: source, report: report, samples: nil, ingestSummary: nil,
+                store: nil, analysis: nil, temporaryDirectory: nil)
         case .store:
             let store: Store
             do {
                 store = try Store(readingAt: path)
             } catch {
                 // The store's own words when it has advice (missing, empty, another application's).
-                throw .unreadable(path, reason: error.hint != nil ? error.message : "\(error.message); it is no arrival store")
+                throw .unreadable(
+                    path, reason: error.hint != nil ? error.message : "\(error.message); it is no arrival store")
             }
-            return try analyse(path: path, source: source, store: store, window: window, detail: detail,
-                               summary: nil, temporaryDirectory: nil)
+            return try analyse(
+                path: path, source: source, store: store, window: window, detail: detail,
+                summary: nil, temporaryDirectory: nil)
         case .batches:
             let directory = FileManager.default.temporaryDirectory
                 .appendingPathComponent("arrival-compare-\(getpid())-\(UUID().uuidString)")
             do {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             } catch {
-                throw .unreadable(path, reason: "cannot create a temporary store in \(directory.path): \(error.localizedDescription)")
+                throw .unreadable(
+                    path, reason: "cannot create a temporary store in \(directory.path): \(error.localizedDescription)")
             }
             do {
                 let store = try Store(path: directory.appendingPathComponent("side.sqlite").path, throwaway: true)
                 let summary = try Ingestor(store: store).ingest(paths: [path])
                 guard (summary.records[.apns] ?? 0) > 0 else {
                     let malformed = summary.malformedLines
-                    let detail = summary.filesRead == 0
+                    let detail =
+                        summary.filesRead == 0
                         ? "no batch files found"
                         : "\(summary.filesRead) file(s), \(summary.lines) line(s), \(malformed) malformed"
                             + (summary.firstMalformed.first.map { ", first at \($0)" } ?? "")
@@ -156,8 +161,9 @@ public final class ComparisonSide {
                     // them here, on this side's own thread, in a covering index keeps the merge streaming.
                     try store.indexRequestsByApnsID()
                 }
-                return try analyse(path: path, source: source, store: store, window: window, detail: detail,
-                                   summary: summary, temporaryDirectory: directory)
+                return try analyse(
+                    path: path, source: source, store: store, window: window, detail: detail,
+                    summary: summary, temporaryDirectory: directory)
             } catch let error as ComparisonError {
                 try? FileManager.default.removeItem(at: directory)
                 throw error
@@ -190,7 +196,8 @@ extension ComparisonSide {
     public static func loadPair(
         _ a: String, _ b: String, window: ReportWindow?, detail: Bool = false
     ) throws(ComparisonError) -> (ComparisonSide, ComparisonSide) {
-        let boxA = LoadBox(), boxB = LoadBox()
+        let boxA = LoadBox()
+        let boxB = LoadBox()
         let done = DispatchSemaphore(value: 0)
         for (path, box) in [(a, boxA), (b, boxB)] {
             let thread = Thread {

@@ -1,8 +1,9 @@
-import ArrivalModel
-import ArrivalStore
-import ArrivalIngest
 import ArrivalAnalysis
+import ArrivalIngest
+import ArrivalModel
 import ArrivalRendering
+import ArrivalStore
+
 /// A record-level diff of two batches that cover the same pushes (a re-run,
 /// a re-upload, a sender change): `apns` records only in A, only in B, and
 /// the same `apns_id` answered differently; updates only on one side and
@@ -73,16 +74,20 @@ public struct RecordDiff: Sendable {
 
     // MARK: - apns records
 
-    private mutating func compareApns(_ storeA: Store, _ windowA: ReportWindow?, _ storeB: Store, _ windowB: ReportWindow?) throws {
+    private mutating func compareApns(
+        _ storeA: Store, _ windowA: ReportWindow?, _ storeB: Store, _ windowB: ReportWindow?
+    ) throws {
         let cursorA = try ApnsCursor(store: storeA, window: windowA)
         let cursorB = try ApnsCursor(store: storeB, window: windowB)
         var groupA = try cursorA.nextGroup()
         var groupB = try cursorB.nextGroup()
         while !groupA.isEmpty || !groupB.isEmpty {
-            let idA = groupA.first?.apnsID, idB = groupB.first?.apnsID
+            let idA = groupA.first?.apnsID
+            let idB = groupB.first?.apnsID
             let order: Int
             switch (idA, idB) {
-            case let (x?, y?): order = x.utf8.elementsEqual(y.utf8) ? 0 : (x.utf8.lexicographicallyPrecedes(y.utf8) ? -1 : 1)
+            case (let x?, let y?):
+                order = x.utf8.elementsEqual(y.utf8) ? 0 : (x.utf8.lexicographicallyPrecedes(y.utf8) ? -1 : 1)
             case (_?, nil): order = -1
             default: order = 1
             }
@@ -95,15 +100,15 @@ public struct RecordDiff: Sendable {
             } else {
                 for index in 0..<max(groupA.count, groupB.count) {
                     switch (index < groupA.count ? groupA[index] : nil, index < groupB.count ? groupB[index] : nil) {
-                    case let (x?, y?):
+                    case (let x?, let y?):
                         if x.status == y.status && x.reason == y.reason {
                             apnsSame += 1
                         } else {
                             apnsChanged += 1
                             if apnsChangedRows.count < limit { apnsChangedRows.append(ApnsChange(a: x, b: y)) }
                         }
-                    case let (x?, nil): onlyInA(x)
-                    case let (nil, y?): onlyInB(y)
+                    case (let x?, nil): onlyInA(x)
+                    case (nil, let y?): onlyInB(y)
                     case (nil, nil): break
                     }
                 }
@@ -131,7 +136,8 @@ public struct RecordDiff: Sendable {
     }
 
     private static func outcomes(_ analysis: DeliveryAnalysis, _ window: ReportWindow?) -> [UpdateKey: String] {
-        let from = window?.from ?? Int64.min, to = window?.to ?? Int64.max
+        let from = window?.from ?? Int64.min
+        let to = window?.to ?? Int64.max
         var outcomes: [UpdateKey: String] = [:]
         outcomes.reserveCapacity(analysis.updates.count)
         for update in analysis.updates where update.at >= from && update.at < to {
@@ -147,7 +153,8 @@ public struct RecordDiff: Sendable {
         var remaining = Self.outcomes(analysisA, windowA)
         var first = FirstRows(limit: limit)
         var pairs: [Pair: Int] = [:]
-        let from = windowB?.from ?? Int64.min, to = windowB?.to ?? Int64.max
+        let from = windowB?.from ?? Int64.min
+        let to = windowB?.to ?? Int64.max
         for update in analysisB.updates where update.at >= from && update.at < to {
             let key = UpdateKey(activity: analysisB.activityNames[Int(update.activity)], seq: update.seq)
             let outcomeB = update.accepted ? (update.outcome?.name ?? "not_accepted") : "not_accepted"
@@ -169,7 +176,9 @@ public struct RecordDiff: Sendable {
             first.offer(key, outcomeA, nil)
         }
         for (pair, count) in pairs { transitions["\(pair.a) → \(pair.b)"] = count }
-        updateRows = first.rows.map { UpdateChange(activityID: $0.key.activity.text, seq: $0.key.seq, a: $0.a, b: $0.b) }
+        updateRows = first.rows.map {
+            UpdateChange(activityID: $0.key.activity.text, seq: $0.key.seq, a: $0.a, b: $0.b)
+        }
     }
 
     private struct Pair: Hashable {
@@ -192,7 +201,8 @@ public struct RecordDiff: Sendable {
         mutating func offer(_ key: UpdateKey, _ a: String?, _ b: String?) {
             guard limit > 0 else { return }
             if rows.count == limit, let last = rows.last, !Self.precedes(key, last.key) { return }
-            var low = 0, high = rows.count
+            var low = 0
+            var high = rows.count
             while low < high {
                 let middle = (low + high) / 2
                 if Self.precedes(rows[middle].key, key) { low = middle + 1 } else { high = middle }

@@ -1,8 +1,8 @@
-import ArrivalModel
-import ArrivalStore
-import ArrivalIngest
 import ArrivalAnalysis
+import ArrivalIngest
+import ArrivalModel
 import ArrivalRendering
+import ArrivalStore
 import Foundation
 
 /// Why a report JSON could not be read back.
@@ -25,7 +25,10 @@ extension Report {
         } catch let error as ReportDecodingError {
             throw error
         } catch {
-            throw ReportDecodingError(description: "not valid JSON (\((error as NSError).userInfo[NSDebugDescriptionErrorKey] ?? error.localizedDescription))")
+            throw ReportDecodingError(
+                description:
+                    "not valid JSON (\((error as NSError).userInfo[NSDebugDescriptionErrorKey] ?? error.localizedDescription))"
+            )
         }
         let reader = FieldReader(root: root)
         guard let schema = root["schema"] as? String else {
@@ -37,9 +40,11 @@ extension Report {
         var window: ReportWindow?
         if let object = root["window"], !(object is NSNull) {
             guard let object = object as? [String: Any],
-                  let from = (object["from"] as? String).flatMap(RFC3339.parseMilliseconds),
-                  let to = (object["to"] as? String).flatMap(RFC3339.parseMilliseconds)
-            else { throw ReportDecodingError(description: "\"window\" is neither null nor {from, to} with RFC 3339 times") }
+                let from = (object["from"] as? String).flatMap(RFC3339.parseMilliseconds),
+                let to = (object["to"] as? String).flatMap(RFC3339.parseMilliseconds)
+            else {
+                throw ReportDecodingError(description: "\"window\" is neither null nor {from, to} with RFC 3339 times")
+            }
             window = ReportWindow(from: from, to: to)
         }
         self.init(window: window)

@@ -1,8 +1,8 @@
-import ArrivalModel
-import ArrivalStore
-import ArrivalIngest
 import ArrivalAnalysis
+import ArrivalIngest
+import ArrivalModel
 import ArrivalRendering
+import ArrivalStore
 import Foundation
 
 extension ReportDiff {
@@ -15,10 +15,13 @@ extension ReportDiff {
         let bold: (String) -> String = { color ? ANSIColor.bold.wrap($0) : $0 }
         out.append(bold("arrival diff") + "  A = \(describe(a))")
         out.append(String(repeating: " ", count: 14) + "B = \(describe(b))")
-        out.append("Rates tested at \(ReportFormat.percent(confidence, digits: 0)) confidence (\(methodNote)); a change within noise is not called better or worse.")
+        out.append(
+            "Rates tested at \(ReportFormat.percent(confidence, digits: 0)) confidence (\(methodNote)); a change within noise is not called better or worse."
+        )
         out.append("")
-        var table = TextTable(["metric", "A", "B", "change", "relative", "test", "verdict"],
-                              alignments: [.left, .right, .right, .right, .right, .left, .left])
+        var table = TextTable(
+            ["metric", "A", "B", "change", "relative", "test", "verdict"],
+            alignments: [.left, .right, .right, .right, .right, .left, .left])
         for change in metrics {
             let tint = Self.color(of: change.verdict)
             table.add([
@@ -37,12 +40,14 @@ extension ReportDiff {
         if reasons.isEmpty {
             out.append("  none on either side")
         } else {
-            var reasonTable = TextTable(["reason", "A", "B", "change", "status"], alignments: [.left, .right, .right, .right, .left])
+            var reasonTable = TextTable(
+                ["reason", "A", "B", "change", "status"], alignments: [.left, .right, .right, .right, .left])
             for reason in reasons {
                 let tint: ANSIColor? = reason.status == .appeared ? .red : reason.status == .vanished ? .green : nil
                 reasonTable.add([
                     .init(text: reason.key, color: nil), .init(text: String(reason.a), color: nil),
-                    .init(text: String(reason.b), color: nil), .init(text: ReportFormat.signed(reason.b - reason.a), color: nil),
+                    .init(text: String(reason.b), color: nil),
+                    .init(text: ReportFormat.signed(reason.b - reason.a), color: nil),
                     .init(text: reason.status.rawValue, color: tint),
                 ])
             }
@@ -52,15 +57,21 @@ extension ReportDiff {
         out.append(bold("Update outcomes"))
         var outcomeTable = TextTable(["outcome", "A", "B", "change"], alignments: [.left, .right, .right, .right])
         for outcome in outcomes {
-            outcomeTable.add([outcome.key, String(outcome.a), String(outcome.b), ReportFormat.signed(outcome.b - outcome.a)])
+            outcomeTable.add([
+                outcome.key, String(outcome.a), String(outcome.b), ReportFormat.signed(outcome.b - outcome.a),
+            ])
         }
         out.append(outcomeTable.render(color: color))
         out.append("")
-        out.append(bold("Breakdown rows that moved most") + " (arrival rate; rows with at least \(Self.breakdownMinimum) deliverable updates on both sides)")
+        out.append(
+            bold("Breakdown rows that moved most")
+                + " (arrival rate; rows with at least \(Self.breakdownMinimum) deliverable updates on both sides)")
         if breakdowns.isEmpty {
             out.append("  none moved")
         } else {
-            var rowTable = TextTable(["dimension", "key", "A", "B", "change", "test"], alignments: [.left, .left, .right, .right, .right, .left])
+            var rowTable = TextTable(
+                ["dimension", "key", "A", "B", "change", "test"],
+                alignments: [.left, .left, .right, .right, .right, .left])
             for row in breakdowns {
                 rowTable.add([
                     row.dimension, row.key, Self.rateWithCount(row.a), Self.rateWithCount(row.b),
@@ -78,13 +89,17 @@ extension ReportDiff {
 
     private var methodNote: String {
         let methods = Set(metrics.compactMap { $0.significance?.method })
-        if methods == [.binomial] { return "each update an independent trial: a side is a report JSON without per-activity counts" }
+        if methods == [.binomial] {
+            return "each update an independent trial: a side is a report JSON without per-activity counts"
+        }
         if methods.contains(.binomial) { return "activities as the sampling unit where both sides have records" }
         return "activities as the sampling unit"
     }
 
     private func describe(_ side: Side) -> String {
-        let window = side.window.map { "\(RFC3339.format(milliseconds: $0.from)) – \(RFC3339.format(milliseconds: $0.to))" } ?? "all data"
+        let window =
+            side.window.map { "\(RFC3339.format(milliseconds: $0.from)) – \(RFC3339.format(milliseconds: $0.to))" }
+            ?? "all data"
         return "\(side.path) (\(side.source.rawValue), \(window))"
     }
 
@@ -96,38 +111,49 @@ extension ReportDiff {
         var out: [String] = []
         out.append("### arrival diff")
         out.append("")
-        out.append("A: `\(a.path)` (\(a.source.rawValue)) · B: `\(b.path)` (\(b.source.rawValue)) · rates tested at \(ReportFormat.percent(confidence, digits: 0)) confidence, \(methodNote).")
+        out.append(
+            "A: `\(a.path)` (\(a.source.rawValue)) · B: `\(b.path)` (\(b.source.rawValue)) · rates tested at \(ReportFormat.percent(confidence, digits: 0)) confidence, \(methodNote)."
+        )
         out.append("")
         let worse = metrics.filter { $0.verdict == .worse }.map { "`\($0.metric.id)`" }
         let better = metrics.filter { $0.verdict == .better }.map { "`\($0.metric.id)`" }
-        out.append("**Worse:** \(worse.isEmpty ? "nothing" : worse.joined(separator: ", ")) · **Better:** \(better.isEmpty ? "nothing" : better.joined(separator: ", "))")
+        out.append(
+            "**Worse:** \(worse.isEmpty ? "nothing" : worse.joined(separator: ", ")) · **Better:** \(better.isEmpty ? "nothing" : better.joined(separator: ", "))"
+        )
         out.append("")
         out.append("| metric | A | B | change | relative | test | verdict |")
         out.append("|---|---:|---:|---:|---:|---|---|")
         for change in metrics {
             let verdict = change.verdict == .worse ? "**worse**" : change.verdict.rawValue
-            out.append("| `\(change.metric.id)` | \(Self.value(change.a, change.metric)) | \(Self.value(change.b, change.metric)) | \(Self.change(change)) | \(change.relative.map { ReportFormat.signedPercent($0) } ?? ReportFormat.none) | \(Self.test(change.significance)) | \(verdict) |")
+            out.append(
+                "| `\(change.metric.id)` | \(Self.value(change.a, change.metric)) | \(Self.value(change.b, change.metric)) | \(Self.change(change)) | \(change.relative.map { ReportFormat.signedPercent($0) } ?? ReportFormat.none) | \(Self.test(change.significance)) | \(verdict) |"
+            )
         }
         if !reasons.isEmpty {
             out.append("")
             out.append("| APNs reason | A | B | change | status |")
             out.append("|---|---:|---:|---:|---|")
             for reason in reasons {
-                out.append("| `\(Markdown.escaped(reason.key))` | \(reason.a) | \(reason.b) | \(ReportFormat.signed(reason.b - reason.a)) | \(reason.status.rawValue) |")
+                out.append(
+                    "| `\(Markdown.escaped(reason.key))` | \(reason.a) | \(reason.b) | \(ReportFormat.signed(reason.b - reason.a)) | \(reason.status.rawValue) |"
+                )
             }
         }
         out.append("")
         out.append("| outcome | A | B | change |")
         out.append("|---|---:|---:|---:|")
         for outcome in outcomes {
-            out.append("| \(outcome.key) | \(outcome.a) | \(outcome.b) | \(ReportFormat.signed(outcome.b - outcome.a)) |")
+            out.append(
+                "| \(outcome.key) | \(outcome.a) | \(outcome.b) | \(ReportFormat.signed(outcome.b - outcome.a)) |")
         }
         if !breakdowns.isEmpty {
             out.append("")
             out.append("| breakdown row (arrival rate) | A | B | change | test |")
             out.append("|---|---:|---:|---:|---|")
             for row in breakdowns {
-                out.append("| \(row.dimension) = `\(Markdown.escaped(row.key))` | \(Self.rateWithCount(row.a)) | \(Self.rateWithCount(row.b)) | \(row.change.map { ReportFormat.signedPoints($0) } ?? ReportFormat.none) | \(Self.test(row.significance)) |")
+                out.append(
+                    "| \(row.dimension) = `\(Markdown.escaped(row.key))` | \(Self.rateWithCount(row.a)) | \(Self.rateWithCount(row.b)) | \(row.change.map { ReportFormat.signedPoints($0) } ?? ReportFormat.none) | \(Self.test(row.significance)) |"
+                )
             }
         }
         if let records {
@@ -239,40 +265,59 @@ extension ReportDiff {
 
     static func rateWithCount(_ counts: UpdateCounts) -> String {
         let deliverable = counts.deliverable
-        return "\(counts.arrivalRate.map { ReportFormat.percent($0, digits: 2) } ?? ReportFormat.none) of \(deliverable)"
+        return
+            "\(counts.arrivalRate.map { ReportFormat.percent($0, digits: 2) } ?? ReportFormat.none) of \(deliverable)"
     }
 }
 
 extension RecordDiff {
     func text(color: Bool) -> String {
         var out: [String] = []
-        out.append((color ? ANSIColor.bold.wrap("Records") : "Records") + " (apns matched by apns_id, updates by activity_id and seq)")
-        out.append("  apns:    \(apnsSame) same, \(apnsChanged) answered differently, \(apnsOnlyInA) only in A, \(apnsOnlyInB) only in B")
-        out.append("  updates: \(updatesSame) same outcome, \(outcomeChanged) changed outcome, \(updatesOnlyInA) only in A, \(updatesOnlyInB) only in B")
+        out.append(
+            (color ? ANSIColor.bold.wrap("Records") : "Records")
+                + " (apns matched by apns_id, updates by activity_id and seq)")
+        out.append(
+            "  apns:    \(apnsSame) same, \(apnsChanged) answered differently, \(apnsOnlyInA) only in A, \(apnsOnlyInB) only in B"
+        )
+        out.append(
+            "  updates: \(updatesSame) same outcome, \(outcomeChanged) changed outcome, \(updatesOnlyInA) only in A, \(updatesOnlyInB) only in B"
+        )
         for transition in transitions.keys.sorted(by: codePointOrder) {
             out.append("    \(transition): \(transitions[transition] ?? 0)")
         }
         if !apnsChangedRows.isEmpty {
             out.append("")
             out.append("  Same apns_id, different answer (first \(apnsChangedRows.count) of \(apnsChanged)):")
-            var table = TextTable(["apns_id", "activity", "seq", "A", "B"], alignments: [.left, .left, .right, .left, .left])
+            var table = TextTable(
+                ["apns_id", "activity", "seq", "A", "B"], alignments: [.left, .left, .right, .left, .left])
             for row in apnsChangedRows {
-                table.add([row.a.apnsID, row.a.activityID ?? ReportFormat.none, row.a.seq.map(String.init) ?? ReportFormat.none, Self.answer(row.a), Self.answer(row.b)])
+                table.add([
+                    row.a.apnsID, row.a.activityID ?? ReportFormat.none,
+                    row.a.seq.map(String.init) ?? ReportFormat.none, Self.answer(row.a), Self.answer(row.b),
+                ])
             }
             out.append(table.render(color: color, indent: "    "))
         }
-        for (title, rows, total) in [("Only in A", apnsOnlyInARows, apnsOnlyInA), ("Only in B", apnsOnlyInBRows, apnsOnlyInB)] where !rows.isEmpty {
+        for (title, rows, total) in [
+            ("Only in A", apnsOnlyInARows, apnsOnlyInA), ("Only in B", apnsOnlyInBRows, apnsOnlyInB),
+        ] where !rows.isEmpty {
             out.append("")
             out.append("  apns \(title) (first \(rows.count) of \(total)):")
-            var table = TextTable(["apns_id", "sent_at", "activity", "seq", "answer"], alignments: [.left, .left, .left, .right, .left])
+            var table = TextTable(
+                ["apns_id", "sent_at", "activity", "seq", "answer"], alignments: [.left, .left, .left, .right, .left])
             for row in rows {
-                table.add([row.apnsID, RFC3339.format(milliseconds: row.sentAt), row.activityID ?? ReportFormat.none, row.seq.map(String.init) ?? ReportFormat.none, Self.answer(row)])
+                table.add([
+                    row.apnsID, RFC3339.format(milliseconds: row.sentAt), row.activityID ?? ReportFormat.none,
+                    row.seq.map(String.init) ?? ReportFormat.none, Self.answer(row),
+                ])
             }
             out.append(table.render(color: color, indent: "    "))
         }
         if !updateRows.isEmpty {
             out.append("")
-            out.append("  Updates that differ (first \(updateRows.count) of \(outcomeChanged + updatesOnlyInA + updatesOnlyInB)):")
+            out.append(
+                "  Updates that differ (first \(updateRows.count) of \(outcomeChanged + updatesOnlyInA + updatesOnlyInB)):"
+            )
             var table = TextTable(["activity", "seq", "A", "B"], alignments: [.left, .right, .left, .left])
             for row in updateRows {
                 table.add([row.activityID, String(row.seq), row.a ?? ReportFormat.none, row.b ?? ReportFormat.none])
@@ -289,7 +334,9 @@ extension RecordDiff {
         out.append("| | same | changed | only in A | only in B |")
         out.append("|---|---:|---:|---:|---:|")
         out.append("| apns (by `apns_id`) | \(apnsSame) | \(apnsChanged) | \(apnsOnlyInA) | \(apnsOnlyInB) |")
-        out.append("| updates (by activity, seq) | \(updatesSame) | \(outcomeChanged) | \(updatesOnlyInA) | \(updatesOnlyInB) |")
+        out.append(
+            "| updates (by activity, seq) | \(updatesSame) | \(outcomeChanged) | \(updatesOnlyInA) | \(updatesOnlyInB) |"
+        )
         if !transitions.isEmpty {
             out.append("")
             out.append("| outcome change | updates |")
@@ -303,7 +350,9 @@ extension RecordDiff {
             out.append("| apns_id | A | B |")
             out.append("|---|---|---|")
             for row in apnsChangedRows {
-                out.append("| `\(Markdown.escaped(row.a.apnsID))` | \(Markdown.escaped(Self.answer(row.a))) | \(Markdown.escaped(Self.answer(row.b))) |")
+                out.append(
+                    "| `\(Markdown.escaped(row.a.apnsID))` | \(Markdown.escaped(Self.answer(row.a))) | \(Markdown.escaped(Self.answer(row.b))) |"
+                )
             }
         }
         return out.joined(separator: "\n")
@@ -321,12 +370,21 @@ extension RecordDiff {
                     w.field("changed_rows") {
                         w.array {
                             for row in apnsChangedRows {
-                                w.element { w.object { w.field("a") { Self.write(row.a, w) }; w.field("b") { Self.write(row.b, w) } } }
+                                w.element {
+                                    w.object {
+                                        w.field("a") { Self.write(row.a, w) }
+                                        w.field("b") { Self.write(row.b, w) }
+                                    }
+                                }
                             }
                         }
                     }
-                    w.field("only_in_a_rows") { w.array { for row in apnsOnlyInARows { w.element { Self.write(row, w) } } } }
-                    w.field("only_in_b_rows") { w.array { for row in apnsOnlyInBRows { w.element { Self.write(row, w) } } } }
+                    w.field("only_in_a_rows") {
+                        w.array { for row in apnsOnlyInARows { w.element { Self.write(row, w) } } }
+                    }
+                    w.field("only_in_b_rows") {
+                        w.array { for row in apnsOnlyInBRows { w.element { Self.write(row, w) } } }
+                    }
                 }
             }
             w.field("updates") {
@@ -337,7 +395,9 @@ extension RecordDiff {
                     w.field("only_in_b") { w.int(updatesOnlyInB) }
                     w.field("transitions") {
                         w.object {
-                            for key in transitions.keys.sorted(by: codePointOrder) { w.field(key) { w.int(transitions[key] ?? 0) } }
+                            for key in transitions.keys.sorted(by: codePointOrder) {
+                                w.field(key) { w.int(transitions[key] ?? 0) }
+                            }
                         }
                     }
                     w.field("rows") {

@@ -1,8 +1,9 @@
-import ArrivalModel
-import ArrivalStore
-import ArrivalIngest
 import ArrivalAnalysis
+import ArrivalIngest
+import ArrivalModel
 import ArrivalRendering
+import ArrivalStore
+
 /// Two reports side by side: every metric with its change and whether the
 /// change is more than noise, the APNs reasons and outcomes that moved, and
 /// the breakdown rows that moved most. B is the newer side ("after").
@@ -134,14 +135,17 @@ public struct ReportDiff: Sendable {
                 let significance = Significance.test(
                     a: (countsA.rendered, deliverableA), b: (countsB.rendered, deliverableB),
                     clustersA: nil, clustersB: nil, confidence: confidence)
-                rows.append(BreakdownChange(dimension: dimension, key: key.text, a: countsA, b: countsB,
-                                            significance: significance))
+                rows.append(
+                    BreakdownChange(
+                        dimension: dimension, key: key.text, a: countsA, b: countsB,
+                        significance: significance))
             }
         }
         // Largest move first; ties in report order (the sort is stable).
-        breakdowns = Array(rows.filter { ($0.change ?? 0) != 0 }
-            .sorted { abs($0.change ?? 0) > abs($1.change ?? 0) }
-            .prefix(Self.breakdownLimit))
+        breakdowns = Array(
+            rows.filter { ($0.change ?? 0) != 0 }
+                .sorted { abs($0.change ?? 0) > abs($1.change ?? 0) }
+                .prefix(Self.breakdownLimit))
     }
 
     static let outcomeNames: [(String, @Sendable (UpdateCounts) -> Int)] = {
@@ -154,7 +158,8 @@ public struct ReportDiff: Sendable {
         _ metric: Metric, _ a: Report, _ samplesA: ActivitySamples?, _ b: Report, _ samplesB: ActivitySamples?,
         confidence: Double
     ) -> MetricChange {
-        let valueA = metric.value(in: a), valueB = metric.value(in: b)
+        let valueA = metric.value(in: a)
+        let valueB = metric.value(in: b)
         var change = MetricChange(
             metric: metric, a: valueA, b: valueB, sampleA: metric.sampleSize(in: a), sampleB: metric.sampleSize(in: b),
             significance: nil, verdict: .unchanged)

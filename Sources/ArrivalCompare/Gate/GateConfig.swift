@@ -1,8 +1,8 @@
-import ArrivalModel
-import ArrivalStore
-import ArrivalIngest
 import ArrivalAnalysis
+import ArrivalIngest
+import ArrivalModel
 import ArrivalRendering
+import ArrivalStore
 import Yams
 
 /// The rules `arrival gate` applies, and how strictly.
@@ -86,11 +86,14 @@ public struct GateConfig: Sendable, Equatable {
         guard !given, !allowMissing else { return }
         let regressions = rules.filter(\.check.needsBaseline)
         guard !regressions.isEmpty else { return }
-        let shown = regressions.prefix(3).map(\.description).joined(separator: "; ")
+        let shown =
+            regressions.prefix(3).map(\.description).joined(separator: "; ")
             + (regressions.count > 3 ? "; …" : "")
         throw GateConfigError(
             "\(regressions.count) rule\(regressions.count == 1 ? "" : "s") compare\(regressions.count == 1 ? "s" : "") against a baseline (\(shown)), but no --baseline was given, so \(regressions.count == 1 ? "it" : "they") cannot be checked",
-            hint: "pass --baseline with the batch, store or report JSON to compare with, or add --allow-no-baseline to check only the floors and ceilings.")
+            hint:
+                "pass --baseline with the batch, store or report JSON to compare with, or add --allow-no-baseline to check only the floors and ceilings."
+        )
     }
 
     /// Reads a `gate.yml`:
@@ -107,7 +110,9 @@ public struct GateConfig: Sendable, Equatable {
     ///     min_sample: 1000
     /// ```
     public static func parse(yaml text: String, path: String) throws(GateConfigError) -> GateConfig {
-        func fail(_ node: Node?, _ why: String, hint: String = "see the sample gate.yml in the arrival repository.") -> GateConfigError {
+        func fail(_ node: Node?, _ why: String, hint: String = "see the sample gate.yml in the arrival repository.")
+            -> GateConfigError
+        {
             GateConfigError(why, hint: hint, location: Diagnostic.Location(path: path, line: node?.mark.map(\.line)))
         }
         let root: Node
@@ -117,8 +122,9 @@ public struct GateConfig: Sendable, Equatable {
         } catch let error as GateConfigError {
             throw error
         } catch {
-            throw GateConfigError("not valid YAML: \(error)", hint: "see the sample gate.yml in the arrival repository.",
-                                  location: Diagnostic.Location(path: path))
+            throw GateConfigError(
+                "not valid YAML: \(error)", hint: "see the sample gate.yml in the arrival repository.",
+                location: Diagnostic.Location(path: path))
         }
         guard let top = root.mapping else { throw fail(root, "expected a mapping with 'rules:'") }
         var config = GateConfig(rules: [])
@@ -154,8 +160,9 @@ public struct GateConfig: Sendable, Equatable {
 
     private static func parseRule(_ item: Node, path: String) throws(GateConfigError) -> GateRule {
         func fail(_ node: Node?, _ why: String) -> GateConfigError {
-            GateConfigError(why, hint: "see the sample gate.yml in the arrival repository.",
-                            location: Diagnostic.Location(path: path, line: node?.mark.map(\.line)))
+            GateConfigError(
+                why, hint: "see the sample gate.yml in the arrival repository.",
+                location: Diagnostic.Location(path: path, line: node?.mark.map(\.line)))
         }
         guard let fields = item.mapping else { throw fail(item, "each rule is a mapping with 'metric:' and one check") }
         var metric: Metric?
@@ -167,7 +174,10 @@ public struct GateConfig: Sendable, Equatable {
             switch key {
             case "metric":
                 guard let name = value.string, let found = Metric.named(name) else {
-                    throw fail(value, "unknown metric '\(value.string ?? "")'; metrics are named as in the report JSON, e.g. updates.arrival_rate")
+                    throw fail(
+                        value,
+                        "unknown metric '\(value.string ?? "")'; metrics are named as in the report JSON, e.g. updates.arrival_rate"
+                    )
                 }
                 metric = found
             case "at_least", "at_most", "max_drop", "max_rise":
@@ -188,13 +198,19 @@ public struct GateConfig: Sendable, Equatable {
                 guard let n = value.int, n >= 0 else { throw fail(value, "min_sample must be a whole number ≥ 0") }
                 minSample = n
             default:
-                throw fail(keyNode, "unknown rule key '\(key)' (metric, at_least, at_most, max_drop, max_rise, significant, min_sample)")
+                throw fail(
+                    keyNode,
+                    "unknown rule key '\(key)' (metric, at_least, at_most, max_drop, max_rise, significant, min_sample)"
+                )
             }
         }
         guard let metric else { throw fail(item, "the rule names no 'metric'") }
-        guard let check else { throw fail(item, "the rule on \(metric.id) has no check (at_least, at_most, max_drop or max_rise)") }
+        guard let check else {
+            throw fail(item, "the rule on \(metric.id) has no check (at_least, at_most, max_drop or max_rise)")
+        }
         if let (why, hint) = GateRule.rangeProblem(metric: metric, check: check) {
-            throw GateConfigError(why, hint: hint, location: Diagnostic.Location(path: path, line: item.mark.map(\.line)))
+            throw GateConfigError(
+                why, hint: hint, location: Diagnostic.Location(path: path, line: item.mark.map(\.line)))
         }
         return GateRule(metric: metric, check: check, significant: significant, minSample: minSample)
     }

@@ -1,8 +1,8 @@
-import ArrivalModel
-import ArrivalStore
-import ArrivalIngest
 import ArrivalAnalysis
+import ArrivalIngest
+import ArrivalModel
 import ArrivalRendering
+import ArrivalStore
 import Foundation
 
 extension GateEvaluation {
@@ -13,7 +13,8 @@ extension GateEvaluation {
     public func text(color: Bool) -> String {
         var out: [String] = []
         out.append("arrival gate: current \(current)" + (baseline.map { ", baseline \($0)" } ?? ", no baseline"))
-        var table = TextTable(["verdict", "rule", "expected", "actual", "why"], alignments: [.left, .left, .left, .left, .left])
+        var table = TextTable(
+            ["verdict", "rule", "expected", "actual", "why"], alignments: [.left, .left, .left, .left, .left])
         for result in results {
             let tint: ANSIColor? = result.verdict == .fail ? .red : result.verdict == .warn ? .yellow : .green
             table.add([
@@ -25,7 +26,8 @@ extension GateEvaluation {
             ])
         }
         out.append(table.render(color: color))
-        let summary = "\(results.count) rules: \(results.count - failures - warnings) passed, \(failures) failed, \(warnings) warned"
+        let summary =
+            "\(results.count) rules: \(results.count - failures - warnings) passed, \(failures) failed, \(warnings) warned"
         if passed {
             out.append((color ? ANSIColor.green.wrap("PASS") : "PASS") + "  " + summary)
         } else {
@@ -77,10 +79,13 @@ extension GateEvaluation {
     /// all read it. `timestamp` is the caller's (UTC, no zone, as the
     /// schema wants).
     public func junitXML(timestamp: String, hostname: String) -> String {
-        let tests = results.count, skipped = warnings
+        let tests = results.count
+        let skipped = warnings
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        xml += "<testsuites name=\"arrival gate\" tests=\"\(tests)\" failures=\"\(failures)\" errors=\"0\" skipped=\"\(skipped)\" time=\"0\">\n"
-        xml += "  <testsuite name=\"arrival gate\" package=\"arrival\" id=\"0\" tests=\"\(tests)\" failures=\"\(failures)\" errors=\"0\" skipped=\"\(skipped)\" time=\"0\" timestamp=\"\(Self.xmlEscaped(timestamp))\" hostname=\"\(Self.xmlEscaped(hostname))\">\n"
+        xml +=
+            "<testsuites name=\"arrival gate\" tests=\"\(tests)\" failures=\"\(failures)\" errors=\"0\" skipped=\"\(skipped)\" time=\"0\">\n"
+        xml +=
+            "  <testsuite name=\"arrival gate\" package=\"arrival\" id=\"0\" tests=\"\(tests)\" failures=\"\(failures)\" errors=\"0\" skipped=\"\(skipped)\" time=\"0\" timestamp=\"\(Self.xmlEscaped(timestamp))\" hostname=\"\(Self.xmlEscaped(hostname))\">\n"
         xml += "    <properties>\n"
         xml += "      <property name=\"current\" value=\"\(Self.xmlEscaped(current))\"/>\n"
         if let baseline { xml += "      <property name=\"baseline\" value=\"\(Self.xmlEscaped(baseline))\"/>\n" }
@@ -88,7 +93,8 @@ extension GateEvaluation {
         xml += "    </properties>\n"
         for result in results {
             let name = Self.xmlEscaped(result.rule.description)
-            xml += "    <testcase name=\"\(name)\" classname=\"arrival.gate.\(Self.xmlEscaped(result.rule.metric.id))\" time=\"0\">\n"
+            xml +=
+                "    <testcase name=\"\(name)\" classname=\"arrival.gate.\(Self.xmlEscaped(result.rule.metric.id))\" time=\"0\">\n"
             let message = Self.xmlEscaped("expected \(result.expected), actual \(result.actual): \(result.detail)")
             switch result.verdict {
             case .fail:
@@ -147,13 +153,17 @@ extension GateEvaluation {
         var out: [String] = []
         out.append("### arrival gate: \(passed ? "✅ passed" : "❌ failed")")
         out.append("")
-        out.append("Current `\(Markdown.escaped(current))`" + (baseline.map { ", baseline `\(Markdown.escaped($0))`" } ?? ", no baseline") + ".")
+        out.append(
+            "Current `\(Markdown.escaped(current))`"
+                + (baseline.map { ", baseline `\(Markdown.escaped($0))`" } ?? ", no baseline") + ".")
         out.append("")
         out.append("| verdict | rule | expected | actual | why |")
         out.append("|---|---|---|---|---|")
         for result in results {
             let mark = result.verdict == .fail ? "❌ fail" : result.verdict == .warn ? "⚠️ warn" : "✅ pass"
-            out.append("| \(mark) | `\(result.rule.metric.id)` | \(Markdown.escaped(result.expected)) | \(Markdown.escaped(result.actual)) | \(Markdown.escaped(result.detail)) |")
+            out.append(
+                "| \(mark) | `\(result.rule.metric.id)` | \(Markdown.escaped(result.expected)) | \(Markdown.escaped(result.actual)) | \(Markdown.escaped(result.detail)) |"
+            )
         }
         return out.joined(separator: "\n") + "\n"
     }

@@ -1,8 +1,9 @@
-import ArrivalModel
-import ArrivalStore
-import ArrivalIngest
 import ArrivalAnalysis
+import ArrivalIngest
+import ArrivalModel
 import ArrivalRendering
+import ArrivalStore
+
 /// What `arrival gate` decided, rule by rule.
 public struct GateEvaluation: Sendable {
     public enum Verdict: String, Sendable {
@@ -45,8 +46,9 @@ public struct GateEvaluation: Sendable {
         self.baseline = baselinePath
         confidence = config.confidence
         results = config.rules.map { rule in
-            Self.evaluate(rule, config: config, current: current, currentSamples: currentSamples,
-                          baseline: baseline, baselineSamples: baselineSamples)
+            Self.evaluate(
+                rule, config: config, current: current, currentSamples: currentSamples,
+                baseline: baseline, baselineSamples: baselineSamples)
         }
     }
 
@@ -85,8 +87,10 @@ public struct GateEvaluation: Sendable {
         case .maxDrop, .maxRise:
             let unit = metric.kind == .rate ? " pt" : metric.kind == .milliseconds ? " ms" : ""
             let isDrop = rule.check.name == "max_drop"
-            result.expected = (isDrop ? "drop ≤ " : "rise ≤ ") + GateRule.number(threshold) + unit
-                + (rule.significant && metric.kind == .rate ? ", significant at \(ReportFormat.percent(config.confidence, digits: 0))" : "")
+            result.expected =
+                (isDrop ? "drop ≤ " : "rise ≤ ") + GateRule.number(threshold) + unit
+                + (rule.significant && metric.kind == .rate
+                    ? ", significant at \(ReportFormat.percent(config.confidence, digits: 0))" : "")
             guard let baseline else {
                 result.verdict = .warn
                 result.detail = "not checked: a regression rule needs --baseline."
@@ -95,32 +99,41 @@ public struct GateEvaluation: Sendable {
             result.actual = measured(metric, baseline) + " → " + measured(metric, current)
             guard let value, let before = metric.value(in: baseline) else {
                 result.verdict = .warn
-                result.detail = "no data: \(metric.id) is undefined on \(value == nil ? "the current side" : "the baseline")."
+                result.detail =
+                    "no data: \(metric.id) is undefined on \(value == nil ? "the current side" : "the baseline")."
                 return result
             }
             let scale = metric.kind == .rate ? 100.0 : 1.0
             let move = (isDrop ? before - value : value - before) * scale
             let moveText = GateRule.number((move * 100).rounded() / 100) + unit
             guard move > threshold else {
-                result.detail = move > 0 ? "\(isDrop ? "dropped" : "rose") \(moveText), within the limit." : "did not \(isDrop ? "drop" : "rise")."
+                result.detail =
+                    move > 0
+                    ? "\(isDrop ? "dropped" : "rose") \(moveText), within the limit."
+                    : "did not \(isDrop ? "drop" : "rise")."
                 return result
             }
             if rule.significant, metric.kind == .rate,
-               let fractionA = metric.fraction(in: baseline), let fractionB = metric.fraction(in: current),
-               let test = Significance.test(a: fractionA, b: fractionB, clustersA: baselineSamples?[metric],
-                                            clustersB: currentSamples?[metric], confidence: config.confidence) {
+                let fractionA = metric.fraction(in: baseline), let fractionB = metric.fraction(in: current),
+                let test = Significance.test(
+                    a: fractionA, b: fractionB, clustersA: baselineSamples?[metric],
+                    clustersB: currentSamples?[metric], confidence: config.confidence)
+            {
                 if !test.isSignificant {
-                    result.detail = "\(isDrop ? "dropped" : "rose") \(moveText), but within noise (p\(ReportDiff.formatP(test.pValue)), \(test.method.rawValue))."
+                    result.detail =
+                        "\(isDrop ? "dropped" : "rose") \(moveText), but within noise (p\(ReportDiff.formatP(test.pValue)), \(test.method.rawValue))."
                     return result
                 }
-                result.detail = "\(isDrop ? "dropped" : "rose") \(moveText), significant (p\(ReportDiff.formatP(test.pValue)), \(test.method.rawValue))."
+                result.detail =
+                    "\(isDrop ? "dropped" : "rose") \(moveText), significant (p\(ReportDiff.formatP(test.pValue)), \(test.method.rawValue))."
             } else {
                 result.detail = "\(isDrop ? "dropped" : "rose") \(moveText)."
             }
             let baselineSample = metric.sampleSize(in: baseline)
             if min(sample, baselineSample) < minimum {
                 result.verdict = .warn
-                result.detail += " Would fail, but rests on \(min(sample, baselineSample)) (fewer than min_sample \(minimum)); not enforced."
+                result.detail +=
+                    " Would fail, but rests on \(min(sample, baselineSample)) (fewer than min_sample \(minimum)); not enforced."
             } else {
                 result.verdict = .fail
                 result.detail += " Limit \(GateRule.number(threshold))\(unit)."

@@ -1,8 +1,9 @@
-import ArrivalModel
-import ArrivalStore
-import ArrivalIngest
 import ArrivalAnalysis
+import ArrivalIngest
+import ArrivalModel
 import ArrivalRendering
+import ArrivalStore
+
 /// One rule of `arrival gate`: a floor or ceiling on the current side, or a
 /// limit on how far a metric may move against the baseline.
 public struct GateRule: Sendable, Equatable, CustomStringConvertible {
@@ -66,8 +67,12 @@ public struct GateRule: Sendable, Equatable, CustomStringConvertible {
         switch check {
         case .atLeast(let x): return "\(metric.id) ≥ \(Self.format(x, metric))"
         case .atMost(let x): return "\(metric.id) ≤ \(Self.format(x, metric))"
-        case .maxDrop(let x): return "\(metric.id) drop ≤ \(Self.number(x))\(unit)" + (significant && metric.kind == .rate ? " (significant)" : "")
-        case .maxRise(let x): return "\(metric.id) rise ≤ \(Self.number(x))\(unit)" + (significant && metric.kind == .rate ? " (significant)" : "")
+        case .maxDrop(let x):
+            return "\(metric.id) drop ≤ \(Self.number(x))\(unit)"
+                + (significant && metric.kind == .rate ? " (significant)" : "")
+        case .maxRise(let x):
+            return "\(metric.id) rise ≤ \(Self.number(x))\(unit)"
+                + (significant && metric.kind == .rate ? " (significant)" : "")
         }
     }
 
@@ -92,11 +97,16 @@ public struct GateRule: Sendable, Equatable, CustomStringConvertible {
     /// rates are in points (`1` or `1pt`).
     public static func parse(_ text: String) throws(GateConfigError) -> GateRule {
         let words = text.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
-        func fail(_ why: String, hint: String = "write e.g. 'updates.arrival_rate >= 0.95' or 'updates.arrival_rate drop <= 1'.") -> GateConfigError {
+        func fail(
+            _ why: String,
+            hint: String = "write e.g. 'updates.arrival_rate >= 0.95' or 'updates.arrival_rate drop <= 1'."
+        ) -> GateConfigError {
             GateConfigError("--rule '\(text)': \(why)", hint: hint)
         }
         guard let name = words.first else { throw fail("empty rule") }
-        guard let metric = Metric.named(name) else { throw fail("unknown metric '\(name)' (see 'arrival gate --help' for the list)") }
+        guard let metric = Metric.named(name) else {
+            throw fail("unknown metric '\(name)' (see 'arrival gate --help' for the list)")
+        }
         var rest = Array(words.dropFirst())
         var direction: String?
         if let first = rest.first, first == "drop" || first == "rise" {
@@ -144,8 +154,10 @@ public struct GateRule: Sendable, Equatable, CustomStringConvertible {
         case .atLeast(let x), .atMost(let x):
             guard x < 0 || x > 1 else { return nil }
             let example = x > 1 && x <= 100 ? "write \(number(x / 100)) for \(number(x))%" : "write 0.9 for 90%"
-            return ("\(metric.id) is a fraction between 0 and 1, so \(check.name) \(number(x)) is out of range",
-                    "rates are fractions: \(example).")
+            return (
+                "\(metric.id) is a fraction between 0 and 1, so \(check.name) \(number(x)) is out of range",
+                "rates are fractions: \(example)."
+            )
         case .maxDrop, .maxRise:
             return nil
         }

@@ -1,9 +1,10 @@
 import ArrivalModel
 import ArrivalStore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A strict RFC 8259 scanner for one JSON Lines record.
@@ -42,7 +43,8 @@ struct JSONLineScanner {
 
     /// The values of the known top-level keys, indexed by ``RecordField/rawValue``;
     /// a slot holds a value of this line when its bit in `present` is set.
-    private var slots = InlineArray<26, ValueRef>(repeating: ValueRef(kind: .null, start: 0, end: 0, hasEscapes: false, int: 0))
+    private var slots = InlineArray<26, ValueRef>(
+        repeating: ValueRef(kind: .null, start: 0, end: 0, hasEscapes: false, int: 0))
     private var present: UInt32 = 0
 
     // Repeated-key detection for keys no slot tracks: the keys of every open object.
@@ -107,7 +109,9 @@ struct JSONLineScanner {
             return literal.utf8.count <= 40 ? literal : String(literal.prefix(40)) + "…"
         case .string:
             let text = withStringBytes(ref) { String(decoding: $0, as: UTF8.self) }
-            return "\"" + (text.unicodeScalars.count <= 40 ? text : String(String.UnicodeScalarView(text.unicodeScalars.prefix(40))) + "…") + "\""
+            return "\""
+                + (text.unicodeScalars.count <= 40
+                    ? text : String(String.UnicodeScalarView(text.unicodeScalars.prefix(40))) + "…") + "\""
         }
     }
 
@@ -160,10 +164,15 @@ struct JSONLineScanner {
             case 0x22:  // "
                 let start = i + 1
                 guard let (end, escapes) = Self.scanString(p, from: start, n) else { return .invalidJSON }
-                if slot >= 0 { store(slot, ValueRef(kind: .string, start: start, end: end, hasEscapes: escapes, int: 0)) }
+                if slot >= 0 {
+                    store(slot, ValueRef(kind: .string, start: start, end: end, hasEscapes: escapes, int: 0))
+                }
                 i = end + 1
             case 0x7B, 0x5B:  // { [
-                if slot >= 0 { store(slot, ValueRef(kind: c == 0x7B ? .object : .array, start: i, end: i, hasEscapes: false, int: 0)) }
+                if slot >= 0 {
+                    store(
+                        slot, ValueRef(kind: c == 0x7B ? .object : .array, start: i, end: i, hasEscapes: false, int: 0))
+                }
                 i += 1
                 if depth > 0 { stack.append(inObject ? 0x7B : 0x5B) }
                 depth += 1
@@ -174,7 +183,9 @@ struct JSONLineScanner {
                 if c == 0x7B {
                     if depth > 1 { objectKeyStarts.append(keys.count) }
                     if p[i] != 0x7D {
-                        guard let field = parseKey(p, &i, n, depth: depth, duplicate: &duplicate) else { return .invalidJSON }
+                        guard let field = parseKey(p, &i, n, depth: depth, duplicate: &duplicate) else {
+                            return .invalidJSON
+                        }
                         pendingSlot = field
                         continue valueLoop
                     }
@@ -223,7 +234,9 @@ struct JSONLineScanner {
                     i += 1
                     if inObject {
                         i = Self.skipSpace(p, i, n)
-                        guard let field = parseKey(p, &i, n, depth: depth, duplicate: &duplicate) else { return .invalidJSON }
+                        guard let field = parseKey(p, &i, n, depth: depth, duplicate: &duplicate) else {
+                            return .invalidJSON
+                        }
                         pendingSlot = field
                     }
                     continue valueLoop
@@ -330,7 +343,9 @@ struct JSONLineScanner {
 
     private func withKeyBytes<R>(_ key: Key, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         if key.inArena {
-            return arena.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[key.start..<key.start + key.count])) }
+            return arena.withUnsafeBufferPointer {
+                body(UnsafeBufferPointer(rebasing: $0[key.start..<key.start + key.count]))
+            }
         }
         return body(UnsafeBufferPointer(rebasing: line[key.start..<key.start + key.count]))
     }
@@ -364,7 +379,8 @@ struct JSONLineScanner {
                 let highs: UInt64 = 0x8080_8080_8080_8080
                 let quote = v ^ (ones &* 0x22)
                 let backslash = v ^ (ones &* 0x5C)
-                let special = (((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | (v &- ones &* 0x20)) & ~v & highs
+                let special =
+                    (((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | (v &- ones &* 0x20)) & ~v & highs
                 if special != 0 {
                     i += special.trailingZeroBitCount >> 3
                     break
@@ -389,7 +405,7 @@ struct JSONLineScanner {
                     if (0xDC00...0xDFFF).contains(unit) { return nil }
                     if (0xD800...0xDBFF).contains(unit) {
                         guard i + 1 < n, p[i] == 0x5C, p[i + 1] == 0x75,
-                              let low = hex4Checked(p, i + 2, n), (0xDC00...0xDFFF).contains(low)
+                            let low = hex4Checked(p, i + 2, n), (0xDC00...0xDFFF).contains(low)
                         else { return nil }
                         i += 6
                     }

@@ -1,5 +1,6 @@
 import ArrivalModel
 import ArrivalStore
+
 /// Turns one line of bytes into a record or the ``MalformedCause`` that
 /// keeps it out (Documentation/InputRecords.md). Not thread-safe: use one per thread.
 ///
@@ -118,7 +119,9 @@ public struct RecordDecoder {
             if !(try optionalString(.pushToken, &batch)) && (callback == .pushToken || callback == .pushToStartToken) {
                 throw missing(.pushToken, because: "a \(name) callback")
             }
-            if !(try optionalInt(.seq, &batch)) && callback == .contentUpdate { throw missing(.seq, because: "a \(name) callback") }
+            if !(try optionalInt(.seq, &batch)) && callback == .contentUpdate {
+                throw missing(.seq, because: "a \(name) callback")
+            }
             if try optionalEnum(.state, Self.states, &batch) == nil && callback == .activityState {
                 throw missing(.state, because: "an \(name) callback")
             }
@@ -146,13 +149,16 @@ public struct RecordDecoder {
         return problem(.missingField, field, "required" + (condition.map { " for " + $0 } ?? "") + ", but \(absent)")
     }
 
-    private mutating func wrongType(_ field: RecordField, _ ref: JSONLineScanner.ValueRef, expected: String) -> MalformedCause {
-        let got = switch ref.kind {
-        case .string: "a string (\(scanner.shown(ref)))"
-        case .number: scanner.shown(ref) + " (an integer is written without fraction or exponent, within 64 bits)"
-        case .int: "an integer (\(scanner.shown(ref)))"
-        default: scanner.shown(ref)
-        }
+    private mutating func wrongType(_ field: RecordField, _ ref: JSONLineScanner.ValueRef, expected: String)
+        -> MalformedCause
+    {
+        let got =
+            switch ref.kind {
+            case .string: "a string (\(scanner.shown(ref)))"
+            case .number: scanner.shown(ref) + " (an integer is written without fraction or exponent, within 64 bits)"
+            case .int: "an integer (\(scanner.shown(ref)))"
+            default: scanner.shown(ref)
+            }
         return problem(.wrongType, field, "expected \(expected), got \(got)")
     }
 
@@ -164,7 +170,9 @@ public struct RecordDecoder {
     }
 
     private static let events: [StaticString] = ["start", "update", "end"]
-    private static let callbacks: [StaticString] = ["push_token", "push_to_start_token", "content_update", "activity_state"]
+    private static let callbacks: [StaticString] = [
+        "push_token", "push_to_start_token", "content_update", "activity_state",
+    ]
     private static let states: [StaticString] = ["active", "ended", "dismissed", "stale"]
 
     /// A present, non-null value; `nil` for absent or `null`.
@@ -209,7 +217,9 @@ public struct RecordDecoder {
         guard let ref = value(field) else { throw missing(field) }
         guard ref.kind == .string else { throw wrongType(field, ref, expected: "an RFC 3339 time string") }
         guard let millis = scanner.withStringBytes(ref, { RFC3339.parseMilliseconds($0) }) else {
-            throw problem(.invalidTime, field, "\(scanner.shown(ref)) is not an RFC 3339 time (YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM))")
+            throw problem(
+                .invalidTime, field,
+                "\(scanner.shown(ref)) is not an RFC 3339 time (YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM))")
         }
         batch.append(.int(millis))
     }
@@ -229,7 +239,9 @@ public struct RecordDecoder {
             allowed.firstIndex { Self.equals(bytes, $0) }
         }
         guard let index else {
-            throw problem(.invalidEnum, field, "\(scanner.shown(ref)) is not one of " + allowed.map { "\($0)" }.joined(separator: ", "))
+            throw problem(
+                .invalidEnum, field,
+                "\(scanner.shown(ref)) is not one of " + allowed.map { "\($0)" }.joined(separator: ", "))
         }
         let name = allowed[index]
         batch.appendText(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))

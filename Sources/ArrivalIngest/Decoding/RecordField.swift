@@ -73,18 +73,26 @@ enum RecordField: Int, CaseIterable {
             if lo == 0x6973_7265_765f_736f && hi == 0x6e6f { return RecordField.osVersion.rawValue }  // os_version
             return -1
         case 11:
-            if lo == 0x7974_6976_6974_6361 && hi == 0x0064_695f { return RecordField.activityID.rawValue }  // activity_id
-            if lo == 0x6d6e_6f72_6976_6e65 && hi == 0x0074_6e65 { return RecordField.environment.rawValue }  // environment
-            if lo == 0x6465_7265_646e_6572 && hi == 0x0074_615f { return RecordField.renderedAt.rawValue }  // rendered_at
-            if lo == 0x7372_6576_5f70_7061 && hi == 0x006e_6f69 { return RecordField.appVersion.rawValue }  // app_version
-            if lo == 0x6465_7669_6563_6572 && hi == 0x0074_615f { return RecordField.receivedAt.rawValue }  // received_at
+            // activity_id
+            if lo == 0x7974_6976_6974_6361 && hi == 0x0064_695f { return RecordField.activityID.rawValue }
+            // environment
+            if lo == 0x6d6e_6f72_6976_6e65 && hi == 0x0074_6e65 { return RecordField.environment.rawValue }
+            // rendered_at
+            if lo == 0x6465_7265_646e_6572 && hi == 0x0074_615f { return RecordField.renderedAt.rawValue }
+            // app_version
+            if lo == 0x7372_6576_5f70_7061 && hi == 0x006e_6f69 { return RecordField.appVersion.rawValue }
+            // received_at
+            if lo == 0x6465_7669_6563_6572 && hi == 0x0074_615f { return RecordField.receivedAt.rawValue }
             return -1
         case 12:
-            if lo == 0x6d5f_6563_6976_6564 && hi == 0x6c65_646f { return RecordField.deviceModel.rawValue }  // device_model
+            // device_model
+            if lo == 0x6d5f_6563_6976_6564 && hi == 0x6c65_646f { return RecordField.deviceModel.rawValue }
             return -1
         case 13:
-            if lo == 0x656d_6974_5f73_7061 && hi == 0x0070_6d61_7473 { return RecordField.apsTimestamp.rawValue }  // aps_timestamp
-            if lo == 0x5f64_616f_6c79_6170 && hi == 0x0073_6574_7962 { return RecordField.payloadBytes.rawValue }  // payload_bytes
+            // aps_timestamp
+            if lo == 0x656d_6974_5f73_7061 && hi == 0x0070_6d61_7473 { return RecordField.apsTimestamp.rawValue }
+            // payload_bytes
+            if lo == 0x5f64_616f_6c79_6170 && hi == 0x0073_6574_7962 { return RecordField.payloadBytes.rawValue }
             return -1
         default:
             return -1

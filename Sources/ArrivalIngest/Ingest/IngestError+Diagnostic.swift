@@ -3,12 +3,15 @@ import ArrivalModel
 extension InputError: DiagnosticConvertible {
     public var diagnostic: Diagnostic {
         switch self {
-        case let .cannotOpen(path, reason):
-            Diagnostic(.input, "cannot open '\(path)': \(reason)", hint: "check the path exists and is readable.",
-                       location: Diagnostic.Location(path: path))
-        case let .readFailed(path, reason):
-            Diagnostic(.input, "reading '\(path)' failed: \(reason)",
-                       hint: "nothing from this file was stored; run the ingest again.", location: Diagnostic.Location(path: path))
+        case .cannotOpen(let path, let reason):
+            Diagnostic(
+                .input, "cannot open '\(path)': \(reason)", hint: "check the path exists and is readable.",
+                location: Diagnostic.Location(path: path))
+        case .readFailed(let path, let reason):
+            Diagnostic(
+                .input, "reading '\(path)' failed: \(reason)",
+                hint: "nothing from this file was stored; run the ingest again.",
+                location: Diagnostic.Location(path: path))
         }
     }
 }
@@ -16,10 +19,12 @@ extension InputError: DiagnosticConvertible {
 extension IngestError: DiagnosticConvertible {
     public var diagnostic: Diagnostic {
         switch self {
-        case let .malformedLine(path, line, cause, problem):
-            Diagnostic(.input, "\(path):\(line): malformed line (\(cause.rawValue)\(problem.map { ": " + $0 } ?? "")); the file was not stored",
-                       hint: "fix or remove the line, or run without --strict to count it and keep the rest.",
-                       location: Diagnostic.Location(path: path, line: line))
+        case .malformedLine(let path, let line, let cause, let problem):
+            Diagnostic(
+                .input,
+                "\(path):\(line): malformed line (\(cause.rawValue)\(problem.map { ": " + $0 } ?? "")); the file was not stored",
+                hint: "fix or remove the line, or run without --strict to count it and keep the rest.",
+                location: Diagnostic.Location(path: path, line: line))
         }
     }
 }

@@ -1,5 +1,6 @@
 import ArrivalModel
 import ArrivalStore
+
 /// What an ingest run did, for the person who ran it.
 public struct IngestSummary: Sendable, Equatable {
     public struct Location: Sendable, Equatable, CustomStringConvertible {
@@ -59,7 +60,7 @@ public enum IngestError: Error, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case let .malformedLine(path, line, cause, problem):
+        case .malformedLine(let path, let line, let cause, let problem):
             "\(path):\(line): malformed line (\(cause.rawValue)\(problem.map { ": " + $0 } ?? "")). The file was not stored; fix or remove the line, or run without --strict to count it and keep the rest."
         }
     }

@@ -75,24 +75,28 @@ public struct Ingestor {
         var index = 0
         do {
             while let message = channel.receive() {
-                guard case let .file(path, sha256, byteCount, decoding) = message else {
+                guard case .file(let path, let sha256, let byteCount, let decoding) = message else {
                     throw InputError.readFailed(path: files[index], reason: "the reader lost its place")
                 }
                 let report: ((Int) -> Void)? = progress.map { progress in
                     { [summary, index] recordsInFile in
                         let elapsed = clock.now - started
-                        progress(IngestProgress(
-                            filesDone: index, filesTotal: files.count,
-                            records: summary.newRecords + summary.duplicateRecords + recordsInFile,
-                            currentPath: path,
-                            elapsedSeconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
+                        progress(
+                            IngestProgress(
+                                filesDone: index, filesTotal: files.count,
+                                records: summary.newRecords + summary.duplicateRecords + recordsInFile,
+                                currentPath: path,
+                                elapsedSeconds: Double(elapsed.components.seconds) + Double(
+                                    elapsed.components.attoseconds) / 1e18))
                     }
                 }
-                try ingest(file: path, sha256: sha256, byteCount: byteCount, decoded: decoding,
-                           from: channel, recycle: recycle, into: &summary, progress: report)
+                try ingest(
+                    file: path, sha256: sha256, byteCount: byteCount, decoded: decoding,
+                    from: channel, recycle: recycle, into: &summary, progress: report)
                 index += 1
                 if summary.newRecords + summary.duplicateRecords - committedRecords >= options.recordsPerCommit
-                    || summary.filesRead - committedFiles >= options.filesPerCommit {
+                    || summary.filesRead - committedFiles >= options.filesPerCommit
+                {
                     try store.commitBatch()
                     committedRecords = summary.newRecords + summary.duplicateRecords
                     committedFiles = summary.filesRead
@@ -128,7 +132,9 @@ public struct Ingestor {
             while let message = channel.receive() {
                 switch message {
                 case .rows: continue
-                case .end(let result): _ = try result.get(); return
+                case .end(let result):
+                    _ = try result.get()
+                    return
                 case .file: throw InputError.readFailed(path: path, reason: "the reader lost its place")
                 }
             }
@@ -199,7 +205,8 @@ public struct Ingestor {
             summary.records[kind, default: 0] += newByKind[kind.index]
         }
         for location in fileSummary.firstMalformed
-        where summary.firstMalformed.lazy.filter({ $0.cause == location.cause }).count < IngestSummary.locationsPerCause {
+        where summary.firstMalformed.lazy.filter({ $0.cause == location.cause }).count < IngestSummary.locationsPerCause
+        {
             summary.firstMalformed.append(location)
         }
         for (cause, count) in fileSummary.malformedByCause { summary.malformedByCause[cause, default: 0] += count }
@@ -207,13 +214,15 @@ public struct Ingestor {
 
     /// The reading thread: hash, pre-check, decode, send.
     private static func produce(
-        files: [String], storePath: String, options: Options, channel: BatchChannel<Message>, recycle: BatchChannel<RowBatch>
+        files: [String], storePath: String, options: Options, channel: BatchChannel<Message>,
+        recycle: BatchChannel<RowBatch>
     ) {
         defer { channel.close() }
         // A read-only look at the store, to skip decoding files it already has.
         let lookup = FileRegistryLookup(storePath: storePath)
         for path in files {
-            let sha256: String, byteCount: Int
+            let sha256: String
+            let byteCount: Int
             do {
                 (sha256, byteCount) = try Self.sha256(of: path, chunkSize: options.reader.chunkSize)
             } catch {
@@ -223,7 +232,9 @@ public struct Ingestor {
                 return
             }
             let known = lookup?.contains(sha256: sha256) ?? false
-            guard channel.send(.file(path: path, sha256: sha256, byteCount: byteCount, decoding: !known)) else { return }
+            guard channel.send(.file(path: path, sha256: sha256, byteCount: byteCount, decoding: !known)) else {
+                return
+            }
             if known { continue }
             do {
                 let summary = try decode(path: path, options: options, recycle: recycle) { batch in
@@ -246,7 +257,8 @@ public struct Ingestor {
         _ deliver: (RowBatch) throws -> Bool
     ) throws -> ReadSummary {
         var decoder = RecordDecoder()
-        let batchSize = options.batchSize, batchBytes = options.batchBytes
+        let batchSize = options.batchSize
+        let batchBytes = options.batchBytes
         var batch = recycle.poll() ?? RowBatch(capacity: batchSize)
         batch.removeAll()
         struct Stopped: Error {}
@@ -258,7 +270,8 @@ public struct Ingestor {
             }
             switch decoder.decode(bytes, line: line.number, into: &batch) {
             case .record, .blank: break
-            case .malformed(let cause): batch.appendMalformed(line: line.number, cause: cause, problem: decoder.lastProblem)
+            case .malformed(let cause):
+                batch.appendMalformed(line: line.number, cause: cause, problem: decoder.lastProblem)
             }
             if batch.count >= batchSize || batch.byteCount >= batchBytes {
                 guard try deliver(batch) else { throw Stopped() }

@@ -3,9 +3,9 @@ import ArrivalStore
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The files an ingest will read, found by walking the paths a user named.
@@ -117,9 +117,9 @@ public enum InputError: Error, CustomStringConvertible, Equatable {
 
     public var description: String {
         switch self {
-        case let .cannotOpen(path, reason):
+        case .cannotOpen(let path, let reason):
             "cannot open '\(path)': \(reason). Check the path exists and is readable."
-        case let .readFailed(path, reason):
+        case .readFailed(let path, let reason):
             "reading '\(path)' failed: \(reason). Nothing from this file was stored; run the ingest again."
         }
     }

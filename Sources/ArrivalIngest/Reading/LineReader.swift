@@ -3,9 +3,9 @@ import ArrivalStore
 import CZlib
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// One line handed out by ``LineReader``: its 1-based number in the file and
@@ -58,7 +58,9 @@ public struct LineReader: Sendable {
         summary.bytesOnDisk += first
         if first >= 2 && input[0] == 0x1f && input[1] == 0x8b {
             summary.gzip = true
-            summary.truncatedGzip = try inflateAll(fd: fd, input: input, firstCount: first, path: path, summary: &summary) { chunk in
+            summary.truncatedGzip = try inflateAll(
+                fd: fd, input: input, firstCount: first, path: path, summary: &summary
+            ) { chunk in
                 try splitter.feed(chunk, body)
             }
         } else {
@@ -206,7 +208,9 @@ struct LineSplitter {
 
     /// `terminated`: the line ended with `\n`, so a `\r` before it is part of
     /// the line end; an unterminated last line keeps its `\r`.
-    private mutating func emit(_ raw: UnsafeBufferPointer<UInt8>, terminated: Bool, _ body: (LineSlice) throws -> Void) throws {
+    private mutating func emit(_ raw: UnsafeBufferPointer<UInt8>, terminated: Bool, _ body: (LineSlice) throws -> Void)
+        throws
+    {
         lineNumber += 1
         var count = raw.count
         if terminated, count > 0, raw[count - 1] == 0x0D { count -= 1 }

@@ -17,14 +17,14 @@ public enum RFC3339 {
             return a * 10 + b
         }
         guard let y1 = two(0), let y2 = two(2), bytes[4] == 0x2D,
-              let month = two(5), bytes[7] == 0x2D, let day = two(8),
-              bytes[10] == 0x54 || bytes[10] == 0x74,
-              let hour = two(11), bytes[13] == 0x3A, let minute = two(14), bytes[16] == 0x3A,
-              let second = two(17)
+            let month = two(5), bytes[7] == 0x2D, let day = two(8),
+            bytes[10] == 0x54 || bytes[10] == 0x74,
+            let hour = two(11), bytes[13] == 0x3A, let minute = two(14), bytes[16] == 0x3A,
+            let second = two(17)
         else { return nil }
         let year = y1 * 100 + y2
         guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
-              hour <= 23, minute <= 59, second <= 59
+            hour <= 23, minute <= 59, second <= 59
         else { return nil }
         var i = 19
         var millis = 0
@@ -46,7 +46,7 @@ public enum RFC3339 {
             i += 1
         case 0x2B, 0x2D:
             guard i + 6 == n, let oh = two(i + 1), bytes[i + 3] == 0x3A, let om = two(i + 4),
-                  oh <= 23, om <= 59
+                oh <= 23, om <= 59
             else { return nil }
             offsetMinutes = (oh * 60 + om) * (bytes[i] == 0x2D ? -1 : 1)
             i += 6
@@ -176,8 +176,12 @@ public enum RFC3339 {
 
     /// Division rounding toward minus infinity, with the remainder (0 ..< b for b > 0).
     package static func floorDivide(_ a: Int64, _ b: Int64) -> (quotient: Int64, remainder: Int64) {
-        var q = a / b, r = a % b
-        if r < 0 { q -= 1; r += b }
+        var q = a / b
+        var r = a % b
+        if r < 0 {
+            q -= 1
+            r += b
+        }
         return (q, r)
     }
 }

@@ -20,7 +20,8 @@ public struct ClusterSums: Sendable, Equatable {
     /// about the rate and are left out.
     public mutating func add(_ numerator: Int, of denominator: Int) {
         guard denominator > 0 else { return }
-        let yi = Double(numerator), ni = Double(denominator)
+        let yi = Double(numerator)
+        let ni = Double(denominator)
         clusters += 1
         y += yi
         n += ni

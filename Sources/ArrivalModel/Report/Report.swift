@@ -99,7 +99,9 @@ public struct Report: Sendable, Equatable {
         public var contentUpdateReceived = 0
         public var tokenExpected = 0
         public var tokenReceived = 0
-        public var callbackLossRate: Double? { lossRate(received: contentUpdateReceived, expected: contentUpdateExpected) }
+        public var callbackLossRate: Double? {
+            lossRate(received: contentUpdateReceived, expected: contentUpdateExpected)
+        }
         public var tokenCallbackLossRate: Double? { lossRate(received: tokenReceived, expected: tokenExpected) }
     }
 

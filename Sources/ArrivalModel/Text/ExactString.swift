@@ -33,7 +33,9 @@ public struct ExactString: Hashable, Comparable, Sendable, ExpressibleByStringLi
     }
 
     public func hash(into hasher: inout Hasher) {
-        let hashed: Void? = text.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        let hashed: Void? = text.utf8.withContiguousStorageIfAvailable {
+            hasher.combine(bytes: UnsafeRawBufferPointer($0))
+        }
         if hashed == nil {
             for byte in text.utf8 { hasher.combine(byte) }
         }

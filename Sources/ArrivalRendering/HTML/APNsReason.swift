@@ -1,5 +1,6 @@
-import ArrivalModel
 import ArrivalAnalysis
+import ArrivalModel
+
 /// What an APNs `reason` means for a Live Activity sender, and what to do
 /// about it, in one line each (Apple's "Handling notification responses from
 /// APNs" table, read for Live Activity pushes).
@@ -15,17 +16,21 @@ struct APNsReason {
                 action: "Log the response body; check the status against Apple's list of APNs responses.")
         }
         return APNsReason(
-            meaning: "Not a reason APNs documents; the sender logged it as given (a transport error text for status 0).",
+            meaning:
+                "Not a reason APNs documents; the sender logged it as given (a transport error text for status 0).",
             action: "Look at the sender's logs for these requests.")
     }
 
     static let catalog: [String: APNsReason] = [
         "BadDeviceToken": APNsReason(
-            meaning: "The token is not a valid token for this environment (sandbox token sent to production or the reverse, or a corrupted token).",
+            meaning:
+                "The token is not a valid token for this environment (sandbox token sent to production or the reverse, or a corrupted token).",
             action: "Check the environment the app was built for; stop sending to tokens that keep failing."),
         "DeviceTokenNotForTopic": APNsReason(
             meaning: "The token is not this topic's Live Activity push token — a device token or another app's.",
-            action: "Send to the token from the activity's pushTokenUpdates, with topic <bundle id>.push-type.liveactivity."),
+            action:
+                "Send to the token from the activity's pushTokenUpdates, with topic <bundle id>.push-type.liveactivity."
+        ),
         "Unregistered": APNsReason(
             meaning: "The token is no longer valid for the topic: the activity ended or the app was removed.",
             action: "Stop sending to it; wait for a new token from pushTokenUpdates."),

@@ -1,5 +1,6 @@
-import ArrivalModel
 import ArrivalAnalysis
+import ArrivalModel
+
 extension DailyReport {
     /// The report as one self-contained HTML page (inline CSS and SVG, no
     /// script, nothing fetched), rendered from the templates of
@@ -34,7 +35,8 @@ extension DailyReport {
         } else if let window {
             windowText = ReportFormat.time(window.from) + " to " + ReportFormat.time(window.to)
         } else {
-            windowText = "all data" + (sources.firstDay.map { " (" + ReportFormat.day($0) } ?? "")
+            windowText =
+                "all data" + (sources.firstDay.map { " (" + ReportFormat.day($0) } ?? "")
                 + (sources.lastDay.map { " to " + ReportFormat.day($0) + ")" } ?? "")
         }
         let (tiles, comparisonNote) = makeTiles()
@@ -53,7 +55,8 @@ extension DailyReport {
             tiles: tiles,
             sources: makeSourcesTable(),
             pathRoot: pathRoot,
-            sourcesSummary: "\(ReportFormat.count(sources.files)) files (\(ReportFormat.count(sources.gzipFiles)) gzip, "
+            sourcesSummary:
+                "\(ReportFormat.count(sources.files)) files (\(ReportFormat.count(sources.gzipFiles)) gzip, "
                 + "\(ReportFormat.bytes(sources.bytes))): \(ReportFormat.count(sources.apnsRecords)) APNs records, "
                 + "\(ReportFormat.count(sources.renderRecords)) render beacons, \(ReportFormat.count(sources.callbackRecords)) callbacks.",
             funnel: funnel,
@@ -68,20 +71,23 @@ extension DailyReport {
                 + [HTMLReportPage.Legend(name: "not accepted by APNs", cls: "o-rejected")],
             timeChart: timeChart,
             timeTable: timeTable,
-            timeTitle: bucketsAreHours ? "By hour (UTC)" : bucketDays == 1 ? "By day (UTC)" : "By \(bucketDays) days (UTC)",
+            timeTitle: bucketsAreHours
+                ? "By hour (UTC)" : bucketDays == 1 ? "By day (UTC)" : "By \(bucketDays) days (UTC)",
             reasons: reasons,
             reasonChart: reasonChart,
             rejectedTotal: ReportFormat.count(r.requests.rejected),
             latencyChart: latencyChart,
             latencyTable: latencyTable,
-            latencySummary: "p50 \(ReportFormat.duration(r.latency.p50)) · p90 \(ReportFormat.duration(r.latency.p90)) · "
+            latencySummary:
+                "p50 \(ReportFormat.duration(r.latency.p50)) · p90 \(ReportFormat.duration(r.latency.p90)) · "
                 + "p99 \(ReportFormat.duration(r.latency.p99)) over \(ReportFormat.count(r.latency.count)) rendered updates "
                 + "(first render − APNs accept time).",
             breakdowns: makeBreakdowns(),
             trendCharts: trendCharts,
             trendTable: trendTable,
             activities: makeActivities(),
-            activitiesNote: "\(ReportFormat.count(activitiesMissingUpdates)) activities had at least one update that did not show; "
+            activitiesNote:
+                "\(ReportFormat.count(activitiesMissingUpdates)) activities had at least one update that did not show; "
                 + "the \(min(worstActivities.count, DailyReport.topActivities)) with the most are listed.",
             qualitySummary: makeQualitySummary(),
             malformedTable: makeMalformedTable(),
@@ -96,7 +102,8 @@ extension DailyReport {
         let u = report.updates
         guard u.sent > 0 else { return "No Live Activity updates were sent in this window." }
         let deliverable = u.deliverable
-        var text = "\(ReportFormat.percent(u.arrivalRate)) of deliverable updates reached the screen "
+        var text =
+            "\(ReportFormat.percent(u.arrivalRate)) of deliverable updates reached the screen "
             + "(\(ReportFormat.count(u.rendered)) of \(ReportFormat.count(deliverable)))"
         if let effective = u.effectiveArrivalRate, u.superseded > 0 {
             text += "; counting those replaced by a newer shown update, \(ReportFormat.percent(effective))"
@@ -109,17 +116,36 @@ extension DailyReport {
         let r = report
         var points: [(Int, String)] = [
             (r.updates.lost, "\(ReportFormat.count(r.updates.lost)) updates accepted by APNs were never shown (lost)."),
-            (r.updates.staleTimestamp, "\(ReportFormat.count(r.updates.staleTimestamp)) updates were dropped by devices for a stale aps.timestamp."),
-            (r.updates.ended, "\(ReportFormat.count(r.updates.ended)) updates were sent after their activity had ended."),
-            (r.updates.expired, "\(ReportFormat.count(r.updates.expired)) updates were sent more than 8 hours after their activity started."),
-            (r.updates.sent - r.updates.accepted, "\(ReportFormat.count(r.updates.sent - r.updates.accepted)) updates were never accepted by APNs"
-                + (r.requests.byReason.max { $0.value < $1.value }.map { " (most rejected requests: \($0.key.text))" } ?? "") + "."),
+            (
+                r.updates.staleTimestamp,
+                "\(ReportFormat.count(r.updates.staleTimestamp)) updates were dropped by devices for a stale aps.timestamp."
+            ),
+            (
+                r.updates.ended,
+                "\(ReportFormat.count(r.updates.ended)) updates were sent after their activity had ended."
+            ),
+            (
+                r.updates.expired,
+                "\(ReportFormat.count(r.updates.expired)) updates were sent more than 8 hours after their activity started."
+            ),
+            (
+                r.updates.sent - r.updates.accepted,
+                "\(ReportFormat.count(r.updates.sent - r.updates.accepted)) updates were never accepted by APNs"
+                    + (r.requests.byReason.max { $0.value < $1.value }.map {
+                        " (most rejected requests: \($0.key.text))"
+                    } ?? "") + "."
+            ),
         ]
         if r.requests.oversizeFailures > 0 {
-            points.append((r.requests.oversizeFailures, "\(ReportFormat.count(r.requests.oversizeFailures)) requests failed as oversize payloads."))
+            points.append(
+                (
+                    r.requests.oversizeFailures,
+                    "\(ReportFormat.count(r.requests.oversizeFailures)) requests failed as oversize payloads."
+                ))
         }
         if let loss = r.callbacks.callbackLossRate, loss > 0 {
-            points.append((0, "\(ReportFormat.percent(loss)) of rendered updates never reported their content_update callback."))
+            points.append(
+                (0, "\(ReportFormat.percent(loss)) of rendered updates never reported their content_update callback."))
         }
         return points.filter { $0.0 > 0 || $0.1.contains("callback") }.sorted { $0.0 > $1.0 }.map(\.1)
     }
@@ -143,10 +169,13 @@ extension DailyReport {
         for (i, metric) in HeadlineMetric.all.enumerated() {
             let now = metric.value(r)
             var deltas: [HTMLReportPage.Delta] = []
-            if let previousDay, let d = metric.delta(now: now, before: metric.value(previousDay), against: previousLabel) {
+            if let previousDay,
+                let d = metric.delta(now: now, before: metric.value(previousDay), against: previousLabel)
+            {
                 deltas.append(d)
             }
-            if let d = metric.delta(now: now, before: median(previousWeek.compactMap(metric.value)), against: weekLabel) {
+            if let d = metric.delta(now: now, before: median(previousWeek.compactMap(metric.value)), against: weekLabel)
+            {
                 deltas.append(d)
             }
             let tone: String
@@ -154,7 +183,9 @@ extension DailyReport {
             case "Arrival rate", "Effective arrival rate": tone = "key"
             default: tone = ""
             }
-            tiles.append(HTMLReportPage.Tile(name: metric.name, value: metric.format(now), detail: details[i], deltas: deltas, tone: tone))
+            tiles.append(
+                HTMLReportPage.Tile(
+                    name: metric.name, value: metric.format(now), detail: details[i], deltas: deltas, tone: tone))
         }
         let note: String?
         if day == nil {
@@ -172,8 +203,11 @@ extension DailyReport {
     func makeFunnel() -> (SVGChart, HTMLReportPage.Table) {
         let r = report
         let u = r.updates
-        var chart = SVGChart(id: "funnel", title: "Requests, accepted requests, updates and rendered updates", width: 960, height: 214)
-        let left = 150.0, right = 960.0 - 20, barHeight = 34.0
+        var chart = SVGChart(
+            id: "funnel", title: "Requests, accepted requests, updates and rendered updates", width: 960, height: 214)
+        let left = 150.0
+        let right = 960.0 - 20
+        let barHeight = 34.0
         let scale = Double(max(r.requests.total, u.sent, 1))
         let span = right - left
         func bar(_ row: Int, _ label: String, _ segments: [(Int, String, String)]) {
@@ -187,25 +221,34 @@ extension DailyReport {
             }
             let total = segments.reduce(0) { $0 + $1.0 }
             let inside = x > right - 70
-            chart.label(inside ? x - 6 : x + 6, y + barHeight / 2 + 5, ReportFormat.count(total), anchor: inside ? "end" : "start", cls: inside ? "lbl inverse" : "lbl")
+            chart.label(
+                inside ? x - 6 : x + 6, y + barHeight / 2 + 5, ReportFormat.count(total),
+                anchor: inside ? "end" : "start", cls: inside ? "lbl inverse" : "lbl")
         }
-        bar(0, "APNs requests", [(r.requests.accepted, "o-accepted", "accepted"), (r.requests.rejected, "o-rejected", "rejected")])
+        bar(
+            0, "APNs requests",
+            [(r.requests.accepted, "o-accepted", "accepted"), (r.requests.rejected, "o-rejected", "rejected")])
         bar(1, "accepted (200)", [(r.requests.accepted, "o-accepted", "accepted")])
-        bar(2, "updates", zip(Self.outcomeCounts(u), Self.outcomeStyles).map { ($0, $1.cls, $1.name) }
-            + [(u.sent - u.accepted, "o-rejected", "not accepted")])
+        bar(
+            2, "updates",
+            zip(Self.outcomeCounts(u), Self.outcomeStyles).map { ($0, $1.cls, $1.name) }
+                + [(u.sent - u.accepted, "o-rejected", "not accepted")])
         bar(3, "rendered", [(u.rendered, "o-rendered", "rendered")])
-        let rows: [(String, Int, String)] = [
-            ("APNs requests", r.requests.total, "every HTTP/2 request the sender logged"),
-            ("accepted requests", r.requests.accepted, "status 200: APNs took it, nothing more"),
-            ("rejected requests", r.requests.rejected, "any other status, including no response"),
-            ("updates sent", u.sent, "logical updates (activity, seq); retries merged"),
-            ("updates accepted", u.accepted, "at least one request accepted"),
-        ] + zip(Self.outcomeCounts(u), Self.outcomeStyles).map { ("  " + $1.name, $0, $1.meaning) }
+        let rows: [(String, Int, String)] =
+            [
+                ("APNs requests", r.requests.total, "every HTTP/2 request the sender logged"),
+                ("accepted requests", r.requests.accepted, "status 200: APNs took it, nothing more"),
+                ("rejected requests", r.requests.rejected, "any other status, including no response"),
+                ("updates sent", u.sent, "logical updates (activity, seq); retries merged"),
+                ("updates accepted", u.accepted, "at least one request accepted"),
+            ] + zip(Self.outcomeCounts(u), Self.outcomeStyles).map { ("  " + $1.name, $0, $1.meaning) }
             + [("updates not accepted", u.sent - u.accepted, "no request for it was accepted")]
         let table = HTMLReportPage.Table(
             caption: "Funnel",
             header: ["stage", "count", "meaning"].map(HTMLReportPage.Cell.init),
-            rows: rows.map { HTMLReportPage.Row(cells: [.init(text: $0.0), .init(text: ReportFormat.count($0.1)), .init(text: $0.2)]) },
+            rows: rows.map {
+                HTMLReportPage.Row(cells: [.init(text: $0.0), .init(text: ReportFormat.count($0.1)), .init(text: $0.2)])
+            },
             tableNote: nil)
         return (chart, table)
     }
@@ -215,8 +258,12 @@ extension DailyReport {
     func makeTimeChart() -> (SVGChart?, HTMLReportPage.Table?) {
         guard !buckets.isEmpty else { return (nil, nil) }
         let word = bucketsAreHours ? "hour" : bucketDays == 1 ? "day" : "\(bucketDays) days"
-        var chart = SVGChart(id: "by-time", title: "Updates per \(word) by outcome, and the arrival rate", width: 960, height: 300)
-        let left = 56.0, right = 960.0 - 56, top = 16.0, bottom = 300.0 - 40
+        var chart = SVGChart(
+            id: "by-time", title: "Updates per \(word) by outcome, and the arrival rate", width: 960, height: 300)
+        let left = 56.0
+        let right = 960.0 - 56
+        let top = 16.0
+        let bottom = 300.0 - 40
         let height = bottom - top
         let maxSent = Double(max(buckets.map(\.updates.sent).max() ?? 1, 1))
         let step = (right - left) / Double(buckets.count)
@@ -232,8 +279,12 @@ extension DailyReport {
         for (i, bucket) in buckets.enumerated() {
             let x = left + Double(i) * step + (step - barWidth) / 2
             var y = bottom
-            let when = bucketsAreHours ? ReportFormat.time(bucket.start).dropLast(4) + "Z" : Substring(ReportFormat.day(utcDay(of: bucket.start)))
-            let segments = zip(Self.outcomeCounts(bucket.updates), Self.outcomeStyles).map { ($0, $1.cls, $1.name) }
+            let when =
+                bucketsAreHours
+                ? ReportFormat.time(bucket.start).dropLast(4) + "Z"
+                : Substring(ReportFormat.day(utcDay(of: bucket.start)))
+            let segments =
+                zip(Self.outcomeCounts(bucket.updates), Self.outcomeStyles).map { ($0, $1.cls, $1.name) }
                 + [(bucket.updates.sent - bucket.updates.accepted, "o-rejected", "not accepted")]
             for (count, cls, name) in segments where count > 0 {
                 let h = Double(count) / maxSent * height
@@ -241,7 +292,10 @@ extension DailyReport {
                 chart.rect(x, y, barWidth, h, cls, tip: "\(when): \(name) \(ReportFormat.count(count))")
             }
             if i % labelEvery == 0 {
-                let text = bucketsAreHours ? String(ReportFormat.clock(bucket.start).prefix(2)) : String(ReportFormat.day(utcDay(of: bucket.start)).suffix(5))
+                let text =
+                    bucketsAreHours
+                    ? String(ReportFormat.clock(bucket.start).prefix(2))
+                    : String(ReportFormat.day(utcDay(of: bucket.start)).suffix(5))
                 chart.label(x + barWidth / 2, bottom + 16, text, anchor: "middle")
             }
             if let rate = bucket.updates.arrivalRate {
@@ -254,18 +308,32 @@ extension DailyReport {
         chart.label(left, bottom + 34, bucketsAreHours ? "hour of the day (UTC)" : "day (UTC)")
         chart.label(right, bottom + 34, "line: arrival rate (right axis)", anchor: "end", cls: "lbl rate")
 
-        let header = [(bucketsAreHours ? "hour" : bucketDays == 1 ? "day" : "from day") + " (UTC)", "requests", "accepted", "updates"]
+        let header =
+            [
+                (bucketsAreHours ? "hour" : bucketDays == 1 ? "day" : "from day") + " (UTC)", "requests", "accepted",
+                "updates",
+            ]
             + Outcome.displayOrder.map(\.columnTitle) + ["not accepted", "arrival rate"]
         let rows = buckets.map { b -> HTMLReportPage.Row in
             let u = b.updates
-            let when = bucketsAreHours ? ReportFormat.time(b.start).dropLast(4) + "Z" : Substring(ReportFormat.day(utcDay(of: b.start)))
-            let values = [String(when), ReportFormat.count(b.requests), ReportFormat.count(b.acceptedRequests), ReportFormat.count(u.sent)]
-                + Self.outcomeCounts(u).map(ReportFormat.count) + [ReportFormat.count(u.sent - u.accepted), ReportFormat.percent(u.arrivalRate)]
+            let when =
+                bucketsAreHours
+                ? ReportFormat.time(b.start).dropLast(4) + "Z" : Substring(ReportFormat.day(utcDay(of: b.start)))
+            let values =
+                [
+                    String(when), ReportFormat.count(b.requests), ReportFormat.count(b.acceptedRequests),
+                    ReportFormat.count(u.sent),
+                ]
+                + Self.outcomeCounts(u).map(ReportFormat.count) + [
+                    ReportFormat.count(u.sent - u.accepted), ReportFormat.percent(u.arrivalRate),
+                ]
             return HTMLReportPage.Row(cells: values.map(HTMLReportPage.Cell.init))
         }
         let table = HTMLReportPage.Table(
             caption: "Requests and updates per \(word)", header: header.map(HTMLReportPage.Cell.init), rows: rows,
-            tableNote: "Updates count in the \(word) of their accept time (or first request); requests in the \(word) of their sent_at, whole UTC \(bucketsAreHours ? "hours" : "days").")
+            tableNote:
+                "Updates count in the \(word) of their accept time (or first request); requests in the \(word) of their sent_at, whole UTC \(bucketsAreHours ? "hours" : "days")."
+        )
         return (chart, table)
     }
 
@@ -278,12 +346,15 @@ extension DailyReport {
         let rows = sorted.map { reason, count in
             let explained = APNsReason.explain(reason.text)
             return HTMLReportPage.ReasonRow(
-                reason: reason.text, count: ReportFormat.count(count), share: ReportFormat.percent(ratio(count, r.requests.rejected)),
+                reason: reason.text, count: ReportFormat.count(count),
+                share: ReportFormat.percent(ratio(count, r.requests.rejected)),
                 meaning: explained.meaning, action: explained.action)
         }
         let shown = sorted.prefix(12)
-        var chart = SVGChart(id: "reasons", title: "Rejected requests by APNs reason", width: 960, height: 16 + shown.count * 28)
-        let left = 230.0, right = 960.0 - 90
+        var chart = SVGChart(
+            id: "reasons", title: "Rejected requests by APNs reason", width: 960, height: 16 + shown.count * 28)
+        let left = 230.0
+        let right = 960.0 - 90
         let maxCount = Double(shown.first?.value ?? 1)
         for (i, (reason, count)) in shown.enumerated() {
             let y = 8 + Double(i) * 28
@@ -300,29 +371,39 @@ extension DailyReport {
 
     func makeLatency() -> (SVGChart, HTMLReportPage.Table) {
         var chart = SVGChart(id: "latency", title: "Render latency distribution", width: 960, height: 240)
-        let left = 56.0, right = 960.0 - 16, top = 16.0, bottom = 240.0 - 36
+        let left = 56.0
+        let right = 960.0 - 16
+        let top = 16.0
+        let bottom = 240.0 - 36
         let maxCount = Double(max(latencyHistogram.map(\.count).max() ?? 1, 1))
         let step = (right - left) / Double(max(latencyHistogram.count, 1))
         for tick in 0...4 {
             let y = bottom - Double(tick) / 4 * (bottom - top)
             chart.rule(left, y, right, y)
-            chart.label(left - 6, y + 4, ReportFormat.count(Int((maxCount * Double(tick) / 4).rounded())), anchor: "end")
+            chart.label(
+                left - 6, y + 4, ReportFormat.count(Int((maxCount * Double(tick) / 4).rounded())), anchor: "end")
         }
         let total = latencyHistogram.reduce(0) { $0 + $1.count }
         for (i, bin) in latencyHistogram.enumerated() {
             let h = Double(bin.count) / maxCount * (bottom - top)
             let x = left + Double(i) * step + step * 0.1
-            chart.rect(x, bottom - h, step * 0.8, h, "o-rendered", tip: "\(bin.label): \(ReportFormat.count(bin.count))")
+            chart.rect(
+                x, bottom - h, step * 0.8, h, "o-rendered", tip: "\(bin.label): \(ReportFormat.count(bin.count))")
             chart.label(x + step * 0.4, bottom + 16, bin.label, anchor: "middle")
             if bin.count > 0 {
-                chart.label(x + step * 0.4, bottom - h - 4, ReportFormat.percent(ratio(bin.count, total)), anchor: "middle", cls: "lbl small")
+                chart.label(
+                    x + step * 0.4, bottom - h - 4, ReportFormat.percent(ratio(bin.count, total)), anchor: "middle",
+                    cls: "lbl small")
             }
         }
         let table = HTMLReportPage.Table(
             caption: "Rendered updates by latency",
             header: ["latency", "rendered updates", "share"].map(HTMLReportPage.Cell.init),
             rows: latencyHistogram.map {
-                HTMLReportPage.Row(cells: [.init(text: $0.label), .init(text: ReportFormat.count($0.count)), .init(text: ReportFormat.percent(ratio($0.count, total)))])
+                HTMLReportPage.Row(cells: [
+                    .init(text: $0.label), .init(text: ReportFormat.count($0.count)),
+                    .init(text: ReportFormat.percent(ratio($0.count, total))),
+                ])
             },
             tableNote: nil)
         return (chart, table)
@@ -330,34 +411,46 @@ extension DailyReport {
 
     // MARK: - Breakdowns
 
-    static let breakdownTitles = ["app": "By app", "priority": "By priority", "os_version": "By OS version", "app_version": "By app version"]
+    static let breakdownTitles = [
+        "app": "By app", "priority": "By priority", "os_version": "By OS version", "app_version": "By app version",
+    ]
     static let breakdownLimit = 20
 
     func makeBreakdowns() -> [HTMLReportPage.Breakdown] {
         Report.breakdownDimensions.compactMap { dimension in
             guard let rows = report.breakdowns[dimension], !rows.isEmpty else { return nil }
             // Most updates first, so a long tail folds into one line.
-            let sorted = rows.sorted { $0.value.sent != $1.value.sent ? $0.value.sent > $1.value.sent : $0.key < $1.key }
+            let sorted = rows.sorted {
+                $0.value.sent != $1.value.sent ? $0.value.sent > $1.value.sent : $0.key < $1.key
+            }
             let shown = sorted.prefix(Self.breakdownLimit)
             var rest = UpdateCounts()
             for (_, u) in sorted.dropFirst(Self.breakdownLimit) { rest.add(u) }
             let name = dimension.replacingOccurrences(of: "_", with: " ")
             let charted = shown.prefix(12)
-            var chart = SVGChart(id: "by-" + dimension, title: "Arrival rate by \(name)", width: 960, height: 16 + charted.count * 26)
-            let left = 200.0, right = 960.0 - 70
+            var chart = SVGChart(
+                id: "by-" + dimension, title: "Arrival rate by \(name)", width: 960, height: 16 + charted.count * 26)
+            let left = 200.0
+            let right = 960.0 - 70
             for (i, (key, u)) in charted.enumerated() {
                 let y = 8 + Double(i) * 26
                 let label = key.text.count > 26 ? String(key.text.prefix(25)) + "…" : key.text
                 chart.label(left - 8, y + 15, label, anchor: "end")
-                chart.rect(left, y, right - left, 20, "track", tip: "\(key.text): \(ReportFormat.count(u.sent)) updates")
+                chart.rect(
+                    left, y, right - left, 20, "track", tip: "\(key.text): \(ReportFormat.count(u.sent)) updates")
                 if let rate = u.arrivalRate {
-                    chart.rect(left, y, rate * (right - left), 20, "o-rendered", tip: "\(key.text): arrival rate \(ReportFormat.percent(rate))")
+                    chart.rect(
+                        left, y, rate * (right - left), 20, "o-rendered",
+                        tip: "\(key.text): arrival rate \(ReportFormat.percent(rate))")
                 }
                 chart.label(right + 6, y + 15, ReportFormat.percent(u.arrivalRate))
             }
             func cells(_ key: String, _ u: UpdateCounts) -> HTMLReportPage.Row {
-                HTMLReportPage.Row(cells: ([key] + [u.sent, u.accepted].map(ReportFormat.count) + Self.outcomeCounts(u).map(ReportFormat.count)
-                    + [ReportFormat.percent(u.arrivalRate), ReportFormat.percent(u.effectiveArrivalRate)]).map(HTMLReportPage.Cell.init))
+                HTMLReportPage.Row(
+                    cells: ([key] + [u.sent, u.accepted].map(ReportFormat.count)
+                        + Self.outcomeCounts(u).map(ReportFormat.count)
+                        + [ReportFormat.percent(u.arrivalRate), ReportFormat.percent(u.effectiveArrivalRate)]).map(
+                            HTMLReportPage.Cell.init))
             }
             var tableRows = shown.map { cells($0.key.text, $0.value) }
             if sorted.count > Self.breakdownLimit {
@@ -365,10 +458,14 @@ extension DailyReport {
             }
             let table = HTMLReportPage.Table(
                 caption: "Updates by \(name)",
-                header: ([name, "sent", "accepted"] + Outcome.displayOrder.map(\.columnTitle) + ["arrival", "effective"]).map(HTMLReportPage.Cell.init),
+                header: ([name, "sent", "accepted"] + Outcome.displayOrder.map(\.columnTitle) + [
+                    "arrival", "effective",
+                ]).map(HTMLReportPage.Cell.init),
                 rows: tableRows,
-                tableNote: sorted.count > Self.breakdownLimit ? "The \(Self.breakdownLimit) with the most updates; the rest summed in the last row." : nil)
-            return HTMLReportPage.Breakdown(title: Self.breakdownTitles[dimension] ?? dimension, chart: chart, table: table)
+                tableNote: sorted.count > Self.breakdownLimit
+                    ? "The \(Self.breakdownLimit) with the most updates; the rest summed in the last row." : nil)
+            return HTMLReportPage.Breakdown(
+                title: Self.breakdownTitles[dimension] ?? dimension, chart: chart, table: table)
         }
     }
 
@@ -380,19 +477,26 @@ extension DailyReport {
         var charts: [SVGChart] = []
         for (m, metric) in HeadlineMetric.all.enumerated() {
             var chart = SVGChart(id: "trend-\(m)", title: metric.name, width: 300, height: 120)
-            let left = 8.0, right = 292.0, top = 30.0, bottom = 100.0
+            let left = 8.0
+            let right = 292.0
+            let top = 30.0
+            let bottom = 100.0
             let values = trend.map(metric.value)
             let present = values.compactMap { $0 }
-            var low = present.min() ?? 0, high = present.max() ?? 1
+            var low = present.min() ?? 0
+            var high = present.max() ?? 1
             if metric.kind == .rate { low = min(low, max(0, high - 0.05)) }
             if high - low < 1e-9 { high = low + (metric.kind == .rate ? 0.01 : 1) }
             chart.label(left, 14, metric.name, cls: "lbl strong")
             chart.label(right, 14, "latest " + metric.format(values.last ?? nil), anchor: "end", cls: "lbl")
             chart.label(left, 116, ReportFormat.day(days.first ?? 0).suffix(5).description, cls: "lbl small")
-            chart.label(right, 116, ReportFormat.day(days.last ?? 0).suffix(5).description, anchor: "end", cls: "lbl small")
+            chart.label(
+                right, 116, ReportFormat.day(days.last ?? 0).suffix(5).description, anchor: "end", cls: "lbl small")
             if let lowest = present.min(), let highest = present.max() {
                 // The line is scaled to its own range: say what that range is.
-                chart.label((left + right) / 2, 116, "range " + metric.format(lowest) + " – " + metric.format(highest), anchor: "middle", cls: "lbl small")
+                chart.label(
+                    (left + right) / 2, 116, "range " + metric.format(lowest) + " – " + metric.format(highest),
+                    anchor: "middle", cls: "lbl small")
             }
             chart.rule(left, bottom, right, bottom)
             let step = values.count > 1 ? (right - left) / Double(values.count - 1) : 0
@@ -415,7 +519,9 @@ extension DailyReport {
             caption: "Headline metrics by day",
             header: (["day"] + HeadlineMetric.all.map(\.name)).map(HTMLReportPage.Cell.init),
             rows: zip(days, trend).map { day, report in
-                HTMLReportPage.Row(cells: ([ReportFormat.day(day)] + HeadlineMetric.all.map { $0.format($0.value(report)) }).map(HTMLReportPage.Cell.init))
+                HTMLReportPage.Row(
+                    cells: ([ReportFormat.day(day)] + HeadlineMetric.all.map { $0.format($0.value(report)) }).map(
+                        HTMLReportPage.Cell.init))
             },
             tableNote: nil)
         return (charts, table)
@@ -433,13 +539,20 @@ extension DailyReport {
                     + "\(ReportFormat.count(a.rendered)) rendered · \(ReportFormat.count(a.superseded)) superseded",
                 steps: a.steps.map { s in
                     let answers = s.requests.map { q -> String in
-                        let answer = q.status == 200 ? "200" : "\(q.status) \(q.reason ?? (q.status == 0 ? "NoResponse" : ""))"
-                        return ReportFormat.clock(q.sentAt) + " → " + answer + (q.payloadBytes.map { " · \(ReportFormat.count(Int($0))) B" } ?? "")
+                        let answer =
+                            q.status == 200 ? "200" : "\(q.status) \(q.reason ?? (q.status == 0 ? "NoResponse" : ""))"
+                        return ReportFormat.clock(q.sentAt) + " → " + answer
+                            + (q.payloadBytes.map { " · \(ReportFormat.count(Int($0))) B" } ?? "")
                     }.joined(separator: "; ")
-                    let rendered = s.firstRenderedAt.map { ReportFormat.clock($0) + " (+" + ReportFormat.duration(max(0, $0 - s.at)) + ")" } ?? ReportFormat.none
+                    let rendered =
+                        s.firstRenderedAt.map {
+                            ReportFormat.clock($0) + " (+" + ReportFormat.duration(max(0, $0 - s.at)) + ")"
+                        } ?? ReportFormat.none
                     return HTMLReportPage.Step(
-                        seq: String(s.seq), event: s.event, at: ReportFormat.clock(s.at), answers: answers.isEmpty ? ReportFormat.none : answers,
-                        outcome: s.outcome ?? "not accepted", outcomeCls: s.outcome.flatMap { styles[$0] } ?? "o-rejected",
+                        seq: String(s.seq), event: s.event, at: ReportFormat.clock(s.at),
+                        answers: answers.isEmpty ? ReportFormat.none : answers,
+                        outcome: s.outcome ?? "not accepted",
+                        outcomeCls: s.outcome.flatMap { styles[$0] } ?? "o-rejected",
                         rendered: rendered, surfaces: s.surfaces.joined(separator: ", "))
                 },
                 more: a.stepsNotShown > 0
@@ -452,7 +565,8 @@ extension DailyReport {
 
     /// The directory every listed file path starts with, shown once instead of on every row.
     var pathRoot: String {
-        let paths = sources.largestFiles.map(\.path) + quality.malformedByFile.map(\.path)
+        let paths =
+            sources.largestFiles.map(\.path) + quality.malformedByFile.map(\.path)
             + quality.duplicatesByFile.map(\.path) + quality.skippedFiles.flatMap { [$0.path, $0.firstPath] }
         guard var prefix = paths.first.map({ Array($0.utf8) }) else { return "" }
         for path in paths.dropFirst() {
@@ -476,24 +590,48 @@ extension DailyReport {
         HTMLReportPage.Table(
             caption: "Files with the most records",
             header: ["file", "records"].map(HTMLReportPage.Cell.init),
-            rows: sources.largestFiles.map { HTMLReportPage.Row(cells: [.init(text: short($0.path)), .init(text: ReportFormat.count($0.records))]) },
-            tableNote: sources.files > sources.largestFiles.count ? "\(ReportFormat.count(sources.files - sources.largestFiles.count)) more files." : nil)
+            rows: sources.largestFiles.map {
+                HTMLReportPage.Row(cells: [.init(text: short($0.path)), .init(text: ReportFormat.count($0.records))])
+            },
+            tableNote: sources.files > sources.largestFiles.count
+                ? "\(ReportFormat.count(sources.files - sources.largestFiles.count)) more files." : nil)
     }
 
     func makeQualitySummary() -> HTMLReportPage.Table {
         let q = report.dataQuality
-        let rows: [(String, Int, String)] = [
-            ("malformed lines", q.malformedLines, "lines that were not a valid record (all ingested data); everything valid around them was kept"),
-            ("duplicate records", q.duplicateRecords, "records equal to one already stored (retried uploads); they change no figure"),
-            ("files skipped as duplicate", q.filesSkippedAsDuplicate, "files whose bytes were already ingested under another name"),
-            ("unattributed requests", q.unattributed, "no activity_id and no push_token callback naming the token: counted as requests, not as updates"),
-            ("requests without seq", q.apnsWithoutSeq, "cannot be matched to a render: counted as requests, not as updates"),
-            ("negative render latency", q.clockSkewNegative, "device clock behind the sender's: latency counted as 0"),
-        ] + q.malformedByCause.sorted { $0.key < $1.key }.map { ("  malformed: " + $0.key.text, $0.value, "") }
+        let rows: [(String, Int, String)] =
+            [
+                (
+                    "malformed lines", q.malformedLines,
+                    "lines that were not a valid record (all ingested data); everything valid around them was kept"
+                ),
+                (
+                    "duplicate records", q.duplicateRecords,
+                    "records equal to one already stored (retried uploads); they change no figure"
+                ),
+                (
+                    "files skipped as duplicate", q.filesSkippedAsDuplicate,
+                    "files whose bytes were already ingested under another name"
+                ),
+                (
+                    "unattributed requests", q.unattributed,
+                    "no activity_id and no push_token callback naming the token: counted as requests, not as updates"
+                ),
+                (
+                    "requests without seq", q.apnsWithoutSeq,
+                    "cannot be matched to a render: counted as requests, not as updates"
+                ),
+                (
+                    "negative render latency", q.clockSkewNegative,
+                    "device clock behind the sender's: latency counted as 0"
+                ),
+            ] + q.malformedByCause.sorted { $0.key < $1.key }.map { ("  malformed: " + $0.key.text, $0.value, "") }
         return HTMLReportPage.Table(
             caption: "Data quality",
             header: ["what", "count", "meaning"].map(HTMLReportPage.Cell.init),
-            rows: rows.map { HTMLReportPage.Row(cells: [.init(text: $0.0), .init(text: ReportFormat.count($0.1)), .init(text: $0.2)]) },
+            rows: rows.map {
+                HTMLReportPage.Row(cells: [.init(text: $0.0), .init(text: ReportFormat.count($0.1)), .init(text: $0.2)])
+            },
             tableNote: nil)
     }
 
@@ -502,8 +640,13 @@ extension DailyReport {
         return HTMLReportPage.Table(
             caption: "Malformed lines by file and cause",
             header: ["file", "cause", "lines"].map(HTMLReportPage.Cell.init),
-            rows: quality.malformedByFile.map { HTMLReportPage.Row(cells: [.init(text: short($0.path)), .init(text: $0.cause), .init(text: ReportFormat.count($0.lines))]) },
-            tableNote: quality.malformedFilesNotShown > 0 ? "\(ReportFormat.count(quality.malformedFilesNotShown)) more (file, cause) pairs." : nil)
+            rows: quality.malformedByFile.map {
+                HTMLReportPage.Row(cells: [
+                    .init(text: short($0.path)), .init(text: $0.cause), .init(text: ReportFormat.count($0.lines)),
+                ])
+            },
+            tableNote: quality.malformedFilesNotShown > 0
+                ? "\(ReportFormat.count(quality.malformedFilesNotShown)) more (file, cause) pairs." : nil)
     }
 
     func makeDuplicatesTable() -> HTMLReportPage.Table? {
@@ -511,7 +654,9 @@ extension DailyReport {
         return HTMLReportPage.Table(
             caption: "Files with repeated records",
             header: ["file", "repeated records"].map(HTMLReportPage.Cell.init),
-            rows: quality.duplicatesByFile.map { HTMLReportPage.Row(cells: [.init(text: short($0.path)), .init(text: ReportFormat.count($0.records))]) },
+            rows: quality.duplicatesByFile.map {
+                HTMLReportPage.Row(cells: [.init(text: short($0.path)), .init(text: ReportFormat.count($0.records))])
+            },
             tableNote: nil)
     }
 
@@ -520,7 +665,9 @@ extension DailyReport {
         return HTMLReportPage.Table(
             caption: "Files skipped: same bytes as a file already ingested",
             header: ["skipped file", "first ingested as"].map(HTMLReportPage.Cell.init),
-            rows: quality.skippedFiles.map { HTMLReportPage.Row(cells: [.init(text: short($0.path)), .init(text: short($0.firstPath))]) },
+            rows: quality.skippedFiles.map {
+                HTMLReportPage.Row(cells: [.init(text: short($0.path)), .init(text: short($0.firstPath))])
+            },
             tableNote: nil)
     }
 }

@@ -1,5 +1,5 @@
-import ArrivalModel
 import ArrivalAnalysis
+import ArrivalModel
 import Mustache
 
 /// The HTML report's Mustache templates. Their source is `Dashboards/templates/*.mustache`;
@@ -36,7 +36,9 @@ public enum DashboardTemplates {
             do {
                 try library.register(text, named: name)
             } catch let error as MustacheTemplate.ParserError {
-                throw Invalid(name: name, line: error.context.lineNumber, column: error.context.columnNumber, reason: "\(error.error)")
+                throw Invalid(
+                    name: name, line: error.context.lineNumber, column: error.context.columnNumber,
+                    reason: "\(error.error)")
             } catch {
                 throw Invalid(name: name, reason: "\(error)")
             }

@@ -1,5 +1,6 @@
-import ArrivalModel
 import ArrivalAnalysis
+import ArrivalModel
+
 /// The view model of the HTML report: every figure already formatted, every
 /// chart already laid out, so the templates in `Dashboards/templates` only
 /// place values. Stored properties only: the template engine reads them by
@@ -34,7 +35,9 @@ struct HTMLReportPage {
         static func looksNumeric(_ text: String) -> Bool {
             let units: Set<String> = ["", "%", " ms", " s", " min", " h", " pp"]
             var body = Substring(text)
-            guard let first = body.first, first.isNumber || first == "−" || first == "+" || String(first) == ReportFormat.none else { return false }
+            guard let first = body.first,
+                first.isNumber || first == "−" || first == "+" || String(first) == ReportFormat.none
+            else { return false }
             if text == ReportFormat.none { return true }
             body = body.drop { $0 == "−" || $0 == "+" }
             let digits = body.prefix { $0.isASCII && ($0.isNumber || $0 == "," || $0 == ".") }
@@ -102,7 +105,10 @@ struct HTMLReportPage {
         var surfaces: String
     }
 
-    struct Legend { var name: String; var cls: String }
+    struct Legend {
+        var name: String
+        var cls: String
+    }
 
     var title: String
     var windowText: String
@@ -151,14 +157,26 @@ struct HeadlineMetric {
 
     static let all: [HeadlineMetric] = [
         HeadlineMetric(name: "Arrival rate", kind: .rate, higherIsBetter: true) { $0.updates.arrivalRate },
-        HeadlineMetric(name: "Effective arrival rate", kind: .rate, higherIsBetter: true) { $0.updates.effectiveArrivalRate },
+        HeadlineMetric(name: "Effective arrival rate", kind: .rate, higherIsBetter: true) {
+            $0.updates.effectiveArrivalRate
+        },
         HeadlineMetric(name: "APNs acceptance", kind: .rate, higherIsBetter: true) { $0.requests.acceptanceRate },
-        HeadlineMetric(name: "Stale-timestamp drops", kind: .count, higherIsBetter: false) { Double($0.updates.staleTimestamp) },
-        HeadlineMetric(name: "Oversize failures", kind: .count, higherIsBetter: false) { Double($0.requests.oversizeFailures) },
+        HeadlineMetric(name: "Stale-timestamp drops", kind: .count, higherIsBetter: false) {
+            Double($0.updates.staleTimestamp)
+        },
+        HeadlineMetric(name: "Oversize failures", kind: .count, higherIsBetter: false) {
+            Double($0.requests.oversizeFailures)
+        },
         HeadlineMetric(name: "Callback loss", kind: .rate, higherIsBetter: false) { $0.callbacks.callbackLossRate },
-        HeadlineMetric(name: "Token-callback loss", kind: .rate, higherIsBetter: false) { $0.callbacks.tokenCallbackLossRate },
-        HeadlineMetric(name: "Render latency p50", kind: .milliseconds, higherIsBetter: false) { $0.latency.p50.map(Double.init) },
-        HeadlineMetric(name: "Render latency p90", kind: .milliseconds, higherIsBetter: false) { $0.latency.p90.map(Double.init) },
+        HeadlineMetric(name: "Token-callback loss", kind: .rate, higherIsBetter: false) {
+            $0.callbacks.tokenCallbackLossRate
+        },
+        HeadlineMetric(name: "Render latency p50", kind: .milliseconds, higherIsBetter: false) {
+            $0.latency.p50.map(Double.init)
+        },
+        HeadlineMetric(name: "Render latency p90", kind: .milliseconds, higherIsBetter: false) {
+            $0.latency.p90.map(Double.init)
+        },
     ]
 
     func format(_ value: Double?) -> String {

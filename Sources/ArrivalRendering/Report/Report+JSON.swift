@@ -1,5 +1,6 @@
-import ArrivalModel
 import ArrivalAnalysis
+import ArrivalModel
+
 extension Report {
     /// The report object of Documentation/ReportSchema.md, keys in the contract's order,
     /// keys inside `by_reason`, `malformed_by_cause` and `breakdowns` sorted

@@ -1,23 +1,42 @@
-import ArrivalModel
 import ArrivalAnalysis
+import ArrivalModel
+
 extension Report {
     /// A readable summary for a person: headline rates first, then where the
     /// updates went, why APNs refused requests, and what the data lacked.
     public func markdownText() -> String {
         var lines: [String] = []
-        let title = window.map { "\(RFC3339.format(milliseconds: $0.from)) – \(RFC3339.format(milliseconds: $0.to))" } ?? "all data"
+        let title =
+            window.map { "\(RFC3339.format(milliseconds: $0.from)) – \(RFC3339.format(milliseconds: $0.to))" }
+            ?? "all data"
         lines.append("# Live Activity delivery: \(title)")
         lines.append("")
         lines.append("| metric | value | from |")
         lines.append("|---|---:|---|")
-        lines.append("| arrival rate | \(percent(updates.arrivalRate)) | \(updates.rendered) rendered of \(updates.deliverable) deliverable updates |")
-        lines.append("| effective arrival rate | \(percent(updates.effectiveArrivalRate)) | rendered or superseded by a newer rendered update |")
-        lines.append("| APNs acceptance | \(percent(requests.acceptanceRate)) | \(requests.accepted) of \(requests.total) requests |")
-        lines.append("| stale-timestamp drops | \(updates.staleTimestamp) | accepted updates the device ignored (`aps.timestamp` not newer) |")
-        lines.append("| oversize failures | \(requests.oversizeFailures) | 413 / PayloadTooLarge; \(requests.oversizeRisk) accepted payloads within 512 bytes of 4 KB |")
-        lines.append("| content-update callback loss | \(percent(callbacks.callbackLossRate)) | \(callbacks.contentUpdateReceived) of \(callbacks.contentUpdateExpected) rendered updates reported |")
-        lines.append("| token callback loss | \(percent(callbacks.tokenCallbackLossRate)) | \(callbacks.tokenReceived) of \(callbacks.tokenExpected) activities reported a push token |")
-        lines.append("| render latency p50 / p90 / p99 | \(ReportFormat.milliseconds(latency.p50)) / \(ReportFormat.milliseconds(latency.p90)) / \(ReportFormat.milliseconds(latency.p99)) | \(latency.count) rendered updates |")
+        lines.append(
+            "| arrival rate | \(percent(updates.arrivalRate)) | \(updates.rendered) rendered of \(updates.deliverable) deliverable updates |"
+        )
+        lines.append(
+            "| effective arrival rate | \(percent(updates.effectiveArrivalRate)) | rendered or superseded by a newer rendered update |"
+        )
+        lines.append(
+            "| APNs acceptance | \(percent(requests.acceptanceRate)) | \(requests.accepted) of \(requests.total) requests |"
+        )
+        lines.append(
+            "| stale-timestamp drops | \(updates.staleTimestamp) | accepted updates the device ignored (`aps.timestamp` not newer) |"
+        )
+        lines.append(
+            "| oversize failures | \(requests.oversizeFailures) | 413 / PayloadTooLarge; \(requests.oversizeRisk) accepted payloads within 512 bytes of 4 KB |"
+        )
+        lines.append(
+            "| content-update callback loss | \(percent(callbacks.callbackLossRate)) | \(callbacks.contentUpdateReceived) of \(callbacks.contentUpdateExpected) rendered updates reported |"
+        )
+        lines.append(
+            "| token callback loss | \(percent(callbacks.tokenCallbackLossRate)) | \(callbacks.tokenReceived) of \(callbacks.tokenExpected) activities reported a push token |"
+        )
+        lines.append(
+            "| render latency p50 / p90 / p99 | \(ReportFormat.milliseconds(latency.p50)) / \(ReportFormat.milliseconds(latency.p90)) / \(ReportFormat.milliseconds(latency.p99)) | \(latency.count) rendered updates |"
+        )
         lines.append("")
         lines.append("## Where the accepted updates went")
         lines.append("")
@@ -25,7 +44,8 @@ extension Report {
         lines.append("|---|---:|---:|---|")
         for outcome in Outcome.displayOrder {
             let count = updates[outcome]
-            lines.append("| \(outcome.name) | \(count) | \(percent(ratio(count, updates.accepted))) | \(outcome.meaning) |")
+            lines.append(
+                "| \(outcome.name) | \(count) | \(percent(ratio(count, updates.accepted))) | \(outcome.meaning) |")
         }
         lines.append("")
         lines.append("\(updates.sent) logical updates were sent, \(updates.accepted) accepted by APNs.")
@@ -35,7 +55,9 @@ extension Report {
             lines.append("")
             lines.append("| reason | requests |")
             lines.append("|---|---:|")
-            for (reason, count) in requests.byReason.sorted(by: { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }) {
+            for (reason, count) in requests.byReason.sorted(by: {
+                $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key
+            }) {
                 lines.append("| \(Markdown.escaped(reason.text)) | \(count) |")
             }
             lines.append("")
@@ -45,21 +67,35 @@ extension Report {
             lines.append("## By \(dimension.replacingOccurrences(of: "_", with: " "))")
             lines.append("")
             let outcomes = Outcome.displayOrder
-            lines.append("| \(dimension) | sent | accepted | " + outcomes.map(\.columnTitle).joined(separator: " | ") + " | arrival |")
+            lines.append(
+                "| \(dimension) | sent | accepted | " + outcomes.map(\.columnTitle).joined(separator: " | ")
+                    + " | arrival |")
             lines.append("|---|---:|---:|" + String(repeating: "---:|", count: outcomes.count) + "---:|")
             for key in rows.keys.sorted() {
                 guard let u = rows[key] else { continue }
                 let counts = outcomes.map { String(u[$0]) }.joined(separator: " | ")
-                lines.append("| \(Markdown.escaped(key.text)) | \(u.sent) | \(u.accepted) | \(counts) | \(percent(u.arrivalRate)) |")
+                lines.append(
+                    "| \(Markdown.escaped(key.text)) | \(u.sent) | \(u.accepted) | \(counts) | \(percent(u.arrivalRate)) |"
+                )
             }
             lines.append("")
         }
         lines.append("## Data quality")
         lines.append("")
-        lines.append("- malformed lines: \(dataQuality.malformedLines)"
-            + (dataQuality.malformedByCause.isEmpty ? "" : " (" + dataQuality.malformedByCause.keys.sorted().map { "\($0): \(dataQuality.malformedByCause[$0] ?? 0)" }.joined(separator: ", ") + ")"))
-        lines.append("- duplicate records ignored: \(dataQuality.duplicateRecords); files skipped as re-uploads: \(dataQuality.filesSkippedAsDuplicate)")
-        lines.append("- requests without `seq`: \(dataQuality.apnsWithoutSeq); unattributed requests (no activity, token unknown): \(dataQuality.unattributed)")
+        lines.append(
+            "- malformed lines: \(dataQuality.malformedLines)"
+                + (dataQuality.malformedByCause.isEmpty
+                    ? ""
+                    : " ("
+                        + dataQuality.malformedByCause.keys.sorted().map {
+                            "\($0): \(dataQuality.malformedByCause[$0] ?? 0)"
+                        }.joined(separator: ", ") + ")"))
+        lines.append(
+            "- duplicate records ignored: \(dataQuality.duplicateRecords); files skipped as re-uploads: \(dataQuality.filesSkippedAsDuplicate)"
+        )
+        lines.append(
+            "- requests without `seq`: \(dataQuality.apnsWithoutSeq); unattributed requests (no activity, token unknown): \(dataQuality.unattributed)"
+        )
         lines.append("- rendered before sent (device clock behind): \(dataQuality.clockSkewNegative)")
         lines.append("")
         lines.append("_Made by arrival \(ArrivalVersion.current)._")

@@ -1,5 +1,6 @@
-import ArrivalModel
 import ArrivalAnalysis
+import ArrivalModel
+
 /// Columns aligned for a terminal, with optional ANSI colour per cell.
 /// Widths count Unicode scalars of the visible text, never the colour codes.
 package struct TextTable {
@@ -59,7 +60,11 @@ package struct TextTable {
 }
 
 package enum ANSIColor: String {
-    case red = "31", green = "32", yellow = "33", dim = "2", bold = "1"
+    case red = "31"
+    case green = "32"
+    case yellow = "33"
+    case dim = "2"
+    case bold = "1"
 
     package func wrap(_ text: String) -> String { "\u{1B}[\(rawValue)m" + text + "\u{1B}[0m" }
 }

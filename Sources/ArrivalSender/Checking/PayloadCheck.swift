@@ -61,26 +61,44 @@ public enum PayloadCheck {
         }
         let size = payload.count
         if size > maxPayloadBytes {
-            add(.error, .payloadTooLarge, "payload is \(size) bytes, over the \(maxPayloadBytes)-byte limit: APNs answers 413 PayloadTooLarge. Shrink content-state (shorter strings, fewer fields) by \(size - maxPayloadBytes) bytes or more.")
+            add(
+                .error, .payloadTooLarge,
+                "payload is \(size) bytes, over the \(maxPayloadBytes)-byte limit: APNs answers 413 PayloadTooLarge. Shrink content-state (shorter strings, fewer fields) by \(size - maxPayloadBytes) bytes or more."
+            )
         } else if size > nearLimitBytes {
-            add(.warning, .payloadNearLimit, "payload is \(size) bytes, within \(maxPayloadBytes - size) bytes of the \(maxPayloadBytes)-byte limit: a slightly longer content-state will be rejected with 413. Keep it under \(nearLimitBytes) bytes.")
+            add(
+                .warning, .payloadNearLimit,
+                "payload is \(size) bytes, within \(maxPayloadBytes - size) bytes of the \(maxPayloadBytes)-byte limit: a slightly longer content-state will be rejected with 413. Keep it under \(nearLimitBytes) bytes."
+            )
         }
         if let topic, !topic.hasSuffix(topicSuffix) {
-            add(.error, .topicWithoutSuffix, "topic '\(topic)' does not end with '\(topicSuffix)': Live Activity pushes to the plain bundle id fail with DeviceTokenNotForTopic. Use '\(topic)\(topicSuffix)'.")
+            add(
+                .error, .topicWithoutSuffix,
+                "topic '\(topic)' does not end with '\(topicSuffix)': Live Activity pushes to the plain bundle id fail with DeviceTokenNotForTopic. Use '\(topic)\(topicSuffix)'."
+            )
         }
         if let syntax = StrictJSON.firstError(in: Array(payload)) {
-            let place = syntax.atEnd
+            let place =
+                syntax.atEnd
                 ? "the text ends too early, at line \(syntax.line), column \(syntax.column)"
                 : "syntax error at line \(syntax.line), column \(syntax.column)"
-            add(.error, .notJSON, "payload is not JSON by RFC 8259: \(place) (look for a trailing comma, single quotes, NaN or a cut-off end); APNs rejects it with 400.")
+            add(
+                .error, .notJSON,
+                "payload is not JSON by RFC 8259: \(place) (look for a trailing comma, single quotes, NaN or a cut-off end); APNs rejects it with 400."
+            )
             return findings
         }
         guard let json = JSONValue.parse(payload), json.isObject else {
-            add(.error, .notJSON, "payload is JSON but not an object; APNs rejects it with 400. Send one object with an \"aps\" member.")
+            add(
+                .error, .notJSON,
+                "payload is JSON but not an object; APNs rejects it with 400. Send one object with an \"aps\" member.")
             return findings
         }
         guard let aps = json["aps"], aps.isObject else {
-            add(.error, .missingAps, "payload has no \"aps\" object; every Live Activity push needs aps.event, aps.timestamp and aps.content-state.")
+            add(
+                .error, .missingAps,
+                "payload has no \"aps\" object; every Live Activity push needs aps.event, aps.timestamp and aps.content-state."
+            )
             return findings
         }
         let event = aps["event"]?.stringValue
@@ -93,39 +111,65 @@ public enum PayloadCheck {
         }
         switch aps["timestamp"] {
         case nil, .null?:
-            add(.error, .missingTimestamp, "aps.timestamp is missing; set it to the current Unix time in seconds. The device ignores an update whose timestamp is not newer than the one it shows.")
+            add(
+                .error, .missingTimestamp,
+                "aps.timestamp is missing; set it to the current Unix time in seconds. The device ignores an update whose timestamp is not newer than the one it shows."
+            )
         case .int(let seconds)?:
             let nowSeconds = Int64((now.timeIntervalSince1970).rounded(.down))
             if seconds >= millisecondsThreshold {
-                add(.error, .timestampInMilliseconds, "aps.timestamp \(seconds) looks like milliseconds; APNs expects seconds (\(seconds / 1000)). Every later update in seconds would look older and be dropped.")
+                add(
+                    .error, .timestampInMilliseconds,
+                    "aps.timestamp \(seconds) looks like milliseconds; APNs expects seconds (\(seconds / 1000)). Every later update in seconds would look older and be dropped."
+                )
             } else if seconds > nowSeconds + maxFutureSeconds {
                 let hours = Double(seconds - nowSeconds) / 3600
-                add(.error, .timestampInFuture, "aps.timestamp \(seconds) is \(String(format: "%.1f", hours)) hours ahead of now (\(nowSeconds)); the device will drop every following update until its time passes. Use the current time.")
+                add(
+                    .error, .timestampInFuture,
+                    "aps.timestamp \(seconds) is \(String(format: "%.1f", hours)) hours ahead of now (\(nowSeconds)); the device will drop every following update until its time passes. Use the current time."
+                )
             }
         case _?:
-            add(.error, .timestampNotInteger, "aps.timestamp must be an integer of Unix seconds, not \(describe(aps["timestamp"])).")
+            add(
+                .error, .timestampNotInteger,
+                "aps.timestamp must be an integer of Unix seconds, not \(describe(aps["timestamp"])).")
         }
         // The dates are judged against the push's own time when it has a
         // usable one (what the device compares them with), else against now.
         var reference = Int64((now.timeIntervalSince1970).rounded(.down))
-        if case .int(let seconds)? = aps["timestamp"], seconds > 0, seconds < millisecondsThreshold { reference = seconds }
-        checkDate(aps["stale-date"], field: "stale-date", reference: reference, add: add,
-                  codes: (.staleDateNotInteger, .staleDateInMilliseconds, .staleDateInPast), pastLevel: .error,
-                  past: "the activity is shown as stale (outdated) the moment the update arrives. Set it to a Unix time in seconds after aps.timestamp, or leave it out.")
-        checkDate(aps["dismissal-date"], field: "dismissal-date", reference: reference, add: add,
-                  codes: (.dismissalDateNotInteger, .dismissalDateInMilliseconds, .dismissalDateInPast), pastLevel: .warning,
-                  past: "the activity is removed from the Lock Screen as soon as it ends. That is right only if you mean to dismiss it at once; otherwise set a Unix time in seconds after aps.timestamp.")
+        if case .int(let seconds)? = aps["timestamp"], seconds > 0, seconds < millisecondsThreshold {
+            reference = seconds
+        }
+        checkDate(
+            aps["stale-date"], field: "stale-date", reference: reference, add: add,
+            codes: (.staleDateNotInteger, .staleDateInMilliseconds, .staleDateInPast), pastLevel: .error,
+            past:
+                "the activity is shown as stale (outdated) the moment the update arrives. Set it to a Unix time in seconds after aps.timestamp, or leave it out."
+        )
+        checkDate(
+            aps["dismissal-date"], field: "dismissal-date", reference: reference, add: add,
+            codes: (.dismissalDateNotInteger, .dismissalDateInMilliseconds, .dismissalDateInPast), pastLevel: .warning,
+            past:
+                "the activity is removed from the Lock Screen as soon as it ends. That is right only if you mean to dismiss it at once; otherwise set a Unix time in seconds after aps.timestamp."
+        )
         let state = aps["content-state"]
         if state == nil || state == .null {
-            add(.error, .missingContentState, "aps.content-state is missing; the widget has nothing to show. Send the full ContentState as JSON.")
+            add(
+                .error, .missingContentState,
+                "aps.content-state is missing; the widget has nothing to show. Send the full ContentState as JSON.")
         } else if state?.isObject != true {
             add(.error, .missingContentState, "aps.content-state must be a JSON object matching your ContentState.")
         } else if state?["seq"]?.intValue == nil {
-            add(.warning, .missingSeq, "aps.content-state has no integer \"seq\"; arrival cannot match this update to its render beacons and content_update callbacks.")
+            add(
+                .warning, .missingSeq,
+                "aps.content-state has no integer \"seq\"; arrival cannot match this update to its render beacons and content_update callbacks."
+            )
         }
         if event == "start" {
             if aps["attributes-type"]?.stringValue == nil || aps["attributes"]?.isObject != true {
-                add(.error, .missingStartAttributes, "a start push needs aps.attributes-type (your ActivityAttributes type name) and aps.attributes.")
+                add(
+                    .error, .missingStartAttributes,
+                    "a start push needs aps.attributes-type (your ActivityAttributes type name) and aps.attributes.")
             }
         }
         return findings
@@ -146,14 +190,21 @@ public enum PayloadCheck {
             return
         case .int(let seconds)?:
             if seconds >= millisecondsThreshold {
-                add(.error, codes.milliseconds, "aps.\(field) \(seconds) looks like milliseconds; APNs expects Unix seconds (\(seconds / 1000)).")
+                add(
+                    .error, codes.milliseconds,
+                    "aps.\(field) \(seconds) looks like milliseconds; APNs expects Unix seconds (\(seconds / 1000)).")
             } else if seconds < reference {
                 let ago = reference - seconds
-                let span = ago >= 86_400 ? "\(ago / 86_400) days" : ago >= 3600 ? "\(ago / 3600) hours" : "\(ago) seconds"
-                add(pastLevel, codes.past, "aps.\(field) \(seconds) is \(span) before aps.timestamp (\(reference)): \(past)")
+                let span =
+                    ago >= 86_400 ? "\(ago / 86_400) days" : ago >= 3600 ? "\(ago / 3600) hours" : "\(ago) seconds"
+                add(
+                    pastLevel, codes.past,
+                    "aps.\(field) \(seconds) is \(span) before aps.timestamp (\(reference)): \(past)")
             }
         case _?:
-            add(.error, codes.notInteger, "aps.\(field) must be an integer of Unix seconds, not \(describe(value)); the device ignores it.")
+            add(
+                .error, codes.notInteger,
+                "aps.\(field) must be an integer of Unix seconds, not \(describe(value)); the device ignores it.")
         }
     }
 

@@ -47,7 +47,9 @@ public struct APNsExchange: Sendable, Equatable {
     /// Seconds from sending the request to the answer (or the failure).
     public var latency: TimeInterval?
 
-    public init(sentAt: Date, request: Request, response: Response?, transportError: String? = nil, latency: TimeInterval? = nil) {
+    public init(
+        sentAt: Date, request: Request, response: Response?, transportError: String? = nil, latency: TimeInterval? = nil
+    ) {
         self.sentAt = sentAt
         self.request = request
         self.response = response

@@ -54,11 +54,12 @@ public struct APNsLogRecord: Sendable, Equatable {
         guard let timestamp = aps?["timestamp"]?.intValue, let apsTimestamp = Int(exactly: timestamp) else {
             throw .noTimestamp
         }
-        let reason: String? = if let response = exchange.response {
-            response.status == 200 ? nil : JSONValue.parse(response.body)?["reason"]?.stringValue
-        } else {
-            exchange.transportError
-        }
+        let reason: String? =
+            if let response = exchange.response {
+                response.status == 200 ? nil : JSONValue.parse(response.body)?["reason"]?.stringValue
+            } else {
+                exchange.transportError
+            }
         let event = aps?["event"]?.stringValue
         self.init(
             apnsID: exchange.response?.headers.header("apns-id") ?? request.headers.header("apns-id")

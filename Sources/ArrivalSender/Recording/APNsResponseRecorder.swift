@@ -69,7 +69,8 @@ public final class APNsResponseRecorder: @unchecked Sendable {
     public func record(_ exchange: APNsExchange, activityID: String? = nil) throws(Failure) -> APNsLogRecord {
         let record: APNsLogRecord
         do {
-            record = try APNsLogRecord(exchange: exchange, activityID: activityID, environment: configuration.environment)
+            record = try APNsLogRecord(
+                exchange: exchange, activityID: activityID, environment: configuration.environment)
         } catch {
             throw .record(error)
         }
@@ -134,7 +135,8 @@ public final class APNsResponseRecorder: @unchecked Sendable {
         batch = nil
         try open.file.finish()
         if let target = APNsResponseRecorder.freeName(directory: open.directory, stem: open.finalName),
-           rename(open.file.path, target) == 0 {
+            rename(open.file.path, target) == 0
+        {
             closed.append(URL(fileURLWithPath: target))
         }
     }

@@ -1,10 +1,10 @@
+import ArrivalAnalysis
+import ArrivalBeacons
+import ArrivalIngest
 import ArrivalModel
 import ArrivalStore
-import ArrivalIngest
-import ArrivalAnalysis
 import Foundation
 import Testing
-import ArrivalBeacons
 
 @Suite("BeaconCollector", .timeLimit(.minutes(1)))
 struct BeaconCollectorTests {
@@ -18,7 +18,8 @@ struct BeaconCollectorTests {
     }
 
     private func render(_ activity: String, _ seq: Int) -> String {
-        String(decoding: RenderBeacon(activityID: activity, seq: seq, renderedAt: Self.morning).jsonLine(), as: UTF8.self)
+        String(
+            decoding: RenderBeacon(activityID: activity, seq: seq, renderedAt: Self.morning).jsonLine(), as: UTF8.self)
     }
 
     @Test("Closed means rotated, an earlier day, or a process that is gone; live files, hidden and foreign files stay")
@@ -26,28 +27,32 @@ struct BeaconCollectorTests {
         let container = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: container) }
         let files = [
-            "2026-11-20/widget-300.jsonl",   // yesterday: closed although 300 is alive
-            "2026-11-21/widget-300.jsonl",   // today, alive: open
-            "2026-11-21/widget-300.2.jsonl", // rotated: closed
-            "2026-11-21/widget-200.jsonl",   // today, process gone: closed
-            "2026-11-21/app-100.jsonl",      // this process's own live file: open
+            "2026-11-20/widget-300.jsonl",  // yesterday: closed although 300 is alive
+            "2026-11-21/widget-300.jsonl",  // today, alive: open
+            "2026-11-21/widget-300.2.jsonl",  // rotated: closed
+            "2026-11-21/widget-200.jsonl",  // today, process gone: closed
+            "2026-11-21/app-100.jsonl",  // this process's own live file: open
             "2026-11-21/.widget-200.jsonl",  // hidden: not ours
-            "2026-11-21/notes.txt",          // not a beacon file
-            "not-a-day/widget-200.jsonl",    // not a day directory
+            "2026-11-21/notes.txt",  // not a beacon file
+            "not-a-day/widget-200.jsonl",  // not a day directory
         ]
         for file in files { try put(render("a", 1), at: file, in: container) }
-        let collector = BeaconCollector(container: container, processID: 100, now: { Self.morning },
-                                        isProcessAlive: { $0 == 300 || $0 == 100 })
-        #expect(collector.closedFiles() == [
-            "2026-11-20/widget-300.jsonl", "2026-11-21/widget-200.jsonl", "2026-11-21/widget-300.2.jsonl",
-        ])
+        let collector = BeaconCollector(
+            container: container, processID: 100, now: { Self.morning },
+            isProcessAlive: { $0 == 300 || $0 == 100 })
+        #expect(
+            collector.closedFiles() == [
+                "2026-11-20/widget-300.jsonl", "2026-11-21/widget-200.jsonl", "2026-11-21/widget-300.2.jsonl",
+            ])
         // 30 s after midnight yesterday's files are not closed yet (a write may still be landing);
         // 2 minutes after, they are.
-        let justAfterMidnight = BeaconCollector(container: container, processID: 100, now: { date(ms: 1_795_305_630_000) },
-                                                isProcessAlive: { _ in true })
+        let justAfterMidnight = BeaconCollector(
+            container: container, processID: 100, now: { date(ms: 1_795_305_630_000) },
+            isProcessAlive: { _ in true })
         #expect(justAfterMidnight.closedFiles() == ["2026-11-20/widget-300.jsonl", "2026-11-21/widget-300.2.jsonl"])
-        let later = BeaconCollector(container: container, processID: 100, now: { date(ms: 1_795_305_720_000) },
-                                    isProcessAlive: { _ in true })
+        let later = BeaconCollector(
+            container: container, processID: 100, now: { date(ms: 1_795_305_720_000) },
+            isProcessAlive: { _ in true })
         #expect(later.closedFiles().count == 5)  // every beacon file of both days, live or not
     }
 
@@ -78,14 +83,19 @@ struct BeaconCollectorTests {
         #expect(batch.lines == 10)
     }
 
-    @Test("Collector → gzip batch → ingest (library and `arrival ingest`) round-trips every record, across rotated files and days")
+    @Test(
+        "Collector → gzip batch → ingest (library and `arrival ingest`) round-trips every record, across rotated files and days"
+    )
     func roundTrip() throws {
         let container = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: container) }
         let clock = TestClock(date(ms: 1_795_305_000_000))  // 2026-11-21T23:50:00Z
-        let widget = BeaconWriter(.init(container: container, role: .widget, processID: 501, maxFileBytes: 50_000,
-                                        maxPending: 10_000, now: { clock.now }))
-        let app = BeaconWriter(.init(container: container, role: .app, processID: 502, maxPending: 10_000, now: { clock.now }))
+        let widget = BeaconWriter(
+            .init(
+                container: container, role: .widget, processID: 501, maxFileBytes: 50_000,
+                maxPending: 10_000, now: { clock.now }))
+        let app = BeaconWriter(
+            .init(container: container, role: .app, processID: 502, maxPending: 10_000, now: { clock.now }))
         var expectedRenders: Set<String> = []
         for seq in 0..<1500 {
             let activity = "activity-\(seq % 17)"
@@ -101,8 +111,9 @@ struct BeaconCollectorTests {
         widget.flush()
         app.flush()
         // Both processes gone (the pids are made up).
-        let collector = BeaconCollector(container: container, maxBatchBytes: 100 << 20, now: { clock.now },
-                                        isProcessAlive: { _ in false })
+        let collector = BeaconCollector(
+            container: container, maxBatchBytes: 100 << 20, now: { clock.now },
+            isProcessAlive: { _ in false })
         let batch = try #require(collector.makeBatch())
         #expect(batch.files.count >= 6)  // two days, rotated widget files
         #expect(batch.gzip.count * 5 < batch.files.reduce(0) { $0 + $1.bytes })  // compressed, not just wrapped
@@ -129,7 +140,8 @@ struct BeaconCollectorTests {
         try put(render("a", 1) + render("a", 2), at: "2026-11-20/widget-9.jsonl", in: container)
         try put(render("b", 1), at: "2026-11-21/widget-9.1.jsonl", in: container)
         try put(render("c", 1), at: "2026-11-21/widget-9.jsonl", in: container)  // live
-        let collector = BeaconCollector(container: container, processID: 1, now: { Self.morning }, isProcessAlive: { _ in true })
+        let collector = BeaconCollector(
+            container: container, processID: 1, now: { Self.morning }, isProcessAlive: { _ in true })
         let first = try #require(collector.makeBatch())
         // The upload failed: nothing confirmed.
         let second = try #require(collector.makeBatch())
@@ -147,7 +159,8 @@ struct BeaconCollectorTests {
         #expect(collector.confirmUpload(of: second) == 2)
         #expect(collector.makeBatch() == nil)
         let root = container.path + "/LiveActivityBeacons"
-        #expect(try FileManager.default.contentsOfDirectory(atPath: root) == ["2026-11-21"])  // the empty past day is gone
+        // The empty past day is gone.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root) == ["2026-11-21"])
         #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/2026-11-21") == ["widget-9.jsonl"])
     }
 
@@ -158,7 +171,8 @@ struct BeaconCollectorTests {
         try put(render("a", 1), at: "2026-11-20/widget-9.jsonl", in: container)
         let collector = BeaconCollector(container: container, now: { Self.morning })
         let batch = try #require(collector.makeBatch())
-        let handle = try FileHandle(forWritingTo: container.appendingPathComponent("LiveActivityBeacons/2026-11-20/widget-9.jsonl"))
+        let handle = try FileHandle(
+            forWritingTo: container.appendingPathComponent("LiveActivityBeacons/2026-11-20/widget-9.jsonl"))
         try handle.seekToEnd()
         try handle.write(contentsOf: Data(render("a", 2).utf8))
         try handle.close()
@@ -170,7 +184,9 @@ struct BeaconCollectorTests {
     func tornFileInBatch() throws {
         let container = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: container) }
-        try put(render("a", 1) + #"{"v":1,"kind":"render","activity_id":"a","seq":2,"rend"#, at: "2026-11-20/widget-1.jsonl", in: container)
+        try put(
+            render("a", 1) + #"{"v":1,"kind":"render","activity_id":"a","seq":2,"rend"#,
+            at: "2026-11-20/widget-1.jsonl", in: container)
         try put(render("b", 1), at: "2026-11-20/widget-2.jsonl", in: container)
         let batch = try #require(BeaconCollector(container: container, now: { Self.morning }).makeBatch())
         #expect(batch.files.map(\.endedTorn) == [true, false])
@@ -218,26 +234,35 @@ struct BeaconCollectorTests {
         #expect(try gunzip(Array(try Data(contentsOf: URL(fileURLWithPath: file)))) == "{\"d\":4}\n")
     }
 
-    @Test("The gzip writer: the same input gives the same bytes, and gunzip restores inputs of every shape byte for byte")
+    @Test(
+        "The gzip writer: the same input gives the same bytes, and gunzip restores inputs of every shape byte for byte")
     func gzip() throws {
         #expect(try GzipWriter.gzip(Array("123456789".utf8)) == GzipWriter.gzip(Array("123456789".utf8)))
         #expect(try GzipWriter.gzip([]).count == 20)  // header, an empty final block, CRC-32 and size
         var random = SystemRandomNumberGenerator()
         let beaconLines = (0..<3000).flatMap {
-            RenderBeacon(activityID: "activity-\($0 % 23)", seq: $0, renderedAt: date(ms: 1_795_248_000_000 + Int64($0) * 997),
-                         surface: "lock_screen", device: DeviceInfo(deviceID: "4f3a9c1e2b7d6a05", osVersion: "18.1")).jsonLine()
+            RenderBeacon(
+                activityID: "activity-\($0 % 23)", seq: $0, renderedAt: date(ms: 1_795_248_000_000 + Int64($0) * 997),
+                surface: "lock_screen", device: DeviceInfo(deviceID: "4f3a9c1e2b7d6a05", osVersion: "18.1")
+            ).jsonLine()
         }
         let inputs: [(String, [UInt8])] = [
             ("empty", []),
             ("one byte", [0x41]),
             ("two bytes", [0x41, 0x42]),
             ("a run of 100,000 equal bytes (length 258, distance 1)", Array(repeating: 0x61, count: 100_000)),
-            ("random bytes (no matches, 9-bit literals)", (0..<70_000).map { _ in UInt8.random(in: 0...255, using: &random) }),
+            (
+                "random bytes (no matches, 9-bit literals)",
+                (0..<70_000).map { _ in UInt8.random(in: 0...255, using: &random) }
+            ),
             ("beacon lines (%d bytes)", beaconLines),
-            ("a block repeated 40 KiB later (beyond the window)", {
-                let block = (0..<5000).map { _ in UInt8.random(in: 0...255, using: &random) }
-                return block + Array(repeating: 0x20, count: 40_000) + block
-            }()),
+            (
+                "a block repeated 40 KiB later (beyond the window)",
+                {
+                    let block = (0..<5000).map { _ in UInt8.random(in: 0...255, using: &random) }
+                    return block + Array(repeating: 0x20, count: 40_000) + block
+                }()
+            ),
         ]
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -1,9 +1,10 @@
+import ArrivalAnalysis
+import ArrivalIngest
 import ArrivalModel
 import ArrivalStore
-import ArrivalIngest
-import ArrivalAnalysis
 import Foundation
 import Testing
+
 @testable import ArrivalBeacons
 
 @Suite("BeaconWriter", .timeLimit(.minutes(1)))
@@ -11,30 +12,40 @@ struct BeaconWriterTests {
     /// 2026-11-21T08:00:00Z
     static let morning = date(ms: 1_795_248_000_000)
 
-    func writer(_ container: URL, role: BeaconProcessRole = .widget, pid: Int32 = 4411, clock: TestClock = TestClock(morning),
-                configure: (inout BeaconWriter.Configuration) -> Void = { _ in }) -> BeaconWriter {
-        var configuration = BeaconWriter.Configuration(container: container, role: role, processID: pid, now: { clock.now })
+    func writer(
+        _ container: URL, role: BeaconProcessRole = .widget, pid: Int32 = 4411, clock: TestClock = TestClock(morning),
+        configure: (inout BeaconWriter.Configuration) -> Void = { _ in }
+    ) -> BeaconWriter {
+        var configuration = BeaconWriter.Configuration(
+            container: container, role: role, processID: pid, now: { clock.now })
         configure(&configuration)
         return BeaconWriter(configuration)
     }
 
-    @Test("Widget and app records go to <container>/LiveActivityBeacons/<day>/widget-<pid>.jsonl and app-<pid>.jsonl, one line each")
+    @Test(
+        "Widget and app records go to <container>/LiveActivityBeacons/<day>/widget-<pid>.jsonl and app-<pid>.jsonl, one line each"
+    )
     func layout() throws {
         let container = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: container) }
         let device = DeviceInfo(deviceID: "d1", appVersion: "4.2.0")
         let widget = writer(container) { $0.device = device }
         let app = writer(container, role: .app)
-        let beacons = (0..<3).map { RenderBeacon(activityID: "A", seq: $0, renderedAt: date(ms: 1_795_248_000_000 + Int64($0))) }
+        let beacons = (0..<3).map {
+            RenderBeacon(activityID: "A", seq: $0, renderedAt: date(ms: 1_795_248_000_000 + Int64($0)))
+        }
         for beacon in beacons { widget.write(beacon) }
         let report = CallbackReport(.contentUpdate(activityID: "A", seq: 2), receivedAt: Self.morning)
         app.write(report)
         widget.flush()
         app.flush()
         let day = container.path + "/LiveActivityBeacons/2026-11-21/"
-        #expect(try lines(ofFile: day + "widget-4411.jsonl")
-            == beacons.map { String(decoding: $0.jsonLine(defaults: device).dropLast(), as: UTF8.self) })
-        #expect(try lines(ofFile: day + "app-4411.jsonl") == [String(decoding: report.jsonLine().dropLast(), as: UTF8.self)])
+        #expect(
+            try lines(ofFile: day + "widget-4411.jsonl")
+                == beacons.map { String(decoding: $0.jsonLine(defaults: device).dropLast(), as: UTF8.self) })
+        #expect(
+            try lines(ofFile: day + "app-4411.jsonl") == [String(decoding: report.jsonLine().dropLast(), as: UTF8.self)]
+        )
         #expect(widget.statistics.written == 3 && widget.statistics.dropped == 0)
     }
 

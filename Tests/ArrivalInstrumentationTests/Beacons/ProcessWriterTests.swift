@@ -1,10 +1,10 @@
+import ArrivalAnalysis
+import ArrivalBeacons
+import ArrivalIngest
 import ArrivalModel
 import ArrivalStore
-import ArrivalIngest
-import ArrivalAnalysis
 import Foundation
 import Testing
-import ArrivalBeacons
 
 /// Writers in separate processes (the `beacon-stress` helper): concurrent
 /// appends to one file, and a writer killed with SIGKILL.
@@ -67,7 +67,9 @@ struct ProcessWriterTests {
         #expect(summary.malformedLines == (endsTorn ? 1 : 0))
     }
 
-    @Test("A torn last line from a killed writer is one malformed line; the next process's records and every whole line are kept")
+    @Test(
+        "A torn last line from a killed writer is one malformed line; the next process's records and every whole line are kept"
+    )
     func tornLineThroughPipeline() throws {
         let container = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: container) }

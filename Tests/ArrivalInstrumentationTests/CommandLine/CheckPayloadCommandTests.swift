@@ -5,7 +5,9 @@ import Testing
 struct CheckPayloadCommandTests {
     @Test("Exit 0 without errors (warnings printed), 1 with an error, each finding printed with its level")
     func exitCodes() throws {
-        let ok = try run("arrival", ["check-payload", "--topic", "com.example.delivery.push-type.liveactivity", fixture("payloads/ok.json")])
+        let ok = try run(
+            "arrival",
+            ["check-payload", "--topic", "com.example.delivery.push-type.liveactivity", fixture("payloads/ok.json")])
         #expect(ok.status == 0)
         #expect(ok.stdout.hasSuffix("ok.json: 111 bytes, 0 errors, 0 warnings\n"))
         let near = try run("arrival", ["check-payload", fixture("payloads/near-limit.json")])
@@ -14,7 +16,8 @@ struct CheckPayloadCommandTests {
         let large = try run("arrival", ["check-payload", fixture("payloads/too-large.json")])
         #expect(large.status == 1)
         #expect(large.stdout.hasPrefix("error: payload_too_large: payload is 4221 bytes"))
-        let topic = try run("arrival", ["check-payload", "--topic", "com.example.delivery", fixture("payloads/ok.json")])
+        let topic = try run(
+            "arrival", ["check-payload", "--topic", "com.example.delivery", fixture("payloads/ok.json")])
         #expect(topic.status == 1)
         #expect(topic.stdout.contains("error: topic_without_suffix"))
     }

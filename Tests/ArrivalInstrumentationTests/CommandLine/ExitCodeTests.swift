@@ -4,9 +4,9 @@ import Subprocess
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// What one run of the built `arrival` did.
@@ -65,7 +65,8 @@ final class Workspace {
     @discardableResult
     func fleet(_ name: String, seed: Int = 7, inject: [String] = []) async throws -> String {
         let result = try await arrival(
-            ["simulate", "--out", path(name), "--activities", "60", "--seed", "\(seed)"] + inject.flatMap { ["--inject", $0] })
+            ["simulate", "--out", path(name), "--activities", "60", "--seed", "\(seed)"]
+                + inject.flatMap { ["--inject", $0] })
         #expect(result.status == 0, "\(result)")
         return path(name)
     }
@@ -110,7 +111,9 @@ struct ExitCodeTests {
 
     // MARK: - simulate
 
-    @Test("simulate: 0 when written; 1 when --out holds an earlier run (pass --force) or cannot be made (no --force advice); 2 for bad usage")
+    @Test(
+        "simulate: 0 when written; 1 when --out holds an earlier run (pass --force) or cannot be made (no --force advice); 2 for bad usage"
+    )
     func simulate() async throws {
         let work = try Workspace()
         let first = try await arrival(["simulate", "--out", work.path("fleet"), "--activities", "5"])
@@ -166,7 +169,9 @@ struct ExitCodeTests {
         #expect(warned.status == 0, "\(warned)")
         #expect(warned.stderr.contains("warning: no input files found under '\(work.path("empty"))'"))
 
-        let required = try await arrival(["ingest", work.path("empty"), "--db", work.path("s.sqlite"), "--require-data"])
+        let required = try await arrival([
+            "ingest", work.path("empty"), "--db", work.path("s.sqlite"), "--require-data",
+        ])
         #expect(required.status == 1, "\(required)")
         #expect(required.stderr.contains("error: no input files found under"))
 
@@ -253,7 +258,9 @@ struct ExitCodeTests {
         let store = try await work.store("s.sqlite", from: try await work.fleet("fleet"))
         let warned = try await arrival(["report", "--db", store, "--day", "2026-11-20", "--format", "markdown"])
         #expect(warned.status == 0, "\(warned)")
-        #expect(warned.stderr.contains("warning: the store has no requests in 2026-11-20; it holds 2026-11-21 … 2026-11-21"))
+        #expect(
+            warned.stderr.contains("warning: the store has no requests in 2026-11-20; it holds 2026-11-21 … 2026-11-21")
+        )
 
         let required = try await arrival(["report", "--db", store, "--day", "2026-11-20", "--require-data"])
         #expect(required.status == 1, "\(required)")
@@ -285,7 +292,8 @@ struct ExitCodeTests {
         let report = try await arrival(["report", "--db", store, "--format", "markdown"], asUnprivileged: true)
         #expect(report.status == 0, "\(report)")
         #expect(report.stdout.hasPrefix("# Live Activity delivery"))
-        let html = try await arrival(["report", "--db", store, "--format", "html", "--day", "2026-11-21"], asUnprivileged: true)
+        let html = try await arrival(
+            ["report", "--db", store, "--format", "html", "--day", "2026-11-21"], asUnprivileged: true)
         #expect(html.status == 0, "\(html)")
         let diff = try await arrival(["diff", store, store], asUnprivileged: true)
         #expect(diff.status == 0, "\(diff)")
@@ -343,7 +351,9 @@ struct ExitCodeTests {
         #expect(passed.status == 0, "\(passed)")
         #expect(passed.stdout.contains("PASS"))
 
-        let failed = try await arrival(["gate", "--baseline", before, "--current", after, "--rule", "requests.oversize_failures <= 0"])
+        let failed = try await arrival([
+            "gate", "--baseline", before, "--current", after, "--rule", "requests.oversize_failures <= 0",
+        ])
         #expect(failed.status == 1, "\(failed)")
         #expect(failed.stdout.contains("FAIL"))
 
@@ -360,15 +370,19 @@ struct ExitCodeTests {
     func gateJUnitUnwritable() async throws {
         let work = try Workspace()
         let fleet = try await work.fleet("fleet")
-        let result = try await arrival(["gate", "--baseline", fleet, "--current", fleet, "--junit", work.path("no/dir/junit.xml")])
+        let result = try await arrival([
+            "gate", "--baseline", fleet, "--current", fleet, "--junit", work.path("no/dir/junit.xml"),
+        ])
         #expect(result.status == 2, "\(result)")
         #expect(result.stdout.contains("0 failed"))
         #expect(result.stderr.contains("cannot write '\(work.path("no/dir/junit.xml"))'"))
     }
 
-    @Test("gate refuses a floor or ceiling on a rate outside 0–1, from a flag or a config", arguments: [
-        ">= 90", ">= -3", "<= 20",
-    ])
+    @Test(
+        "gate refuses a floor or ceiling on a rate outside 0–1, from a flag or a config",
+        arguments: [
+            ">= 90", ">= -3", "<= 20",
+        ])
     func gateRateOutOfRange(rule: String) async throws {
         let work = try Workspace()
         let fleet = try await work.fleet("fleet")
@@ -378,7 +392,8 @@ struct ExitCodeTests {
 
         let check = rule.hasPrefix(">=") ? "at_least" : "at_most"
         let value = rule.split(separator: " ")[1]
-        let config = try work.write("rules:\n  - metric: updates.arrival_rate\n    \(check): \(value)\n", to: "gate.yml")
+        let config = try work.write(
+            "rules:\n  - metric: updates.arrival_rate\n    \(check): \(value)\n", to: "gate.yml")
         let file = try await arrival(["gate", "--current", fleet, "--config", config])
         #expect(file.status == 2, "\(file)")
         #expect(file.stderr.contains("rates are fractions: write"))

@@ -1,10 +1,10 @@
-import ArrivalModel
-import ArrivalStore
-import ArrivalIngest
 import ArrivalAnalysis
+import ArrivalIngest
+import ArrivalModel
+import ArrivalSender
+import ArrivalStore
 import Foundation
 import Testing
-import ArrivalSender
 
 @Suite("APNsResponseRecorder")
 struct APNsResponseRecorderTests {
@@ -23,13 +23,14 @@ struct APNsResponseRecorderTests {
     static func load(_ name: String) throws -> Loaded {
         let object = try JSONSerialization.jsonObject(with: try fixtureData("apns/\(name).exchange.json"))
         guard let json = object as? [String: Any], let sentAt = json["sent_at_ms"] as? Int,
-              let path = json["path"] as? String, let headers = json["headers"] as? [String: String],
-              let payloadFile = json["payload_file"] as? String
+            let path = json["path"] as? String, let headers = json["headers"] as? [String: String],
+            let payloadFile = json["payload_file"] as? String
         else { throw CocoaError(.fileReadCorruptFile) }
         var response: APNsExchange.Response?
         if let r = json["response"] as? [String: Any], let status = r["status"] as? Int {
-            response = APNsExchange.Response(status: status, headers: r["headers"] as? [String: String] ?? [:],
-                                             body: Data((r["body"] as? String ?? "").utf8))
+            response = APNsExchange.Response(
+                status: status, headers: r["headers"] as? [String: String] ?? [:],
+                body: Data((r["body"] as? String ?? "").utf8))
         }
         let exchange = APNsExchange(
             sentAt: date(ms: Int64(sentAt)),
@@ -41,7 +42,9 @@ struct APNsResponseRecorderTests {
         return Loaded(exchange: exchange, activityID: json["activity_id"] as? String)
     }
 
-    @Test("Recorded exchanges (200, 400 BadDeviceToken, 410 with its timestamp body, 413, 429, an unknown reason, a timeout) give exactly the expected records")
+    @Test(
+        "Recorded exchanges (200, 400 BadDeviceToken, 410 with its timestamp body, 413, 429, an unknown reason, a timeout) give exactly the expected records"
+    )
     func exactRecords() throws {
         let expected = try lines(ofFile: fixture("apns/expected.jsonl"))
         #expect(expected.count == Self.cases.count)
@@ -63,7 +66,10 @@ struct APNsResponseRecorderTests {
         }
         try recorder.close()
         let day = directory.path + "/2026-11-21"
-        #expect(try FileManager.default.contentsOfDirectory(atPath: day).sorted() == ["apns-08.jsonl.gz", "apns-09.jsonl.gz"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: day).sorted() == [
+                "apns-08.jsonl.gz", "apns-09.jsonl.gz",
+            ])
         #expect(recorder.closedBatches.map(\.lastPathComponent) == ["apns-08.jsonl.gz", "apns-09.jsonl.gz"])
         var written: [String] = []
         for name in ["apns-08.jsonl.gz", "apns-09.jsonl.gz"] {
@@ -75,10 +81,11 @@ struct APNsResponseRecorderTests {
         let (summary, report) = try ingest([directory.path])
         #expect(summary.records == [.apns: 7])
         #expect(summary.malformedLines == 0)
-        #expect(report.requests.byReason == [
-            "BadDeviceToken": 1, "LiveActivityBudgetExceeded2027": 1, "PayloadTooLarge": 1, "TooManyRequests": 1,
-            "Unregistered": 1, "timeout after 10 s": 1,
-        ])
+        #expect(
+            report.requests.byReason == [
+                "BadDeviceToken": 1, "LiveActivityBudgetExceeded2027": 1, "PayloadTooLarge": 1, "TooManyRequests": 1,
+                "Unregistered": 1, "timeout after 10 s": 1,
+            ])
         #expect(report.requests.oversizeFailures == 1)
         #expect(report.requests.accepted == 1)
     }
@@ -90,7 +97,8 @@ struct APNsResponseRecorderTests {
         let loaded = try Self.load("200")
         var names: [[String]] = []
         for run in 0..<2 {
-            let recorder = APNsResponseRecorder(.init(directory: directory, environment: "sandbox", maxBatchBytes: 1000))
+            let recorder = APNsResponseRecorder(
+                .init(directory: directory, environment: "sandbox", maxBatchBytes: 1000))
             for seq in 0..<6 {
                 var exchange = loaded.exchange
                 exchange.sentAt = exchange.sentAt.addingTimeInterval(Double(run * 10 + seq))
@@ -139,10 +147,12 @@ struct APNsResponseRecorderTests {
         try recorder.flush()
         // What a crash leaves: the open batch as it is on disk now, never finished.
         try FileManager.default.createDirectory(atPath: crashed.path + "/2026-11-21", withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: directory.path + "/2026-11-21/.apns-08.jsonl.gz.open",
-                                         toPath: crashed.path + "/2026-11-21/.apns-08.jsonl.gz.open")
+        try FileManager.default.copyItem(
+            atPath: directory.path + "/2026-11-21/.apns-08.jsonl.gz.open",
+            toPath: crashed.path + "/2026-11-21/.apns-08.jsonl.gz.open")
         _ = APNsResponseRecorder(.init(directory: crashed))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: crashed.path + "/2026-11-21") == ["apns-08.jsonl.gz"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: crashed.path + "/2026-11-21") == ["apns-08.jsonl.gz"])
         let (summary, _) = try ingest([crashed.path])
         #expect(summary.records[.apns] == 5)
         #expect(summary.malformedByCause == [.truncatedGzip: 1])
@@ -152,12 +162,16 @@ struct APNsResponseRecorderTests {
     @Test("An exchange whose payload has no integer aps.timestamp is refused, not recorded with a made-up one")
     func noTimestamp() throws {
         let exchange = APNsExchange(
-            sentAt: Date(), request: .init(path: "/3/device/abcd", headers: [:], payload: Data(#"{"aps":{"timestamp":"1"}}"#.utf8)),
+            sentAt: Date(),
+            request: .init(path: "/3/device/abcd", headers: [:], payload: Data(#"{"aps":{"timestamp":"1"}}"#.utf8)),
             response: .init(status: 200))
         #expect(throws: APNsLogRecord.Failure.noTimestamp) { try APNsLogRecord(exchange: exchange) }
         let noToken = APNsExchange(
-            sentAt: Date(), request: .init(path: "/3/device/", headers: [:], payload: Data(#"{"aps":{"timestamp":1}}"#.utf8)),
+            sentAt: Date(),
+            request: .init(path: "/3/device/", headers: [:], payload: Data(#"{"aps":{"timestamp":1}}"#.utf8)),
             response: nil)
-        #expect(throws: APNsLogRecord.Failure.noDeviceToken(path: "/3/device/")) { try APNsLogRecord(exchange: noToken) }
+        #expect(throws: APNsLogRecord.Failure.noDeviceToken(path: "/3/device/")) {
+            try APNsLogRecord(exchange: noToken)
+        }
     }
 }

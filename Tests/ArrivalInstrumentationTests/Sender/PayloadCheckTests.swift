@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ArrivalSender
 
 @Suite("PayloadCheck")
@@ -13,28 +14,30 @@ struct PayloadCheckTests {
             .map { "\($0.level.rawValue):\($0.code.rawValue)" }
     }
 
-    @Test("Each mistake is flagged with its level; good payloads have no findings", arguments: [
-        ("ok.json", []),
-        ("start.json", []),
-        ("near-limit.json", ["warning:payload_near_limit"]),
-        ("too-large.json", ["error:payload_too_large"]),
-        ("milliseconds.json", ["error:timestamp_in_milliseconds"]),
-        ("future.json", ["error:timestamp_in_future"]),
-        ("fractional-timestamp.json", ["error:timestamp_not_integer"]),
-        ("missing-event.json", ["error:missing_event"]),
-        ("invalid-event.json", ["error:invalid_event"]),
-        ("missing-timestamp.json", ["error:missing_timestamp"]),
-        ("missing-content-state.json", ["error:missing_content_state"]),
-        ("missing-seq.json", ["warning:missing_seq"]),
-        ("start-without-attributes.json", ["error:missing_start_attributes"]),
-        ("no-aps.json", ["error:missing_aps"]),
-        ("not-json.json", ["error:not_json"]),
-        ("not-json-multiline.json", ["error:not_json"]),
-        ("stale-date-past.json", ["error:stale_date_in_past"]),
-        ("stale-date-fraction.json", ["error:stale_date_not_integer"]),
-        ("dismissal-date-string.json", ["error:dismissal_date_not_integer"]),
-        ("dismissal-date-past.json", ["warning:dismissal_date_in_past"]),
-    ] as [(String, [String])])
+    @Test(
+        "Each mistake is flagged with its level; good payloads have no findings",
+        arguments: [
+            ("ok.json", []),
+            ("start.json", []),
+            ("near-limit.json", ["warning:payload_near_limit"]),
+            ("too-large.json", ["error:payload_too_large"]),
+            ("milliseconds.json", ["error:timestamp_in_milliseconds"]),
+            ("future.json", ["error:timestamp_in_future"]),
+            ("fractional-timestamp.json", ["error:timestamp_not_integer"]),
+            ("missing-event.json", ["error:missing_event"]),
+            ("invalid-event.json", ["error:invalid_event"]),
+            ("missing-timestamp.json", ["error:missing_timestamp"]),
+            ("missing-content-state.json", ["error:missing_content_state"]),
+            ("missing-seq.json", ["warning:missing_seq"]),
+            ("start-without-attributes.json", ["error:missing_start_attributes"]),
+            ("no-aps.json", ["error:missing_aps"]),
+            ("not-json.json", ["error:not_json"]),
+            ("not-json-multiline.json", ["error:not_json"]),
+            ("stale-date-past.json", ["error:stale_date_in_past"]),
+            ("stale-date-fraction.json", ["error:stale_date_not_integer"]),
+            ("dismissal-date-string.json", ["error:dismissal_date_not_integer"]),
+            ("dismissal-date-past.json", ["warning:dismissal_date_in_past"]),
+        ] as [(String, [String])])
     func findings(file: String, expected: [String]) throws {
         #expect(try codes(file) == expected)
     }
@@ -63,7 +66,9 @@ struct PayloadCheckTests {
         #expect(codes(4097) == [.payloadTooLarge])
     }
 
-    @Test("Stale and dismissal dates are Unix seconds after aps.timestamp; one before it is judged against the push, not the clock")
+    @Test(
+        "Stale and dismissal dates are Unix seconds after aps.timestamp; one before it is judged against the push, not the clock"
+    )
     func dates() {
         func codes(_ aps: String, now: Date = PayloadCheckTests.now) -> [String] {
             let data = Data(#"{"aps":{"event":"end","timestamp":1795248000,\#(aps)"content-state":{"seq":1}}}"#.utf8)
@@ -77,7 +82,10 @@ struct PayloadCheckTests {
         #expect(codes(#""dismissal-date":null,"#) == [])
         // A day later by the clock, the push's own timestamp is still what the dates are compared with.
         #expect(codes(#""stale-date":1795251600,"#, now: Self.now.addingTimeInterval(86_400)) == [])
-        let message = PayloadCheck.check(payload: Data(#"{"aps":{"event":"update","timestamp":1795248000,"stale-date":1,"content-state":{"seq":1}}}"#.utf8), now: Self.now)
+        let message = PayloadCheck.check(
+            payload: Data(
+                #"{"aps":{"event":"update","timestamp":1795248000,"stale-date":1,"content-state":{"seq":1}}}"#.utf8),
+            now: Self.now)
         #expect(message.first?.message.contains("is 20778 days before aps.timestamp (1795248000)") == true)
     }
 
@@ -105,9 +113,14 @@ struct PayloadCheckTests {
 struct StrictJSONTests {
     @Test("RFC 8259 text passes; what Foundation lets through but the grammar forbids does not")
     func grammar() {
-        let valid = [#"{}"#, #" {"a":[1,-0.5,2e10,true,false,null,"\u00e9\n"]} "#, #"{"a":{"b":[]}}"#, "[]", "0", #""x""#]
-        let invalid = [#"{"a":1,}"#, "[1,]", #"{'a':1}"#, #"{"a":NaN}"#, #"{"a":01}"#, #"{"a":1.}"#, #"{"a":"\x"}"#,
-                       "{\"a\":\"\u{01}\"}", #"{"a":1} x"#, #"{"a""#, "", #"{"a":tru}"#, String(repeating: "[", count: 300) + String(repeating: "]", count: 300)]
+        let valid = [
+            #"{}"#, #" {"a":[1,-0.5,2e10,true,false,null,"\u00e9\n"]} "#, #"{"a":{"b":[]}}"#, "[]", "0", #""x""#,
+        ]
+        let invalid = [
+            #"{"a":1,}"#, "[1,]", #"{'a':1}"#, #"{"a":NaN}"#, #"{"a":01}"#, #"{"a":1.}"#, #"{"a":"\x"}"#,
+            "{\"a\":\"\u{01}\"}", #"{"a":1} x"#, #"{"a""#, "", #"{"a":tru}"#,
+            String(repeating: "[", count: 300) + String(repeating: "]", count: 300),
+        ]
         for text in valid { #expect(StrictJSON.isValid(Array(text.utf8)), "\(text)") }
         for text in invalid { #expect(!StrictJSON.isValid(Array(text.utf8)), "\(text)") }
     }

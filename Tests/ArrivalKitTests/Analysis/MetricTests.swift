@@ -1,11 +1,11 @@
-import Testing
-import ArrivalModel
-import ArrivalStore
-import ArrivalIngest
 import ArrivalAnalysis
-import ArrivalRendering
 import ArrivalCompare
+import ArrivalIngest
+import ArrivalModel
+import ArrivalRendering
 import ArrivalSimulation
+import ArrivalStore
+import Testing
 
 /// One test per metric group of Documentation/Metrics.md, on hand-made fixtures.
 @Suite("Metrics")
@@ -14,15 +14,16 @@ struct MetricTests {
     func requests() throws {
         // 10 requests, 3 accepted; q4 413+PayloadTooLarge and q5 bare 413 are oversize failures;
         // q1 (3585 bytes, accepted) is at risk, q2 (3584) is not.
-        let (report, _) = try ingestAndReport( [fixture("metrics/requests.jsonl")])
+        let (report, _) = try ingestAndReport([fixture("metrics/requests.jsonl")])
         #expect(report.requests.total == 10)
         #expect(report.requests.accepted == 3)
         #expect(report.requests.rejected == 7)
         #expect(report.requests.acceptanceRate == 0.3)
-        #expect(report.requests.byReason == [
-            "PayloadTooLarge": 1, "HTTP413": 1, "NoResponse": 1, "connection reset": 1, "HTTP500": 1,
-            "TooManyRequests": 1, "BadDeviceToken": 1,
-        ])
+        #expect(
+            report.requests.byReason == [
+                "PayloadTooLarge": 1, "HTTP413": 1, "NoResponse": 1, "connection reset": 1, "HTTP500": 1,
+                "TooManyRequests": 1, "BadDeviceToken": 1,
+            ])
         #expect(report.requests.oversizeFailures == 2)
         #expect(report.requests.oversizeRisk == 1)
     }
@@ -30,14 +31,14 @@ struct MetricTests {
     @Test("window: --day keeps requests and updates by sent_at, from inclusive, to exclusive")
     func window() throws {
         let day = try #require(ReportWindow.day("2026-11-21"))
-        let (report, _) = try ingestAndReport( [fixture("metrics/requests.jsonl")], window: day)
+        let (report, _) = try ingestAndReport([fixture("metrics/requests.jsonl")], window: day)
         #expect(report.requests.total == 9)  // q0 at 2026-11-20T23:59:59.999Z is outside
         #expect(report.requests.byReason["BadDeviceToken"] == nil)
         #expect(report.updates == counts(sent: 9, accepted: 3, lost: 3))
         #expect(report.jsonText().contains("\"from\": \"2026-11-21T00:00:00Z\""))
 
         let edge = ReportWindow(from: day.from - 1, to: day.from)
-        let (only, _) = try ingestAndReport( [fixture("metrics/requests.jsonl")], window: edge)
+        let (only, _) = try ingestAndReport([fixture("metrics/requests.jsonl")], window: edge)
         #expect(only.requests.total == 1)
         #expect(only.jsonText().contains("\"from\": \"2026-11-20T23:59:59.999Z\""))
     }
@@ -47,7 +48,7 @@ struct MetricTests {
         // t1 → Y (earliest callback), t2 → A2 (same time: smaller id), t3 and t9 unknown.
         // t-4 (Y, no seq) and t-5 (no activity, unknown token, no seq) lack seq: 2.
         // t-3 and t-5 are unattributed: 2. Updates: (Y,1) rendered, (A2,1) and (Q,2) lost.
-        let (report, _) = try ingestAndReport( [fixture("metrics/attribution.jsonl")])
+        let (report, _) = try ingestAndReport([fixture("metrics/attribution.jsonl")])
         #expect(report.dataQuality.unattributed == 2)
         #expect(report.dataQuality.apnsWithoutSeq == 2)
         #expect(report.requests.total == 6)
@@ -60,7 +61,7 @@ struct MetricTests {
     func callbacks() throws {
         // Rendered: K1/1, K1/2, K2/1. content_update for K1/1 (twice) and K2/1: 2 of 3.
         // Activities with a rendered update: K1, K2; only K2 reported its push token.
-        let (report, _) = try ingestAndReport( [fixture("metrics/callbacks.jsonl")])
+        let (report, _) = try ingestAndReport([fixture("metrics/callbacks.jsonl")])
         #expect(report.callbacks.contentUpdateExpected == 3)
         #expect(report.callbacks.contentUpdateReceived == 2)
         #expect(report.callbacks.callbackLossRate == 1 - 2.0 / 3.0)
@@ -73,35 +74,39 @@ struct MetricTests {
     func latency() throws {
         // Latencies 100…1000 ms, seq3's later second render ignored, seq11 rendered 50 ms before
         // it was sent → 0 and one clock_skew_negative. n = 11: ranks 6, 10, 11.
-        let (report, _) = try ingestAndReport( [fixture("metrics/latency.jsonl")])
+        let (report, _) = try ingestAndReport([fixture("metrics/latency.jsonl")])
         #expect(report.latency == Report.Latency(count: 11, p50: 500, p90: 900, p99: 1000))
         #expect(report.dataQuality.clockSkewNegative == 1)
     }
 
     @Test("breakdowns: app and priority from the earliest accepted request, versions from device evidence")
     func breakdowns() throws {
-        let (report, _) = try ingestAndReport( [fixture("metrics/breakdowns.jsonl")])
-        #expect(report.breakdowns["app"] == [
-            "com.example.food": counts(sent: 2, accepted: 2, rendered: 2),
-            "com.example.plain": counts(sent: 1, accepted: 1, lost: 1),
-            "unknown": counts(sent: 1, accepted: 1, lost: 1),
-        ])
-        #expect(report.breakdowns["priority"] == [
-            "10": counts(sent: 2, accepted: 2, rendered: 2),
-            "unknown": counts(sent: 2, accepted: 2, lost: 2),
-        ])
+        let (report, _) = try ingestAndReport([fixture("metrics/breakdowns.jsonl")])
+        #expect(
+            report.breakdowns["app"] == [
+                "com.example.food": counts(sent: 2, accepted: 2, rendered: 2),
+                "com.example.plain": counts(sent: 1, accepted: 1, lost: 1),
+                "unknown": counts(sent: 1, accepted: 1, lost: 1),
+            ])
+        #expect(
+            report.breakdowns["priority"] == [
+                "10": counts(sent: 2, accepted: 2, rendered: 2),
+                "unknown": counts(sent: 2, accepted: 2, lost: 2),
+            ])
         // P: render and callback at the same instant carry 18.1 and 17.5 → the smaller, 17.5.
-        #expect(report.breakdowns["os_version"] == [
-            "17.5": counts(sent: 1, accepted: 1, rendered: 1),
-            "18.2": counts(sent: 2, accepted: 2, rendered: 1, lost: 1),
-            "unknown": counts(sent: 1, accepted: 1, lost: 1),
-        ])
+        #expect(
+            report.breakdowns["os_version"] == [
+                "17.5": counts(sent: 1, accepted: 1, rendered: 1),
+                "18.2": counts(sent: 2, accepted: 2, rendered: 1, lost: 1),
+                "unknown": counts(sent: 1, accepted: 1, lost: 1),
+            ])
         // P2: its callback at 11:00 (3.1) is earlier than its render (3.0).
-        #expect(report.breakdowns["app_version"] == [
-            "2.0": counts(sent: 1, accepted: 1, rendered: 1),
-            "3.1": counts(sent: 2, accepted: 2, rendered: 1, lost: 1),
-            "unknown": counts(sent: 1, accepted: 1, lost: 1),
-        ])
+        #expect(
+            report.breakdowns["app_version"] == [
+                "2.0": counts(sent: 1, accepted: 1, rendered: 1),
+                "3.1": counts(sent: 2, accepted: 2, rendered: 1, lost: 1),
+                "unknown": counts(sent: 1, accepted: 1, lost: 1),
+            ])
     }
 }
 

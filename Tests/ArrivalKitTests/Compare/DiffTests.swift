@@ -1,12 +1,13 @@
 import Foundation
 import Testing
-@testable import ArrivalModel
-@testable import ArrivalStore
-@testable import ArrivalIngest
+
 @testable import ArrivalAnalysis
-@testable import ArrivalRendering
 @testable import ArrivalCompare
+@testable import ArrivalIngest
+@testable import ArrivalModel
+@testable import ArrivalRendering
 @testable import ArrivalSimulation
+@testable import ArrivalStore
 
 @Suite("Diff")
 struct DiffTests {
@@ -37,7 +38,8 @@ struct DiffTests {
         #expect(staleShare.verdict == .worse)
         #expect(staleShare.significance?.method == .activityClusters)
         let calm = ReportDiff(baseline, noise)
-        #expect(!calm.metrics.contains { $0.verdict == .worse && $0.metric.kind == .rate && abs($0.absolute ?? 0) > 0.01 })
+        #expect(
+            !calm.metrics.contains { $0.verdict == .worse && $0.metric.kind == .rate && abs($0.absolute ?? 0) > 0.01 })
     }
 
     @Test("A report JSON side gives the same figures as its store, tested binomially")
@@ -97,7 +99,9 @@ struct DiffTests {
     func unreadableSides() throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        #expect(throws: ComparisonError.self) { try ComparisonSide.load(directory.appendingPathComponent("missing").path, window: nil) }
+        #expect(throws: ComparisonError.self) {
+            try ComparisonSide.load(directory.appendingPathComponent("missing").path, window: nil)
+        }
         let garbage = directory.appendingPathComponent("garbage.jsonl")
         try Data("not json\n{\"kind\":\"apns\"}\n".utf8).write(to: garbage)
         do {

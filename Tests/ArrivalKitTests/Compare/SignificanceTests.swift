@@ -1,12 +1,13 @@
 import Foundation
 import Testing
-@testable import ArrivalModel
-@testable import ArrivalStore
-@testable import ArrivalIngest
+
 @testable import ArrivalAnalysis
-@testable import ArrivalRendering
 @testable import ArrivalCompare
+@testable import ArrivalIngest
+@testable import ArrivalModel
+@testable import ArrivalRendering
 @testable import ArrivalSimulation
+@testable import ArrivalStore
 
 @Suite("Significance")
 struct SignificanceTests {
@@ -21,10 +22,13 @@ struct SignificanceTests {
     @Test("A move of a whole update on 40 is noise; 0.3 points on 400,000 is significant")
     func sampleSizeMatters() throws {
         // 90.0% → 87.5%: one update fewer out of 40, eight times the 0.3-point move.
-        let small = try #require(Significance.test(a: (36, 40), b: (35, 40), clustersA: nil, clustersB: nil, confidence: 0.95))
+        let small = try #require(
+            Significance.test(a: (36, 40), b: (35, 40), clustersA: nil, clustersB: nil, confidence: 0.95))
         #expect(!small.isSignificant)
         // 90.0% → 89.7%.
-        let large = try #require(Significance.test(a: (360_000, 400_000), b: (358_800, 400_000), clustersA: nil, clustersB: nil, confidence: 0.95))
+        let large = try #require(
+            Significance.test(
+                a: (360_000, 400_000), b: (358_800, 400_000), clustersA: nil, clustersB: nil, confidence: 0.95))
         #expect(large.isSignificant)
         #expect(large.method == .binomial)
         // Worked by hand: p = 0.9 and 0.897, variances p(1-p)/n.
@@ -49,8 +53,11 @@ struct SignificanceTests {
         // all-or-nothing fleet is far less certain than a binomial model says.
         var baseline = ClusterSums()
         for _ in 0..<10 { baseline.add(15, of: 20) }
-        let clustered = try #require(Significance.test(a: (150, 200), b: (180, 200), clustersA: baseline, clustersB: allOrNothing, confidence: 0.95))
-        let binomial = try #require(Significance.test(a: (150, 200), b: (180, 200), clustersA: nil, clustersB: nil, confidence: 0.95))
+        let clustered = try #require(
+            Significance.test(
+                a: (150, 200), b: (180, 200), clustersA: baseline, clustersB: allOrNothing, confidence: 0.95))
+        let binomial = try #require(
+            Significance.test(a: (150, 200), b: (180, 200), clustersA: nil, clustersB: nil, confidence: 0.95))
         #expect(clustered.method == .activityClusters)
         #expect(clustered.margin > binomial.margin)
     }

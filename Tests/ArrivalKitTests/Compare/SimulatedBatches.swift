@@ -1,11 +1,11 @@
-import Foundation
-import ArrivalModel
-import ArrivalStore
-import ArrivalIngest
 import ArrivalAnalysis
-import ArrivalRendering
 import ArrivalCompare
+import ArrivalIngest
+import ArrivalModel
+import ArrivalRendering
 import ArrivalSimulation
+import ArrivalStore
+import Foundation
 
 /// Simulated days for the diff and gate tests, written once per test run:
 /// a baseline fleet, the same fleet with each injected regression, and

@@ -1,12 +1,13 @@
 import Foundation
 import Testing
-@testable import ArrivalModel
-@testable import ArrivalStore
-@testable import ArrivalIngest
+
 @testable import ArrivalAnalysis
-@testable import ArrivalRendering
 @testable import ArrivalCompare
+@testable import ArrivalIngest
+@testable import ArrivalModel
+@testable import ArrivalRendering
 @testable import ArrivalSimulation
+@testable import ArrivalStore
 
 /// The scanner reads lines through raw pointers, so it gets mutated lines by
 /// the ten thousand: truncated, with bytes replaced, with JSON punctuation,
@@ -26,10 +27,13 @@ struct DecoderFuzzTests {
         return lines
     }()
 
-    static let inserts: [[UInt8]] = [
-        "{", "}", "[", "]", "\"", ",", ":", "\\", "\\u", "\\ud83d", "\\u00e9", "0", "-", "1e5", ".", " ", "\t",
-        "null", "true", "é", "\u{1F600}", "\"kind\":", "\"seq\":1,", "{\"a\":{\"b\":[1,2]}}",
-    ].map { Array($0.utf8) } + [[0x00], [0x1F], [0x80], [0xC3], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xFF]]
+    static let inserts: [[UInt8]] =
+        [
+            "{", "}", "[", "]", "\"", ",", ":", "\\", "\\u", "\\ud83d", "\\u00e9", "0", "-", "1e5", ".", " ", "\t",
+            "null", "true", "é", "\u{1F600}", "\"kind\":", "\"seq\":1,", "{\"a\":{\"b\":[1,2]}}",
+        ].map { Array($0.utf8) } + [
+            [0x00], [0x1F], [0x80], [0xC3], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xFF],
+        ]
 
     @Test("30,000 mutated lines: an answer for each, the same twice, and only real JSON accepted")
     func mutatedLines() throws {

@@ -1,15 +1,18 @@
 import Foundation
 import Testing
-@testable import ArrivalModel
-@testable import ArrivalStore
-@testable import ArrivalIngest
+
 @testable import ArrivalAnalysis
-@testable import ArrivalRendering
 @testable import ArrivalCompare
+@testable import ArrivalIngest
+@testable import ArrivalModel
+@testable import ArrivalRendering
 @testable import ArrivalSimulation
+@testable import ArrivalStore
 
 @Suite("Record decoding")
 struct RecordDecoderTests {
+    // Field names as the JSON keys, for Decodable.
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     struct LineCase: Decodable, CustomTestStringConvertible {
         var line_base64: String
         var cause: String
@@ -23,7 +26,7 @@ struct RecordDecoderTests {
     /// with the cause each must get ("ok" for a valid record).
     static let lineCases: [LineCase] = {
         guard let data = FileManager.default.contents(atPath: fixture("decoding/line-cases.json")),
-              let cases = try? JSONDecoder().decode([LineCase].self, from: data)
+            let cases = try? JSONDecoder().decode([LineCase].self, from: data)
         else { return [] }
         return cases
     }()
@@ -50,7 +53,8 @@ struct RecordDecoderTests {
         func line(depth: Int, closed: Bool = true) -> String {
             // The record object is level 1; depth - 1 arrays inside it.
             "{\"kind\":\"render\",\"activity_id\":\"a\",\"seq\":1,\"rendered_at\":\"2026-11-21T08:00:00Z\",\"x\":"
-                + String(repeating: "[", count: depth - 1) + String(repeating: "]", count: closed ? depth - 1 : depth - 2) + "}"
+                + String(repeating: "[", count: depth - 1)
+                + String(repeating: "]", count: closed ? depth - 1 : depth - 2) + "}"
         }
         var decoder = RecordDecoder()
         if case .record = decoder.decode(line(depth: 64)) {} else { Issue.record("64 levels must decode") }
@@ -61,7 +65,8 @@ struct RecordDecoderTests {
 
     @Test("Fields decode with escapes, unicode, offsets and defaults")
     func fields() throws {
-        let text = #"{"kind":"apns","apns_id":"id-\u00e9\"q\"","sent_at":"2026-11-21t16:00:00.123999+08:00","status":200,"push_token":"ab","aps_timestamp":1763712000,"seq":-0,"topic":"caf\u00e9 ☕","extra":{"k":[1,2.5e3,"x"]}}"#
+        let text =
+            #"{"kind":"apns","apns_id":"id-\u00e9\"q\"","sent_at":"2026-11-21t16:00:00.123999+08:00","status":200,"push_token":"ab","aps_timestamp":1763712000,"seq":-0,"topic":"caf\u00e9 ☕","extra":{"k":[1,2.5e3,"x"]}}"#
         var decoder = RecordDecoder()
         guard case .record(.apns(let r)) = decoder.decode(text) else {
             Issue.record("expected an apns record")
@@ -80,7 +85,9 @@ struct RecordDecoderTests {
         #expect(JSONLineScanner.fieldCount == RecordField.allCases.count)
         /// Looks `key` up with no byte readable after it, then with room for the two-word load.
         func lookups(_ key: [UInt8]) -> (Int, Int) {
-            let exact = key.withUnsafeBufferPointer { RecordField.lookup($0.baseAddress!, count: key.count, available: key.count) }
+            let exact = key.withUnsafeBufferPointer {
+                RecordField.lookup($0.baseAddress!, count: key.count, available: key.count)
+            }
             let padded = (key + Array(repeating: UInt8(ascii: "\""), count: 16)).withUnsafeBufferPointer {
                 RecordField.lookup($0.baseAddress!, count: key.count, available: $0.count)
             }
@@ -117,26 +124,30 @@ struct RecordDecoderTests {
 
 @Suite("RFC 3339 times")
 struct RFC3339Tests {
-    @Test("Accepted forms, to the millisecond", arguments: [
-        ("2026-11-21T08:00:00Z", 1_795_248_000_000),
-        ("2026-11-21t08:00:00z", 1_795_248_000_000),
-        ("2026-11-21T08:00:00.1Z", 1_795_248_000_100),
-        ("2026-11-21T08:00:00.123999Z", 1_795_248_000_123),
-        ("2026-11-21T16:00:00+08:00", 1_795_248_000_000),
-        ("2026-11-21T03:30:00-04:30", 1_795_248_000_000),
-        ("2024-02-29T00:00:00Z", 1_709_164_800_000),
-        ("1969-12-31T23:59:59.999Z", -1),
-    ] as [(String, Int64)])
+    @Test(
+        "Accepted forms, to the millisecond",
+        arguments: [
+            ("2026-11-21T08:00:00Z", 1_795_248_000_000),
+            ("2026-11-21t08:00:00z", 1_795_248_000_000),
+            ("2026-11-21T08:00:00.1Z", 1_795_248_000_100),
+            ("2026-11-21T08:00:00.123999Z", 1_795_248_000_123),
+            ("2026-11-21T16:00:00+08:00", 1_795_248_000_000),
+            ("2026-11-21T03:30:00-04:30", 1_795_248_000_000),
+            ("2024-02-29T00:00:00Z", 1_709_164_800_000),
+            ("1969-12-31T23:59:59.999Z", -1),
+        ] as [(String, Int64)])
     func accepted(_ text: String, _ millis: Int64) {
         #expect(RFC3339.parseMilliseconds(text) == millis)
     }
 
-    @Test("Rejected forms", arguments: [
-        "2026-11-21 08:00:00Z", "2026-11-21T08:00Z", "2026-11-21T08:00:00", "2026-02-29T00:00:00Z",
-        "2026-11-21T08:00:60Z", "2026-11-21T24:00:00Z", "2026-13-01T00:00:00Z", "2026-11-21T08:00:00.Z",
-        "2026-11-21T08:00:00+0800", "2026-11-21T08:00:00+24:00", "2026-11-21T08:00:00Z ", "26-11-21T08:00:00Z",
-        "2026-11-00T08:00:00Z",
-    ])
+    @Test(
+        "Rejected forms",
+        arguments: [
+            "2026-11-21 08:00:00Z", "2026-11-21T08:00Z", "2026-11-21T08:00:00", "2026-02-29T00:00:00Z",
+            "2026-11-21T08:00:60Z", "2026-11-21T24:00:00Z", "2026-13-01T00:00:00Z", "2026-11-21T08:00:00.Z",
+            "2026-11-21T08:00:00+0800", "2026-11-21T08:00:00+24:00", "2026-11-21T08:00:00Z ", "26-11-21T08:00:00Z",
+            "2026-11-00T08:00:00Z",
+        ])
     func rejected(_ text: String) {
         #expect(RFC3339.parseMilliseconds(text) == nil)
     }
@@ -153,20 +164,37 @@ struct RFC3339Tests {
 @Suite("Malformed-line problems")
 struct MalformedProblemTests {
     static let cases: [(line: String, cause: MalformedCause, problem: String?)] = [
-        (#"{"kind":"apns","apns_id":"a","sent_at":1795248000,"status":200,"push_token":"t","aps_timestamp":1}"#,
-         .wrongType, "sent_at: expected an RFC 3339 time string, got an integer (1795248000)"),
-        (#"{"kind":"apns","apns_id":"a","sent_at":"2026-11-21 08:00:00Z","status":200,"push_token":"t","aps_timestamp":1}"#,
-         .invalidTime, #"sent_at: "2026-11-21 08:00:00Z" is not an RFC 3339 time (YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM))"#),
-        (#"{"kind":"apns","sent_at":"2026-11-21T08:00:00Z","status":200,"push_token":"t","aps_timestamp":1}"#,
-         .missingField, "apns_id: required, but absent"),
-        (#"{"kind":"apns","apns_id":null,"sent_at":"2026-11-21T08:00:00Z","status":200,"push_token":"t","aps_timestamp":1}"#,
-         .missingField, "apns_id: required, but null"),
-        (#"{"kind":"render","activity_id":"x","seq":2.5,"rendered_at":"2026-11-21T08:00:00Z"}"#,
-         .wrongType, "seq: expected an integer, got 2.5 (an integer is written without fraction or exponent, within 64 bits)"),
-        (#"{"kind":"callback","callback":"content_update","activity_id":"x","received_at":"2026-11-21T08:00:00Z"}"#,
-         .missingField, "seq: required for a content_update callback, but absent"),
-        (#"{"kind":"callback","callback":"resumed","activity_id":"x","received_at":"2026-11-21T08:00:00Z"}"#,
-         .invalidEnum, #"callback: "resumed" is not one of push_token, push_to_start_token, content_update, activity_state"#),
+        (
+            #"{"kind":"apns","apns_id":"a","sent_at":1795248000,"status":200,"push_token":"t","aps_timestamp":1}"#,
+            .wrongType, "sent_at: expected an RFC 3339 time string, got an integer (1795248000)"
+        ),
+        (
+            #"{"kind":"apns","apns_id":"a","sent_at":"2026-11-21 08:00:00Z","status":200,"push_token":"t","aps_timestamp":1}"#,
+            .invalidTime,
+            #"sent_at: "2026-11-21 08:00:00Z" is not an RFC 3339 time (YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM))"#
+        ),
+        (
+            #"{"kind":"apns","sent_at":"2026-11-21T08:00:00Z","status":200,"push_token":"t","aps_timestamp":1}"#,
+            .missingField, "apns_id: required, but absent"
+        ),
+        (
+            #"{"kind":"apns","apns_id":null,"sent_at":"2026-11-21T08:00:00Z","status":200,"push_token":"t","aps_timestamp":1}"#,
+            .missingField, "apns_id: required, but null"
+        ),
+        (
+            #"{"kind":"render","activity_id":"x","seq":2.5,"rendered_at":"2026-11-21T08:00:00Z"}"#,
+            .wrongType,
+            "seq: expected an integer, got 2.5 (an integer is written without fraction or exponent, within 64 bits)"
+        ),
+        (
+            #"{"kind":"callback","callback":"content_update","activity_id":"x","received_at":"2026-11-21T08:00:00Z"}"#,
+            .missingField, "seq: required for a content_update callback, but absent"
+        ),
+        (
+            #"{"kind":"callback","callback":"resumed","activity_id":"x","received_at":"2026-11-21T08:00:00Z"}"#,
+            .invalidEnum,
+            #"callback: "resumed" is not one of push_token, push_to_start_token, content_update, activity_state"#
+        ),
         (#"{"v":2,"kind":"render"}"#, .unsupportedVersion, "v: expected 1, got 2"),
         (#"{"kind":"exchange"}"#, .unknownKind, #"kind: "exchange" is not one of apns, render, callback"#),
         (#"{"kind":["render"]}"#, .wrongType, "kind: expected a string, got an array"),

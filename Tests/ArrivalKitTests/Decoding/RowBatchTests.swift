@@ -1,12 +1,13 @@
 import Foundation
 import Testing
-@testable import ArrivalModel
-@testable import ArrivalStore
-@testable import ArrivalIngest
+
 @testable import ArrivalAnalysis
-@testable import ArrivalRendering
 @testable import ArrivalCompare
+@testable import ArrivalIngest
+@testable import ArrivalModel
+@testable import ArrivalRendering
 @testable import ArrivalSimulation
+@testable import ArrivalStore
 
 /// The ingest hands rows, not `Record` values, from the reading thread to the
 /// writer. Stores made before that change hold keys from ``Record/contentHash``,
@@ -29,11 +30,12 @@ struct RowBatchTests {
                 let record = batch.record(row)
                 rows += 1
                 kinds.insert(row.kind)
-                let expectedKey: UInt64 = switch record {
-                case .apns(let r): recordKey(time: r.sentAt, hash: r.contentHash)
-                case .render(let r): recordKey(time: r.renderedAt, hash: r.contentHash)
-                case .callback(let r): recordKey(time: r.receivedAt, hash: r.contentHash)
-                }
+                let expectedKey: UInt64 =
+                    switch record {
+                    case .apns(let r): recordKey(time: r.sentAt, hash: r.contentHash)
+                    case .render(let r): recordKey(time: r.renderedAt, hash: r.contentHash)
+                    case .callback(let r): recordKey(time: r.receivedAt, hash: r.contentHash)
+                    }
                 #expect(row.key == expectedKey, "\(path):\(line.number)")
                 // The value path decodes to the same record.
                 #expect(decoder.decode(bytes) == .record(record), "\(path):\(line.number)")
@@ -54,7 +56,8 @@ struct RowBatchTests {
         let absent = #"{"kind":"render","activity_id":"a","seq":1,"rendered_at":"2026-11-21T10:00:00Z"}"#
         let null = #"{"kind":"render","activity_id":"a","seq":1,"rendered_at":"2026-11-21T10:00:00Z","surface":null}"#
         let empty = #"{"kind":"render","activity_id":"a","seq":1,"rendered_at":"2026-11-21T10:00:00Z","surface":""}"#
-        let escaped = #"{"kind":"render","activity_id":"\u0061","seq":1,"rendered_at":"2026-11-21T10:00:00Z","surface":"\u00e9\ud83d\ude00"}"#
+        let escaped =
+            #"{"kind":"render","activity_id":"\u0061","seq":1,"rendered_at":"2026-11-21T10:00:00Z","surface":"\u00e9\ud83d\ude00"}"#
         var batch = RowBatch()
         for line in [absent, null, empty, escaped] {
             var copy = line
@@ -71,9 +74,15 @@ struct RowBatchTests {
             return
         }
         #expect(count == 0)
-        guard case .render(let r) = batch.record(rows[3]) else { Issue.record("not a render"); return }
+        guard case .render(let r) = batch.record(rows[3]) else {
+            Issue.record("not a render")
+            return
+        }
         #expect(r.activityID == "a" && r.surface == "é😀")
-        guard case .render(let e) = batch.record(rows[2]) else { Issue.record("not a render"); return }
+        guard case .render(let e) = batch.record(rows[2]) else {
+            Issue.record("not a render")
+            return
+        }
         #expect(e.surface == "")
         #expect(rows[3].key == recordKey(time: r.renderedAt, hash: r.contentHash))
     }
@@ -96,10 +105,21 @@ extension APNSRecord {
     var contentHash: UInt64 {
         var h = StableHash()
         h.combine(1 as UInt64)
-        h.combine(apnsID); h.combine(sentAt); h.combine(status); h.combine(reason)
-        h.combine(pushToken); h.combine(activityID); h.combine(seq); h.combine(event)
-        h.combine(apsTimestamp); h.combine(payloadBytes); h.combine(topic); h.combine(pushType)
-        h.combine(priority); h.combine(environment); h.combine(latencyMS)
+        h.combine(apnsID)
+        h.combine(sentAt)
+        h.combine(status)
+        h.combine(reason)
+        h.combine(pushToken)
+        h.combine(activityID)
+        h.combine(seq)
+        h.combine(event)
+        h.combine(apsTimestamp)
+        h.combine(payloadBytes)
+        h.combine(topic)
+        h.combine(pushType)
+        h.combine(priority)
+        h.combine(environment)
+        h.combine(latencyMS)
         return h.finish()
     }
 }
@@ -110,8 +130,14 @@ extension RenderRecord {
     var contentHash: UInt64 {
         var h = StableHash()
         h.combine(2 as UInt64)
-        h.combine(activityID); h.combine(seq); h.combine(renderedAt); h.combine(surface)
-        h.combine(deviceID); h.combine(osVersion); h.combine(deviceModel); h.combine(appVersion)
+        h.combine(activityID)
+        h.combine(seq)
+        h.combine(renderedAt)
+        h.combine(surface)
+        h.combine(deviceID)
+        h.combine(osVersion)
+        h.combine(deviceModel)
+        h.combine(appVersion)
         return h.finish()
     }
 }
@@ -122,9 +148,16 @@ extension CallbackRecord {
     var contentHash: UInt64 {
         var h = StableHash()
         h.combine(3 as UInt64)
-        h.combine(callback.rawValue); h.combine(activityID); h.combine(pushToken); h.combine(seq)
-        h.combine(state); h.combine(receivedAt); h.combine(deviceID); h.combine(osVersion)
-        h.combine(deviceModel); h.combine(appVersion)
+        h.combine(callback.rawValue)
+        h.combine(activityID)
+        h.combine(pushToken)
+        h.combine(seq)
+        h.combine(state)
+        h.combine(receivedAt)
+        h.combine(deviceID)
+        h.combine(osVersion)
+        h.combine(deviceModel)
+        h.combine(appVersion)
         return h.finish()
     }
 }

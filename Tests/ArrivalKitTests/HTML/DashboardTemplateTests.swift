@@ -1,12 +1,13 @@
 import Foundation
 import Testing
-@testable import ArrivalModel
-@testable import ArrivalStore
-@testable import ArrivalIngest
+
 @testable import ArrivalAnalysis
-@testable import ArrivalRendering
 @testable import ArrivalCompare
+@testable import ArrivalIngest
+@testable import ArrivalModel
+@testable import ArrivalRendering
 @testable import ArrivalSimulation
+@testable import ArrivalStore
 
 /// The binary renders the report from templates compiled into it; their
 /// source is `Dashboards/templates`. Re-generate the embedded copy on purpose
@@ -14,13 +15,17 @@ import Testing
 @Suite("Dashboard templates")
 struct DashboardTemplateTests {
     static let templateDirectory = GoldenReportTests.packageRoot.appendingPathComponent("Dashboards/templates")
-    static let embeddedFile = GoldenReportTests.packageRoot.appendingPathComponent("Sources/ArrivalRendering/HTML/DashboardTemplates+Embedded.swift")
+    static let embeddedFile = GoldenReportTests.packageRoot.appendingPathComponent(
+        "Sources/ArrivalRendering/HTML/DashboardTemplates+Embedded.swift")
 
     static func templateFiles() throws -> [(name: String, text: String)] {
         let names = try FileManager.default.contentsOfDirectory(atPath: templateDirectory.path)
             .filter { $0.hasSuffix(".mustache") }.sorted()
         return try names.map { name in
-            (String(name.dropLast(".mustache".count)), try String(contentsOf: templateDirectory.appendingPathComponent(name), encoding: .utf8))
+            (
+                String(name.dropLast(".mustache".count)),
+                try String(contentsOf: templateDirectory.appendingPathComponent(name), encoding: .utf8)
+            )
         }
     }
 
@@ -50,9 +55,14 @@ struct DashboardTemplateTests {
             try Data(Self.embeddedSource(files).utf8).write(to: Self.embeddedFile)
         }
         let embedded = DashboardTemplates.embedded
-        #expect(embedded.map(\.name) == files.map(\.name), "run RECORD_TEMPLATES=1 swift test --filter DashboardTemplateTests")
+        #expect(
+            embedded.map(\.name) == files.map(\.name),
+            "run RECORD_TEMPLATES=1 swift test --filter DashboardTemplateTests")
         for (file, copy) in zip(files, embedded) {
-            #expect(Array(file.text.utf8) == Array(copy.text.utf8), "\(file.name).mustache differs from its embedded copy; run RECORD_TEMPLATES=1 swift test --filter DashboardTemplateTests")
+            #expect(
+                Array(file.text.utf8) == Array(copy.text.utf8),
+                "\(file.name).mustache differs from its embedded copy; run RECORD_TEMPLATES=1 swift test --filter DashboardTemplateTests"
+            )
         }
         // The generated file is what the generator writes (nobody edited it by hand).
         let source = try String(contentsOf: Self.embeddedFile, encoding: .utf8)

@@ -1,18 +1,20 @@
 import Foundation
 import Testing
-@testable import ArrivalModel
-@testable import ArrivalStore
-@testable import ArrivalIngest
+
 @testable import ArrivalAnalysis
-@testable import ArrivalRendering
 @testable import ArrivalCompare
+@testable import ArrivalIngest
+@testable import ArrivalModel
+@testable import ArrivalRendering
 @testable import ArrivalSimulation
+@testable import ArrivalStore
 
 /// The Grafana dashboard reads the store through the SQLite data source;
 /// every panel's SQL must run against the current schema and find data.
 @Suite("Grafana dashboard")
 struct GrafanaDashboardTests {
-    static let dashboard = GoldenReportTests.packageRoot.appendingPathComponent("Dashboards/grafana/arrival-dashboard.json")
+    static let dashboard = GoldenReportTests.packageRoot.appendingPathComponent(
+        "Dashboards/grafana/arrival-dashboard.json")
 
     /// (panel title, SQL) of every panel target.
     static func panelQueries() throws -> [(String, String)] {
@@ -44,7 +46,8 @@ struct GrafanaDashboardTests {
         _ = try Ingestor(store: store).ingest(paths: GoldenReportTests.samplePaths)
         for (title, sql) in queries {
             // Grafana's time-range macros (seconds since the epoch), here covering all data.
-            let resolved = sql
+            let resolved =
+                sql
                 .replacingOccurrences(of: "$__unixEpochFrom()", with: "0")
                 .replacingOccurrences(of: "$__unixEpochTo()", with: "4102444800")
             #expect(!resolved.contains("$__"), "panel '\(title)' uses a macro the test does not know")
@@ -52,7 +55,7 @@ struct GrafanaDashboardTests {
             var nonNull = false
             do {
                 let statement = try store.connection.prepare(resolved)
-                try statement.forEach { row in
+                try statement.forEachRow { row in
                     rows += 1
                     if row.string(0) != nil { nonNull = true }
                 }
@@ -70,6 +73,8 @@ struct GrafanaDashboardTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try Store(path: directory.appendingPathComponent("empty.sqlite").path)
-        #expect(throws: DatabaseError.self) { _ = try store.connection.prepare("SELECT no_such_column FROM update_outcomes") }
+        #expect(throws: DatabaseError.self) {
+            _ = try store.connection.prepare("SELECT no_such_column FROM update_outcomes")
+        }
     }
 }

@@ -1,12 +1,13 @@
 import Foundation
 import Testing
-@testable import ArrivalModel
-@testable import ArrivalStore
-@testable import ArrivalIngest
+
 @testable import ArrivalAnalysis
-@testable import ArrivalRendering
 @testable import ArrivalCompare
+@testable import ArrivalIngest
+@testable import ArrivalModel
+@testable import ArrivalRendering
 @testable import ArrivalSimulation
+@testable import ArrivalStore
 
 @Suite("HTML report")
 struct HTMLReportTests {
@@ -19,9 +20,12 @@ struct HTMLReportTests {
 
     static let sampleDay = ReportWindow.day("2026-11-21")
 
-    @Test("The page's figures are the JSON report's for the same window", arguments: [
-        nil, sampleDay, ReportWindow(from: 1_795_248_000_000 + 6 * 3_600_000, to: 1_795_248_000_000 + 18 * 3_600_000),
-    ])
+    @Test(
+        "The page's figures are the JSON report's for the same window",
+        arguments: [
+            nil, sampleDay,
+            ReportWindow(from: 1_795_248_000_000 + 6 * 3_600_000, to: 1_795_248_000_000 + 18 * 3_600_000),
+        ])
     func agreesWithJSON(window: ReportWindow?) throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -43,12 +47,16 @@ struct HTMLReportTests {
         }
         // Every rejection reason, with its count.
         for (reason, count) in json.requests.byReason {
-            expectShown(html, "<td class=\"mono\">\(HTMLEscaping().escapeText(reason.text))</td><td class=\"num\">\(ReportFormat.count(count))</td>")
+            expectShown(
+                html,
+                "<td class=\"mono\">\(HTMLEscaping().escapeText(reason.text))</td><td class=\"num\">\(ReportFormat.count(count))</td>"
+            )
         }
         // Every breakdown row, with its sent and accepted counts.
         for rows in json.breakdowns.values {
             for (key, counts) in rows {
-                let row = "<td>\(HTMLEscaping().escapeText(key.text))</td><td class=\"num\">\(ReportFormat.count(counts.sent))</td><td class=\"num\">\(ReportFormat.count(counts.accepted))</td>"
+                let row =
+                    "<td>\(HTMLEscaping().escapeText(key.text))</td><td class=\"num\">\(ReportFormat.count(counts.sent))</td><td class=\"num\">\(ReportFormat.count(counts.accepted))</td>"
                 expectShown(html, row)
             }
         }
@@ -72,13 +80,16 @@ struct HTMLReportTests {
         let daily = try DailyReportBuilder(store: store).build(window: Self.sampleDay, trendDays: 2)
         #expect(daily.worstActivities.count == 1)
         let html = try daily.htmlText(generatedAt: 0)
-        for markup in ["<script", "<img", "<iframe", "<svg onload", "<b>", "</table><", "<a href=javascript", "\"\u{301}", "'>"] {
+        for markup in [
+            "<script", "<img", "<iframe", "<svg onload", "<b>", "</table><", "<a href=javascript", "\"\u{301}", "'>",
+        ] {
             let unescaped = has(html, markup)
             #expect(!unescaped, "unescaped: \(markup)")
         }
         // Shown, escaped: the app, activity, reason, versions, surface, device, transport error, file name.
         for shown in [
-            "&lt;script&gt;alert(1)&lt;/script&gt;", "act&quot;\u{301} onmouseover&#61;alert(0)", "&lt;img src&#61;x onerror&#61;alert(7)&gt;",
+            "&lt;script&gt;alert(1)&lt;/script&gt;", "act&quot;\u{301} onmouseover&#61;alert(0)",
+            "&lt;img src&#61;x onerror&#61;alert(7)&gt;",
             "&lt;b&gt;18&lt;/b&gt;", "&lt;/table&gt;&lt;script&gt;alert(3)", "&lt;svg onload&#61;alert(4)&gt;",
             "&#39;&gt;&lt;iframe src&#61;javascript:alert(5)&gt;", "reset &lt;a href&#61;javascript:alert(8)&gt;",
             "&lt;img src&#61;x onerror&#61;alert(6)&gt;.jsonl",
@@ -113,8 +124,10 @@ struct HTMLReportTests {
         expectShown(html, "<td>2026-11-18</td>")
         // The arrival-rate change against the day before, as the tile shows it.
         let arrival = HeadlineMetric.all[0]
-        let delta = try #require(arrival.delta(
-            now: daily.report.updates.arrivalRate, before: daily.previousDay?.updates.arrivalRate, against: "vs 2026-11-20"))
+        let delta = try #require(
+            arrival.delta(
+                now: daily.report.updates.arrivalRate, before: daily.previousDay?.updates.arrivalRate,
+                against: "vs 2026-11-20"))
         expectShown(html, delta.text + " vs 2026-11-20")
 
         // No comparison for a window that is not one day, nor for a day without an earlier one.
@@ -147,14 +160,22 @@ struct HTMLReportTests {
             let at = start + Int64(i % 500) * 86_400_000 + Int64(i) * 1_000
             let time = RFC3339.format(milliseconds: at)
             let topic = "com.example.app\(i).push-type.liveactivity"
-            sender += #"{"kind":"apns","apns_id":"a\#(i)","sent_at":"\#(time)","status":200,"push_token":"t\#(i)","activity_id":"act-\#(i)","seq":1,"event":"start","aps_timestamp":\#(at / 1000),"topic":"\#(topic)","priority":10}"# + "\n"
-            sender += #"{"kind":"apns","apns_id":"b\#(i)","sent_at":"\#(time)","status":400,"reason":"Reason\#(i)","push_token":"t\#(i)","activity_id":"act-\#(i)","seq":2,"aps_timestamp":\#(at / 1000 + 1),"topic":"\#(topic)"}"# + "\n"
-            devices += #"{"kind":"render","activity_id":"act-\#(i)","seq":1,"rendered_at":"\#(RFC3339.format(milliseconds: at + 900))","surface":"surface-\#(i)","device_id":"device-\#(i)","os_version":"os-\#(i)","app_version":"v\#(i)"}"# + "\n"
+            sender +=
+                #"{"kind":"apns","apns_id":"a\#(i)","sent_at":"\#(time)","status":200,"push_token":"t\#(i)","activity_id":"act-\#(i)","seq":1,"event":"start","aps_timestamp":\#(at / 1000),"topic":"\#(topic)","priority":10}"#
+                + "\n"
+            sender +=
+                #"{"kind":"apns","apns_id":"b\#(i)","sent_at":"\#(time)","status":400,"reason":"Reason\#(i)","push_token":"t\#(i)","activity_id":"act-\#(i)","seq":2,"aps_timestamp":\#(at / 1000 + 1),"topic":"\#(topic)"}"#
+                + "\n"
+            devices +=
+                #"{"kind":"render","activity_id":"act-\#(i)","seq":1,"rendered_at":"\#(RFC3339.format(milliseconds: at + 900))","surface":"surface-\#(i)","device_id":"device-\#(i)","os_version":"os-\#(i)","app_version":"v\#(i)"}"#
+                + "\n"
         }
         // One activity with 5,000 updates that were all lost.
         for seq in 0..<5_000 {
             let at = start + Int64(seq) * 60_000
-            sender += #"{"kind":"apns","apns_id":"l\#(seq)","sent_at":"\#(RFC3339.format(milliseconds: at))","status":200,"push_token":"lost","activity_id":"act-lost","seq":\#(seq),"aps_timestamp":\#(at / 1000),"topic":"com.example.lost.push-type.liveactivity"}"# + "\n"
+            sender +=
+                #"{"kind":"apns","apns_id":"l\#(seq)","sent_at":"\#(RFC3339.format(milliseconds: at))","status":200,"push_token":"lost","activity_id":"act-lost","seq":\#(seq),"aps_timestamp":\#(at / 1000),"topic":"com.example.lost.push-type.liveactivity"}"#
+                + "\n"
         }
         try Data(sender.utf8).write(to: input.appendingPathComponent("sender.jsonl"))
         try Data(devices.utf8).write(to: input.appendingPathComponent("devices.jsonl"))

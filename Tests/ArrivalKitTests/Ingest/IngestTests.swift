@@ -1,12 +1,13 @@
 import Foundation
 import Testing
-@testable import ArrivalModel
-@testable import ArrivalStore
-@testable import ArrivalIngest
+
 @testable import ArrivalAnalysis
-@testable import ArrivalRendering
 @testable import ArrivalCompare
+@testable import ArrivalIngest
+@testable import ArrivalModel
+@testable import ArrivalRendering
 @testable import ArrivalSimulation
+@testable import ArrivalStore
 
 @Suite("Ingest")
 struct IngestTests {
@@ -17,7 +18,7 @@ struct IngestTests {
         // status are distinct. A render repeated without "v": duplicate. Two content_update
         // callbacks differing in seq: distinct. more.jsonl.gz repeats the base record (duplicate)
         // and adds d2.
-        let (report, summary) = try ingestAndReport( [fixture("dedup")])
+        let (report, summary) = try ingestAndReport([fixture("dedup")])
         #expect(summary.records == [.apns: 4, .render: 1, .callback: 2])
         #expect(summary.duplicateRecords == 4)
         #expect(report.dataQuality.duplicateRecords == 4)
@@ -31,7 +32,8 @@ struct IngestTests {
         let original = directory.appendingPathComponent("apns-07.jsonl").path
         let retry = directory.appendingPathComponent("apns-07.retry.jsonl").path
         let third = directory.appendingPathComponent("again/apns-07.jsonl").path
-        try FileManager.default.createDirectory(atPath: directory.appendingPathComponent("again").path, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: directory.appendingPathComponent("again").path, withIntermediateDirectories: true)
         for path in [original, retry, third] {
             try FileManager.default.copyItem(atPath: fixture("metrics/requests.jsonl"), toPath: path)
         }
@@ -72,12 +74,13 @@ struct IngestTests {
         // torn-crlf: 3 good renders, 2 blank lines, "not json", a string seq, a torn last line.
         // cut.jsonl.gz: 20 whole lines (one repeats torn-crlf's first), a partial line, truncated_gzip.
         // utf8.jsonl: 2 good renders around a line with a 0xFF byte.
-        let (report, summary) = try ingestAndReport( [fixture("badinput")])
+        let (report, summary) = try ingestAndReport([fixture("badinput")])
         #expect(summary.records[.render] == 24)
         #expect(summary.duplicateRecords == 1)
-        #expect(report.dataQuality.malformedByCause == [
-            "invalid_json": 3, "invalid_utf8": 1, "truncated_gzip": 1, "wrong_type": 1,
-        ])
+        #expect(
+            report.dataQuality.malformedByCause == [
+                "invalid_json": 3, "invalid_utf8": 1, "truncated_gzip": 1, "wrong_type": 1,
+            ])
         #expect(report.dataQuality.malformedLines == 6)
         let torn = summary.firstMalformed.filter { $0.path.hasSuffix("torn-crlf.jsonl") }
         #expect(torn.map(\.line) == [4, 6, 8])
@@ -111,7 +114,9 @@ struct IngestTests {
         var text = ""
         for i in 0..<200 {
             let id = i % 3 == 0 ? "\(long)-\(i)" : "id-\(i)"
-            text += #"{"kind":"apns","apns_id":"\#(id)","sent_at":"2026-11-21T10:00:00.\#(String(format: "%03d", i))Z","status":200,"push_token":"t","aps_timestamp":\#(i)}"# + "\n"
+            text +=
+                #"{"kind":"apns","apns_id":"\#(id)","sent_at":"2026-11-21T10:00:00.\#(String(format: "%03d", i))Z","status":200,"push_token":"t","aps_timestamp":\#(i)}"#
+                + "\n"
         }
         let path = directory.appendingPathComponent("long.jsonl").path
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
@@ -146,16 +151,23 @@ struct IngestTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let fm = FileManager.default
-        try fm.copyItem(atPath: fixture("outcomes/lost.jsonl"), toPath: directory.appendingPathComponent("a.jsonl").path)
-        try fm.copyItem(atPath: fixture("outcomes/rendered.jsonl"), toPath: directory.appendingPathComponent(".hidden.jsonl").path)
-        try fm.createSymbolicLink(atPath: directory.appendingPathComponent("loop").path, withDestinationPath: directory.path)
+        try fm.copyItem(
+            atPath: fixture("outcomes/lost.jsonl"), toPath: directory.appendingPathComponent("a.jsonl").path)
+        try fm.copyItem(
+            atPath: fixture("outcomes/rendered.jsonl"), toPath: directory.appendingPathComponent(".hidden.jsonl").path)
+        try fm.createSymbolicLink(
+            atPath: directory.appendingPathComponent("loop").path, withDestinationPath: directory.path)
         #expect(mkfifo(directory.appendingPathComponent("pipe").path, 0o600) == 0)
-        try fm.copyItem(atPath: fixture("outcomes/rendered.jsonl"), toPath: directory.appendingPathComponent(".\u{301}hidden.jsonl").path)
+        try fm.copyItem(
+            atPath: fixture("outcomes/rendered.jsonl"),
+            toPath: directory.appendingPathComponent(".\u{301}hidden.jsonl").path)
         let badName = directory.path + "/bad-\u{FF}"  // placeholder replaced below by raw bytes
         _ = badName
         var raw = Array(directory.path.utf8) + Array("/bad-".utf8) + [0xFF, 0xFE] + Array(".jsonl".utf8) + [0]
         let fd = raw.withUnsafeMutableBufferPointer { buffer in
-            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { open($0, O_CREAT | O_WRONLY, 0o600) }
+            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
+                open($0, O_CREAT | O_WRONLY, 0o600)
+            }
         }
         #expect(fd >= 0)
         close(fd)
@@ -163,7 +175,8 @@ struct IngestTests {
         #expect(walker.files.map { ($0 as NSString).lastPathComponent } == ["a.jsonl"])
         #expect(Set(walker.skipped.map(\.kind)) == ["symbolic link", "FIFO", "name is not UTF-8", "hidden"])
         // Hidden entries are listed by name like the rest (the README promises it), never read.
-        #expect(walker.skipped.filter { $0.kind == "hidden" }.map { ($0.path as NSString).lastPathComponent }
+        #expect(
+            walker.skipped.filter { $0.kind == "hidden" }.map { ($0.path as NSString).lastPathComponent }
                 == [".hidden.jsonl", ".\u{301}hidden.jsonl"])
         // A FIFO named on the command line is skipped and listed too, not an error.
         let named = try InputWalker(paths: [directory.appendingPathComponent("pipe").path])
@@ -178,10 +191,11 @@ struct DeterminismTests {
         try InputWalker(paths: [fixture("outcomes"), fixture("metrics"), fixture("dedup"), fixture("badinput")]).files
     }
 
-    @Test("Shuffled, split into several runs, with repeats: byte-identical JSON", arguments: [1, 2, 3, 4, 5] as [UInt64])
+    @Test(
+        "Shuffled, split into several runs, with repeats: byte-identical JSON", arguments: [1, 2, 3, 4, 5] as [UInt64])
     func shuffledSplitsRepeated(seed: UInt64) throws {
         let files = try Self.allFixtureFiles()
-        let (baseline, _) = try ingestAndReport( files)
+        let (baseline, _) = try ingestAndReport(files)
         var generator = SplitMix(seed: seed)
         var order = files.shuffled(using: &generator)
         order += order.prefix(Int(generator.next() % UInt64(order.count)))  // repeats
@@ -205,7 +219,7 @@ struct DeterminismTests {
     @Test("An ingest interrupted mid-file and re-run gives the same report")
     func interrupted() throws {
         let files = try Self.allFixtureFiles()
-        let (baseline, _) = try ingestAndReport( files)
+        let (baseline, _) = try ingestAndReport(files)
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("s.sqlite").path
@@ -214,8 +228,9 @@ struct DeterminismTests {
             // The first half completed; the next file was cut off before its commit.
             _ = try Ingestor(store: store).ingest(paths: Array(files.prefix(files.count / 2)))
             let victim = files[files.count / 2]
-            let transaction = try store.beginFile(sha256: try Ingestor.sha256(of: victim, chunkSize: 4096).0,
-                                                  path: victim, byteCount: 1, gzip: false, now: 0)
+            let transaction = try store.beginFile(
+                sha256: try Ingestor.sha256(of: victim, chunkSize: 4096).0,
+                path: victim, byteCount: 1, gzip: false, now: 0)
             try transaction.insert(.render(RenderRecord(activityID: "half", seq: 1, renderedAt: 0)))
             transaction.rollback()  // what SQLite does with an uncommitted transaction after a crash
         }

@@ -1,17 +1,19 @@
+import ArrivalAnalysis
+import ArrivalCompare
+import ArrivalIngest
+import ArrivalModel
+import ArrivalRendering
+import ArrivalSimulation
+import ArrivalStore
 import Foundation
 import Testing
-import ArrivalModel
-import ArrivalStore
-import ArrivalIngest
-import ArrivalAnalysis
-import ArrivalRendering
-import ArrivalCompare
-import ArrivalSimulation
 
 @Suite("Line reading")
 struct LineReaderTests {
     /// Reads a file with a given chunk size and returns its lines (nil for too long).
-    func lines(_ path: String, chunkSize: Int = 16, maxLineBytes: Int = LineReader.defaultMaxLineBytes) throws -> ([String?], ReadSummary) {
+    func lines(_ path: String, chunkSize: Int = 16, maxLineBytes: Int = LineReader.defaultMaxLineBytes) throws -> (
+        [String?], ReadSummary
+    ) {
         var out: [String?] = []
         let summary = try LineReader(chunkSize: chunkSize, maxLineBytes: maxLineBytes).read(path: path) { line in
             out.append(line.bytes.map { String(decoding: $0, as: UTF8.self) })
@@ -77,7 +79,8 @@ struct LineReaderTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("long.jsonl").path
-        let text = "short\n" + String(repeating: "x", count: 1000) + "\n" + String(repeating: "y", count: 100) + "\r\nlast"
+        let text =
+            "short\n" + String(repeating: "x", count: 1000) + "\n" + String(repeating: "y", count: 100) + "\r\nlast"
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         let (lines, _) = try lines(path, chunkSize: 32, maxLineBytes: 100)
         #expect(lines == ["short", nil, String(repeating: "y", count: 100), "last"])

@@ -1,5 +1,5 @@
-import Testing
 import ArrivalRendering
+import Testing
 
 /// The one formatter every output uses, and the one markdown escaper.
 @Suite("Report formatting")

@@ -1,13 +1,13 @@
+import ArrivalAnalysis
+import ArrivalCompare
+import ArrivalIngest
+import ArrivalModel
+import ArrivalRendering
+import ArrivalSimulation
+import ArrivalStore
 import ArrivalTestSupport
 import Foundation
 import Testing
-import ArrivalModel
-import ArrivalStore
-import ArrivalIngest
-import ArrivalAnalysis
-import ArrivalRendering
-import ArrivalCompare
-import ArrivalSimulation
 
 /// The JSON report over the bundled SampleData/ must not change by accident.
 /// Re-record on purpose with `RECORD_GOLDEN=1 swift test --filter Golden`.

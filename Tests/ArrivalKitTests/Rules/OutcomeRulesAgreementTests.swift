@@ -1,12 +1,13 @@
 import Foundation
 import Testing
-@testable import ArrivalModel
-@testable import ArrivalStore
-@testable import ArrivalIngest
+
 @testable import ArrivalAnalysis
-@testable import ArrivalRendering
 @testable import ArrivalCompare
+@testable import ArrivalIngest
+@testable import ArrivalModel
+@testable import ArrivalRendering
 @testable import ArrivalSimulation
+@testable import ArrivalStore
 
 /// The SQL views (for dashboards) and the in-memory analysis (for reports)
 /// state the same rules twice; they must give every update the same outcome.
@@ -17,9 +18,10 @@ struct ViewAgreementTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
-        _ = try Ingestor(store: store).ingest(paths: [
-            fixture("outcomes"), fixture("metrics"), fixture("dedup"),
-        ] + GoldenReportTests.samplePaths)
+        _ = try Ingestor(store: store).ingest(
+            paths: [
+                fixture("outcomes"), fixture("metrics"), fixture("dedup"),
+            ] + GoldenReportTests.samplePaths)
         var fromViews: [ExactString: String] = [:]
         let analysis = try store.read { snapshot in
             try snapshot.forEachViewOutcome { activity, seq, outcome, at, app, priority in
@@ -36,6 +38,9 @@ struct ViewAgreementTests {
         #expect(fromViews.count > 1500)
         #expect(fromViews.count == fromAnalysis.count)
         let differing = fromViews.filter { fromAnalysis[$0.key] != $0.value }.prefix(5)
-        #expect(differing.isEmpty, "first differences: \(differing.map { "\($0.key): views \($0.value), analysis \(fromAnalysis[$0.key] ?? "missing")" })")
+        #expect(
+            differing.isEmpty,
+            "first differences: \(differing.map { "\($0.key): views \($0.value), analysis \(fromAnalysis[$0.key] ?? "missing")" })"
+        )
     }
 }

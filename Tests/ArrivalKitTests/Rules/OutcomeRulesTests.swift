@@ -1,7 +1,7 @@
-import Foundation
-import Testing
 import ArrivalModel
 import ArrivalStore
+import Foundation
+import Testing
 
 /// The rule function itself: each rule, and which wins when several hold.
 @Suite("Outcome rule function")
@@ -41,8 +41,10 @@ struct OutcomeRulesTests {
 
     @Test("Names, order and deliverable are the contract's")
     func vocabulary() {
-        #expect(Outcome.allCases.map(\.name) == ["rendered", "ended", "expired", "stale_timestamp", "superseded", "lost"])
-        #expect(Set(Outcome.displayOrder) == Set(Outcome.allCases) && Outcome.displayOrder.count == Outcome.allCases.count)
+        #expect(
+            Outcome.allCases.map(\.name) == ["rendered", "ended", "expired", "stale_timestamp", "superseded", "lost"])
+        #expect(
+            Set(Outcome.displayOrder) == Set(Outcome.allCases) && Outcome.displayOrder.count == Outcome.allCases.count)
         #expect(Outcome.allCases.filter(\.isDeliverable) == [.rendered, .superseded, .lost])
         var counts = UpdateCounts()
         for (index, outcome) in Outcome.allCases.enumerated() { counts[outcome] = index + 1 }

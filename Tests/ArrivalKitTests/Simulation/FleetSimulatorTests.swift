@@ -1,12 +1,12 @@
+import ArrivalAnalysis
+import ArrivalCompare
+import ArrivalIngest
+import ArrivalModel
+import ArrivalRendering
+import ArrivalSimulation
+import ArrivalStore
 import Foundation
 import Testing
-import ArrivalModel
-import ArrivalStore
-import ArrivalIngest
-import ArrivalAnalysis
-import ArrivalRendering
-import ArrivalCompare
-import ArrivalSimulation
 
 @Suite("Fleet simulator")
 struct FleetSimulatorTests {
@@ -23,7 +23,8 @@ struct FleetSimulatorTests {
     func deterministic() throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let a = directory.appendingPathComponent("a"), b = directory.appendingPathComponent("b")
+        let a = directory.appendingPathComponent("a")
+        let b = directory.appendingPathComponent("b")
         let c = directory.appendingPathComponent("c")
         _ = try FleetSimulator(config: SimulationConfig(activities: 40, seed: 7)).run(outputDirectory: a.path)
         _ = try FleetSimulator(config: SimulationConfig(activities: 40, seed: 7)).run(outputDirectory: b.path)
@@ -41,7 +42,8 @@ struct FleetSimulatorTests {
         _ = try FleetSimulator(config: SimulationConfig(activities: 300, seed: 3)).run(outputDirectory: directory.path)
         let (report, summary) = try ingestAndReport([directory.path])
         let u = report.updates
-        #expect(u.rendered > 0 && u.ended > 0 && u.expired > 0 && u.staleTimestamp > 0 && u.superseded > 0 && u.lost > 0)
+        #expect(
+            u.rendered > 0 && u.ended > 0 && u.expired > 0 && u.staleTimestamp > 0 && u.superseded > 0 && u.lost > 0)
         #expect(report.dataQuality.unattributed > 0 && report.dataQuality.apnsWithoutSeq > 0)
         #expect(report.dataQuality.duplicateRecords > 0 && report.dataQuality.filesSkippedAsDuplicate >= 1)
         #expect(report.dataQuality.malformedByCause["truncated_gzip"] == 1)
@@ -59,6 +61,7 @@ struct FleetSimulatorTests {
         #expect(throws: SimulationError.self) {
             _ = try FleetSimulator(config: SimulationConfig(activities: 5)).run(outputDirectory: directory.path)
         }
-        _ = try FleetSimulator(config: SimulationConfig(activities: 5, replaceExisting: true)).run(outputDirectory: directory.path)
+        _ = try FleetSimulator(config: SimulationConfig(activities: 5, replaceExisting: true)).run(
+            outputDirectory: directory.path)
     }
 }

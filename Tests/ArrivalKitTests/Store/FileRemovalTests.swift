@@ -1,10 +1,11 @@
 import Foundation
 import Testing
-@testable import ArrivalModel
-@testable import ArrivalStore
-@testable import ArrivalIngest
+
 @testable import ArrivalAnalysis
+@testable import ArrivalIngest
+@testable import ArrivalModel
 @testable import ArrivalRendering
+@testable import ArrivalStore
 
 /// `arrival files list` and `arrival files remove` at the store: the registry
 /// as listed, and removal that leaves the store as if the file had never
@@ -50,7 +51,8 @@ struct FileRemovalTests {
             #expect(try report(store) != clean.jsonText())
 
             let (files, skipped) = try store.fileRegistry()
-            let chosen = try FileSelection.select([Self.readme], files: files, skipped: skipped, normalise: InputWalker.normalise)
+            let chosen = try FileSelection.select(
+                [Self.readme], files: files, skipped: skipped, normalise: InputWalker.normalise)
             #expect(chosen == [readme])
             let removal = try store.removeFiles(ids: chosen.map(\.id))
             #expect(removal.entries.map(\.file) == [readme])
@@ -93,7 +95,9 @@ struct FileRemovalTests {
         }
     }
 
-    @Test("Records a later file also held go with the first file; only removing and re-ingesting the later one restores them")
+    @Test(
+        "Records a later file also held go with the first file; only removing and re-ingesting the later one restores them"
+    )
     func sharedRecords() throws {
         try withStore { directory, store in
             let first = directory.appendingPathComponent("first.jsonl")
@@ -149,8 +153,9 @@ struct FileRemovalTests {
     @Test("A name that selects several files is refused, naming them; too short a prefix selects nothing")
     func ambiguousNames() throws {
         func make(_ id: Int64, _ path: String, _ sha256: String) -> IngestedFile {
-            IngestedFile(id: id, path: path, sha256: sha256, byteCount: 1, gzip: false, lines: 1, records: 1,
-                         duplicates: 0, malformed: 0, ingestedAt: 0)
+            IngestedFile(
+                id: id, path: path, sha256: sha256, byteCount: 1, gzip: false, lines: 1, records: 1,
+                duplicates: 0, malformed: 0, ingestedAt: 0)
         }
         let a = make(1, "/up/a.jsonl", "abcd1" + String(repeating: "0", count: 59))
         let b = make(2, "/up/b.jsonl", "abcd2" + String(repeating: "0", count: 59))
@@ -159,13 +164,16 @@ struct FileRemovalTests {
             try FileSelection.select(["abcd"], files: files, skipped: [])
         }
         #expect(try FileSelection.select(["ABCD2"], files: files, skipped: []) == [b])
-        #expect(try FileSelection.select(["abcd1", "/up/b.jsonl", "/up/a.jsonl"], files: files, skipped: []) == [a, b])
+        #expect(
+            try FileSelection.select(["abcd1", "/up/b.jsonl", "/up/a.jsonl"], files: files, skipped: []) == [a, b])
         #expect(throws: FileSelectionError.noMatch(name: "abc")) {
             try FileSelection.select(["abc"], files: files, skipped: [])
         }
         #expect(try FileSelection.select(["b.jsonl"], files: files, skipped: [], normalise: { "/up/" + $0 }) == [b])
         let description = FileSelectionError.ambiguous(name: "abcd", files: [a, b]).description
-        #expect(description.contains("/up/a.jsonl") && description.contains("/up/b.jsonl") && description.contains("abcd10000000"))
+        #expect(
+            description.contains("/up/a.jsonl") && description.contains("/up/b.jsonl")
+                && description.contains("abcd10000000"))
     }
 
     @Test("A path ingested twice with different bytes is ambiguous by path and selected by hash")
@@ -183,7 +191,8 @@ struct FileRemovalTests {
                 try FileSelection.select([url.path], files: files, skipped: skipped)
             }
             let grown = try #require(files.first { $0.records == 1 && $0.duplicates == 1 })
-            #expect(try FileSelection.select([String(grown.sha256.prefix(16))], files: files, skipped: skipped) == [grown])
+            #expect(
+                try FileSelection.select([String(grown.sha256.prefix(16))], files: files, skipped: skipped) == [grown])
         }
     }
 
@@ -198,8 +207,12 @@ struct FileRemovalTests {
             _ = try ingestor.ingest(paths: [original.path, retry.path])
             let (files, skipped) = try store.fileRegistry()
             #expect(files.count == 1)
-            #expect(skipped == [SkippedFile(path: retry.path, sha256: files[0].sha256, firstSeenAt: skipped.first?.firstSeenAt ?? 0,
-                                            sameBytesAs: original.path, fileID: files[0].id)])
+            #expect(
+                skipped == [
+                    SkippedFile(
+                        path: retry.path, sha256: files[0].sha256, firstSeenAt: skipped.first?.firstSeenAt ?? 0,
+                        sameBytesAs: original.path, fileID: files[0].id)
+                ])
             // The re-upload itself was never ingested: naming it points at the original.
             #expect(throws: FileSelectionError.onlySkipped(name: retry.path, sameBytesAs: [original.path])) {
                 try FileSelection.select([retry.path], files: files, skipped: skipped)
@@ -223,12 +236,16 @@ struct FileRemovalTests {
             try FileManager.default.createDirectory(at: uploads, withIntermediateDirectories: true)
             let names = ["\u{E9}.jsonl", "a.jsonl", "Z.jsonl", "B.jsonl"]
             for (index, name) in names.enumerated() {
-                try write([apns("id-\(index)"), apns("id-\(index)"), "", "[1]"], to: uploads.appendingPathComponent(name))
+                try write(
+                    [apns("id-\(index)"), apns("id-\(index)"), "", "[1]"], to: uploads.appendingPathComponent(name))
             }
             let started = Int64(Date().timeIntervalSince1970 * 1000)
             _ = try Ingestor(store: store).ingest(paths: [uploads.path])
             let files = try store.listFiles()
-            #expect(files.map { ($0.path as NSString).lastPathComponent } == ["B.jsonl", "Z.jsonl", "a.jsonl", "\u{E9}.jsonl"])
+            #expect(
+                files.map { ($0.path as NSString).lastPathComponent } == [
+                    "B.jsonl", "Z.jsonl", "a.jsonl", "\u{E9}.jsonl",
+                ])
             for file in files {
                 #expect(file.lines == 4 && file.records == 1 && file.duplicates == 1 && file.malformed == 1)
                 #expect(file.sha256.count == 64 && !file.gzip && file.ingestedAt >= started - 1000)
@@ -245,7 +262,8 @@ struct FileRemovalTests {
             let before = try report(store)
             let registry = try store.fileRegistry()
             // Make the last step, deleting the registry row, fail after the records went.
-            try store.connection.execute("""
+            try store.connection.execute(
+                """
                 CREATE TEMP TRIGGER refuse BEFORE DELETE ON files BEGIN SELECT RAISE(ABORT, 'refused'); END
                 """)
             #expect(throws: DatabaseError.self) { try store.removeFiles(ids: registry.files.map(\.id)) }

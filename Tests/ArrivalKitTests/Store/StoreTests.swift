@@ -1,12 +1,13 @@
 import Foundation
 import Testing
-@testable import ArrivalModel
-@testable import ArrivalStore
-@testable import ArrivalIngest
+
 @testable import ArrivalAnalysis
-@testable import ArrivalRendering
 @testable import ArrivalCompare
+@testable import ArrivalIngest
+@testable import ArrivalModel
+@testable import ArrivalRendering
 @testable import ArrivalSimulation
+@testable import ArrivalStore
 
 @Suite("Store")
 struct StoreTests {
@@ -63,13 +64,15 @@ struct StoreTests {
     func constraints() throws {
         try withStore { store in
             #expect(throws: DatabaseError.self) {
-                try store.connection.execute("""
+                try store.connection.execute(
+                    """
                     INSERT INTO callbacks (record_key, file_id, callback, activity_id, received_at)
                     VALUES (1, 1, 'content_update', 'a', 0)
                     """)  // content_update without seq
             }
             #expect(throws: DatabaseError.self) {
-                try store.connection.execute("""
+                try store.connection.execute(
+                    """
                     INSERT INTO apns (record_key, file_id, apns_id, sent_at, status, push_token, aps_timestamp, event)
                     VALUES (1, 1, 'a', 0, 200, 't', 0, 'restart')
                     """)
@@ -98,11 +101,14 @@ struct StoreTests {
             for i in 0..<150 {
                 switch i {
                 case 0, 1:  // already stored
-                    batch.append(record(i)); expectedNew.append(false)
+                    batch.append(record(i))
+                    expectedNew.append(false)
                 case 5:  // the same record as row 4, in the same chunk
-                    batch.append(record(4)); expectedNew.append(false)
+                    batch.append(record(4))
+                    expectedNew.append(false)
                 default:
-                    batch.append(record(i)); expectedNew.append(true)
+                    batch.append(record(i))
+                    expectedNew.append(true)
                 }
                 keys.append(batch.rows.last!.key)
             }
@@ -119,7 +125,8 @@ struct StoreTests {
             #expect(again == Array(repeating: false, count: 150))
             try transaction.commit(lines: 0, gzip: false)
 
-            let count = try store.connection.prepare("SELECT count(*), count(DISTINCT apns_id), count(DISTINCT record_key) FROM apns")
+            let count = try store.connection.prepare(
+                "SELECT count(*), count(DISTINCT apns_id), count(DISTINCT record_key) FROM apns")
             #expect(try count.step())
             #expect(count.int(0) == 149 && count.int(1) == 149 && count.int(2) == 149)  // ids 0..<150 but 5
             count.reset()
@@ -133,8 +140,11 @@ struct StoreTests {
             let transaction = try store.beginFile(sha256: "x", path: "/x", byteCount: 0, gzip: false, now: 0)
             var batch = RowBatch()
             for i in 0..<64 {
-                batch.append(.apns(APNSRecord(apnsID: "id-\(i)", sentAt: Int64(i), status: 200, pushToken: "t",
-                                              event: i == 30 ? "restart" : nil, apsTimestamp: 1)))
+                batch.append(
+                    .apns(
+                        APNSRecord(
+                            apnsID: "id-\(i)", sentAt: Int64(i), status: 200, pushToken: "t",
+                            event: i == 30 ? "restart" : nil, apsTimestamp: 1)))
             }
             #expect(throws: DatabaseError.self) {
                 try statements.insertRows(of: batch, fileID: transaction.fileID) { _, _ in }
@@ -158,7 +168,7 @@ struct StoreIdentityTests {
         let connection = try Connection(path: path, readOnly: true)
         let statement = try connection.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
         var names: [String] = []
-        try statement.forEach { names.append($0.string(0) ?? "") }
+        try statement.forEachRow { names.append($0.string(0) ?? "") }
         return names
     }
 
@@ -241,7 +251,8 @@ struct StoreIdentityTests {
             Issue.record("opened a store in a missing directory")
         } catch {
             let diagnostic = error.diagnostic
-            #expect(diagnostic.message == "the directory '\(directory.path)/no/such' of the store '\(path)' does not exist")
+            #expect(
+                diagnostic.message == "the directory '\(directory.path)/no/such' of the store '\(path)' does not exist")
             #expect(diagnostic.hint.hasPrefix("create it (mkdir -p"))
             #expect(!diagnostic.description.contains("SQLite error"))
         }
