@@ -49,18 +49,15 @@ public final class Store {
             let identity = try Self.identity(of: connection, path: path)
             if case .foreign(let tables) = identity { throw Self.foreignDatabase(path, tables: tables) }
             // Pages of 16 KiB for a new store (an existing one keeps its own):
-            // a quarter of the write calls for the log and the checkpoints.
-            // Over 5 interleaved ingests of 2.03 M apns records: median
-            // 7.95 s to 7.58 s, system time 1.2 s to 0.8 s, the report as
-            // fast; the whole simulated day took the same time.
+            // a quarter of the write calls for the log and the checkpoints
+            // (measured in Benchmarks/README.md).
             try connection.execute("PRAGMA page_size = 16384")
             // A throwaway store has no journal and keeps the file to itself:
             // no WAL to copy pages through, no fsync. Without a journal a
             // rollback cannot restore pages, which is safe only because ingest
             // rolls a file back just before it throws, and a side that threw
-            // is deleted unread (``ComparisonSide``). Measured on two sides of
-            // 1.03 M apns records: 10.2–10.9 s against 12.4–16.6 s with the
-            // journal in memory (three runs each, release build).
+            // is deleted unread (``ComparisonSide``). Benchmarks/README.md has
+            // the measurement.
             try connection.execute(
                 throwaway
                     ? """
