@@ -21,6 +21,7 @@ public struct DatabaseError: Error, CustomStringConvertible {
 
 /// A thin owner of one `sqlite3` connection from the system's libsqlite3.
 /// Not thread-safe: one thread at a time.
+@usableFromInline
 final class Connection {
     let handle: OpaquePointer
 
@@ -74,6 +75,7 @@ final class Connection {
         }
     }
 
+    @usableFromInline
     func prepare(_ sql: String) throws(DatabaseError) -> Statement {
         try Statement(connection: self, sql: sql)
     }
@@ -87,6 +89,7 @@ final class Connection {
 }
 
 /// A prepared statement, reused across rows: bind, step, reset.
+@usableFromInline
 final class Statement {
     private let handle: OpaquePointer
     private unowned let connection: Connection
@@ -169,12 +172,15 @@ final class Statement {
         sqlite3_reset(handle)
     }
 
+    @usableFromInline
     func int(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
 
+    @usableFromInline
     func optionalInt(_ column: Int32) -> Int64? {
         sqlite3_column_type(handle, column) == SQLITE_NULL ? nil : sqlite3_column_int64(handle, column)
     }
 
+    @usableFromInline
     func string(_ column: Int32) -> String? {
         guard let text = sqlite3_column_text(handle, column) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, column))
@@ -183,6 +189,7 @@ final class Statement {
 
     /// Whether the column holds exactly `bytes` as text (`nil`: SQL NULL),
     /// compared without making a String.
+    @usableFromInline
     func text(_ column: Int32, equals bytes: [UInt8]?) -> Bool {
         guard let text = sqlite3_column_text(handle, column) else { return bytes == nil }
         guard let bytes else { return false }
@@ -195,6 +202,7 @@ final class Statement {
     }
 
     /// Runs a query and calls `body` for each row.
+    @usableFromInline
     func forEachRow(_ body: (Statement) throws -> Void) throws {
         defer { sqlite3_reset(handle) }
         while try step() { try body(self) }

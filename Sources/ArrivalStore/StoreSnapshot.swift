@@ -19,11 +19,12 @@ extension Store {
 /// calls its body once per row with a view of that row, valid only during
 /// the call.
 package struct StoreSnapshot {
-    let connection: Connection
+    @usableFromInline let connection: Connection
 
     // MARK: - Cursors over the record tables
 
     /// Every `apns` row, in row order.
+    @inlinable
     package func forEachRequest(_ body: (RequestRow) throws -> Void) throws {
         let scan = try connection.prepare(
             """
@@ -35,6 +36,7 @@ package struct StoreSnapshot {
     }
 
     /// Every `renders` row, in row order.
+    @inlinable
     package func forEachRender(_ body: (RenderRow) throws -> Void) throws {
         let scan = try connection.prepare(
             "SELECT activity_id, seq, rendered_at, os_version, app_version, id FROM renders")
@@ -42,6 +44,7 @@ package struct StoreSnapshot {
     }
 
     /// Every `callbacks` row that names its activity, in row order.
+    @inlinable
     package func forEachCallback(_ body: (CallbackRow) throws -> Void) throws {
         let scan = try connection.prepare(
             """
@@ -268,22 +271,23 @@ package struct RowLookup {
 
 /// One `apns` row of ``StoreSnapshot/forEachRequest(_:)``.
 package struct RequestRow {
-    let statement: Statement
+    @usableFromInline let statement: Statement
 
-    package var rowID: Int64 { statement.int(0) }
-    package var apnsID: String { statement.string(1) ?? "" }
-    package var sentAt: Int64 { statement.int(2) }
-    package var status: Int64 { statement.int(3) }
-    package var reason: String? { statement.string(4) }
-    package var pushToken: String? { statement.string(5) }
-    package var activityID: String? { statement.string(6) }
-    package var seq: Int64? { statement.optionalInt(7) }
-    package var event: String? { statement.string(8) }
-    package var apsTimestamp: Int64 { statement.int(9) }
-    package var payloadBytes: Int64? { statement.optionalInt(10) }
-    package var priority: Int64? { statement.optionalInt(12) }
+    @inlinable @inline(__always) package var rowID: Int64 { statement.int(0) }
+    @inlinable @inline(__always) package var apnsID: String { statement.string(1) ?? "" }
+    @inlinable @inline(__always) package var sentAt: Int64 { statement.int(2) }
+    @inlinable @inline(__always) package var status: Int64 { statement.int(3) }
+    @inlinable @inline(__always) package var reason: String? { statement.string(4) }
+    @inlinable @inline(__always) package var pushToken: String? { statement.string(5) }
+    @inlinable @inline(__always) package var activityID: String? { statement.string(6) }
+    @inlinable @inline(__always) package var seq: Int64? { statement.optionalInt(7) }
+    @inlinable @inline(__always) package var event: String? { statement.string(8) }
+    @inlinable @inline(__always) package var apsTimestamp: Int64 { statement.int(9) }
+    @inlinable @inline(__always) package var payloadBytes: Int64? { statement.optionalInt(10) }
+    @inlinable @inline(__always) package var priority: Int64? { statement.optionalInt(12) }
 
     /// The topic, resolved through `last` when the row repeats the previous row's topic.
+    @inlinable @inline(__always)
     package func topic(through last: inout LastText, _ make: (String?) -> Int32?) -> Int32? {
         last.resolve(statement, 11, make)
     }
@@ -291,15 +295,16 @@ package struct RequestRow {
 
 /// One `renders` row of ``StoreSnapshot/forEachRender(_:)``.
 package struct RenderRow {
-    let statement: Statement
+    @usableFromInline let statement: Statement
 
-    package var seq: Int64 { statement.int(1) }
-    package var renderedAt: Int64 { statement.int(2) }
-    package var osVersion: String? { statement.string(3) }
-    package var appVersion: String? { statement.string(4) }
-    package var rowID: Int64 { statement.int(5) }
+    @inlinable @inline(__always) package var seq: Int64 { statement.int(1) }
+    @inlinable @inline(__always) package var renderedAt: Int64 { statement.int(2) }
+    @inlinable @inline(__always) package var osVersion: String? { statement.string(3) }
+    @inlinable @inline(__always) package var appVersion: String? { statement.string(4) }
+    @inlinable @inline(__always) package var rowID: Int64 { statement.int(5) }
 
     /// The activity id, resolved through `last` when the row repeats the previous row's activity.
+    @inlinable @inline(__always)
     package func activity(through last: inout LastText, _ make: (String?) -> Int32?) -> Int32? {
         last.resolve(statement, 0, make)
     }
@@ -307,15 +312,16 @@ package struct RenderRow {
 
 /// One `callbacks` row of ``StoreSnapshot/forEachCallback(_:)``.
 package struct CallbackRow {
-    let statement: Statement
+    @usableFromInline let statement: Statement
 
-    package var callback: String? { statement.string(1) }
-    package var seq: Int64? { statement.optionalInt(2) }
-    package var receivedAt: Int64 { statement.int(3) }
-    package var osVersion: String? { statement.string(4) }
-    package var appVersion: String? { statement.string(5) }
+    @inlinable @inline(__always) package var callback: String? { statement.string(1) }
+    @inlinable @inline(__always) package var seq: Int64? { statement.optionalInt(2) }
+    @inlinable @inline(__always) package var receivedAt: Int64 { statement.int(3) }
+    @inlinable @inline(__always) package var osVersion: String? { statement.string(4) }
+    @inlinable @inline(__always) package var appVersion: String? { statement.string(5) }
 
     /// The activity id, resolved through `last` when the row repeats the previous row's activity.
+    @inlinable @inline(__always)
     package func activity(through last: inout LastText, _ make: (String?) -> Int32?) -> Int32? {
         last.resolve(statement, 0, make)
     }
@@ -330,11 +336,12 @@ package struct CallbackRow {
 /// not a generic one: the analysis calls this once per row, from another
 /// module, where a generic would not be specialised.
 package struct LastText {
-    private var bytes: [UInt8]?
-    private var value: Int32??
+    @usableFromInline var bytes: [UInt8]?
+    @usableFromInline var value: Int32??
 
     package init() {}
 
+    @inlinable
     mutating func resolve(_ row: Statement, _ column: Int32, _ make: (String?) -> Int32?) -> Int32? {
         if let value, row.text(column, equals: bytes) { return value }
         let text = row.string(column)

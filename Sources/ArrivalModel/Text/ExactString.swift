@@ -17,6 +17,7 @@ public struct ExactString: Hashable, Comparable, Sendable, ExpressibleByStringLi
 
     public var description: String { text }
 
+    @inlinable @inline(__always)
     public static func == (lhs: Self, rhs: Self) -> Bool {
         // On the contiguous UTF-8 of native strings, compare as buffers: the
         // generic `elementsEqual` over two `UTF8View`s steps byte by byte, and
@@ -32,6 +33,7 @@ public struct ExactString: Hashable, Comparable, Sendable, ExpressibleByStringLi
         return lhs.text.utf8.elementsEqual(rhs.text.utf8)
     }
 
+    @inlinable @inline(__always)
     public func hash(into hasher: inout Hasher) {
         let hashed: Void? = text.utf8.withContiguousStorageIfAvailable {
             hasher.combine(bytes: UnsafeRawBufferPointer($0))
@@ -43,6 +45,7 @@ public struct ExactString: Hashable, Comparable, Sendable, ExpressibleByStringLi
     }
 
     /// Code point order, which is the order of the UTF-8 bytes.
+    @inlinable @inline(__always)
     public static func < (lhs: Self, rhs: Self) -> Bool {
         lhs.text.utf8.lexicographicallyPrecedes(rhs.text.utf8)
     }
