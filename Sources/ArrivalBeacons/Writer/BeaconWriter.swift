@@ -17,7 +17,10 @@ import Foundation
 ///   a line, and a process killed mid-stream leaves at most its last line
 ///   torn. A file that ends in such a torn line (a previous process with the
 ///   same pid was killed) gets a `\n` before the first new record, so the
-///   torn fragment stays a line of its own.
+///   torn fragment stays a line of its own. A process that opens the file
+///   while another is in the middle of its `write(2)` may see the line half
+///   copied and add that `\n` too: the result is a blank line, which the
+///   pipeline skips, never a record lost or merged.
 /// - **Bounded.** A file larger than ``Configuration/maxFileBytes`` is
 ///   rotated (renamed to `widget-<pid>.<n>.jsonl`, closed for good), and
 ///   nothing is written while the whole `LiveActivityBeacons` directory holds

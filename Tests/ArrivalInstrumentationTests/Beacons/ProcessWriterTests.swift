@@ -32,7 +32,12 @@ struct ProcessWriterTests {
         }
         let day = try dayDirectory(container)
         #expect(try FileManager.default.contentsOfDirectory(atPath: day) == ["widget-1.jsonl"])
-        let outcomes = try decodeLines(path: day + "/widget-1.jsonl")
+        let all = try decodeLines(path: day + "/widget-1.jsonl")
+        // A process opening the file while another's write(2) is half copied
+        // sees no final newline and starts with one: at most one blank line
+        // per process, skipped by the pipeline.
+        let outcomes = all.filter { if case .blank = $0 { false } else { true } }
+        #expect(all.count - outcomes.count <= 4)
         #expect(outcomes.count == 4 * perProcess)
         #expect(outcomes.allSatisfy { $0.render != nil })
         for tag in 0..<4 {
