@@ -89,8 +89,11 @@ final class Connection {
 }
 
 /// A prepared statement, reused across rows: bind, step, reset.
+///
+/// The type is `package` so the row views of ``StoreSnapshot`` can name it;
+/// its calls stay internal to the store.
 @usableFromInline
-final class Statement {
+package final class Statement {
     private let handle: OpaquePointer
     private unowned let connection: Connection
     let sql: String

@@ -33,24 +33,65 @@ package struct SkippedFile: Equatable, Sendable {
 
 /// What removing files takes out of the store, file by file.
 package struct FileRemoval: Equatable, Sendable {
-    package struct Counts: Equatable, Sendable {
-        package var apns = 0
-        package var renders = 0
-        package var callbacks = 0
-        package var malformedLines = 0
+    /// The rows removing a file takes with it, besides its `files` row.
+    package enum Part: Int, CaseIterable, Sendable {
+        case apns, renders, callbacks
+        case malformedLines
         /// `skipped_files` rows: re-uploads of the same bytes under other paths.
-        package var skippedFiles = 0
+        case skippedFiles
+
+        /// `SELECT file_id, count(*)` of this part for the files whose ids fill `list`.
+        func countSQL(_ list: String) -> String {
+            switch self {
+            case .apns, .renders, .callbacks, .malformedLines:
+                "SELECT file_id, count(*) FROM \(table) WHERE file_id IN (\(list)) GROUP BY file_id"
+            case .skippedFiles:
+                """
+                SELECT f.id, count(*) FROM skipped_files AS s JOIN files AS f ON f.content_sha256 = s.content_sha256
+                WHERE f.id IN (\(list)) GROUP BY f.id
+                """
+            }
+        }
+
+        /// The `DELETE` of this part for the files whose ids fill `list`.
+        func deleteSQL(_ list: String) -> String {
+            switch self {
+            case .apns, .renders, .callbacks, .malformedLines:
+                "DELETE FROM \(table) WHERE file_id IN (\(list))"
+            case .skippedFiles:
+                """
+                DELETE FROM skipped_files
+                WHERE content_sha256 IN (SELECT content_sha256 FROM files WHERE id IN (\(list)))
+                """
+            }
+        }
+
+        private var table: String {
+            switch self {
+            case .apns: "apns"
+            case .renders: "renders"
+            case .callbacks: "callbacks"
+            case .malformedLines: "malformed_lines"
+            case .skippedFiles: "skipped_files"
+            }
+        }
+    }
+
+    /// Rows by part.
+    package struct Counts: Equatable, Sendable {
+        private var rows = [Int](repeating: 0, count: Part.allCases.count)
 
         package init() {}
 
-        package var records: Int { apns + renders + callbacks }
+        package subscript(part: Part) -> Int {
+            get { rows[part.rawValue] }
+            set { rows[part.rawValue] = newValue }
+        }
+
+        package var records: Int { self[.apns] + self[.renders] + self[.callbacks] }
 
         mutating func add(_ other: Counts) {
-            apns += other.apns
-            renders += other.renders
-            callbacks += other.callbacks
-            malformedLines += other.malformedLines
-            skippedFiles += other.skippedFiles
+            for part in Part.allCases { self[part] += other[part] }
         }
     }
 
@@ -170,19 +211,9 @@ extension Store {
                 let total = removal.total
                 // Children before parents: malformed_lines and skipped_files
                 // reference files, and foreign keys are on.
-                let steps: [(sql: String, expected: Int)] = [
-                    ("DELETE FROM apns WHERE file_id IN (\(list))", total.apns),
-                    ("DELETE FROM renders WHERE file_id IN (\(list))", total.renders),
-                    ("DELETE FROM callbacks WHERE file_id IN (\(list))", total.callbacks),
-                    ("DELETE FROM malformed_lines WHERE file_id IN (\(list))", total.malformedLines),
-                    (
-                        """
-                        DELETE FROM skipped_files
-                        WHERE content_sha256 IN (SELECT content_sha256 FROM files WHERE id IN (\(list)))
-                        """, total.skippedFiles
-                    ),
-                    ("DELETE FROM files WHERE id IN (\(list))", present.count),
-                ]
+                let steps =
+                    FileRemoval.Part.allCases.map { (sql: $0.deleteSQL(list), expected: total[$0]) }
+                    + [(sql: "DELETE FROM files WHERE id IN (\(list))", expected: present.count)]
                 for step in steps {
                     let statement = try connection.prepare(step.sql)
                     for (index, id) in present.enumerated() { statement.bind(Int32(index + 1), id) }
@@ -215,27 +246,16 @@ extension Store {
         guard !present.isEmpty else { return removal }
         let list = Self.placeholders(present.count)
         var counts: [Int64: FileRemoval.Counts] = [:]
-        func count(_ sql: String, into field: WritableKeyPath<FileRemoval.Counts, Int>) throws(DatabaseError) {
+        for part in FileRemoval.Part.allCases {
+            let sql = part.countSQL(list)
             let query = try connection.prepare(sql)
             for (index, id) in present.enumerated() { query.bind(Int32(index + 1), id) }
             do {
-                try query.forEachRow { row in counts[row.int(0), default: .init()][keyPath: field] = Int(row.int(1)) }
+                try query.forEachRow { row in counts[row.int(0), default: .init()][part] = Int(row.int(1)) }
             } catch {
                 throw Self.asDatabaseError(error, "counting \(sql.prefix(80))")
             }
         }
-        try count("SELECT file_id, count(*) FROM apns WHERE file_id IN (\(list)) GROUP BY file_id", into: \.apns)
-        try count("SELECT file_id, count(*) FROM renders WHERE file_id IN (\(list)) GROUP BY file_id", into: \.renders)
-        try count(
-            "SELECT file_id, count(*) FROM callbacks WHERE file_id IN (\(list)) GROUP BY file_id", into: \.callbacks)
-        try count(
-            "SELECT file_id, count(*) FROM malformed_lines WHERE file_id IN (\(list)) GROUP BY file_id",
-            into: \.malformedLines)
-        try count(
-            """
-            SELECT f.id, count(*) FROM skipped_files AS s JOIN files AS f ON f.content_sha256 = s.content_sha256
-            WHERE f.id IN (\(list)) GROUP BY f.id
-            """, into: \.skippedFiles)
         removal.entries = present.map { FileRemoval.Entry(file: byID[$0]!, counts: counts[$0] ?? .init()) }
         if removal.total.records > 0, let first = present.min() {
             // A record a removed file stored first can only have been counted

@@ -39,7 +39,7 @@ package struct StoreSnapshot {
     @inlinable
     package func forEachRender(_ body: (RenderRow) throws -> Void) throws {
         let scan = try connection.prepare(
-            "SELECT activity_id, seq, rendered_at, os_version, app_version, id FROM renders")
+            "SELECT activity_id, os_version, app_version, seq, rendered_at, id FROM renders")
         try scan.forEachRow { try body(RenderRow(statement: $0)) }
     }
 
@@ -48,7 +48,7 @@ package struct StoreSnapshot {
     package func forEachCallback(_ body: (CallbackRow) throws -> Void) throws {
         let scan = try connection.prepare(
             """
-            SELECT activity_id, callback, seq, received_at, os_version, app_version FROM callbacks
+            SELECT activity_id, os_version, app_version, callback, seq, received_at FROM callbacks
             WHERE activity_id IS NOT NULL
             """)
         try scan.forEachRow { try body(CallbackRow(statement: $0)) }
@@ -293,15 +293,15 @@ package struct RequestRow {
     }
 }
 
-/// One `renders` row of ``StoreSnapshot/forEachRender(_:)``.
-package struct RenderRow {
-    @usableFromInline let statement: Statement
+/// What a `renders` row and a `callbacks` row share, in the same columns:
+/// the activity (0) and the device's OS and app versions (1, 2).
+package protocol DeviceEvidenceRow {
+    var statement: Statement { get }
+}
 
-    @inlinable @inline(__always) package var seq: Int64 { statement.int(1) }
-    @inlinable @inline(__always) package var renderedAt: Int64 { statement.int(2) }
-    @inlinable @inline(__always) package var osVersion: String? { statement.string(3) }
-    @inlinable @inline(__always) package var appVersion: String? { statement.string(4) }
-    @inlinable @inline(__always) package var rowID: Int64 { statement.int(5) }
+extension DeviceEvidenceRow {
+    @inlinable @inline(__always) package var osVersion: String? { statement.string(1) }
+    @inlinable @inline(__always) package var appVersion: String? { statement.string(2) }
 
     /// The activity id, resolved through `last` when the row repeats the previous row's activity.
     @inlinable @inline(__always)
@@ -310,21 +310,22 @@ package struct RenderRow {
     }
 }
 
+/// One `renders` row of ``StoreSnapshot/forEachRender(_:)``.
+package struct RenderRow: DeviceEvidenceRow {
+    package let statement: Statement
+
+    @inlinable @inline(__always) package var seq: Int64 { statement.int(3) }
+    @inlinable @inline(__always) package var renderedAt: Int64 { statement.int(4) }
+    @inlinable @inline(__always) package var rowID: Int64 { statement.int(5) }
+}
+
 /// One `callbacks` row of ``StoreSnapshot/forEachCallback(_:)``.
-package struct CallbackRow {
-    @usableFromInline let statement: Statement
+package struct CallbackRow: DeviceEvidenceRow {
+    package let statement: Statement
 
-    @inlinable @inline(__always) package var callback: String? { statement.string(1) }
-    @inlinable @inline(__always) package var seq: Int64? { statement.optionalInt(2) }
-    @inlinable @inline(__always) package var receivedAt: Int64 { statement.int(3) }
-    @inlinable @inline(__always) package var osVersion: String? { statement.string(4) }
-    @inlinable @inline(__always) package var appVersion: String? { statement.string(5) }
-
-    /// The activity id, resolved through `last` when the row repeats the previous row's activity.
-    @inlinable @inline(__always)
-    package func activity(through last: inout LastText, _ make: (String?) -> Int32?) -> Int32? {
-        last.resolve(statement, 0, make)
-    }
+    @inlinable @inline(__always) package var callback: String? { statement.string(3) }
+    @inlinable @inline(__always) package var seq: Int64? { statement.optionalInt(4) }
+    @inlinable @inline(__always) package var receivedAt: Int64 { statement.int(5) }
 }
 
 /// The last text read from a column and what it resolved to, so a row that

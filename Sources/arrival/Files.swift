@@ -239,9 +239,9 @@ extension Files {
             let total = removal.total
             text +=
                 "Removed \(Self.filesPhrase(removal.entries.count)): \(ReportFormat.count(total.records)) records "
-                + "(apns \(ReportFormat.count(total.apns)), render \(ReportFormat.count(total.renders)), "
-                + "callback \(ReportFormat.count(total.callbacks))), \(ReportFormat.count(total.malformedLines)) malformed lines, "
-                + "\(ReportFormat.count(total.skippedFiles)) skipped re-uploads.\n"
+                + "(apns \(ReportFormat.count(total[.apns])), render \(ReportFormat.count(total[.renders])), "
+                + "callback \(ReportFormat.count(total[.callbacks]))), \(ReportFormat.count(total[.malformedLines])) malformed lines, "
+                + "\(ReportFormat.count(total[.skippedFiles])) skipped re-uploads.\n"
             if removal.entries.count < chosen.count {
                 text += "\(Self.filesPhrase(chosen.count - removal.entries.count)) had already been removed.\n"
             }
@@ -265,9 +265,9 @@ extension Files {
                 alignments: [.left, .left, .right, .right, .right, .right, .right])
             func row(_ path: String, _ hash: String, _ counts: FileRemoval.Counts) -> [String] {
                 [
-                    path, hash, ReportFormat.count(counts.apns), ReportFormat.count(counts.renders),
-                    ReportFormat.count(counts.callbacks), ReportFormat.count(counts.malformedLines),
-                    ReportFormat.count(counts.skippedFiles),
+                    path, hash, ReportFormat.count(counts[.apns]), ReportFormat.count(counts[.renders]),
+                    ReportFormat.count(counts[.callbacks]), ReportFormat.count(counts[.malformedLines]),
+                    ReportFormat.count(counts[.skippedFiles]),
                 ]
             }
             for entry in removal.entries {

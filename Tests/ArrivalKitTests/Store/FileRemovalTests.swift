@@ -57,8 +57,8 @@ struct FileRemovalTests {
             let removal = try store.removeFiles(ids: chosen.map(\.id))
             #expect(removal.entries.map(\.file) == [readme])
             #expect(removal.total.records == 0)
-            #expect(removal.total.malformedLines == readme.malformed)
-            #expect(removal.total.skippedFiles == 0)
+            #expect(removal.total[.malformedLines] == readme.malformed)
+            #expect(removal.total[.skippedFiles] == 0)
             #expect(removal.laterFilesWithDuplicates.isEmpty)  // it stored no record anyone could repeat
 
             #expect(try report(store) == clean.jsonText())
@@ -79,8 +79,9 @@ struct FileRemovalTests {
             let plan = try store.removalPlan(ids: [hour.id])
             let removal = try store.removeFiles(ids: [hour.id])
             #expect(removal == plan)
-            #expect(removal.total.apns == hour.records && removal.total.renders == 0 && removal.total.callbacks == 0)
-            #expect(removal.total.malformedLines == hour.malformed)
+            #expect(
+                removal.total[.apns] == hour.records && removal.total[.renders] == 0 && removal.total[.callbacks] == 0)
+            #expect(removal.total[.malformedLines] == hour.malformed)
             #expect(removal.laterFilesWithDuplicates.contains(reexport))
             #expect(try report(store) != original)
             #expect(try store.listFiles().contains { $0.id == hour.id } == false)
@@ -111,7 +112,7 @@ struct FileRemovalTests {
             #expect(laterFile.records == 1 && laterFile.duplicates == 1)
 
             let removal = try store.removeFiles(ids: [try file(store, endingWith: "/first.jsonl").id])
-            #expect(removal.total.apns == 2)  // "a" and "shared"
+            #expect(removal.total[.apns] == 2)  // "a" and "shared"
             #expect(removal.laterFilesWithDuplicates == [laterFile])
             #expect(try ReportBuilder(store: store).build(window: nil).requests.total == 1)  // only "b"
 
@@ -139,8 +140,8 @@ struct FileRemovalTests {
             let reader = try Store(readingAt: store.path)
             let plan = try reader.removalPlan(ids: [readme.id, hour.id, readme.id, 999_999])
             #expect(plan.entries.map(\.file) == [readme, hour])  // in the order asked, once, unknown ids left out
-            #expect(plan.total.malformedLines == readme.malformed + hour.malformed)
-            #expect(plan.total.skippedFiles == 1)  // apns-06.retry.jsonl.gz has apns-06's bytes
+            #expect(plan.total[.malformedLines] == readme.malformed + hour.malformed)
+            #expect(plan.total[.skippedFiles] == 1)  // apns-06.retry.jsonl.gz has apns-06's bytes
             #expect(throws: DatabaseError.self) { try reader.removeFiles(ids: [readme.id]) }
 
             #expect(try report(store) == before)
@@ -219,7 +220,8 @@ struct FileRemovalTests {
             }
 
             let removal = try store.removeFiles(ids: [files[0].id])
-            #expect(removal.total.apns == 2 && removal.total.malformedLines == 1 && removal.total.skippedFiles == 1)
+            #expect(
+                removal.total[.apns] == 2 && removal.total[.malformedLines] == 1 && removal.total[.skippedFiles] == 1)
             let after = try store.fileRegistry()
             #expect(after.files.isEmpty && after.skipped.isEmpty)
             #expect(try ReportBuilder(store: store).build(window: nil).dataQuality.filesSkippedAsDuplicate == 0)
