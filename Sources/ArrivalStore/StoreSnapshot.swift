@@ -101,24 +101,11 @@ package struct StoreSnapshot {
 
     /// The `apns` rows with these row ids (ids that no longer exist are left out).
     package func requestAnswers(rowIDs: [Int64]) throws -> [(rowID: Int64, answer: RequestAnswer)] {
-        let request = try connection.prepare(
-            "SELECT seq, sent_at, status, reason, apns_id, payload_bytes FROM apns WHERE id = ?")
-        var answers: [(Int64, RequestAnswer)] = []
-        for id in rowIDs {
-            request.bind(1, id)
-            if try request.step() {
-                answers.append(
-                    (
-                        id,
-                        RequestAnswer(
-                            seq: request.int(0), sentAt: request.int(1), status: request.int(2),
-                            reason: request.string(3),
-                            apnsID: request.string(4) ?? "", payloadBytes: request.optionalInt(5))
-                    ))
-            }
-            request.reset()
+        try rows("SELECT seq, sent_at, status, reason, apns_id, payload_bytes FROM apns WHERE id = ?", ids: rowIDs) {
+            RequestAnswer(
+                seq: $0.int(0), sentAt: $0.int(1), status: $0.int(2), reason: $0.string(3),
+                apnsID: $0.string(4) ?? "", payloadBytes: $0.optionalInt(5))
         }
-        return answers
     }
 
     /// One render of an activity's timeline.
@@ -131,22 +118,21 @@ package struct StoreSnapshot {
 
     /// The `renders` rows with these row ids.
     package func renderSightings(rowIDs: [Int64]) throws -> [(rowID: Int64, sighting: RenderSighting)] {
-        let render = try connection.prepare("SELECT seq, surface, device_id, rendered_at FROM renders WHERE id = ?")
-        var sightings: [(Int64, RenderSighting)] = []
-        for id in rowIDs {
-            render.bind(1, id)
-            if try render.step() {
-                sightings.append(
-                    (
-                        id,
-                        RenderSighting(
-                            seq: render.int(0), surface: render.string(1), deviceID: render.string(2),
-                            renderedAt: render.int(3))
-                    ))
-            }
-            render.reset()
+        try rows("SELECT seq, surface, device_id, rendered_at FROM renders WHERE id = ?", ids: rowIDs) {
+            RenderSighting(seq: $0.int(0), surface: $0.string(1), deviceID: $0.string(2), renderedAt: $0.int(3))
         }
-        return sightings
+    }
+
+    /// One row per id that exists, read by `sql` (which selects by `id = ?`), in the order of `ids`.
+    private func rows<Row>(_ sql: String, ids: [Int64], _ make: (Statement) -> Row) throws -> [(Int64, Row)] {
+        let query = try connection.prepare(sql)
+        var found: [(Int64, Row)] = []
+        for id in ids {
+            query.bind(1, id)
+            if try query.step() { found.append((id, make(query))) }
+            query.reset()
+        }
+        return found
     }
 
     // MARK: - The file registry and data quality
