@@ -1,11 +1,11 @@
+import ArrivalAnalysis
+import ArrivalCompare
+import ArrivalModel
+import ArrivalRendering
 import Foundation
 import Testing
 
-@testable import ArrivalAnalysis
-@testable import ArrivalCompare
 @testable import ArrivalIngest
-@testable import ArrivalModel
-@testable import ArrivalRendering
 @testable import ArrivalSimulation
 @testable import ArrivalStore
 

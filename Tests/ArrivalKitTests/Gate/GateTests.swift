@@ -1,13 +1,13 @@
+import ArrivalAnalysis
+import ArrivalIngest
+import ArrivalModel
+import ArrivalRendering
+import ArrivalSimulation
+import ArrivalStore
 import Foundation
 import Testing
 
-@testable import ArrivalAnalysis
 @testable import ArrivalCompare
-@testable import ArrivalIngest
-@testable import ArrivalModel
-@testable import ArrivalRendering
-@testable import ArrivalSimulation
-@testable import ArrivalStore
 
 #if canImport(FoundationXML)
     import FoundationXML

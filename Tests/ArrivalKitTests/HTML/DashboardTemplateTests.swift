@@ -1,13 +1,13 @@
+import ArrivalAnalysis
+import ArrivalCompare
+import ArrivalIngest
+import ArrivalModel
+import ArrivalSimulation
+import ArrivalStore
 import Foundation
 import Testing
 
-@testable import ArrivalAnalysis
-@testable import ArrivalCompare
-@testable import ArrivalIngest
-@testable import ArrivalModel
 @testable import ArrivalRendering
-@testable import ArrivalSimulation
-@testable import ArrivalStore
 
 /// The binary renders the report from templates compiled into it; their
 /// source is `Dashboards/templates`. Re-generate the embedded copy on purpose

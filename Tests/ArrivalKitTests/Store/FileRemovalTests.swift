@@ -1,10 +1,10 @@
+import ArrivalAnalysis
+import ArrivalIngest
+import ArrivalModel
+import ArrivalRendering
 import Foundation
 import Testing
 
-@testable import ArrivalAnalysis
-@testable import ArrivalIngest
-@testable import ArrivalModel
-@testable import ArrivalRendering
 @testable import ArrivalStore
 
 /// `arrival files list` and `arrival files remove` at the store: the registry

@@ -1,12 +1,12 @@
+import ArrivalAnalysis
+import ArrivalCompare
+import ArrivalIngest
+import ArrivalModel
+import ArrivalRendering
+import ArrivalSimulation
 import Foundation
 import Testing
 
-@testable import ArrivalAnalysis
-@testable import ArrivalCompare
-@testable import ArrivalIngest
-@testable import ArrivalModel
-@testable import ArrivalRendering
-@testable import ArrivalSimulation
 @testable import ArrivalStore
 
 @Suite("Store")
