@@ -20,9 +20,9 @@ public final class Store {
     public let isThrowaway: Bool
     let connection: Connection
     /// The prepared statements of ingest, made on first use and kept.
-    private var cachedStatements: RecordStatements?
+    var cachedStatements: RecordStatements?
     /// Whether a batch transaction of whole files is open.
-    private(set) var batchOpen = false
+    var batchOpen = false
 
     /// `PRAGMA application_id` of every arrival store, 'ARRV': what tells an
     /// arrival store from any other SQLite database (`file(1)` shows it too).
@@ -218,169 +218,10 @@ public final class Store {
         }
     }
 
-    private static func migrationNames(_ connection: Connection) throws -> [String] {
-        let statement = try connection.prepare("SELECT name FROM arrival_migrations ORDER BY rowid")
-        var names: [String] = []
-        try statement.forEachRow { names.append($0.string(0) ?? "") }
-        return names
-    }
-
-    /// Names of the migrations applied, in order.
-    public func appliedMigrations() throws -> [String] {
-        try Self.migrationNames(connection)
-    }
-
-    private func migrate() throws(DatabaseError) {
-        try connection.execute(
-            """
-            CREATE TABLE IF NOT EXISTS arrival_migrations (name TEXT NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL)
-            """)
-        let applied = try connection.prepare("SELECT 1 FROM arrival_migrations WHERE name = ?")
-        let record = try connection.prepare(
-            "INSERT INTO arrival_migrations (name, applied_at) VALUES (?, strftime('%s','now'))")
-        for (name, sql) in Migrations.all {
-            applied.bind(1, name)
-            let done = try applied.step()
-            applied.reset()
-            if done { continue }
-            try connection.execute("BEGIN IMMEDIATE")
-            do {
-                try connection.execute(sql)
-                record.bind(1, name)
-                try record.run()
-                try connection.execute("COMMIT")
-            } catch {
-                try? connection.execute("ROLLBACK")
-                throw error
-            }
-        }
-    }
-
-    /// Re-creates the SQL views of ``OutcomeRules`` when the store's were
-    /// made from other rules, so that a rule change is one edit of
-    /// `OutcomeRules.swift` rather than a migration. The views' version is a
-    /// hash of their SQL kept in `PRAGMA user_version`.
-    private func syncOutcomeViews() throws(DatabaseError) {
-        var hash = StableHash()
-        hash.combine(OutcomeRules.viewSQL)
-        let version = Int64(hash.finish() & 0x7FFF_FFFF)
-        let current = try connection.prepare("PRAGMA user_version")
-        func isCurrent() throws(DatabaseError) -> Bool {
-            defer { current.reset() }
-            return try current.step() && current.int(0) == version
-        }
-        guard try !isCurrent() else { return }
-        try connection.execute("BEGIN IMMEDIATE")
-        do {
-            if try !isCurrent() {
-                for name in OutcomeRules.viewNames.reversed() {
-                    try connection.execute("DROP VIEW IF EXISTS \(name)")
-                }
-                try connection.execute(OutcomeRules.viewSQL)
-                try connection.execute("PRAGMA user_version = \(version)")
-            }
-            try connection.execute("COMMIT")
-        } catch {
-            try? connection.execute("ROLLBACK")
-            throw error
-        }
-    }
-
     func recordStatements() throws(DatabaseError) -> RecordStatements {
         if let cachedStatements { return cachedStatements }
         let made = try RecordStatements(connection: connection)
         cachedStatements = made
         return made
-    }
-
-    // MARK: - File registry
-
-    public enum FileStatus: Equatable, Sendable {
-        case new
-        /// The same bytes were ingested from this very path: a silent no-op.
-        case alreadyIngestedHere
-        /// The same bytes were ingested from another path: skipped and counted.
-        case alreadyIngestedFrom(String)
-    }
-
-    public func status(ofContent sha256: String, at path: String) throws(DatabaseError) -> FileStatus {
-        // Sees files of the open batch too: the same connection reads its own writes.
-        let statement = try recordStatements().fileStatus
-        statement.bind(1, sha256)
-        defer { statement.reset() }
-        guard try statement.step() else { return .new }
-        let first = statement.string(0) ?? ""
-        // Paths compare byte for byte: canonically equivalent names are different files.
-        return first.utf8.elementsEqual(path.utf8) ? .alreadyIngestedHere : .alreadyIngestedFrom(first)
-    }
-
-    /// Records that `path` held content already ingested from elsewhere;
-    /// returns whether this (content, path) pair is new.
-    @discardableResult
-    public func recordSkippedDuplicate(sha256: String, path: String, at now: Int64) throws(DatabaseError) -> Bool {
-        let statement = try connection.prepare(
-            """
-            INSERT INTO skipped_files (content_sha256, path, first_seen_at) VALUES (?, ?, ?)
-            ON CONFLICT DO NOTHING
-            """)
-        statement.bind(1, sha256)
-        statement.bind(2, path)
-        statement.bind(3, now)
-        try statement.run()
-        return connection.changes > 0
-    }
-
-    /// Starts the savepoint that will hold one file's records, inside the
-    /// open batch transaction (begun here if none is open). A file is either
-    /// released into the batch whole or rolled back whole; the batch commits
-    /// several whole files at once (``commitBatch()``), so a run killed at any
-    /// moment leaves no part of any file, and small files do not each pay
-    /// for a commit.
-    package func beginFile(sha256: String, path: String, byteCount: Int, gzip: Bool, now: Int64) throws(DatabaseError)
-        -> FileTransaction
-    {
-        if !batchOpen {
-            try connection.execute("BEGIN IMMEDIATE")
-            batchOpen = true
-        }
-        let statements = try recordStatements()
-        try statements.savepoint.run()
-        do {
-            let insert = statements.insertFile
-            insert.bind(1, sha256)
-            insert.bind(2, path)
-            insert.bind(3, Int64(byteCount))
-            insert.bind(4, Int64(gzip ? 1 : 0))
-            insert.bind(5, now)
-            try insert.run()
-            let fileID = sqlite3_last_insert_rowid(connection.handle)
-            return try FileTransaction(store: self, fileID: fileID)
-        } catch {
-            try? connection.execute("ROLLBACK TO arrival_file; RELEASE arrival_file")
-            throw error
-        }
-    }
-
-    /// Commits the files released since the last commit.
-    public func commitBatch() throws(DatabaseError) {
-        guard batchOpen else { return }
-        try connection.execute("COMMIT")
-        batchOpen = false
-    }
-}
-
-extension Store {
-    /// The SQL a view of the store was created with (nil: no such view).
-    package func viewSQL(_ name: String) throws(DatabaseError) -> String? {
-        let query = try connection.prepare("SELECT sql FROM sqlite_master WHERE type = 'view' AND name = ?")
-        query.bind(1, name)
-        defer { query.reset() }
-        return try query.step() ? query.string(0) : nil
-    }
-
-    /// Replaces a view and forgets the views' version, as a store written by
-    /// an arrival with other rules would be (tests only).
-    package func replaceViewForTesting(_ name: String, sql: String) throws(DatabaseError) {
-        try connection.execute("DROP VIEW \(name); \(sql); PRAGMA user_version = 0")
     }
 }

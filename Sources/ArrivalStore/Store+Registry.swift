@@ -1,0 +1,80 @@
+import ArrivalModel
+import CSQLite
+
+/// The ingest side of the `files` registry: whether bytes were ingested
+/// before, re-uploads under another path, and the batch transaction that
+/// holds whole files.
+extension Store {
+    public enum FileStatus: Equatable, Sendable {
+        case new
+        /// The same bytes were ingested from this very path: a silent no-op.
+        case alreadyIngestedHere
+        /// The same bytes were ingested from another path: skipped and counted.
+        case alreadyIngestedFrom(String)
+    }
+
+    public func status(ofContent sha256: String, at path: String) throws(DatabaseError) -> FileStatus {
+        // Sees files of the open batch too: the same connection reads its own writes.
+        let statement = try recordStatements().fileStatus
+        statement.bind(1, sha256)
+        defer { statement.reset() }
+        guard try statement.step() else { return .new }
+        let first = statement.string(0) ?? ""
+        // Paths compare byte for byte: canonically equivalent names are different files.
+        return first.utf8.elementsEqual(path.utf8) ? .alreadyIngestedHere : .alreadyIngestedFrom(first)
+    }
+
+    /// Records that `path` held content already ingested from elsewhere;
+    /// returns whether this (content, path) pair is new.
+    @discardableResult
+    public func recordSkippedDuplicate(sha256: String, path: String, at now: Int64) throws(DatabaseError) -> Bool {
+        let statement = try connection.prepare(
+            """
+            INSERT INTO skipped_files (content_sha256, path, first_seen_at) VALUES (?, ?, ?)
+            ON CONFLICT DO NOTHING
+            """)
+        statement.bind(1, sha256)
+        statement.bind(2, path)
+        statement.bind(3, now)
+        try statement.run()
+        return connection.changes > 0
+    }
+
+    /// Starts the savepoint that will hold one file's records, inside the
+    /// open batch transaction (begun here if none is open). A file is either
+    /// released into the batch whole or rolled back whole; the batch commits
+    /// several whole files at once (``commitBatch()``), so a run killed at any
+    /// moment leaves no part of any file, and small files do not each pay
+    /// for a commit.
+    package func beginFile(sha256: String, path: String, byteCount: Int, gzip: Bool, now: Int64) throws(DatabaseError)
+        -> FileTransaction
+    {
+        if !batchOpen {
+            try connection.execute("BEGIN IMMEDIATE")
+            batchOpen = true
+        }
+        let statements = try recordStatements()
+        try statements.savepoint.run()
+        do {
+            let insert = statements.insertFile
+            insert.bind(1, sha256)
+            insert.bind(2, path)
+            insert.bind(3, Int64(byteCount))
+            insert.bind(4, Int64(gzip ? 1 : 0))
+            insert.bind(5, now)
+            try insert.run()
+            let fileID = sqlite3_last_insert_rowid(connection.handle)
+            return try FileTransaction(store: self, fileID: fileID)
+        } catch {
+            try? connection.execute("ROLLBACK TO arrival_file; RELEASE arrival_file")
+            throw error
+        }
+    }
+
+    /// Commits the files released since the last commit.
+    public func commitBatch() throws(DatabaseError) {
+        guard batchOpen else { return }
+        try connection.execute("COMMIT")
+        batchOpen = false
+    }
+}
