@@ -1,7 +1,7 @@
 import ArrivalModel
 
 /// The savepoint of one file being ingested. Records are inserted with
-/// prepared statements reused for every row; ``commit(lines:gzip:)`` writes
+/// prepared statements reused for every row; ``commit(sha256:byteCount:lines:gzip:)`` writes
 /// the file's registry counts and releases the file into the store's batch
 /// transaction, ``rollback()`` leaves no trace of it.
 package final class FileTransaction {
@@ -52,14 +52,23 @@ package final class FileTransaction {
         malformed += 1
     }
 
-    package func commit(lines: Int, gzip: Bool) throws(DatabaseError) {
+    /// The `content_sha256` of the one file being read, until it is committed
+    /// (a real hash is 64 hex digits: no file's bytes can have it).
+    static let pendingHash = "pending"
+
+    /// Registers the file as holding the bytes with this hash, with its
+    /// counts, and releases it into the store's batch transaction. The caller
+    /// has checked, inside that transaction, that the bytes are new.
+    package func commit(sha256: String, byteCount: Int, lines: Int, gzip: Bool) throws(DatabaseError) {
         let statement = statements.finishFile
-        statement.bind(1, Int64(lines))
-        statement.bind(2, Int64(inserted))
-        statement.bind(3, Int64(duplicates))
-        statement.bind(4, Int64(malformed))
-        statement.bind(5, Int64(gzip ? 1 : 0))
-        statement.bind(6, fileID)
+        statement.bind(1, sha256)
+        statement.bind(2, Int64(byteCount))
+        statement.bind(3, Int64(lines))
+        statement.bind(4, Int64(inserted))
+        statement.bind(5, Int64(duplicates))
+        statement.bind(6, Int64(malformed))
+        statement.bind(7, Int64(gzip ? 1 : 0))
+        statement.bind(8, fileID)
         try statement.run()
         try statements.release.run()
         finished = true
@@ -162,11 +171,12 @@ final class RecordStatements {
             """
             INSERT INTO files (content_sha256, path, byte_count, gzip, line_count, record_count,
                                duplicate_count, malformed_count, ingested_at)
-            VALUES (?, ?, ?, ?, 0, 0, 0, 0, ?)
+            VALUES (?, ?, 0, 0, 0, 0, 0, 0, ?)
             """)
         finishFile = try connection.prepare(
             """
-            UPDATE files SET line_count = ?, record_count = ?, duplicate_count = ?, malformed_count = ?, gzip = ?
+            UPDATE files SET content_sha256 = ?, byte_count = ?, line_count = ?, record_count = ?, duplicate_count = ?,
+                             malformed_count = ?, gzip = ?
             WHERE id = ?
             """)
         savepoint = try connection.prepare("SAVEPOINT arrival_file")

@@ -46,9 +46,11 @@ extension Store {
     /// several whole files at once (``commitBatch()``), so a run killed at any
     /// moment leaves no part of any file, and small files do not each pay
     /// for a commit.
-    package func beginFile(sha256: String, path: String, byteCount: Int, gzip: Bool, now: Int64) throws(DatabaseError)
-        -> FileTransaction
-    {
+    ///
+    /// The file's registry row is written now, so its records can name it,
+    /// under a placeholder hash: its bytes are known only once the file was
+    /// read to its end (``FileTransaction/commit(sha256:byteCount:lines:gzip:)``).
+    package func beginFile(path: String, now: Int64) throws(DatabaseError) -> FileTransaction {
         if !batchOpen {
             try connection.execute("BEGIN IMMEDIATE")
             batchOpen = true
@@ -57,11 +59,9 @@ extension Store {
         try statements.savepoint.run()
         do {
             let insert = statements.insertFile
-            insert.bind(1, sha256)
+            insert.bind(1, FileTransaction.pendingHash)
             insert.bind(2, path)
-            insert.bind(3, Int64(byteCount))
-            insert.bind(4, Int64(gzip ? 1 : 0))
-            insert.bind(5, now)
+            insert.bind(3, now)
             try insert.run()
             let fileID = sqlite3_last_insert_rowid(connection.handle)
             return try FileTransaction(store: self, fileID: fileID)

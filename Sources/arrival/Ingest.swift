@@ -47,10 +47,26 @@ struct Ingest: ParsableCommand {
         let summary = try ingestor.ingest(paths: paths, progress: progress.map { p in { p.update($0) } })
         progress?.finish()
         if !quiet { print(summary.text(database: store.db)) }
+        // Said even with --quiet, and a failure: a daily job must see it.
+        if let unreadable = unreadable(summary) { throw unreadable }
         if let nothing = nothingRead(summary) {
             if requireData { throw nothing }
             FileHandle.standardError.write(Data((nothing.warningDescription + "\n").utf8))
         }
+    }
+
+    /// The paths that could not be read, all named, once everything else was stored.
+    private func unreadable(_ summary: IngestSummary) -> Diagnostic? {
+        guard let first = summary.unreadable.first else { return nil }
+        let count = summary.unreadable.count
+        let listed = summary.unreadable.prefix(20).map { "\n  \($0)" }.joined()
+        let more = count > 20 ? "\n  … and \(count - 20) more" : ""
+        return Diagnostic(
+            .input,
+            "\(count) path\(count == 1 ? "" : "s") could not be read, so nothing of \(count == 1 ? "it" : "them") was stored:\(listed)\(more)",
+            hint: "everything else was stored. Fix what each line says (permissions, a file still being written) "
+                + "and run the same ingest again: what is stored already is skipped.",
+            location: Diagnostic.Location(path: first.path))
     }
 
     /// What an ingest that read nothing says: no file under the paths, or
@@ -113,6 +129,11 @@ extension IngestSummary {
         lines.append(
             "  files skipped as already ingested: \(filesAlreadyIngested + filesSkippedAsDuplicate)"
                 + (filesSkippedAsDuplicate > 0 ? " (\(filesSkippedAsDuplicate) under a new name)" : ""))
+        if !unreadable.isEmpty {
+            lines.append("  could not be read (nothing of them stored): \(unreadable.count)")
+            for entry in unreadable.prefix(5) { lines.append("    \(entry)") }
+            if unreadable.count > 5 { lines.append("    … and \(unreadable.count - 5) more") }
+        }
         if !skippedEntries.isEmpty {
             lines.append("  entries skipped (hidden, or not regular files): \(skippedEntries.count)")
             for entry in skippedEntries.prefix(5) { lines.append("    \(entry)") }

@@ -12,6 +12,13 @@ public struct IngestSummary: Sendable, Equatable {
         public var description: String { "\(path):\(line): \(cause.rawValue)" + (problem.map { " (\($0))" } ?? "") }
     }
 
+    /// A path the run could not read, and why.
+    public struct Unreadable: Sendable, Equatable, CustomStringConvertible {
+        public var path: String
+        public var reason: String
+        public var description: String { "\(path): \(reason)" }
+    }
+
     /// Files whose records were read and stored in this run.
     public var filesRead = 0
     /// Files whose bytes this store had already ingested from the same path (no-op).
@@ -20,6 +27,10 @@ public struct IngestSummary: Sendable, Equatable {
     public var filesSkippedAsDuplicate = 0
     /// Entries met in a directory walk that are not regular files.
     public var skippedEntries: [InputWalker.Skipped] = []
+    /// Paths that could not be read (a file or directory that cannot be
+    /// opened, a read that failed, a file that changed while it was read):
+    /// nothing of them was stored, and the run went on without them.
+    public var unreadable: [Unreadable] = []
     public var bytesRead = 0
     public var lines = 0
     public var records: [RecordKind: Int] = [:]

@@ -40,17 +40,30 @@ public struct Ingestor {
 
     /// Ingests every file under `paths`.
     ///
-    /// A reading thread hashes each file, asks a read-only connection whether
-    /// its bytes were ingested before (so known files are not decoded), and
-    /// decodes the new ones; the calling thread owns the store and writes.
-    /// The two are joined by a bounded channel, so memory stays bounded by
-    /// the batch size whatever the input size.
+    /// A reading thread reads, inflates and decodes each file and hashes the
+    /// very bytes it decodes in the same pass; the calling thread owns the
+    /// store and writes. The two are joined by a bounded channel, so memory
+    /// stays bounded by the batch size whatever the input size.
+    ///
+    /// A file's records go into a savepoint of their own, and only once the
+    /// file was read to its end does the writer decide, by the hash of what
+    /// was read and inside its write transaction, whether the bytes are new:
+    /// a file ingested before (here, or by another process meanwhile) is
+    /// rolled back and counted as skipped, a file that changed while it was
+    /// read is rolled back and named in ``IngestSummary/unreadable``, and
+    /// only a file read whole and still is registered. Before decoding a
+    /// file whose size equals a stored file's, the reader hashes it alone:
+    /// a re-run over files already ingested reads each once and decodes none.
+    ///
+    /// A file or directory that cannot be read is named in
+    /// ``IngestSummary/unreadable`` and the run goes on.
     public func ingest(
         paths: [String], progress: ((IngestProgress) -> Void)? = nil
     ) throws -> IngestSummary {
-        let walker = try InputWalker(paths: paths)
+        let walker = InputWalker(paths: paths)
         var summary = IngestSummary()
         summary.skippedEntries = walker.skipped
+        for unreadable in walker.unreadable { try note(unreadable, in: &summary) }
         let clock = ContinuousClock()
         let started = clock.now
         var committedRecords = 0
@@ -62,11 +75,12 @@ public struct Ingestor {
         let recycle = BatchChannel<RowBatch>(capacity: 8)
         let files = walker.files
         let options = self.options
-        // A throwaway store starts empty and is locked by its writer: no
-        // file in it to look up before decoding.
-        let storePath = store.isThrowaway ? "" : store.path
+        let storePath = store.path
+        let throwaway = store.isThrowaway
         let producer = Thread {
-            Self.produce(files: files, storePath: storePath, options: options, channel: channel, recycle: recycle)
+            Self.produce(
+                files: files, storePath: storePath, throwaway: throwaway, options: options, channel: channel,
+                recycle: recycle)
         }
         producer.stackSize = 1 << 20
         producer.start()
@@ -75,9 +89,6 @@ public struct Ingestor {
         var index = 0
         do {
             while let message = channel.receive() {
-                guard case .file(let path, let sha256, let byteCount, let decoding) = message else {
-                    throw InputError.readFailed(path: files[index], reason: "the reader lost its place")
-                }
                 let report: ((Int) -> Void)? = progress.map { progress in
                     { [summary, index] recordsInFile in
                         let elapsed = clock.now - started
@@ -85,14 +96,22 @@ public struct Ingestor {
                             IngestProgress(
                                 filesDone: index, filesTotal: files.count,
                                 records: summary.newRecords + summary.duplicateRecords + recordsInFile,
-                                currentPath: path,
+                                currentPath: files[min(index, files.count - 1)],
                                 elapsedSeconds: Double(elapsed.components.seconds) + Double(
                                     elapsed.components.attoseconds) / 1e18))
                     }
                 }
-                try ingest(
-                    file: path, sha256: sha256, byteCount: byteCount, decoded: decoding,
-                    from: channel, recycle: recycle, into: &summary, progress: report)
+                switch message {
+                case .known(let path, let sha256):
+                    try skip(known: path, sha256: sha256, into: &summary)
+                case .file(let path):
+                    try ingest(file: path, from: channel, recycle: recycle, into: &summary, progress: report)
+                case .unreadable(let path, let error):
+                    try note(IngestSummary.Unreadable(path: path, reason: error.reason), in: &summary)
+                case .rows, .end:
+                    throw InputError.readFailed(
+                        path: files[min(index, files.count - 1)], reason: "the reader lost its place")
+                }
                 index += 1
                 if summary.newRecords + summary.duplicateRecords - committedRecords >= options.recordsPerCommit
                     || summary.filesRead - committedFiles >= options.filesPerCommit
@@ -111,56 +130,53 @@ public struct Ingestor {
         return summary
     }
 
-    /// What the reading thread sends, per file: `.file`, then, when it decoded
-    /// the file, any number of `.rows` and one `.end`.
+    /// What the reading thread sends, per file: `.known` (its bytes are in
+    /// the store: not decoded), `.unreadable`, or `.file` followed by any
+    /// number of `.rows` and one `.end`.
     enum Message: Sendable {
-        case file(path: String, sha256: String, byteCount: Int, decoding: Bool)
+        case known(path: String, sha256: String)
+        case unreadable(path: String, InputError)
+        case file(path: String)
         case rows(RowBatch)
-        case end(Result<ReadSummary, InputError>)
+        case end(Result<ReadFile, InputError>)
     }
 
-    /// Stores one file whose `.file` message was received; consumes its
-    /// `.rows` and `.end` from `channel` when the reader decoded it.
-    private func ingest(
-        file path: String, sha256: String, byteCount: Int, decoded: Bool, from channel: BatchChannel<Message>,
-        recycle: BatchChannel<RowBatch>,
-        into summary: inout IngestSummary, progress: ((Int) -> Void)?
-    ) throws {
-        /// Drains a decoded file's messages when its records are not wanted.
-        func discard() throws {
-            guard decoded else { return }
-            while let message = channel.receive() {
-                switch message {
-                case .rows: continue
-                case .end(let result):
-                    _ = try result.get()
-                    return
-                case .file: throw InputError.readFailed(path: path, reason: "the reader lost its place")
-                }
-            }
-        }
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+    /// A file read to its end: what the reader found, and the SHA-256 of the bytes it decoded.
+    struct ReadFile: Sendable {
+        var summary: ReadSummary
+        var sha256: String
+    }
+
+    /// Counts a file the reader found in the store without decoding it.
+    private func skip(known path: String, sha256: String, into summary: inout IngestSummary) throws {
         switch try store.status(ofContent: sha256, at: path) {
         case .alreadyIngestedHere:
             summary.filesAlreadyIngested += 1
-            return try discard()
         case .alreadyIngestedFrom:
             summary.filesSkippedAsDuplicate += 1
-            try store.recordSkippedDuplicate(sha256: sha256, path: path, at: now)
-            return try discard()
+            try store.recordSkippedDuplicate(sha256: sha256, path: path, at: Self.now())
         case .new:
-            guard decoded else {
-                // The reader's read-only view was older than this store's; cannot happen
-                // while one ingest writes, but never store a file half-seen.
-                throw InputError.readFailed(path: path, reason: "the store changed during the ingest")
-            }
+            // Removed from the store between the reader's look and now.
+            summary.unreadable.append(
+                IngestSummary.Unreadable(
+                    path: path,
+                    reason: "its bytes left the store while it was read; nothing was stored, ingest it again"))
         }
+    }
 
-        let transaction = try store.beginFile(sha256: sha256, path: path, byteCount: byteCount, gzip: false, now: now)
+    /// Stores one file whose `.file` message was received, consuming its
+    /// `.rows` and `.end` from `channel`.
+    private func ingest(
+        file path: String, from channel: BatchChannel<Message>, recycle: BatchChannel<RowBatch>,
+        into summary: inout IngestSummary, progress: ((Int) -> Void)?
+    ) throws {
+        let now = Self.now()
+        let transaction = try store.beginFile(path: path, now: now)
         var fileSummary = IngestSummary()
         var newByKind = [0, 0, 0]
+        let read: ReadFile
         do {
-            var readSummary: ReadSummary?
+            var end: Result<ReadFile, InputError>?
             messages: while let message = channel.receive() {
                 switch message {
                 case .rows(let batch):
@@ -177,29 +193,61 @@ public struct Ingestor {
                     recycle.offer(batch)
                     progress?(newByKind.reduce(0, +) + fileSummary.duplicateRecords)
                 case .end(let result):
-                    readSummary = try result.get()
+                    end = result
                     break messages
-                case .file:
+                case .file, .known, .unreadable:
                     break messages
                 }
             }
-            guard let readSummary else { throw InputError.readFailed(path: path, reason: "the reader stopped early") }
-            if readSummary.truncatedGzip {
-                let line = readSummary.lines + 1
+            guard let end else { throw InputError.readFailed(path: path, reason: "the reader stopped early") }
+            switch end {
+            case .failure(let error):
+                transaction.rollback()
+                try note(IngestSummary.Unreadable(path: path, reason: error.reason), in: &summary)
+                return
+            case .success(let file):
+                read = file
+            }
+            if let change = read.summary.changedWhileRead {
+                transaction.rollback()
+                try note(
+                    IngestSummary.Unreadable(
+                        path: path, reason: "\(change); nothing of it was stored, ingest it again once it is complete"),
+                    in: &summary)
+                return
+            }
+            // Decided inside the write transaction, so another writer cannot register the same bytes meanwhile.
+            switch try store.status(ofContent: read.sha256, at: path) {
+            case .alreadyIngestedHere:
+                transaction.rollback()
+                summary.filesAlreadyIngested += 1
+                return
+            case .alreadyIngestedFrom:
+                transaction.rollback()
+                summary.filesSkippedAsDuplicate += 1
+                try store.recordSkippedDuplicate(sha256: read.sha256, path: path, at: now)
+                return
+            case .new:
+                break
+            }
+            if read.summary.truncatedGzip {
+                let line = read.summary.lines + 1
                 if options.strict {
                     throw IngestError.malformedLine(path: path, line: line, cause: .truncatedGzip, problem: nil)
                 }
                 try transaction.addMalformed(line: line, cause: .truncatedGzip)
                 fileSummary.noteMalformed(path: path, line: line, cause: .truncatedGzip)
             }
-            try transaction.commit(lines: readSummary.lines, gzip: readSummary.gzip)
-            summary.lines += readSummary.lines
+            try transaction.commit(
+                sha256: read.sha256, byteCount: read.summary.bytesOnDisk, lines: read.summary.lines,
+                gzip: read.summary.gzip)
+            summary.lines += read.summary.lines
         } catch {
             transaction.rollback()
             throw error
         }
         summary.filesRead += 1
-        summary.bytesRead += byteCount
+        summary.bytesRead += read.summary.bytesOnDisk
         summary.duplicateRecords += fileSummary.duplicateRecords
         for kind in RecordKind.allCases where newByKind[kind.index] > 0 {
             summary.records[kind, default: 0] += newByKind[kind.index]
@@ -212,49 +260,84 @@ public struct Ingestor {
         for (cause, count) in fileSummary.malformedByCause { summary.malformedByCause[cause, default: 0] += count }
     }
 
-    /// The reading thread: hash, pre-check, decode, send.
+    private static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+    /// Names a path that could not be read and goes on; into a throwaway
+    /// store (which cannot roll a file back and go on, and whose run is
+    /// incomplete without it) it ends the run instead.
+    private func note(_ unreadable: IngestSummary.Unreadable, in summary: inout IngestSummary) throws {
+        if store.isThrowaway { throw InputError.readFailed(path: unreadable.path, reason: unreadable.reason) }
+        summary.unreadable.append(unreadable)
+    }
+
+    /// The reading thread: for each file, hash it first when its bytes may be
+    /// known (its size matches a stored file's, or, for a throwaway store,
+    /// always), and skip it when they are; else decode and hash in one
+    /// pass; send.
+    ///
+    /// A throwaway store keeps no journal, so the writer must never roll a
+    /// file back and go on: every file is hashed first and duplicates within
+    /// the run are found here, before decoding.
     private static func produce(
-        files: [String], storePath: String, options: Options, channel: BatchChannel<Message>,
+        files: [String], storePath: String, throwaway: Bool, options: Options, channel: BatchChannel<Message>,
         recycle: BatchChannel<RowBatch>
     ) {
         defer { channel.close() }
         // A read-only look at the store, to skip decoding files it already has.
-        let lookup = FileRegistryLookup(storePath: storePath)
+        let lookup = throwaway ? nil : FileRegistryLookup(storePath: storePath)
+        var seenInRun: Set<String> = []
         for path in files {
-            let sha256: String
-            let byteCount: Int
-            do {
-                (sha256, byteCount) = try Self.sha256(of: path, chunkSize: options.reader.chunkSize)
-            } catch {
-                let failure = (error as? InputError) ?? .readFailed(path: path, reason: "\(error)")
-                _ = channel.send(.file(path: path, sha256: "", byteCount: 0, decoding: true))
-                _ = channel.send(.end(.failure(failure)))
-                return
-            }
-            let known = lookup?.contains(sha256: sha256) ?? false
-            guard channel.send(.file(path: path, sha256: sha256, byteCount: byteCount, decoding: !known)) else {
-                return
-            }
-            if known { continue }
-            do {
-                let summary = try decode(path: path, options: options, recycle: recycle) { batch in
-                    channel.send(.rows(batch))
+            var expected: String?
+            if throwaway || (lookup != nil && fileSize(path).map { lookup!.contains(byteCount: $0) } == true) {
+                do {
+                    let (sha256, _) = try Self.sha256(of: path, chunkSize: options.reader.chunkSize)
+                    let known = throwaway ? !seenInRun.insert(sha256).inserted : lookup!.contains(sha256: sha256)
+                    if known {
+                        guard channel.send(.known(path: path, sha256: sha256)) else { return }
+                        continue
+                    }
+                    expected = sha256
+                } catch let error as InputError {
+                    guard channel.send(.unreadable(path: path, error)) else { return }
+                    continue
+                } catch {
+                    guard channel.send(.unreadable(path: path, .readFailed(path: path, reason: "\(error)"))) else {
+                        return
+                    }
+                    continue
                 }
-                guard channel.send(.end(.success(summary))) else { return }
+            }
+            guard channel.send(.file(path: path)) else { return }
+            do {
+                var hasher = SHA256()
+                var summary = try decode(
+                    path: path, options: options, recycle: recycle, raw: { hasher.update(bufferPointer: $0) },
+                    deliver: { channel.send(.rows($0)) })
+                let sha256 = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+                if let expected, expected != sha256, summary.changedWhileRead == nil {
+                    summary.changedWhileRead = "its bytes changed between two reads"
+                }
+                guard channel.send(.end(.success(ReadFile(summary: summary, sha256: sha256)))) else { return }
             } catch let error as InputError {
-                _ = channel.send(.end(.failure(error)))
-                return
+                guard channel.send(.end(.failure(error))) else { return }
             } catch {
                 return  // stopped by the writer
             }
         }
     }
 
+    /// The size of a regular file, or nil (it is read and fails there, with its reason).
+    private static func fileSize(_ path: String) -> Int? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Int(info.st_size)
+    }
+
     /// Reads and decodes a file, handing batches of rows to `deliver`
     /// (which returns false to stop early).
     private static func decode(
-        path: String, options: Options, recycle: BatchChannel<RowBatch>,
-        _ deliver: (RowBatch) throws -> Bool
+        path: String, options: Options, recycle: BatchChannel<RowBatch>, raw: (UnsafeRawBufferPointer) -> Void,
+        deliver: (RowBatch) throws -> Bool
     ) throws -> ReadSummary {
         var decoder = RecordDecoder()
         let batchSize = options.batchSize
@@ -262,7 +345,7 @@ public struct Ingestor {
         var batch = recycle.poll() ?? RowBatch(capacity: batchSize)
         batch.removeAll()
         struct Stopped: Error {}
-        let summary = try options.reader.read(path: path) { line in
+        let summary = try options.reader.read(path: path, raw: raw) { line in
             guard let bytes = line.bytes else {
                 batch.appendMalformed(
                     line: line.number, cause: .lineTooLong, problem: "longer than \(options.reader.maxLineBytes) bytes")

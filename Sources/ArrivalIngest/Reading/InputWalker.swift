@@ -26,13 +26,17 @@ public struct InputWalker: Sendable {
 
     public private(set) var files: [String] = []
     public private(set) var skipped: [Skipped] = []
+    /// Paths named that do not exist or cannot be examined, and directories
+    /// that cannot be listed: nothing under them was read.
+    public private(set) var unreadable: [IngestSummary.Unreadable] = []
 
-    public init(paths: [String]) throws(InputError) {
+    public init(paths: [String]) {
         for path in paths {
             let absolute = Self.normalise(path)
             var info = stat()
             guard stat(absolute, &info) == 0 else {
-                throw InputError.cannotOpen(path: path, reason: String(cString: strerror(errno)))
+                unreadable.append(IngestSummary.Unreadable(path: path, reason: String(cString: strerror(errno))))
+                continue
             }
             switch info.st_mode & S_IFMT {
             case S_IFREG:
@@ -56,7 +60,9 @@ public struct InputWalker: Sendable {
 
     private mutating func walk(directory: String) {
         guard let names = Self.entries(of: directory) else {
-            skipped.append(Skipped(path: directory, kind: "unreadable directory"))
+            unreadable.append(
+                IngestSummary.Unreadable(
+                    path: directory, reason: "the directory cannot be listed (\(String(cString: strerror(errno))))"))
             return
         }
         for (name, isUTF8) in names {
@@ -71,7 +77,7 @@ public struct InputWalker: Sendable {
             let child = directory == "/" ? "/" + name : directory + "/" + name
             var info = stat()
             guard lstat(child, &info) == 0 else {
-                skipped.append(Skipped(path: child, kind: "unreadable"))
+                unreadable.append(IngestSummary.Unreadable(path: child, reason: String(cString: strerror(errno))))
                 continue
             }
             switch info.st_mode & S_IFMT {
@@ -114,6 +120,14 @@ public struct InputWalker: Sendable {
 public enum InputError: Error, CustomStringConvertible, Equatable {
     case cannotOpen(path: String, reason: String)
     case readFailed(path: String, reason: String)
+
+    /// Why, without the path.
+    public var reason: String {
+        switch self {
+        case .cannotOpen(_, let reason): "cannot be opened (\(reason))"
+        case .readFailed(_, let reason): "reading failed (\(reason))"
+        }
+    }
 
     public var description: String {
         switch self {

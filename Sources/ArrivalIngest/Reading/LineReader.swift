@@ -24,6 +24,10 @@ public struct ReadSummary: Sendable, Equatable {
     /// The gzip stream broke off (cut short or corrupt); the lines before the
     /// break were handed out (Documentation/InputRecords.md).
     public var truncatedGzip = false
+    /// Why the file's bytes cannot be trusted to be one version of the file:
+    /// it was written, truncated or replaced while it was read (its size or
+    /// modification time moved). Nil when it held still.
+    public var changedWhileRead: String?
 }
 
 /// Streams the lines of a plain or gzip file (gzip recognised by its magic
@@ -43,35 +47,49 @@ public struct LineReader: Sendable {
     }
 
     /// Reads `path` and calls `body` for every line, in order.
-    public func read(path: String, _ body: (LineSlice) throws -> Void) throws -> ReadSummary {
+    ///
+    /// `raw` sees every byte of the file as read from disk, in order and
+    /// exactly once, before any inflating (ingest hashes them): the bytes
+    /// decoded are the bytes it saw, even when the file changes meanwhile.
+    /// After a gzip stream breaks off, the rest of the file is still read for
+    /// `raw`.
+    public func read(
+        path: String, raw: (UnsafeRawBufferPointer) -> Void = { _ in }, _ body: (LineSlice) throws -> Void
+    ) throws -> ReadSummary {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             throw InputError.cannotOpen(path: path, reason: String(cString: strerror(errno)))
         }
         defer { close(fd) }
+        let opened = FileState(fd)
         var splitter = LineSplitter(maxLineBytes: maxLineBytes)
         var summary = ReadSummary()
         let input = UnsafeMutablePointer<UInt8>.allocate(capacity: chunkSize)
         defer { input.deallocate() }
+        func next() throws -> Int {
+            let count = try readChunk(fd: fd, into: input, path: path)
+            summary.bytesOnDisk += count
+            raw(UnsafeRawBufferPointer(start: input, count: count))
+            return count
+        }
 
-        var first = try readChunk(fd: fd, into: input, path: path)
-        summary.bytesOnDisk += first
+        var first = try next()
         if first >= 2 && input[0] == 0x1f && input[1] == 0x8b {
             summary.gzip = true
-            summary.truncatedGzip = try inflateAll(
-                fd: fd, input: input, firstCount: first, path: path, summary: &summary
-            ) { chunk in
+            summary.truncatedGzip = try inflateAll(input: input, firstCount: first, path: path, next: next) { chunk in
                 try splitter.feed(chunk, body)
             }
+            // What follows a break is not decoded, but it is part of the file's bytes.
+            while try next() > 0 {}
         } else {
             while first > 0 {
                 try splitter.feed(UnsafeBufferPointer(start: input, count: first), body)
-                first = try readChunk(fd: fd, into: input, path: path)
-                summary.bytesOnDisk += first
+                first = try next()
             }
         }
         try splitter.finish(body)
         summary.lines = splitter.lineNumber
+        summary.changedWhileRead = opened?.change(since: FileState(fd), bytesRead: summary.bytesOnDisk)
         return summary
     }
 
@@ -91,8 +109,8 @@ public struct LineReader: Sendable {
 
     /// Inflates every gzip member; returns whether the stream broke off.
     private func inflateAll(
-        fd: Int32, input: UnsafeMutablePointer<UInt8>, firstCount: Int, path: String,
-        summary: inout ReadSummary, _ emit: (UnsafeBufferPointer<UInt8>) throws -> Void
+        input: UnsafeMutablePointer<UInt8>, firstCount: Int, path: String, next: () throws -> Int,
+        _ emit: (UnsafeBufferPointer<UInt8>) throws -> Void
     ) throws -> Bool {
         var stream = z_stream()
         guard czlib_inflate_init2(&stream, 15 + 16) == Z_OK else {
@@ -109,8 +127,7 @@ public struct LineReader: Sendable {
         stream.avail_in = UInt32(available)
         while true {
             if stream.avail_in == 0 && !outputFull {
-                available = try readChunk(fd: fd, into: input, path: path)
-                summary.bytesOnDisk += available
+                available = try next()
                 if available == 0 { return inMember }
                 stream.next_in = input
                 stream.avail_in = UInt32(available)
@@ -141,6 +158,39 @@ public struct LineReader: Sendable {
                 return true  // Z_DATA_ERROR, Z_NEED_DICT, Z_MEM_ERROR: the stream broke off here.
             }
         }
+    }
+}
+
+/// What `fstat` says of an open file, to tell whether it held still while read.
+struct FileState: Equatable {
+    var size: Int
+    var modifiedSeconds: Int
+    var modifiedNanoseconds: Int
+
+    init?(_ fd: Int32) {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        size = Int(info.st_size)
+        #if canImport(Darwin)
+            modifiedSeconds = Int(info.st_mtimespec.tv_sec)
+            modifiedNanoseconds = Int(info.st_mtimespec.tv_nsec)
+        #else
+            modifiedSeconds = Int(info.st_mtim.tv_sec)
+            modifiedNanoseconds = Int(info.st_mtim.tv_nsec)
+        #endif
+    }
+
+    /// Why the file is not the one opened (nil when it held still): its size
+    /// at the end is not what was read, or it was modified meanwhile.
+    func change(since now: FileState?, bytesRead: Int) -> String? {
+        guard let now else { return "it could not be examined after reading" }
+        if now.size != bytesRead || size != bytesRead {
+            return "it was \(size) bytes when opened, \(bytesRead) were read and it is \(now.size) bytes now"
+        }
+        if now.modifiedSeconds != modifiedSeconds || now.modifiedNanoseconds != modifiedNanoseconds {
+            return "it was modified while it was read"
+        }
+        return nil
     }
 }
 

@@ -149,7 +149,8 @@ struct ExitCodeTests {
 
         let missing = try await arrival(["ingest", work.path("nowhere"), "--db", work.path("s.sqlite")])
         #expect(missing.status == 1, "\(missing)")
-        #expect(missing.stderr.contains("cannot open"))
+        #expect(missing.stderr.contains("1 path could not be read"))
+        #expect(missing.stderr.contains("nowhere: No such file or directory"))
 
         let corrupt = try work.write("garbage\n", to: "corrupt.jsonl")
         let strict = try await arrival(["ingest", corrupt, "--db", work.path("s.sqlite"), "--strict"])

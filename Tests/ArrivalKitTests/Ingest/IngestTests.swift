@@ -136,14 +136,16 @@ struct IngestTests {
         #expect(report == sameReport)
     }
 
-    @Test("A missing path fails with a message that says what to check")
+    @Test("A missing path is named as unreadable and the paths beside it are still ingested")
     func missingPath() throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
-        #expect(throws: InputError.self) {
-            _ = try Ingestor(store: store).ingest(paths: [directory.appendingPathComponent("nope").path])
-        }
+        let missing = directory.appendingPathComponent("nope").path
+        let summary = try Ingestor(store: store).ingest(paths: [missing, fixture("outcomes/lost.jsonl")])
+        #expect(summary.unreadable.map(\.path) == [missing])
+        #expect(summary.unreadable.first?.reason.contains("No such file") == true)
+        #expect(summary.filesRead == 1 && summary.newRecords > 0)
     }
 
     @Test("Links, FIFOs and hidden files met in a walk are skipped and listed")
@@ -228,9 +230,7 @@ struct DeterminismTests {
             // The first half completed; the next file was cut off before its commit.
             _ = try Ingestor(store: store).ingest(paths: Array(files.prefix(files.count / 2)))
             let victim = files[files.count / 2]
-            let transaction = try store.beginFile(
-                sha256: try Ingestor.sha256(of: victim, chunkSize: 4096).0,
-                path: victim, byteCount: 1, gzip: false, now: 0)
+            let transaction = try store.beginFile(path: victim, now: 0)
             try transaction.insert(.render(RenderRecord(activityID: "half", seq: 1, renderedAt: 0)))
             transaction.rollback()  // what SQLite does with an uncommitted transaction after a crash
         }

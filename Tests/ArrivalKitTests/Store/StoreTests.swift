@@ -44,7 +44,7 @@ struct StoreTests {
     @Test("A hash collision between different records keeps both; equal records stay one")
     func collision() throws {
         try withStore { store in
-            let transaction = try store.beginFile(sha256: "x", path: "/x", byteCount: 0, gzip: false, now: 0)
+            let transaction = try store.beginFile(path: "/x", now: 0)
             let statements = try store.recordStatements()
             let a = Record.apns(APNSRecord(apnsID: "a", sentAt: 1, status: 200, pushToken: "t", apsTimestamp: 1))
             let b = Record.apns(APNSRecord(apnsID: "b", sentAt: 1, status: 200, pushToken: "t", apsTimestamp: 1))
@@ -52,7 +52,7 @@ struct StoreTests {
             #expect(try statements.insert(b, fileID: transaction.fileID, key: 42))  // moved to 43
             #expect(try !statements.insert(b, fileID: transaction.fileID, key: 42))  // found at 43
             #expect(try !statements.insert(a, fileID: transaction.fileID, key: 42))
-            try transaction.commit(lines: 0, gzip: false)
+            try transaction.commit(sha256: "x", byteCount: 0, lines: 0, gzip: false)
             let count = try store.connection.prepare("SELECT count(*), min(record_key), max(record_key) FROM apns")
             #expect(try count.step())
             #expect(count.int(0) == 2 && count.int(1) == 42 && count.int(2) == 43)
@@ -90,7 +90,7 @@ struct StoreTests {
             func record(_ i: Int) -> Record {
                 .apns(APNSRecord(apnsID: "id-\(i)", sentAt: Int64(i), status: 200, pushToken: "t", apsTimestamp: 1))
             }
-            let transaction = try store.beginFile(sha256: "x", path: "/x", byteCount: 0, gzip: false, now: 0)
+            let transaction = try store.beginFile(path: "/x", now: 0)
             // Stored before: records 0 and 1.
             #expect(try statements.insert(record(0), fileID: transaction.fileID))
             #expect(try statements.insert(record(1), fileID: transaction.fileID))
@@ -123,7 +123,7 @@ struct StoreTests {
             var again: [Bool] = []
             try statements.insertRows(of: batch, fileID: transaction.fileID, keys: keys) { _, new in again.append(new) }
             #expect(again == Array(repeating: false, count: 150))
-            try transaction.commit(lines: 0, gzip: false)
+            try transaction.commit(sha256: "x", byteCount: 0, lines: 0, gzip: false)
 
             let count = try store.connection.prepare(
                 "SELECT count(*), count(DISTINCT apns_id), count(DISTINCT record_key) FROM apns")
@@ -137,7 +137,7 @@ struct StoreTests {
     func multiRowConstraint() throws {
         try withStore { store in
             let statements = try store.recordStatements()
-            let transaction = try store.beginFile(sha256: "x", path: "/x", byteCount: 0, gzip: false, now: 0)
+            let transaction = try store.beginFile(path: "/x", now: 0)
             var batch = RowBatch()
             for i in 0..<64 {
                 batch.append(
