@@ -44,6 +44,9 @@ struct Arrival: ParsableCommand {
         } catch let verdict as ExitCode {
             // A verdict the command printed itself (a failed gate rule, a payload with errors).
             Foundation.exit(verdict.rawValue)
+        } catch  where exitCode(for: error) == .success {
+            // `--help` parses into ArgumentParser's help command, whose run() "fails" with the help text.
+            exit(withError: error)
         } catch {
             let diagnostic = Diagnostic(cli: error, command: type(of: command))
             FileHandle.standardError.write(Data((diagnostic.description + "\n").utf8))

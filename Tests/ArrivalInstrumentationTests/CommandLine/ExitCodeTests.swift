@@ -109,6 +109,20 @@ struct ExitCodeTests {
         #expect(unknown.stderr.contains("Error:"))
     }
 
+    @Test("--help, -h and help SUBCOMMAND print the help on stdout and exit 0, for the root and every subcommand")
+    func help() async throws {
+        for arguments in [
+            ["--help"], ["-h"], ["help", "ingest"], ["ingest", "--help"], ["report", "--help"], ["diff", "-h"],
+            ["gate", "--help"], ["simulate", "--help"], ["files", "remove", "--help"], ["check-payload", "--help"],
+            ["demo", "--help"],
+        ] {
+            let help = try await arrival(arguments)
+            #expect(help.status == 0, "\(arguments): \(help)")
+            #expect(help.stdout.contains("USAGE:"), "\(arguments)")
+            #expect(help.stderr.isEmpty, "\(arguments): \(help.stderr)")
+        }
+    }
+
     // MARK: - simulate
 
     @Test(
