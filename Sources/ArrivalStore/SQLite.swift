@@ -55,7 +55,56 @@ final class Connection {
             throw DatabaseError(code: rc, message: message, context: "opening '\(path)'")
         }
         handle = db
-        sqlite3_busy_timeout(db, 5000)
+        self.path = path
+        sqlite3_busy_timeout(db, Int32(clamping: Connection.busyTimeoutMilliseconds))
+    }
+
+    /// How long a statement waits for another connection's lock before it
+    /// fails with `SQLITE_BUSY`: long enough for another process's batch of
+    /// whole files (a file is one transaction, so a large one holds the lock
+    /// while it is written). `ARRIVAL_BUSY_TIMEOUT_MS` overrides it.
+    static let busyTimeoutMilliseconds: Int = {
+        if let text = ProcessInfo.processInfo.environment["ARRIVAL_BUSY_TIMEOUT_MS"], let value = Int(text), value >= 0
+        {
+            return value
+        }
+        return 600_000
+    }()
+
+    /// Runs `body` again while it fails with `SQLITE_BUSY`, for at most the
+    /// busy timeout: for the calls where SQLite returns busy at once instead
+    /// of waiting (changing the journal mode of a file another process is
+    /// setting up).
+    func retryingWhileBusy(_ body: () throws(DatabaseError) -> Void) throws(DatabaseError) {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .milliseconds(Connection.busyTimeoutMilliseconds)
+        while true {
+            do {
+                return try body()
+            } catch  where error.code & 0xFF == SQLITE_BUSY && clock.now < deadline {
+                usleep(10_000)
+            }
+        }
+    }
+
+    /// The file this connection opened.
+    let path: String
+
+    /// The error for a failed call: a lock that outlasted the busy timeout
+    /// says who holds it and what to do.
+    func failure(_ rc: Int32, context: String) -> DatabaseError {
+        if rc & 0xFF == SQLITE_BUSY {
+            let waited = Connection.busyTimeoutMilliseconds
+            let shown = waited < 10_000 ? "\(waited) ms" : "\(waited / 1000) s"
+            return DatabaseError(
+                code: rc,
+                message: "another arrival process is writing the store '\(path)' (waited \(shown) for its lock)",
+                context: context,
+                hint: "run again when it has finished (the other ingest or collector); nothing of this run's "
+                    + "unfinished file was stored. ARRIVAL_BUSY_TIMEOUT_MS sets how long to wait.",
+                path: path)
+        }
+        return DatabaseError(code: rc, message: lastError, context: context)
     }
 
     deinit {
@@ -69,9 +118,9 @@ final class Connection {
             let message = error.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
             sqlite3_free(error)
             let statement = sql.split(separator: "\n").first.map(String.init) ?? sql
-            throw DatabaseError(
-                code: rc, message: message,
-                context: "running \(statement.trimmingCharacters(in: .whitespaces).prefix(80))")
+            let context = "running \(statement.trimmingCharacters(in: .whitespaces).prefix(80))"
+            if rc & 0xFF == SQLITE_BUSY { throw failure(rc, context: context) }
+            throw DatabaseError(code: rc, message: message, context: context)
         }
     }
 
@@ -102,7 +151,7 @@ package final class Statement {
         var stmt: OpaquePointer?
         let rc = sqlite3_prepare_v3(connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
         guard rc == SQLITE_OK, let stmt else {
-            throw DatabaseError(code: rc, message: connection.lastError, context: "preparing \(sql.prefix(120))")
+            throw connection.failure(rc, context: "preparing \(sql.prefix(120))")
         }
         self.handle = stmt
         self.connection = connection
@@ -158,7 +207,7 @@ package final class Statement {
         defer { sqlite3_reset(handle) }
         let rc = sqlite3_step(handle)
         guard rc == SQLITE_DONE || rc == SQLITE_ROW else {
-            throw DatabaseError(code: rc, message: connection.lastError, context: "running \(sql.prefix(120))")
+            throw connection.failure(rc, context: "running \(sql.prefix(120))")
         }
     }
 
@@ -168,7 +217,7 @@ package final class Statement {
         if rc == SQLITE_ROW { return true }
         if rc == SQLITE_DONE { return false }
         sqlite3_reset(handle)
-        throw DatabaseError(code: rc, message: connection.lastError, context: "querying \(sql.prefix(120))")
+        throw connection.failure(rc, context: "querying \(sql.prefix(120))")
     }
 
     func reset() {

@@ -16,60 +16,74 @@ extension Store {
         try Self.migrationNames(connection)
     }
 
-    func migrate() throws(DatabaseError) {
-        try connection.execute(
-            """
-            CREATE TABLE IF NOT EXISTS arrival_migrations (name TEXT NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL)
-            """)
-        let applied = try connection.prepare("SELECT 1 FROM arrival_migrations WHERE name = ?")
-        let record = try connection.prepare(
-            "INSERT INTO arrival_migrations (name, applied_at) VALUES (?, strftime('%s','now'))")
-        for (name, sql) in Migrations.all {
-            applied.bind(1, name)
-            let done = try applied.step()
-            applied.reset()
-            if done { continue }
-            try connection.execute("BEGIN IMMEDIATE")
-            do {
+    /// Brings the store to this arrival's schema: the mark, the migrations
+    /// not yet applied, and the outcome views when ``OutcomeRules`` changed.
+    ///
+    /// A store that is current is only read. Otherwise all of it happens in
+    /// one `BEGIN IMMEDIATE` transaction, checked again once the write lock
+    /// is held: when several processes open a new or older store at once,
+    /// one upgrades it and the others wait for the lock (the busy timeout),
+    /// then find it current. Nothing is applied twice, and nothing half.
+    func upgradeSchema() throws(DatabaseError) {
+        let views = Self.viewsVersion
+        if try isCurrent(views: views) { return }
+        try connection.execute("BEGIN IMMEDIATE")
+        do throws(DatabaseError) {
+            let identity = try Self.identity(of: connection, path: path)
+            if case .foreign(let tables) = identity { throw Self.foreignDatabase(path, tables: tables) }
+            if identity != .arrival { try connection.execute("PRAGMA application_id = \(Self.applicationID)") }
+            try connection.execute(
+                """
+                CREATE TABLE IF NOT EXISTS arrival_migrations (name TEXT NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL)
+                """)
+            let applied = try connection.prepare("SELECT 1 FROM arrival_migrations WHERE name = ?")
+            let record = try connection.prepare(
+                "INSERT INTO arrival_migrations (name, applied_at) VALUES (?, strftime('%s','now'))")
+            for (name, sql) in Migrations.all {
+                applied.bind(1, name)
+                let done = try applied.step()
+                applied.reset()
+                if done { continue }
                 try connection.execute(sql)
                 record.bind(1, name)
                 try record.run()
-                try connection.execute("COMMIT")
-            } catch {
-                try? connection.execute("ROLLBACK")
-                throw error
             }
-        }
-    }
-
-    /// Re-creates the SQL views of ``OutcomeRules`` when the store's were
-    /// made from other rules, so that a rule change is one edit of
-    /// `OutcomeRules.swift` rather than a migration. The views' version is a
-    /// hash of their SQL kept in `PRAGMA user_version`.
-    func syncOutcomeViews() throws(DatabaseError) {
-        var hash = StableHash()
-        hash.combine(OutcomeRules.viewSQL)
-        let version = Int64(hash.finish() & 0x7FFF_FFFF)
-        let current = try connection.prepare("PRAGMA user_version")
-        func isCurrent() throws(DatabaseError) -> Bool {
-            defer { current.reset() }
-            return try current.step() && current.int(0) == version
-        }
-        guard try !isCurrent() else { return }
-        try connection.execute("BEGIN IMMEDIATE")
-        do {
-            if try !isCurrent() {
+            if try userVersion() != views {
                 for name in OutcomeRules.viewNames.reversed() {
                     try connection.execute("DROP VIEW IF EXISTS \(name)")
                 }
                 try connection.execute(OutcomeRules.viewSQL)
-                try connection.execute("PRAGMA user_version = \(version)")
+                try connection.execute("PRAGMA user_version = \(views)")
             }
             try connection.execute("COMMIT")
         } catch {
             try? connection.execute("ROLLBACK")
             throw error
         }
+    }
+
+    /// The version of the outcome views: a hash of their SQL, kept in `PRAGMA
+    /// user_version`, so that a rule change is one edit of
+    /// `OutcomeRules.swift` rather than a migration.
+    static let viewsVersion: Int64 = {
+        var hash = StableHash()
+        hash.combine(OutcomeRules.viewSQL)
+        return Int64(hash.finish() & 0x7FFF_FFFF)
+    }()
+
+    /// Marked, every migration applied, views of these rules: nothing to write.
+    private func isCurrent(views: Int64) throws(DatabaseError) -> Bool {
+        guard try Self.identity(of: connection, path: path) == .arrival else { return false }
+        let applied: [String]
+        do { applied = try Self.migrationNames(connection) } catch { return false }
+        guard Migrations.all.allSatisfy({ applied.contains($0.name) }) else { return false }
+        return try userVersion() == views
+    }
+
+    private func userVersion() throws(DatabaseError) -> Int64 {
+        let query = try connection.prepare("PRAGMA user_version")
+        defer { query.reset() }
+        return try query.step() ? query.int(0) : 0
     }
 
     /// The SQL a view of the store was created with (nil: no such view).

@@ -46,8 +46,10 @@ public final class Store {
         try Self.checkDirectory(of: path)
         do throws(DatabaseError) {
             connection = try Connection(path: path)
-            let identity = try Self.identity(of: connection, path: path)
-            if case .foreign(let tables) = identity { throw Self.foreignDatabase(path, tables: tables) }
+            // Before anything is written: a file that is no store is left untouched.
+            if case .foreign(let tables) = try Self.identity(of: connection, path: path) {
+                throw Self.foreignDatabase(path, tables: tables)
+            }
             // Pages of 16 KiB for a new store (an existing one keeps its own):
             // a quarter of the write calls for the log and the checkpoints
             // (measured in Benchmarks/README.md).
@@ -58,26 +60,29 @@ public final class Store {
             // rolls a file back just before it throws, and a side that threw
             // is deleted unread (``ComparisonSide``). Benchmarks/README.md has
             // the measurement.
-            try connection.execute(
-                throwaway
-                    ? """
-                    PRAGMA journal_mode = OFF;
-                    PRAGMA synchronous = OFF;
-                    PRAGMA locking_mode = EXCLUSIVE;
-                    """
-                    : """
-                    PRAGMA journal_mode = WAL;
-                    PRAGMA synchronous = NORMAL;
-                    """)
+            // Another process making the same new store may hold the lock
+            // that switching the journal mode needs, and SQLite does not
+            // always wait for it there: retry until the busy timeout.
+            try connection.retryingWhileBusy { () throws(DatabaseError) in
+                try connection.execute(
+                    throwaway
+                        ? """
+                        PRAGMA journal_mode = OFF;
+                        PRAGMA synchronous = OFF;
+                        PRAGMA locking_mode = EXCLUSIVE;
+                        """
+                        : """
+                        PRAGMA journal_mode = WAL;
+                        PRAGMA synchronous = NORMAL;
+                        """)
+            }
             try connection.execute(
                 """
                 PRAGMA foreign_keys = ON;
                 PRAGMA cache_size = -65536;
                 PRAGMA temp_store = FILE;
                 """)
-            if identity != .arrival { try connection.execute("PRAGMA application_id = \(Self.applicationID)") }
-            try migrate()
-            try syncOutcomeViews()
+            try upgradeSchema()
         } catch {
             if error.hint != nil { throw error }
             throw DatabaseError(
@@ -185,7 +190,7 @@ public final class Store {
         return .foreign(tables: tables)
     }
 
-    private static func foreignDatabase(_ path: String, tables: [String]) -> DatabaseError {
+    static func foreignDatabase(_ path: String, tables: [String]) -> DatabaseError {
         let shown = tables.prefix(5).joined(separator: ", ") + (tables.count > 5 ? ", …" : "")
         return DatabaseError(
             code: SQLITE_ERROR,
