@@ -167,63 +167,7 @@ extension ReportDiff {
 
     /// A stable object for tools: keys in a fixed order, metrics in report
     /// order, numbers at full precision.
-    public func jsonText() -> String {
-        let w = JSONWriter()
-        w.object {
-            w.field("schema") { w.string("arrival.diff/1") }
-            for (name, side) in [("a", a), ("b", b)] {
-                w.field(name) {
-                    w.object {
-                        w.field("path") { w.string(side.path) }
-                        w.field("source") { w.string(side.source.rawValue) }
-                        w.field("window") { w.window(side.window) }
-                    }
-                }
-            }
-            w.field("confidence") { w.rate(confidence) }
-            w.field("metrics") {
-                w.array {
-                    for change in metrics {
-                        w.element {
-                            w.object {
-                                w.field("metric") { w.string(change.metric.id) }
-                                w.field("a") { w.rate(change.a) }
-                                w.field("b") { w.rate(change.b) }
-                                w.field("absolute") { w.rate(change.absolute) }
-                                w.field("relative") { w.rate(change.relative) }
-                                w.field("sample_a") { w.int(change.sampleA) }
-                                w.field("sample_b") { w.int(change.sampleB) }
-                                w.field("test") { w.significance(change.significance) }
-                                w.field("verdict") { w.string(change.verdict.rawValue) }
-                            }
-                        }
-                    }
-                }
-            }
-            w.field("reasons") { w.countChanges(reasons, key: "reason") }
-            w.field("outcomes") { w.countChanges(outcomes, key: "outcome") }
-            w.field("breakdowns") {
-                w.array {
-                    for row in breakdowns {
-                        w.element {
-                            w.object {
-                                w.field("dimension") { w.string(row.dimension) }
-                                w.field("key") { w.string(row.key) }
-                                w.field("a") { w.updates(row.a) }
-                                w.field("b") { w.updates(row.b) }
-                                w.field("change") { w.rate(row.change) }
-                                w.field("test") { w.significance(row.significance) }
-                            }
-                        }
-                    }
-                }
-            }
-            w.field("records") {
-                if let records { records.write(to: w) } else { w.null() }
-            }
-        }
-        return w.text + "\n"
-    }
+    public func jsonText() -> String { JSONWriter.document(self) }
 
     // MARK: - Formatting
 
@@ -277,17 +221,17 @@ extension RecordDiff {
             (color ? ANSIColor.bold.wrap("Records") : "Records")
                 + " (apns matched by apns_id, updates by activity_id and seq)")
         out.append(
-            "  apns:    \(apnsSame) same, \(apnsChanged) answered differently, \(apnsOnlyInA) only in A, \(apnsOnlyInB) only in B"
+            "  apns:    \(apns.same) same, \(apns.changed) answered differently, \(apns.onlyInA) only in A, \(apns.onlyInB) only in B"
         )
         out.append(
-            "  updates: \(updatesSame) same outcome, \(outcomeChanged) changed outcome, \(updatesOnlyInA) only in A, \(updatesOnlyInB) only in B"
+            "  updates: \(updates.same) same outcome, \(updates.changed) changed outcome, \(updates.onlyInA) only in A, \(updates.onlyInB) only in B"
         )
         for transition in transitions.keys.sorted(by: codePointOrder) {
             out.append("    \(transition): \(transitions[transition] ?? 0)")
         }
         if !apnsChangedRows.isEmpty {
             out.append("")
-            out.append("  Same apns_id, different answer (first \(apnsChangedRows.count) of \(apnsChanged)):")
+            out.append("  Same apns_id, different answer (first \(apnsChangedRows.count) of \(apns.changed)):")
             var table = TextTable(
                 ["apns_id", "activity", "seq", "A", "B"], alignments: [.left, .left, .right, .left, .left])
             for row in apnsChangedRows {
@@ -299,7 +243,7 @@ extension RecordDiff {
             out.append(table.render(color: color, indent: "    "))
         }
         for (title, rows, total) in [
-            ("Only in A", apnsOnlyInARows, apnsOnlyInA), ("Only in B", apnsOnlyInBRows, apnsOnlyInB),
+            ("Only in A", apnsOnlyInARows, apns.onlyInA), ("Only in B", apnsOnlyInBRows, apns.onlyInB),
         ] where !rows.isEmpty {
             out.append("")
             out.append("  apns \(title) (first \(rows.count) of \(total)):")
@@ -316,7 +260,7 @@ extension RecordDiff {
         if !updateRows.isEmpty {
             out.append("")
             out.append(
-                "  Updates that differ (first \(updateRows.count) of \(outcomeChanged + updatesOnlyInA + updatesOnlyInB)):"
+                "  Updates that differ (first \(updateRows.count) of \(updates.differences)):"
             )
             var table = TextTable(["activity", "seq", "A", "B"], alignments: [.left, .right, .left, .left])
             for row in updateRows {
@@ -333,9 +277,9 @@ extension RecordDiff {
         out.append("")
         out.append("| | same | changed | only in A | only in B |")
         out.append("|---|---:|---:|---:|---:|")
-        out.append("| apns (by `apns_id`) | \(apnsSame) | \(apnsChanged) | \(apnsOnlyInA) | \(apnsOnlyInB) |")
+        out.append("| apns (by `apns_id`) | \(apns.same) | \(apns.changed) | \(apns.onlyInA) | \(apns.onlyInB) |")
         out.append(
-            "| updates (by activity, seq) | \(updatesSame) | \(outcomeChanged) | \(updatesOnlyInA) | \(updatesOnlyInB) |"
+            "| updates (by activity, seq) | \(updates.same) | \(updates.changed) | \(updates.onlyInA) | \(updates.onlyInB) |"
         )
         if !transitions.isEmpty {
             out.append("")
@@ -358,115 +302,89 @@ extension RecordDiff {
         return out.joined(separator: "\n")
     }
 
-    func write(to w: JSONWriter) {
-        w.object {
-            w.field("limit") { w.int(limit) }
-            w.field("apns") {
-                w.object {
-                    w.field("same") { w.int(apnsSame) }
-                    w.field("changed") { w.int(apnsChanged) }
-                    w.field("only_in_a") { w.int(apnsOnlyInA) }
-                    w.field("only_in_b") { w.int(apnsOnlyInB) }
-                    w.field("changed_rows") {
-                        w.array {
-                            for row in apnsChangedRows {
-                                w.element {
-                                    w.object {
-                                        w.field("a") { Self.write(row.a, w) }
-                                        w.field("b") { Self.write(row.b, w) }
-                                    }
-                                }
-                            }
-                        }
-                    }
-                    w.field("only_in_a_rows") {
-                        w.array { for row in apnsOnlyInARows { w.element { Self.write(row, w) } } }
-                    }
-                    w.field("only_in_b_rows") {
-                        w.array { for row in apnsOnlyInBRows { w.element { Self.write(row, w) } } }
-                    }
-                }
-            }
-            w.field("updates") {
-                w.object {
-                    w.field("same") { w.int(updatesSame) }
-                    w.field("changed") { w.int(outcomeChanged) }
-                    w.field("only_in_a") { w.int(updatesOnlyInA) }
-                    w.field("only_in_b") { w.int(updatesOnlyInB) }
-                    w.field("transitions") {
-                        w.object {
-                            for key in transitions.keys.sorted(by: codePointOrder) {
-                                w.field(key) { w.int(transitions[key] ?? 0) }
-                            }
-                        }
-                    }
-                    w.field("rows") {
-                        w.array {
-                            for row in updateRows {
-                                w.element {
-                                    w.object {
-                                        w.field("activity_id") { w.string(row.activityID) }
-                                        w.field("seq") { w.int(Int(row.seq)) }
-                                        w.field("a") { w.optionalString(row.a) }
-                                        w.field("b") { w.optionalString(row.b) }
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    private static func write(_ record: ApnsRecord, _ w: JSONWriter) {
-        w.object {
-            w.field("apns_id") { w.string(record.apnsID) }
-            w.field("sent_at") { w.string(RFC3339.format(milliseconds: record.sentAt)) }
-            w.field("status") { w.int(Int(record.status)) }
-            w.field("reason") { w.optionalString(record.reason) }
-            w.field("activity_id") { w.optionalString(record.activityID) }
-            w.field("seq") { w.optionalInt(record.seq) }
-        }
-    }
-
     static func answer(_ record: ApnsRecord) -> String {
         record.reason.map { "\(record.status) \($0)" } ?? String(record.status)
     }
 }
 
-extension JSONWriter {
-    func window(_ window: ReportWindow?) {
-        guard let window else { return null() }
-        object {
-            field("from") { string(RFC3339.format(milliseconds: window.from)) }
-            field("to") { string(RFC3339.format(milliseconds: window.to)) }
-        }
-    }
+// MARK: - JSON objects
 
-    func significance(_ significance: Significance?) {
-        guard let significance else { return null() }
-        object {
-            field("method") { string(significance.method.rawValue) }
-            field("z") { rate(significance.z) }
-            field("p_value") { rate(significance.pValue) }
-            field("margin") { rate(significance.margin) }
-            field("significant") { bool(significance.isSignificant) }
-        }
+extension ReportDiff: JSONObject {
+    package var jsonFields: JSONFields {
+        [
+            "schema": "arrival.diff/1", "a": a, "b": b, "confidence": confidence, "metrics": metrics,
+            "reasons": reasons.map { $0.jsonFields(keyNamed: "reason") },
+            "outcomes": outcomes.map { $0.jsonFields(keyNamed: "outcome") }, "breakdowns": breakdowns,
+            "records": records,
+        ]
     }
+}
 
-    func countChanges(_ changes: [ReportDiff.CountChange], key: String) {
-        array {
-            for change in changes {
-                element {
-                    object {
-                        field(key) { string(change.key) }
-                        field("a") { int(change.a) }
-                        field("b") { int(change.b) }
-                        field("status") { string(change.status.rawValue) }
-                    }
-                }
-            }
-        }
+extension ReportDiff.Side: JSONObject {
+    package var jsonFields: JSONFields { ["path": path, "source": source.rawValue, "window": window] }
+}
+
+extension ReportDiff.MetricChange: JSONObject {
+    package var jsonFields: JSONFields {
+        [
+            "metric": metric.id, "a": a, "b": b, "absolute": absolute, "relative": relative, "sample_a": sampleA,
+            "sample_b": sampleB, "test": significance, "verdict": verdict.rawValue,
+        ]
     }
+}
+
+extension ReportDiff.CountChange {
+    /// The change as an object whose first field, the reason or outcome, is `name`.
+    func jsonFields(keyNamed name: String) -> JSONFields {
+        [name: key, "a": a, "b": b, "status": status.rawValue]
+    }
+}
+
+extension ReportDiff.BreakdownChange: JSONObject {
+    package var jsonFields: JSONFields {
+        ["dimension": dimension, "key": key, "a": a, "b": b, "change": change, "test": significance]
+    }
+}
+
+extension Significance: JSONObject {
+    package var jsonFields: JSONFields {
+        ["method": method.rawValue, "z": z, "p_value": pValue, "margin": margin, "significant": isSignificant]
+    }
+}
+
+extension RecordDiff: JSONObject {
+    package var jsonFields: JSONFields {
+        let transitions = JSONFields(
+            self.transitions.keys.sorted(by: codePointOrder).map { ($0, self.transitions[$0] ?? 0) })
+        return [
+            "limit": limit,
+            "apns": apns.jsonFields
+                + [
+                    "changed_rows": apnsChangedRows, "only_in_a_rows": apnsOnlyInARows,
+                    "only_in_b_rows": apnsOnlyInBRows,
+                ],
+            "updates": updates.jsonFields + ["transitions": transitions, "rows": updateRows],
+        ]
+    }
+}
+
+extension RecordDiff.Tally {
+    var jsonFields: JSONFields { ["same": same, "changed": changed, "only_in_a": onlyInA, "only_in_b": onlyInB] }
+}
+
+extension RecordDiff.ApnsChange: JSONObject {
+    package var jsonFields: JSONFields { ["a": a, "b": b] }
+}
+
+extension RecordDiff.ApnsRecord: JSONObject {
+    package var jsonFields: JSONFields {
+        [
+            "apns_id": apnsID, "sent_at": RFC3339.format(milliseconds: sentAt), "status": status, "reason": reason,
+            "activity_id": activityID, "seq": seq,
+        ]
+    }
+}
+
+extension RecordDiff.UpdateChange: JSONObject {
+    package var jsonFields: JSONFields { ["activity_id": activityID, "seq": seq, "a": a, "b": b] }
 }
