@@ -83,25 +83,17 @@ extension GateEvaluation {
         return xml
     }
 
-    static func xmlEscaped(_ text: String) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            case "\n": out += "&#10;"
-            case "\t": out += "&#9;"
-            case "\r": out += "&#13;"
-            // Characters XML 1.0 cannot carry at all.
-            case let s where s.value < 0x20 || s.value == 0xFFFE || s.value == 0xFFFF: out += "\u{FFFD}"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
+    static func xmlEscaped(_ text: String) -> String { xmlEscapes.escaped(text) }
+
+    /// Markup characters as entities, line breaks and tabs as character
+    /// references (attribute values keep them); what XML 1.0 cannot carry
+    /// at all (the other controls, U+FFFE, U+FFFF) as U+FFFD.
+    private static let xmlEscapes = ScalarEscapes(
+        [
+            "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&apos;", "\n": "&#10;", "\t": "&#9;",
+            "\r": "&#13;", "\u{FFFE}": "\u{FFFD}", "\u{FFFF}": "\u{FFFD}",
+        ],
+        otherControl: { _ in "\u{FFFD}" })
 
     // MARK: - GitHub Actions
 

@@ -4,7 +4,7 @@ import ArrivalModel
 ///
 /// The documents arrival writes (report, diff, gate) describe their objects
 /// as ``JSONFields``, keys in the contract's order, and the writer walks
-/// them; ``object(_:)``, ``field(_:_:)-(_,()->Void)`` and friends write by
+/// them; ``object(_:)``, ``field(_:_:)`` and friends write by
 /// hand what has no such description.
 package final class JSONWriter {
     package private(set) var text = ""
@@ -20,36 +20,17 @@ package final class JSONWriter {
         return w.text + "\n"
     }
 
-    package func object(_ body: () -> Void) {
-        text += "{"
-        depth += 1
-        first = true
-        body()
-        depth -= 1
-        if !first { newline() }
-        text += "}"
-        first = false
-    }
+    package func object(_ body: () -> Void) { nested("{", body, "}") }
 
+    package func array(_ body: () -> Void) { nested("[", body, "]") }
+
+    /// One field of the enclosing object.
     package func field(_ key: String, _ value: () -> Void) {
-        if !first { text += "," }
-        first = false
-        newline()
-        appendString(key)
-        text += ": "
-        value()
-        first = false
-    }
-
-    package func array(_ body: () -> Void) {
-        text += "["
-        depth += 1
-        first = true
-        body()
-        depth -= 1
-        if !first { newline() }
-        text += "]"
-        first = false
+        element {
+            appendString(key)
+            text += ": "
+            value()
+        }
     }
 
     /// One element of the enclosing array.
@@ -69,29 +50,33 @@ package final class JSONWriter {
     /// Swift prints the shortest digits that read back as the same double, e.g. 0.1, 1.0, 1e-05.
     package func double(_ value: Double) { text += "\(value)" }
 
+    /// An object or array: its members one level deeper, each on a line of its own.
+    private func nested(_ open: String, _ members: () -> Void, _ close: String) {
+        text += open
+        depth += 1
+        first = true
+        members()
+        depth -= 1
+        if !first { newline() }
+        text += close
+        first = false
+    }
+
     private func newline() {
         text += "\n" + String(repeating: "  ", count: depth)
     }
 
     private func appendString(_ value: String) {
-        text += "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": text += "\\\""
-            case "\\": text += "\\\\"
-            case "\n": text += "\\n"
-            case "\r": text += "\\r"
-            case "\t": text += "\\t"
-            case "\u{08}": text += "\\b"
-            case "\u{0C}": text += "\\f"
-            case let s where s.value < 0x20:
-                let hex = String(s.value, radix: 16)
-                text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default:
-                text.unicodeScalars.append(scalar)
-            }
-        }
-        text += "\""
+        text += "\"" + Self.escapes.escaped(value) + "\""
+    }
+
+    /// RFC 8259: the quote, the backslash and every control character; the
+    /// controls without a short form as `\u00XX`.
+    private static let escapes = ScalarEscapes(
+        ["\"": "\\\"", "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\u{08}": "\\b", "\u{0C}": "\\f"]
+    ) { control in
+        let hex = String(control.value, radix: 16)
+        return "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
     }
 }
 
