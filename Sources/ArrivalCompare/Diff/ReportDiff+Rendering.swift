@@ -55,12 +55,9 @@ extension ReportDiff {
         }
         out.append("")
         out.append(bold("Update outcomes"))
-        var outcomeTable = TextTable(["outcome", "A", "B", "change"], alignments: [.left, .right, .right, .right])
-        for outcome in outcomes {
-            outcomeTable.add([
-                outcome.key, String(outcome.a), String(outcome.b), ReportFormat.signed(outcome.b - outcome.a),
-            ])
-        }
+        let outcomeTable = TextTable(
+            ["outcome", "A", "B", "change"], alignments: [.left, .right, .right, .right],
+            rows: outcomes.map { [$0.key] + Self.counts($0) })
         out.append(outcomeTable.render(color: color))
         out.append("")
         out.append(
@@ -69,15 +66,16 @@ extension ReportDiff {
         if breakdowns.isEmpty {
             out.append("  none moved")
         } else {
-            var rowTable = TextTable(
+            let rowTable = TextTable(
                 ["dimension", "key", "A", "B", "change", "test"],
-                alignments: [.left, .left, .right, .right, .right, .left])
-            for row in breakdowns {
-                rowTable.add([
-                    row.dimension, row.key, Self.rateWithCount(row.a), Self.rateWithCount(row.b),
-                    row.change.map { ReportFormat.signedPoints($0) } ?? ReportFormat.none, Self.test(row.significance),
-                ])
-            }
+                alignments: [.left, .left, .right, .right, .right, .left],
+                rows: breakdowns.map { row in
+                    [
+                        row.dimension, row.key, Self.rateWithCount(row.a), Self.rateWithCount(row.b),
+                        row.change.map { ReportFormat.signedPoints($0) } ?? ReportFormat.none,
+                        Self.test(row.significance),
+                    ]
+                })
             out.append(rowTable.render(color: color))
         }
         if let records {
@@ -121,40 +119,39 @@ extension ReportDiff {
             "**Worse:** \(worse.isEmpty ? "nothing" : worse.joined(separator: ", ")) · **Better:** \(better.isEmpty ? "nothing" : better.joined(separator: ", "))"
         )
         out.append("")
-        out.append("| metric | A | B | change | relative | test | verdict |")
-        out.append("|---|---:|---:|---:|---:|---|---|")
-        for change in metrics {
-            let verdict = change.verdict == .worse ? "**worse**" : change.verdict.rawValue
-            out.append(
-                "| `\(change.metric.id)` | \(Self.value(change.a, change.metric)) | \(Self.value(change.b, change.metric)) | \(Self.change(change)) | \(change.relative.map { ReportFormat.signedPercent($0) } ?? ReportFormat.none) | \(Self.test(change.significance)) | \(verdict) |"
-            )
-        }
+        out += Markdown.table(
+            ["metric", "A", "B", "change", "relative", "test", "verdict"],
+            alignments: [.left, .right, .right, .right, .right, .left, .left],
+            rows: metrics.map { change in
+                [
+                    "`\(change.metric.id)`", Self.value(change.a, change.metric), Self.value(change.b, change.metric),
+                    Self.change(change), change.relative.map { ReportFormat.signedPercent($0) } ?? ReportFormat.none,
+                    Self.test(change.significance), change.verdict == .worse ? "**worse**" : change.verdict.rawValue,
+                ]
+            })
         if !reasons.isEmpty {
             out.append("")
-            out.append("| APNs reason | A | B | change | status |")
-            out.append("|---|---:|---:|---:|---|")
-            for reason in reasons {
-                out.append(
-                    "| `\(Markdown.escaped(reason.key))` | \(reason.a) | \(reason.b) | \(ReportFormat.signed(reason.b - reason.a)) | \(reason.status.rawValue) |"
-                )
-            }
+            out += Markdown.table(
+                ["APNs reason", "A", "B", "change", "status"], alignments: [.left, .right, .right, .right, .left],
+                rows: reasons.map { ["`\(Markdown.escaped($0.key))`"] + Self.counts($0) + [$0.status.rawValue] })
         }
         out.append("")
-        out.append("| outcome | A | B | change |")
-        out.append("|---|---:|---:|---:|")
-        for outcome in outcomes {
-            out.append(
-                "| \(outcome.key) | \(outcome.a) | \(outcome.b) | \(ReportFormat.signed(outcome.b - outcome.a)) |")
-        }
+        out += Markdown.table(
+            ["outcome", "A", "B", "change"], alignments: [.left, .right, .right, .right],
+            rows: outcomes.map { [$0.key] + Self.counts($0) })
         if !breakdowns.isEmpty {
             out.append("")
-            out.append("| breakdown row (arrival rate) | A | B | change | test |")
-            out.append("|---|---:|---:|---:|---|")
-            for row in breakdowns {
-                out.append(
-                    "| \(row.dimension) = `\(Markdown.escaped(row.key))` | \(Self.rateWithCount(row.a)) | \(Self.rateWithCount(row.b)) | \(row.change.map { ReportFormat.signedPoints($0) } ?? ReportFormat.none) | \(Self.test(row.significance)) |"
-                )
-            }
+            out += Markdown.table(
+                ["breakdown row (arrival rate)", "A", "B", "change", "test"],
+                alignments: [.left, .right, .right, .right, .left],
+                rows: breakdowns.map { row in
+                    [
+                        "\(row.dimension) = `\(Markdown.escaped(row.key))`", Self.rateWithCount(row.a),
+                        Self.rateWithCount(row.b),
+                        row.change.map { ReportFormat.signedPoints($0) } ?? ReportFormat.none,
+                        Self.test(row.significance),
+                    ]
+                })
         }
         if let records {
             out.append("")
@@ -207,6 +204,11 @@ extension ReportDiff {
         p < 0.001 ? "<0.001" : "=" + ReportFormat.fixed(p, 3)
     }
 
+    /// A, B and the signed change of a count.
+    static func counts(_ change: CountChange) -> [String] {
+        [String(change.a), String(change.b), ReportFormat.signed(change.b - change.a)]
+    }
+
     static func rateWithCount(_ counts: UpdateCounts) -> String {
         let deliverable = counts.deliverable
         return
@@ -232,14 +234,14 @@ extension RecordDiff {
         if !apnsChangedRows.isEmpty {
             out.append("")
             out.append("  Same apns_id, different answer (first \(apnsChangedRows.count) of \(apns.changed)):")
-            var table = TextTable(
-                ["apns_id", "activity", "seq", "A", "B"], alignments: [.left, .left, .right, .left, .left])
-            for row in apnsChangedRows {
-                table.add([
-                    row.a.apnsID, row.a.activityID ?? ReportFormat.none,
-                    row.a.seq.map(String.init) ?? ReportFormat.none, Self.answer(row.a), Self.answer(row.b),
-                ])
-            }
+            let table = TextTable(
+                ["apns_id", "activity", "seq", "A", "B"], alignments: [.left, .left, .right, .left, .left],
+                rows: apnsChangedRows.map { row in
+                    [
+                        row.a.apnsID, row.a.activityID ?? ReportFormat.none,
+                        row.a.seq.map(String.init) ?? ReportFormat.none, Self.answer(row.a), Self.answer(row.b),
+                    ]
+                })
             out.append(table.render(color: color, indent: "    "))
         }
         for (title, rows, total) in [
@@ -247,14 +249,14 @@ extension RecordDiff {
         ] where !rows.isEmpty {
             out.append("")
             out.append("  apns \(title) (first \(rows.count) of \(total)):")
-            var table = TextTable(
-                ["apns_id", "sent_at", "activity", "seq", "answer"], alignments: [.left, .left, .left, .right, .left])
-            for row in rows {
-                table.add([
-                    row.apnsID, RFC3339.format(milliseconds: row.sentAt), row.activityID ?? ReportFormat.none,
-                    row.seq.map(String.init) ?? ReportFormat.none, Self.answer(row),
-                ])
-            }
+            let table = TextTable(
+                ["apns_id", "sent_at", "activity", "seq", "answer"], alignments: [.left, .left, .left, .right, .left],
+                rows: rows.map { row in
+                    [
+                        row.apnsID, RFC3339.format(milliseconds: row.sentAt), row.activityID ?? ReportFormat.none,
+                        row.seq.map(String.init) ?? ReportFormat.none, Self.answer(row),
+                    ]
+                })
             out.append(table.render(color: color, indent: "    "))
         }
         if !updateRows.isEmpty {
@@ -262,10 +264,11 @@ extension RecordDiff {
             out.append(
                 "  Updates that differ (first \(updateRows.count) of \(updates.differences)):"
             )
-            var table = TextTable(["activity", "seq", "A", "B"], alignments: [.left, .right, .left, .left])
-            for row in updateRows {
-                table.add([row.activityID, String(row.seq), row.a ?? ReportFormat.none, row.b ?? ReportFormat.none])
-            }
+            let table = TextTable(
+                ["activity", "seq", "A", "B"], alignments: [.left, .right, .left, .left],
+                rows: updateRows.map {
+                    [$0.activityID, String($0.seq), $0.a ?? ReportFormat.none, $0.b ?? ReportFormat.none]
+                })
             out.append(table.render(color: color, indent: "    "))
         }
         return out.joined(separator: "\n")
@@ -275,29 +278,28 @@ extension RecordDiff {
         var out: [String] = []
         out.append("#### Records")
         out.append("")
-        out.append("| | same | changed | only in A | only in B |")
-        out.append("|---|---:|---:|---:|---:|")
-        out.append("| apns (by `apns_id`) | \(apns.same) | \(apns.changed) | \(apns.onlyInA) | \(apns.onlyInB) |")
-        out.append(
-            "| updates (by activity, seq) | \(updates.same) | \(updates.changed) | \(updates.onlyInA) | \(updates.onlyInB) |"
-        )
+        out += Markdown.table(
+            ["", "same", "changed", "only in A", "only in B"], alignments: [.left, .right, .right, .right, .right],
+            rows: [
+                ["apns (by `apns_id`)"] + apns.cells,
+                ["updates (by activity, seq)"] + updates.cells,
+            ])
         if !transitions.isEmpty {
             out.append("")
-            out.append("| outcome change | updates |")
-            out.append("|---|---:|")
-            for transition in transitions.keys.sorted(by: codePointOrder) {
-                out.append("| \(transition) | \(transitions[transition] ?? 0) |")
-            }
+            out += Markdown.table(
+                ["outcome change", "updates"], alignments: [.left, .right],
+                rows: transitions.keys.sorted(by: codePointOrder).map { [$0, String(transitions[$0] ?? 0)] })
         }
         if !apnsChangedRows.isEmpty {
             out.append("")
-            out.append("| apns_id | A | B |")
-            out.append("|---|---|---|")
-            for row in apnsChangedRows {
-                out.append(
-                    "| `\(Markdown.escaped(row.a.apnsID))` | \(Markdown.escaped(Self.answer(row.a))) | \(Markdown.escaped(Self.answer(row.b))) |"
-                )
-            }
+            out += Markdown.table(
+                ["apns_id", "A", "B"], alignments: [.left, .left, .left],
+                rows: apnsChangedRows.map { row in
+                    [
+                        "`\(Markdown.escaped(row.a.apnsID))`", Markdown.escaped(Self.answer(row.a)),
+                        Markdown.escaped(Self.answer(row.b)),
+                    ]
+                })
         }
         return out.joined(separator: "\n")
     }
@@ -369,6 +371,9 @@ extension RecordDiff: JSONObject {
 }
 
 extension RecordDiff.Tally {
+    /// Same, changed, only in A, only in B: the columns of the Markdown summary.
+    var cells: [String] { [same, changed, onlyInA, onlyInB].map(String.init) }
+
     var jsonFields: JSONFields { ["same": same, "changed": changed, "only_in_a": onlyInA, "only_in_b": onlyInB] }
 }
 
