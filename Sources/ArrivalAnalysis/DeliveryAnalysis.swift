@@ -67,14 +67,14 @@ package struct DeliveryAnalysis {
             if !hasSeq { withoutSeq += 1 }
         }
 
+        /// The counts above: each a sum over requests, so tallies of disjoint sets add up.
+        private static let counts: [any WritableKeyPath<RequestTally, Int> & Sendable] = [
+            \.total, \.accepted, \.oversizeFailures, \.oversizeRisk, \.unattributed, \.withoutSeq,
+        ]
+
         /// Adds another tally (of a disjoint set of requests).
         mutating func merge(_ other: RequestTally) {
-            total += other.total
-            accepted += other.accepted
-            oversizeFailures += other.oversizeFailures
-            oversizeRisk += other.oversizeRisk
-            unattributed += other.unattributed
-            withoutSeq += other.withoutSeq
+            for count in Self.counts { self[keyPath: count] += other[keyPath: count] }
             byReason.merge(other.byReason, uniquingKeysWith: +)
         }
     }

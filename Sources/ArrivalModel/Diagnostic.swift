@@ -50,6 +50,11 @@ public struct Diagnostic: Error, Sendable, Equatable, CustomStringConvertible {
         self.location = location
     }
 
+    /// A diagnostic about the file at `path`.
+    package init(_ category: Category, _ message: String, hint: String, path: String) {
+        self.init(category, message, hint: hint, location: Location(path: path))
+    }
+
     /// The diagnostic of any error: its own when it has one, otherwise its
     /// description as an input/output problem (never bad usage: an error
     /// nobody described is no proof the user typed something wrong).

@@ -15,16 +15,16 @@ extension SimulationError: DiagnosticConvertible {
             Diagnostic(
                 .io, "'\(path)' already exists (output of an earlier run?)",
                 hint: "pass --force to replace the earlier run, remove it, or choose another --out.",
-                location: Diagnostic.Location(path: path))
+                path: path)
         case .cannotCreate(let path):
             Diagnostic(
                 .io, "cannot create '\(path)'",
                 hint: "check that --out is a directory (or can be created as one) and is writable.",
-                location: Diagnostic.Location(path: path))
+                path: path)
         case .cannotRead(let path):
             Diagnostic(
                 .io, "cannot read '\(path)'", hint: "check that the file exists and is readable.",
-                location: Diagnostic.Location(path: path))
+                path: path)
         }
     }
 }
@@ -36,7 +36,7 @@ extension GzipWriter.Failure: DiagnosticConvertible {
         case .cannotCreate(let path):
             Diagnostic(
                 .io, "cannot create '\(path)'", hint: "check that its directory exists and is writable.",
-                location: Diagnostic.Location(path: path))
+                path: path)
         case .zlib(let code):
             Diagnostic(
                 .io, "zlib failed with code \(code) while compressing",

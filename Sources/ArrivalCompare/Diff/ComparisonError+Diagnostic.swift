@@ -11,31 +11,31 @@ extension ComparisonError: DiagnosticConvertible {
                 .input, "'\(path)' does not exist",
                 hint:
                     "give a batch file (.jsonl or .jsonl.gz), a directory of batches, an arrival store (.sqlite) or a report JSON.",
-                location: Diagnostic.Location(path: path))
+                path: path)
         case .unreadable(let path, let reason):
             Diagnostic(
                 .input, "cannot read '\(path)': \(reason)",
                 hint: "give a readable batch, directory of batches, arrival store or report JSON.",
-                location: Diagnostic.Location(path: path))
+                path: path)
         case .notAReport(let path, let reason):
             Diagnostic(
                 .input, "'\(path)' looks like a report JSON but is not one: \(reason)",
                 hint: "make it with 'arrival report --format json', or pass the batches it came from.",
-                location: Diagnostic.Location(path: path))
+                path: path)
         case .noRecords(let path, let detail):
             Diagnostic(
                 .input, "'\(path)' holds no valid apns record (\(detail))",
                 hint: "is it the right file? A corrupt or empty batch cannot be compared.",
-                location: Diagnostic.Location(path: path))
+                path: path)
         case .windowOnReportJSON(let path):
             Diagnostic(
                 .usage, "'\(path)' is a report JSON, which already covers a fixed window",
                 hint: "drop --day/--from/--to, or pass the store or batches instead.",
-                location: Diagnostic.Location(path: path))
+                path: path)
         case .noDetail(let path):
             Diagnostic(
                 .usage, "'\(path)' is a report JSON, which has no records",
-                hint: "--records needs batches or a store on both sides.", location: Diagnostic.Location(path: path))
+                hint: "--records needs batches or a store on both sides.", path: path)
         }
     }
 }

@@ -37,15 +37,23 @@ public struct RecordDiff: Sendable {
         public var b: String?
     }
 
+    /// Things matched across the sides: how many are the same on both,
+    /// matched but different, and on one side only.
+    public struct Tally: Sendable, Equatable {
+        public var same = 0
+        public var changed = 0
+        public var onlyInA = 0
+        public var onlyInB = 0
+
+        /// Everything that is not the same on both sides.
+        public var differences: Int { changed + onlyInA + onlyInB }
+    }
+
     public var limit: Int
-    public var apnsOnlyInA = 0
-    public var apnsOnlyInB = 0
-    public var apnsChanged = 0
-    public var apnsSame = 0
-    public var updatesOnlyInA = 0
-    public var updatesOnlyInB = 0
-    public var outcomeChanged = 0
-    public var updatesSame = 0
+    /// `apns` records by `apns_id`; changed: answered differently.
+    public var apns = Tally()
+    /// Updates by (activity_id, seq); changed: a different outcome.
+    public var updates = Tally()
     /// "rendered → lost" and its count, for every pair of outcomes seen.
     public var transitions: [String: Int] = [:]
     /// The first ``limit`` rows of each kind, in `apns_id` / update order.
@@ -55,8 +63,7 @@ public struct RecordDiff: Sendable {
     public var updateRows: [UpdateChange] = []
 
     public var isEmpty: Bool {
-        apnsOnlyInA == 0 && apnsOnlyInB == 0 && apnsChanged == 0
-            && updatesOnlyInA == 0 && updatesOnlyInB == 0 && outcomeChanged == 0
+        apns.differences == 0 && updates.differences == 0
     }
 
     /// Compares the records of two sides read with `detail: true`.
@@ -102,9 +109,9 @@ public struct RecordDiff: Sendable {
                     switch (index < groupA.count ? groupA[index] : nil, index < groupB.count ? groupB[index] : nil) {
                     case (let x?, let y?):
                         if x.status == y.status && x.reason == y.reason {
-                            apnsSame += 1
+                            apns.same += 1
                         } else {
-                            apnsChanged += 1
+                            apns.changed += 1
                             if apnsChangedRows.count < limit { apnsChangedRows.append(ApnsChange(a: x, b: y)) }
                         }
                     case (let x?, nil): onlyInA(x)
@@ -119,12 +126,12 @@ public struct RecordDiff: Sendable {
     }
 
     private mutating func onlyInA(_ record: ApnsRecord) {
-        apnsOnlyInA += 1
+        apns.onlyInA += 1
         if apnsOnlyInARows.count < limit { apnsOnlyInARows.append(record) }
     }
 
     private mutating func onlyInB(_ record: ApnsRecord) {
-        apnsOnlyInB += 1
+        apns.onlyInB += 1
         if apnsOnlyInBRows.count < limit { apnsOnlyInBRows.append(record) }
     }
 
@@ -159,20 +166,20 @@ public struct RecordDiff: Sendable {
             let key = UpdateKey(activity: analysisB.activityNames[Int(update.activity)], seq: update.seq)
             let outcomeB = update.accepted ? (update.outcome?.name ?? "not_accepted") : "not_accepted"
             guard let outcomeA = remaining.removeValue(forKey: key) else {
-                updatesOnlyInB += 1
+                updates.onlyInB += 1
                 first.offer(key, nil, outcomeB)
                 continue
             }
             if outcomeA == outcomeB {
-                updatesSame += 1
+                updates.same += 1
             } else {
-                outcomeChanged += 1
+                updates.changed += 1
                 pairs[Pair(a: outcomeA, b: outcomeB), default: 0] += 1
                 first.offer(key, outcomeA, outcomeB)
             }
         }
         for (key, outcomeA) in remaining {
-            updatesOnlyInA += 1
+            updates.onlyInA += 1
             first.offer(key, outcomeA, nil)
         }
         for (pair, count) in pairs { transitions["\(pair.a) → \(pair.b)"] = count }

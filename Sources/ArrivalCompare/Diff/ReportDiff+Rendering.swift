@@ -55,12 +55,9 @@ extension ReportDiff {
         }
         out.append("")
         out.append(bold("Update outcomes"))
-        var outcomeTable = TextTable(["outcome", "A", "B", "change"], alignments: [.left, .right, .right, .right])
-        for outcome in outcomes {
-            outcomeTable.add([
-                outcome.key, String(outcome.a), String(outcome.b), ReportFormat.signed(outcome.b - outcome.a),
-            ])
-        }
+        let outcomeTable = TextTable(
+            ["outcome", "A", "B", "change"], alignments: [.left, .right, .right, .right],
+            rows: outcomes.map { [$0.key] + Self.counts($0) })
         out.append(outcomeTable.render(color: color))
         out.append("")
         out.append(
@@ -69,15 +66,16 @@ extension ReportDiff {
         if breakdowns.isEmpty {
             out.append("  none moved")
         } else {
-            var rowTable = TextTable(
+            let rowTable = TextTable(
                 ["dimension", "key", "A", "B", "change", "test"],
-                alignments: [.left, .left, .right, .right, .right, .left])
-            for row in breakdowns {
-                rowTable.add([
-                    row.dimension, row.key, Self.rateWithCount(row.a), Self.rateWithCount(row.b),
-                    row.change.map { ReportFormat.signedPoints($0) } ?? ReportFormat.none, Self.test(row.significance),
-                ])
-            }
+                alignments: [.left, .left, .right, .right, .right, .left],
+                rows: breakdowns.map { row in
+                    [
+                        row.dimension, row.key, Self.rateWithCount(row.a), Self.rateWithCount(row.b),
+                        row.change.map { ReportFormat.signedPoints($0) } ?? ReportFormat.none,
+                        Self.test(row.significance),
+                    ]
+                })
             out.append(rowTable.render(color: color))
         }
         if let records {
@@ -121,40 +119,39 @@ extension ReportDiff {
             "**Worse:** \(worse.isEmpty ? "nothing" : worse.joined(separator: ", ")) · **Better:** \(better.isEmpty ? "nothing" : better.joined(separator: ", "))"
         )
         out.append("")
-        out.append("| metric | A | B | change | relative | test | verdict |")
-        out.append("|---|---:|---:|---:|---:|---|---|")
-        for change in metrics {
-            let verdict = change.verdict == .worse ? "**worse**" : change.verdict.rawValue
-            out.append(
-                "| `\(change.metric.id)` | \(Self.value(change.a, change.metric)) | \(Self.value(change.b, change.metric)) | \(Self.change(change)) | \(change.relative.map { ReportFormat.signedPercent($0) } ?? ReportFormat.none) | \(Self.test(change.significance)) | \(verdict) |"
-            )
-        }
+        out += Markdown.table(
+            ["metric", "A", "B", "change", "relative", "test", "verdict"],
+            alignments: [.left, .right, .right, .right, .right, .left, .left],
+            rows: metrics.map { change in
+                [
+                    "`\(change.metric.id)`", Self.value(change.a, change.metric), Self.value(change.b, change.metric),
+                    Self.change(change), change.relative.map { ReportFormat.signedPercent($0) } ?? ReportFormat.none,
+                    Self.test(change.significance), change.verdict == .worse ? "**worse**" : change.verdict.rawValue,
+                ]
+            })
         if !reasons.isEmpty {
             out.append("")
-            out.append("| APNs reason | A | B | change | status |")
-            out.append("|---|---:|---:|---:|---|")
-            for reason in reasons {
-                out.append(
-                    "| `\(Markdown.escaped(reason.key))` | \(reason.a) | \(reason.b) | \(ReportFormat.signed(reason.b - reason.a)) | \(reason.status.rawValue) |"
-                )
-            }
+            out += Markdown.table(
+                ["APNs reason", "A", "B", "change", "status"], alignments: [.left, .right, .right, .right, .left],
+                rows: reasons.map { ["`\(Markdown.escaped($0.key))`"] + Self.counts($0) + [$0.status.rawValue] })
         }
         out.append("")
-        out.append("| outcome | A | B | change |")
-        out.append("|---|---:|---:|---:|")
-        for outcome in outcomes {
-            out.append(
-                "| \(outcome.key) | \(outcome.a) | \(outcome.b) | \(ReportFormat.signed(outcome.b - outcome.a)) |")
-        }
+        out += Markdown.table(
+            ["outcome", "A", "B", "change"], alignments: [.left, .right, .right, .right],
+            rows: outcomes.map { [$0.key] + Self.counts($0) })
         if !breakdowns.isEmpty {
             out.append("")
-            out.append("| breakdown row (arrival rate) | A | B | change | test |")
-            out.append("|---|---:|---:|---:|---|")
-            for row in breakdowns {
-                out.append(
-                    "| \(row.dimension) = `\(Markdown.escaped(row.key))` | \(Self.rateWithCount(row.a)) | \(Self.rateWithCount(row.b)) | \(row.change.map { ReportFormat.signedPoints($0) } ?? ReportFormat.none) | \(Self.test(row.significance)) |"
-                )
-            }
+            out += Markdown.table(
+                ["breakdown row (arrival rate)", "A", "B", "change", "test"],
+                alignments: [.left, .right, .right, .right, .left],
+                rows: breakdowns.map { row in
+                    [
+                        "\(row.dimension) = `\(Markdown.escaped(row.key))`", Self.rateWithCount(row.a),
+                        Self.rateWithCount(row.b),
+                        row.change.map { ReportFormat.signedPoints($0) } ?? ReportFormat.none,
+                        Self.test(row.significance),
+                    ]
+                })
         }
         if let records {
             out.append("")
@@ -167,63 +164,7 @@ extension ReportDiff {
 
     /// A stable object for tools: keys in a fixed order, metrics in report
     /// order, numbers at full precision.
-    public func jsonText() -> String {
-        let w = JSONWriter()
-        w.object {
-            w.field("schema") { w.string("arrival.diff/1") }
-            for (name, side) in [("a", a), ("b", b)] {
-                w.field(name) {
-                    w.object {
-                        w.field("path") { w.string(side.path) }
-                        w.field("source") { w.string(side.source.rawValue) }
-                        w.field("window") { w.window(side.window) }
-                    }
-                }
-            }
-            w.field("confidence") { w.rate(confidence) }
-            w.field("metrics") {
-                w.array {
-                    for change in metrics {
-                        w.element {
-                            w.object {
-                                w.field("metric") { w.string(change.metric.id) }
-                                w.field("a") { w.rate(change.a) }
-                                w.field("b") { w.rate(change.b) }
-                                w.field("absolute") { w.rate(change.absolute) }
-                                w.field("relative") { w.rate(change.relative) }
-                                w.field("sample_a") { w.int(change.sampleA) }
-                                w.field("sample_b") { w.int(change.sampleB) }
-                                w.field("test") { w.significance(change.significance) }
-                                w.field("verdict") { w.string(change.verdict.rawValue) }
-                            }
-                        }
-                    }
-                }
-            }
-            w.field("reasons") { w.countChanges(reasons, key: "reason") }
-            w.field("outcomes") { w.countChanges(outcomes, key: "outcome") }
-            w.field("breakdowns") {
-                w.array {
-                    for row in breakdowns {
-                        w.element {
-                            w.object {
-                                w.field("dimension") { w.string(row.dimension) }
-                                w.field("key") { w.string(row.key) }
-                                w.field("a") { w.updates(row.a) }
-                                w.field("b") { w.updates(row.b) }
-                                w.field("change") { w.rate(row.change) }
-                                w.field("test") { w.significance(row.significance) }
-                            }
-                        }
-                    }
-                }
-            }
-            w.field("records") {
-                if let records { records.write(to: w) } else { w.null() }
-            }
-        }
-        return w.text + "\n"
-    }
+    public func jsonText() -> String { JSONWriter.document(self) }
 
     // MARK: - Formatting
 
@@ -263,6 +204,11 @@ extension ReportDiff {
         p < 0.001 ? "<0.001" : "=" + ReportFormat.fixed(p, 3)
     }
 
+    /// A, B and the signed change of a count.
+    static func counts(_ change: CountChange) -> [String] {
+        [String(change.a), String(change.b), ReportFormat.signed(change.b - change.a)]
+    }
+
     static func rateWithCount(_ counts: UpdateCounts) -> String {
         let deliverable = counts.deliverable
         return
@@ -277,51 +223,52 @@ extension RecordDiff {
             (color ? ANSIColor.bold.wrap("Records") : "Records")
                 + " (apns matched by apns_id, updates by activity_id and seq)")
         out.append(
-            "  apns:    \(apnsSame) same, \(apnsChanged) answered differently, \(apnsOnlyInA) only in A, \(apnsOnlyInB) only in B"
+            "  apns:    \(apns.same) same, \(apns.changed) answered differently, \(apns.onlyInA) only in A, \(apns.onlyInB) only in B"
         )
         out.append(
-            "  updates: \(updatesSame) same outcome, \(outcomeChanged) changed outcome, \(updatesOnlyInA) only in A, \(updatesOnlyInB) only in B"
+            "  updates: \(updates.same) same outcome, \(updates.changed) changed outcome, \(updates.onlyInA) only in A, \(updates.onlyInB) only in B"
         )
         for transition in transitions.keys.sorted(by: codePointOrder) {
             out.append("    \(transition): \(transitions[transition] ?? 0)")
         }
         if !apnsChangedRows.isEmpty {
             out.append("")
-            out.append("  Same apns_id, different answer (first \(apnsChangedRows.count) of \(apnsChanged)):")
-            var table = TextTable(
-                ["apns_id", "activity", "seq", "A", "B"], alignments: [.left, .left, .right, .left, .left])
-            for row in apnsChangedRows {
-                table.add([
-                    row.a.apnsID, row.a.activityID ?? ReportFormat.none,
-                    row.a.seq.map(String.init) ?? ReportFormat.none, Self.answer(row.a), Self.answer(row.b),
-                ])
-            }
+            out.append("  Same apns_id, different answer (first \(apnsChangedRows.count) of \(apns.changed)):")
+            let table = TextTable(
+                ["apns_id", "activity", "seq", "A", "B"], alignments: [.left, .left, .right, .left, .left],
+                rows: apnsChangedRows.map { row in
+                    [
+                        row.a.apnsID, row.a.activityID ?? ReportFormat.none,
+                        row.a.seq.map(String.init) ?? ReportFormat.none, Self.answer(row.a), Self.answer(row.b),
+                    ]
+                })
             out.append(table.render(color: color, indent: "    "))
         }
         for (title, rows, total) in [
-            ("Only in A", apnsOnlyInARows, apnsOnlyInA), ("Only in B", apnsOnlyInBRows, apnsOnlyInB),
+            ("Only in A", apnsOnlyInARows, apns.onlyInA), ("Only in B", apnsOnlyInBRows, apns.onlyInB),
         ] where !rows.isEmpty {
             out.append("")
             out.append("  apns \(title) (first \(rows.count) of \(total)):")
-            var table = TextTable(
-                ["apns_id", "sent_at", "activity", "seq", "answer"], alignments: [.left, .left, .left, .right, .left])
-            for row in rows {
-                table.add([
-                    row.apnsID, RFC3339.format(milliseconds: row.sentAt), row.activityID ?? ReportFormat.none,
-                    row.seq.map(String.init) ?? ReportFormat.none, Self.answer(row),
-                ])
-            }
+            let table = TextTable(
+                ["apns_id", "sent_at", "activity", "seq", "answer"], alignments: [.left, .left, .left, .right, .left],
+                rows: rows.map { row in
+                    [
+                        row.apnsID, RFC3339.format(milliseconds: row.sentAt), row.activityID ?? ReportFormat.none,
+                        row.seq.map(String.init) ?? ReportFormat.none, Self.answer(row),
+                    ]
+                })
             out.append(table.render(color: color, indent: "    "))
         }
         if !updateRows.isEmpty {
             out.append("")
             out.append(
-                "  Updates that differ (first \(updateRows.count) of \(outcomeChanged + updatesOnlyInA + updatesOnlyInB)):"
+                "  Updates that differ (first \(updateRows.count) of \(updates.differences)):"
             )
-            var table = TextTable(["activity", "seq", "A", "B"], alignments: [.left, .right, .left, .left])
-            for row in updateRows {
-                table.add([row.activityID, String(row.seq), row.a ?? ReportFormat.none, row.b ?? ReportFormat.none])
-            }
+            let table = TextTable(
+                ["activity", "seq", "A", "B"], alignments: [.left, .right, .left, .left],
+                rows: updateRows.map {
+                    [$0.activityID, String($0.seq), $0.a ?? ReportFormat.none, $0.b ?? ReportFormat.none]
+                })
             out.append(table.render(color: color, indent: "    "))
         }
         return out.joined(separator: "\n")
@@ -331,103 +278,30 @@ extension RecordDiff {
         var out: [String] = []
         out.append("#### Records")
         out.append("")
-        out.append("| | same | changed | only in A | only in B |")
-        out.append("|---|---:|---:|---:|---:|")
-        out.append("| apns (by `apns_id`) | \(apnsSame) | \(apnsChanged) | \(apnsOnlyInA) | \(apnsOnlyInB) |")
-        out.append(
-            "| updates (by activity, seq) | \(updatesSame) | \(outcomeChanged) | \(updatesOnlyInA) | \(updatesOnlyInB) |"
-        )
+        out += Markdown.table(
+            ["", "same", "changed", "only in A", "only in B"], alignments: [.left, .right, .right, .right, .right],
+            rows: [
+                ["apns (by `apns_id`)"] + apns.cells,
+                ["updates (by activity, seq)"] + updates.cells,
+            ])
         if !transitions.isEmpty {
             out.append("")
-            out.append("| outcome change | updates |")
-            out.append("|---|---:|")
-            for transition in transitions.keys.sorted(by: codePointOrder) {
-                out.append("| \(transition) | \(transitions[transition] ?? 0) |")
-            }
+            out += Markdown.table(
+                ["outcome change", "updates"], alignments: [.left, .right],
+                rows: transitions.keys.sorted(by: codePointOrder).map { [$0, String(transitions[$0] ?? 0)] })
         }
         if !apnsChangedRows.isEmpty {
             out.append("")
-            out.append("| apns_id | A | B |")
-            out.append("|---|---|---|")
-            for row in apnsChangedRows {
-                out.append(
-                    "| `\(Markdown.escaped(row.a.apnsID))` | \(Markdown.escaped(Self.answer(row.a))) | \(Markdown.escaped(Self.answer(row.b))) |"
-                )
-            }
+            out += Markdown.table(
+                ["apns_id", "A", "B"], alignments: [.left, .left, .left],
+                rows: apnsChangedRows.map { row in
+                    [
+                        "`\(Markdown.escaped(row.a.apnsID))`", Markdown.escaped(Self.answer(row.a)),
+                        Markdown.escaped(Self.answer(row.b)),
+                    ]
+                })
         }
         return out.joined(separator: "\n")
-    }
-
-    func write(to w: JSONWriter) {
-        w.object {
-            w.field("limit") { w.int(limit) }
-            w.field("apns") {
-                w.object {
-                    w.field("same") { w.int(apnsSame) }
-                    w.field("changed") { w.int(apnsChanged) }
-                    w.field("only_in_a") { w.int(apnsOnlyInA) }
-                    w.field("only_in_b") { w.int(apnsOnlyInB) }
-                    w.field("changed_rows") {
-                        w.array {
-                            for row in apnsChangedRows {
-                                w.element {
-                                    w.object {
-                                        w.field("a") { Self.write(row.a, w) }
-                                        w.field("b") { Self.write(row.b, w) }
-                                    }
-                                }
-                            }
-                        }
-                    }
-                    w.field("only_in_a_rows") {
-                        w.array { for row in apnsOnlyInARows { w.element { Self.write(row, w) } } }
-                    }
-                    w.field("only_in_b_rows") {
-                        w.array { for row in apnsOnlyInBRows { w.element { Self.write(row, w) } } }
-                    }
-                }
-            }
-            w.field("updates") {
-                w.object {
-                    w.field("same") { w.int(updatesSame) }
-                    w.field("changed") { w.int(outcomeChanged) }
-                    w.field("only_in_a") { w.int(updatesOnlyInA) }
-                    w.field("only_in_b") { w.int(updatesOnlyInB) }
-                    w.field("transitions") {
-                        w.object {
-                            for key in transitions.keys.sorted(by: codePointOrder) {
-                                w.field(key) { w.int(transitions[key] ?? 0) }
-                            }
-                        }
-                    }
-                    w.field("rows") {
-                        w.array {
-                            for row in updateRows {
-                                w.element {
-                                    w.object {
-                                        w.field("activity_id") { w.string(row.activityID) }
-                                        w.field("seq") { w.int(Int(row.seq)) }
-                                        w.field("a") { w.optionalString(row.a) }
-                                        w.field("b") { w.optionalString(row.b) }
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    private static func write(_ record: ApnsRecord, _ w: JSONWriter) {
-        w.object {
-            w.field("apns_id") { w.string(record.apnsID) }
-            w.field("sent_at") { w.string(RFC3339.format(milliseconds: record.sentAt)) }
-            w.field("status") { w.int(Int(record.status)) }
-            w.field("reason") { w.optionalString(record.reason) }
-            w.field("activity_id") { w.optionalString(record.activityID) }
-            w.field("seq") { w.optionalInt(record.seq) }
-        }
     }
 
     static func answer(_ record: ApnsRecord) -> String {
@@ -435,38 +309,87 @@ extension RecordDiff {
     }
 }
 
-extension JSONWriter {
-    func window(_ window: ReportWindow?) {
-        guard let window else { return null() }
-        object {
-            field("from") { string(RFC3339.format(milliseconds: window.from)) }
-            field("to") { string(RFC3339.format(milliseconds: window.to)) }
-        }
-    }
+// MARK: - JSON objects
 
-    func significance(_ significance: Significance?) {
-        guard let significance else { return null() }
-        object {
-            field("method") { string(significance.method.rawValue) }
-            field("z") { rate(significance.z) }
-            field("p_value") { rate(significance.pValue) }
-            field("margin") { rate(significance.margin) }
-            field("significant") { bool(significance.isSignificant) }
-        }
+extension ReportDiff: JSONObject {
+    package var jsonFields: JSONFields {
+        [
+            "schema": "arrival.diff/1", "a": a, "b": b, "confidence": confidence, "metrics": metrics,
+            "reasons": reasons.map { $0.jsonFields(keyNamed: "reason") },
+            "outcomes": outcomes.map { $0.jsonFields(keyNamed: "outcome") }, "breakdowns": breakdowns,
+            "records": records,
+        ]
     }
+}
 
-    func countChanges(_ changes: [ReportDiff.CountChange], key: String) {
-        array {
-            for change in changes {
-                element {
-                    object {
-                        field(key) { string(change.key) }
-                        field("a") { int(change.a) }
-                        field("b") { int(change.b) }
-                        field("status") { string(change.status.rawValue) }
-                    }
-                }
-            }
-        }
+extension ReportDiff.Side: JSONObject {
+    package var jsonFields: JSONFields { ["path": path, "source": source.rawValue, "window": window] }
+}
+
+extension ReportDiff.MetricChange: JSONObject {
+    package var jsonFields: JSONFields {
+        [
+            "metric": metric.id, "a": a, "b": b, "absolute": absolute, "relative": relative, "sample_a": sampleA,
+            "sample_b": sampleB, "test": significance, "verdict": verdict.rawValue,
+        ]
     }
+}
+
+extension ReportDiff.CountChange {
+    /// The change as an object whose first field, the reason or outcome, is `name`.
+    func jsonFields(keyNamed name: String) -> JSONFields {
+        [name: key, "a": a, "b": b, "status": status.rawValue]
+    }
+}
+
+extension ReportDiff.BreakdownChange: JSONObject {
+    package var jsonFields: JSONFields {
+        ["dimension": dimension, "key": key, "a": a, "b": b, "change": change, "test": significance]
+    }
+}
+
+extension Significance: JSONObject {
+    package var jsonFields: JSONFields {
+        ["method": method.rawValue, "z": z, "p_value": pValue, "margin": margin, "significant": isSignificant]
+    }
+}
+
+extension RecordDiff: JSONObject {
+    package var jsonFields: JSONFields {
+        let transitions = JSONFields(
+            self.transitions.keys.sorted(by: codePointOrder).map { ($0, self.transitions[$0] ?? 0) })
+        return [
+            "limit": limit,
+            "apns": apns.jsonFields
+                + [
+                    "changed_rows": apnsChangedRows, "only_in_a_rows": apnsOnlyInARows,
+                    "only_in_b_rows": apnsOnlyInBRows,
+                ],
+            "updates": updates.jsonFields + ["transitions": transitions, "rows": updateRows],
+        ]
+    }
+}
+
+extension RecordDiff.Tally {
+    /// Same, changed, only in A, only in B: the columns of the Markdown summary.
+    var cells: [String] { [same, changed, onlyInA, onlyInB].map(String.init) }
+
+    var jsonFields: JSONFields { ["same": same, "changed": changed, "only_in_a": onlyInA, "only_in_b": onlyInB] }
+}
+
+extension RecordDiff.ApnsChange: JSONObject {
+    package var jsonFields: JSONFields { ["a": a, "b": b] }
+}
+
+extension RecordDiff.ApnsRecord: JSONObject {
+    package var jsonFields: JSONFields {
+        [
+            "apns_id": apnsID, "sent_at": RFC3339.format(milliseconds: sentAt), "status": status, "reason": reason,
+            "activity_id": activityID, "seq": seq,
+        ]
+    }
+}
+
+extension RecordDiff.UpdateChange: JSONObject {
+    package var jsonFields: JSONFields { ["activity_id": activityID, "seq": seq, "a": a, "b": b] }
 }

@@ -38,37 +38,7 @@ extension GateEvaluation {
 
     // MARK: - JSON
 
-    public func jsonText() -> String {
-        let w = JSONWriter()
-        w.object {
-            w.field("schema") { w.string("arrival.gate/1") }
-            w.field("current") { w.string(current) }
-            w.field("baseline") { w.optionalString(baseline) }
-            w.field("confidence") { w.rate(confidence) }
-            w.field("passed") { w.bool(passed) }
-            w.field("failures") { w.int(failures) }
-            w.field("warnings") { w.int(warnings) }
-            w.field("rules") {
-                w.array {
-                    for result in results {
-                        w.element {
-                            w.object {
-                                w.field("rule") { w.string(result.rule.description) }
-                                w.field("metric") { w.string(result.rule.metric.id) }
-                                w.field("check") { w.string(result.rule.check.name) }
-                                w.field("threshold") { w.rate(result.rule.check.threshold) }
-                                w.field("verdict") { w.string(result.verdict.rawValue) }
-                                w.field("expected") { w.string(result.expected) }
-                                w.field("actual") { w.string(result.actual) }
-                                w.field("detail") { w.string(result.detail) }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        return w.text + "\n"
-    }
+    public func jsonText() -> String { JSONWriter.document(self) }
 
     // MARK: - JUnit
 
@@ -113,25 +83,17 @@ extension GateEvaluation {
         return xml
     }
 
-    static func xmlEscaped(_ text: String) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            case "\n": out += "&#10;"
-            case "\t": out += "&#9;"
-            case "\r": out += "&#13;"
-            // Characters XML 1.0 cannot carry at all.
-            case let s where s.value < 0x20 || s.value == 0xFFFE || s.value == 0xFFFF: out += "\u{FFFD}"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
+    static func xmlEscaped(_ text: String) -> String { xmlEscapes.escaped(text) }
+
+    /// Markup characters as entities, line breaks and tabs as character
+    /// references (attribute values keep them); what XML 1.0 cannot carry
+    /// at all (the other controls, U+FFFE, U+FFFF) as U+FFFD.
+    private static let xmlEscapes = ScalarEscapes(
+        [
+            "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&apos;", "\n": "&#10;", "\t": "&#9;",
+            "\r": "&#13;", "\u{FFFE}": "\u{FFFD}", "\u{FFFF}": "\u{FFFD}",
+        ],
+        otherControl: { _ in "\u{FFFD}" })
 
     // MARK: - GitHub Actions
 
@@ -175,5 +137,24 @@ extension GateEvaluation {
 
     static func propertyEscaped(_ text: String) -> String {
         dataEscaped(text).replacingOccurrences(of: ":", with: "%3A").replacingOccurrences(of: ",", with: "%2C")
+    }
+}
+
+extension GateEvaluation: JSONObject {
+    package var jsonFields: JSONFields {
+        [
+            "schema": "arrival.gate/1", "current": current, "baseline": baseline, "confidence": confidence,
+            "passed": passed, "failures": failures, "warnings": warnings, "rules": results,
+        ]
+    }
+}
+
+extension GateEvaluation.Result: JSONObject {
+    package var jsonFields: JSONFields {
+        [
+            "rule": rule.description, "metric": rule.metric.id, "check": rule.check.name,
+            "threshold": rule.check.threshold, "verdict": verdict.rawValue, "expected": expected, "actual": actual,
+            "detail": detail,
+        ]
     }
 }

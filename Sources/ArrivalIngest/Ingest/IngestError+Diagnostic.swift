@@ -6,12 +6,12 @@ extension InputError: DiagnosticConvertible {
         case .cannotOpen(let path, let reason):
             Diagnostic(
                 .input, "cannot open '\(path)': \(reason)", hint: "check the path exists and is readable.",
-                location: Diagnostic.Location(path: path))
+                path: path)
         case .readFailed(let path, let reason):
             Diagnostic(
                 .input, "reading '\(path)' failed: \(reason)",
                 hint: "nothing from this file was stored; run the ingest again.",
-                location: Diagnostic.Location(path: path))
+                path: path)
         }
     }
 }

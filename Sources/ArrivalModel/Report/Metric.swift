@@ -88,36 +88,31 @@ public struct Metric: Sendable, Hashable, CustomStringConvertible {
 
     // MARK: - The metrics, in report order
 
-    public static let requestsTotal = count("requests.total", .neutral, of: requests) { $0.requests.total }
-    public static let requestsAccepted = count("requests.accepted", .neutral, of: requests) { $0.requests.accepted }
-    public static let requestsRejected = count("requests.rejected", .lowerIsBetter, of: requests) {
-        $0.requests.rejected
-    }
+    public static let requestsTotal = count("requests.total", .neutral, of: requests, \.requests.total)
+    public static let requestsAccepted = count("requests.accepted", .neutral, of: requests, \.requests.accepted)
+    public static let requestsRejected = count("requests.rejected", .lowerIsBetter, of: requests, \.requests.rejected)
     public static let acceptanceRate = rate("requests.acceptance_rate", .higherIsBetter) {
         ($0.requests.accepted, $0.requests.total)
     }
-    public static let requestsOversizeFailures = count("requests.oversize_failures", .lowerIsBetter, of: requests) {
-        $0.requests.oversizeFailures
-    }
+    public static let requestsOversizeFailures = count(
+        "requests.oversize_failures", .lowerIsBetter, of: requests, \.requests.oversizeFailures)
     public static let oversizeShare = rate("requests.oversize_share", .lowerIsBetter) {
         ($0.requests.oversizeFailures, $0.requests.total)
     }
-    public static let requestsOversizeRisk = count("requests.oversize_risk", .lowerIsBetter, of: requests) {
-        $0.requests.oversizeRisk
-    }
-    public static let updatesSent = count("updates.sent", .neutral, of: updates) { $0.updates.sent }
-    public static let updatesAccepted = count("updates.accepted", .neutral, of: updates) { $0.updates.accepted }
-    public static let updatesRendered = count("updates.rendered", .neutral, of: updates) { $0.updates.rendered }
-    public static let updatesEnded = count("updates.ended", .lowerIsBetter, of: updates) { $0.updates.ended }
-    public static let updatesExpired = count("updates.expired", .lowerIsBetter, of: updates) { $0.updates.expired }
-    public static let updatesStaleTimestamp = count("updates.stale_timestamp", .lowerIsBetter, of: updates) {
-        $0.updates.staleTimestamp
-    }
+    public static let requestsOversizeRisk = count(
+        "requests.oversize_risk", .lowerIsBetter, of: requests, \.requests.oversizeRisk)
+    public static let updatesSent = count("updates.sent", .neutral, of: updates, \.updates.sent)
+    public static let updatesAccepted = count("updates.accepted", .neutral, of: updates, \.updates.accepted)
+    public static let updatesRendered = count("updates.rendered", .neutral, of: updates, \.updates.rendered)
+    public static let updatesEnded = count("updates.ended", .lowerIsBetter, of: updates, \.updates.ended)
+    public static let updatesExpired = count("updates.expired", .lowerIsBetter, of: updates, \.updates.expired)
+    public static let updatesStaleTimestamp = count(
+        "updates.stale_timestamp", .lowerIsBetter, of: updates, \.updates.staleTimestamp)
     public static let staleShare = rate("updates.stale_share", .lowerIsBetter) {
         ($0.updates.staleTimestamp, $0.updates.accepted)
     }
-    public static let updatesSuperseded = count("updates.superseded", .neutral, of: updates) { $0.updates.superseded }
-    public static let updatesLost = count("updates.lost", .lowerIsBetter, of: updates) { $0.updates.lost }
+    public static let updatesSuperseded = count("updates.superseded", .neutral, of: updates, \.updates.superseded)
+    public static let updatesLost = count("updates.lost", .lowerIsBetter, of: updates, \.updates.lost)
     public static let arrivalRate = rate("updates.arrival_rate", .higherIsBetter) {
         ($0.updates.rendered, $0.updates.deliverable)
     }
@@ -125,51 +120,35 @@ public struct Metric: Sendable, Hashable, CustomStringConvertible {
         ($0.updates.rendered + $0.updates.superseded, $0.updates.deliverable)
     }
     public static let callbacksContentUpdateExpected = count(
-        "callbacks.content_update_expected", .neutral, of: renderedUpdates
-    ) {
-        $0.callbacks.contentUpdateExpected
-    }
+        "callbacks.content_update_expected", .neutral, of: renderedUpdates, \.callbacks.contentUpdateExpected)
     public static let callbacksContentUpdateReceived = count(
-        "callbacks.content_update_received", .neutral, of: renderedUpdates
-    ) {
-        $0.callbacks.contentUpdateReceived
-    }
+        "callbacks.content_update_received", .neutral, of: renderedUpdates, \.callbacks.contentUpdateReceived)
     public static let callbackLossRate = rate("callbacks.callback_loss_rate", .lowerIsBetter) {
         ($0.callbacks.contentUpdateExpected - $0.callbacks.contentUpdateReceived, $0.callbacks.contentUpdateExpected)
     }
     public static let callbacksTokenExpected = count(
-        "callbacks.token_expected", .neutral, of: renderingActivities
-    ) { $0.callbacks.tokenExpected }
+        "callbacks.token_expected", .neutral, of: renderingActivities, \.callbacks.tokenExpected)
     public static let callbacksTokenReceived = count(
-        "callbacks.token_received", .neutral, of: renderingActivities
-    ) { $0.callbacks.tokenReceived }
+        "callbacks.token_received", .neutral, of: renderingActivities, \.callbacks.tokenReceived)
     public static let tokenCallbackLossRate = rate("callbacks.token_callback_loss_rate", .lowerIsBetter) {
         ($0.callbacks.tokenExpected - $0.callbacks.tokenReceived, $0.callbacks.tokenExpected)
     }
-    public static let latencyCount = count("latency_ms.count", .neutral, of: latencies) { $0.latency.count }
-    public static let latencyP50 = latency("latency_ms.p50") { $0.latency.p50 }
-    public static let latencyP90 = latency("latency_ms.p90") { $0.latency.p90 }
-    public static let latencyP99 = latency("latency_ms.p99") { $0.latency.p99 }
-    public static let qualityMalformedLines = count("data_quality.malformed_lines", .lowerIsBetter, of: lines) {
-        $0.dataQuality.malformedLines
-    }
-    public static let qualityDuplicateRecords = count("data_quality.duplicate_records", .neutral, of: requests) {
-        $0.dataQuality.duplicateRecords
-    }
+    public static let latencyCount = count("latency_ms.count", .neutral, of: latencies, \.latency.count)
+    public static let latencyP50 = latency("latency_ms.p50", \.latency.p50)
+    public static let latencyP90 = latency("latency_ms.p90", \.latency.p90)
+    public static let latencyP99 = latency("latency_ms.p99", \.latency.p99)
+    public static let qualityMalformedLines = count(
+        "data_quality.malformed_lines", .lowerIsBetter, of: lines, \.dataQuality.malformedLines)
+    public static let qualityDuplicateRecords = count(
+        "data_quality.duplicate_records", .neutral, of: requests, \.dataQuality.duplicateRecords)
     public static let qualityFilesSkippedAsDuplicate = count(
-        "data_quality.files_skipped_as_duplicate", .neutral, of: requests
-    ) { $0.dataQuality.filesSkippedAsDuplicate }
-    public static let qualityApnsWithoutSeq = count("data_quality.apns_without_seq", .lowerIsBetter, of: requests) {
-        $0.dataQuality.apnsWithoutSeq
-    }
-    public static let qualityUnattributed = count("data_quality.unattributed", .lowerIsBetter, of: requests) {
-        $0.dataQuality.unattributed
-    }
+        "data_quality.files_skipped_as_duplicate", .neutral, of: requests, \.dataQuality.filesSkippedAsDuplicate)
+    public static let qualityApnsWithoutSeq = count(
+        "data_quality.apns_without_seq", .lowerIsBetter, of: requests, \.dataQuality.apnsWithoutSeq)
+    public static let qualityUnattributed = count(
+        "data_quality.unattributed", .lowerIsBetter, of: requests, \.dataQuality.unattributed)
     public static let qualityClockSkewNegative = count(
-        "data_quality.clock_skew_negative", .lowerIsBetter, of: latencies
-    ) {
-        $0.dataQuality.clockSkewNegative
-    }
+        "data_quality.clock_skew_negative", .lowerIsBetter, of: latencies, \.dataQuality.clockSkewNegative)
 
     /// Every metric, in report order.
     public static let all: [Metric] = [

@@ -73,12 +73,7 @@ extension UpdateCounts {
     package mutating func add(_ other: UpdateCounts) {
         sent += other.sent
         accepted += other.accepted
-        rendered += other.rendered
-        ended += other.ended
-        expired += other.expired
-        staleTimestamp += other.staleTimestamp
-        superseded += other.superseded
-        lost += other.lost
+        for outcome in Outcome.allCases { self[outcome] += other[outcome] }
     }
 }
 

@@ -245,11 +245,8 @@ extension DailyReport {
             + [("updates not accepted", u.sent - u.accepted, "no request for it was accepted")]
         let table = HTMLReportPage.Table(
             caption: "Funnel",
-            header: ["stage", "count", "meaning"].map(HTMLReportPage.Cell.init),
-            rows: rows.map {
-                HTMLReportPage.Row(cells: [.init(text: $0.0), .init(text: ReportFormat.count($0.1)), .init(text: $0.2)])
-            },
-            tableNote: nil)
+            header: ["stage", "count", "meaning"],
+            rows: rows.map { [$0.0, ReportFormat.count($0.1), $0.2] })
         return (chart, table)
     }
 
@@ -314,7 +311,7 @@ extension DailyReport {
                 "updates",
             ]
             + Outcome.displayOrder.map(\.columnTitle) + ["not accepted", "arrival rate"]
-        let rows = buckets.map { b -> HTMLReportPage.Row in
+        let rows = buckets.map { b -> [String] in
             let u = b.updates
             let when =
                 bucketsAreHours
@@ -327,11 +324,11 @@ extension DailyReport {
                 + Self.outcomeCounts(u).map(ReportFormat.count) + [
                     ReportFormat.count(u.sent - u.accepted), ReportFormat.percent(u.arrivalRate),
                 ]
-            return HTMLReportPage.Row(cells: values.map(HTMLReportPage.Cell.init))
+            return values
         }
         let table = HTMLReportPage.Table(
-            caption: "Requests and updates per \(word)", header: header.map(HTMLReportPage.Cell.init), rows: rows,
-            tableNote:
+            caption: "Requests and updates per \(word)", header: header, rows: rows,
+            note:
                 "Updates count in the \(word) of their accept time (or first request); requests in the \(word) of their sent_at, whole UTC \(bucketsAreHours ? "hours" : "days")."
         )
         return (chart, table)
@@ -398,14 +395,10 @@ extension DailyReport {
         }
         let table = HTMLReportPage.Table(
             caption: "Rendered updates by latency",
-            header: ["latency", "rendered updates", "share"].map(HTMLReportPage.Cell.init),
+            header: ["latency", "rendered updates", "share"],
             rows: latencyHistogram.map {
-                HTMLReportPage.Row(cells: [
-                    .init(text: $0.label), .init(text: ReportFormat.count($0.count)),
-                    .init(text: ReportFormat.percent(ratio($0.count, total))),
-                ])
-            },
-            tableNote: nil)
+                [$0.label, ReportFormat.count($0.count), ReportFormat.percent(ratio($0.count, total))]
+            })
         return (chart, table)
     }
 
@@ -445,12 +438,9 @@ extension DailyReport {
                 }
                 chart.label(right + 6, y + 15, ReportFormat.percent(u.arrivalRate))
             }
-            func cells(_ key: String, _ u: UpdateCounts) -> HTMLReportPage.Row {
-                HTMLReportPage.Row(
-                    cells: ([key] + [u.sent, u.accepted].map(ReportFormat.count)
-                        + Self.outcomeCounts(u).map(ReportFormat.count)
-                        + [ReportFormat.percent(u.arrivalRate), ReportFormat.percent(u.effectiveArrivalRate)]).map(
-                            HTMLReportPage.Cell.init))
+            func cells(_ key: String, _ u: UpdateCounts) -> [String] {
+                [key] + [u.sent, u.accepted].map(ReportFormat.count) + Self.outcomeCounts(u).map(ReportFormat.count)
+                    + [ReportFormat.percent(u.arrivalRate), ReportFormat.percent(u.effectiveArrivalRate)]
             }
             var tableRows = shown.map { cells($0.key.text, $0.value) }
             if sorted.count > Self.breakdownLimit {
@@ -458,11 +448,11 @@ extension DailyReport {
             }
             let table = HTMLReportPage.Table(
                 caption: "Updates by \(name)",
-                header: ([name, "sent", "accepted"] + Outcome.displayOrder.map(\.columnTitle) + [
+                header: [name, "sent", "accepted"] + Outcome.displayOrder.map(\.columnTitle) + [
                     "arrival", "effective",
-                ]).map(HTMLReportPage.Cell.init),
+                ],
                 rows: tableRows,
-                tableNote: sorted.count > Self.breakdownLimit
+                note: sorted.count > Self.breakdownLimit
                     ? "The \(Self.breakdownLimit) with the most updates; the rest summed in the last row." : nil)
             return HTMLReportPage.Breakdown(
                 title: Self.breakdownTitles[dimension] ?? dimension, chart: chart, table: table)
@@ -517,13 +507,10 @@ extension DailyReport {
         }
         let table = HTMLReportPage.Table(
             caption: "Headline metrics by day",
-            header: (["day"] + HeadlineMetric.all.map(\.name)).map(HTMLReportPage.Cell.init),
+            header: ["day"] + HeadlineMetric.all.map(\.name),
             rows: zip(days, trend).map { day, report in
-                HTMLReportPage.Row(
-                    cells: ([ReportFormat.day(day)] + HeadlineMetric.all.map { $0.format($0.value(report)) }).map(
-                        HTMLReportPage.Cell.init))
-            },
-            tableNote: nil)
+                [ReportFormat.day(day)] + HeadlineMetric.all.map { $0.format($0.value(report)) }
+            })
         return (charts, table)
     }
 
@@ -589,11 +576,9 @@ extension DailyReport {
     func makeSourcesTable() -> HTMLReportPage.Table {
         HTMLReportPage.Table(
             caption: "Files with the most records",
-            header: ["file", "records"].map(HTMLReportPage.Cell.init),
-            rows: sources.largestFiles.map {
-                HTMLReportPage.Row(cells: [.init(text: short($0.path)), .init(text: ReportFormat.count($0.records))])
-            },
-            tableNote: sources.files > sources.largestFiles.count
+            header: ["file", "records"],
+            rows: sources.largestFiles.map { [short($0.path), ReportFormat.count($0.records)] },
+            note: sources.files > sources.largestFiles.count
                 ? "\(ReportFormat.count(sources.files - sources.largestFiles.count)) more files." : nil)
     }
 
@@ -628,24 +613,17 @@ extension DailyReport {
             ] + q.malformedByCause.sorted { $0.key < $1.key }.map { ("  malformed: " + $0.key.text, $0.value, "") }
         return HTMLReportPage.Table(
             caption: "Data quality",
-            header: ["what", "count", "meaning"].map(HTMLReportPage.Cell.init),
-            rows: rows.map {
-                HTMLReportPage.Row(cells: [.init(text: $0.0), .init(text: ReportFormat.count($0.1)), .init(text: $0.2)])
-            },
-            tableNote: nil)
+            header: ["what", "count", "meaning"],
+            rows: rows.map { [$0.0, ReportFormat.count($0.1), $0.2] })
     }
 
     func makeMalformedTable() -> HTMLReportPage.Table? {
         guard !quality.malformedByFile.isEmpty else { return nil }
         return HTMLReportPage.Table(
             caption: "Malformed lines by file and cause",
-            header: ["file", "cause", "lines"].map(HTMLReportPage.Cell.init),
-            rows: quality.malformedByFile.map {
-                HTMLReportPage.Row(cells: [
-                    .init(text: short($0.path)), .init(text: $0.cause), .init(text: ReportFormat.count($0.lines)),
-                ])
-            },
-            tableNote: quality.malformedFilesNotShown > 0
+            header: ["file", "cause", "lines"],
+            rows: quality.malformedByFile.map { [short($0.path), $0.cause, ReportFormat.count($0.lines)] },
+            note: quality.malformedFilesNotShown > 0
                 ? "\(ReportFormat.count(quality.malformedFilesNotShown)) more (file, cause) pairs." : nil)
     }
 
@@ -653,21 +631,15 @@ extension DailyReport {
         guard !quality.duplicatesByFile.isEmpty else { return nil }
         return HTMLReportPage.Table(
             caption: "Files with repeated records",
-            header: ["file", "repeated records"].map(HTMLReportPage.Cell.init),
-            rows: quality.duplicatesByFile.map {
-                HTMLReportPage.Row(cells: [.init(text: short($0.path)), .init(text: ReportFormat.count($0.records))])
-            },
-            tableNote: nil)
+            header: ["file", "repeated records"],
+            rows: quality.duplicatesByFile.map { [short($0.path), ReportFormat.count($0.records)] })
     }
 
     func makeSkippedTable() -> HTMLReportPage.Table? {
         guard !quality.skippedFiles.isEmpty else { return nil }
         return HTMLReportPage.Table(
             caption: "Files skipped: same bytes as a file already ingested",
-            header: ["skipped file", "first ingested as"].map(HTMLReportPage.Cell.init),
-            rows: quality.skippedFiles.map {
-                HTMLReportPage.Row(cells: [.init(text: short($0.path)), .init(text: short($0.firstPath))])
-            },
-            tableNote: nil)
+            header: ["skipped file", "first ingested as"],
+            rows: quality.skippedFiles.map { [short($0.path), short($0.firstPath)] })
     }
 }

@@ -59,6 +59,15 @@ struct HTMLReportPage {
         var header: [Cell]
         var rows: [Row]
         var tableNote: String?
+
+        /// A table of texts: a cell is right-aligned when it reads as a number,
+        /// except the first of a row, which names it.
+        init(caption: String, header: [String], rows: [[String]], note: String? = nil) {
+            self.caption = caption
+            self.header = header.map(Cell.init)
+            self.rows = rows.map { Row(cells: $0.map(Cell.init)) }
+            tableNote = note
+        }
     }
 
     struct OutcomeRow {

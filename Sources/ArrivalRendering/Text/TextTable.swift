@@ -25,6 +25,12 @@ package struct TextTable {
         self.alignments = alignments
     }
 
+    /// A table of plain texts, uncoloured.
+    package init(_ headers: [String], alignments: [Alignment], rows: [[String]]) {
+        self.init(headers, alignments: alignments)
+        for row in rows { add(row) }
+    }
+
     package mutating func add(_ cells: [Cell]) { rows.append(cells) }
     package mutating func add(_ texts: [String]) { rows.append(texts.map { Cell(text: $0, color: nil) }) }
 

@@ -22,8 +22,8 @@ struct DiffTests {
         #expect(diff.reasons.allSatisfy { $0.status == .unchanged })
         #expect(diff.breakdowns.isEmpty)
         let records = try #require(diff.records)
-        #expect(records.apnsSame == a.report.requests.total)
-        #expect(records.updatesSame == a.report.updates.sent)
+        #expect(records.apns.same == a.report.requests.total)
+        #expect(records.updates.same == a.report.updates.sent)
         #expect(records.isEmpty && diff.isEmpty)
         #expect(diff.text(color: false).contains("0 answered differently, 0 only in A, 0 only in B"))
     }
@@ -82,16 +82,16 @@ struct DiffTests {
         let b = try ComparisonSide.load(fixture("compare/after.jsonl"), window: nil, detail: true)
         let records = try RecordDiff(a, b, limit: 10)
         // before: r1 200, r2 200, r3 200; after: r1 200, r2 410 Unregistered, r4 200.
-        #expect(records.apnsSame == 1)
-        #expect(records.apnsChanged == 1)
+        #expect(records.apns.same == 1)
+        #expect(records.apns.changed == 1)
         #expect(records.apnsChangedRows.first?.b.reason == "Unregistered")
-        #expect(records.apnsOnlyInA == 1 && records.apnsOnlyInARows.first?.apnsID == "r3")
-        #expect(records.apnsOnlyInB == 1 && records.apnsOnlyInBRows.first?.apnsID == "r4")
+        #expect(records.apns.onlyInA == 1 && records.apnsOnlyInARows.first?.apnsID == "r3")
+        #expect(records.apns.onlyInB == 1 && records.apnsOnlyInBRows.first?.apnsID == "r4")
         // Updates: seq 1 rendered on both; seq 2 rendered → not_accepted; seq 3 only in A; seq 4 only in B.
-        #expect(records.updatesSame == 1)
-        #expect(records.outcomeChanged == 1)
+        #expect(records.updates.same == 1)
+        #expect(records.updates.changed == 1)
         #expect(records.transitions == ["rendered → not_accepted": 1])
-        #expect(records.updatesOnlyInA == 1 && records.updatesOnlyInB == 1)
+        #expect(records.updates.onlyInA == 1 && records.updates.onlyInB == 1)
         #expect(records.updateRows.map(\.seq) == [2, 3, 4])
     }
 
