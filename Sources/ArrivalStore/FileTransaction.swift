@@ -34,13 +34,27 @@ package final class FileTransaction {
     /// many of each kind were new (indexed by ``RecordKind/index``).
     package func insertRows(of batch: RowBatch) throws(DatabaseError) -> [Int] {
         var new = [0, 0, 0]
-        try statements.insertRows(of: batch, fileID: fileID) { row, isNew in
-            if isNew { new[row.kind.index] += 1 }
+        try statements.insertRows(of: batch, fileID: fileID) { (row, storedKey) throws(DatabaseError) in
+            guard let storedKey else {
+                new[row.kind.index] += 1
+                return
+            }
+            try noteRepeat(kind: row.kind, storedKey: storedKey)
         }
         let total = new[0] + new[1] + new[2]
         inserted += total
         duplicates += batch.rows.count - total
         return new
+    }
+
+    /// Notes that a line of this file held a record equal to the stored one
+    /// at `storedKey`, so that which files repeat which records can be told
+    /// in any ingest order.
+    private func noteRepeat(kind: RecordKind, storedKey: Int64) throws(DatabaseError) {
+        statements.repeated.bind(1, fileID)
+        statements.repeated.bind(2, kind.rawValue)
+        statements.repeated.bind(3, storedKey)
+        try statements.repeated.run()
     }
 
     package func addMalformed(line: Int, cause: MalformedCause, problem: String? = nil) throws(DatabaseError) {
@@ -135,6 +149,7 @@ final class RecordStatements {
     private let renders: KindStatements
     private let callbacks: KindStatements
     let malformed: Statement
+    let repeated: Statement
     // The per-file statements of the registry, also made once: a device tree
     // has tens of thousands of small files.
     let fileStatus: Statement
@@ -164,6 +179,7 @@ final class RecordStatements {
                 "callback", "activity_id", "push_token", "seq", "state", "received_at", "device_id",
                 "os_version", "device_model", "app_version",
             ], connection: connection)
+        repeated = try connection.prepare("INSERT INTO record_repeats (file_id, kind, record_key) VALUES (?, ?, ?)")
         malformed = try connection.prepare(
             "INSERT INTO malformed_lines (file_id, line, cause, problem) VALUES (?, ?, ?, ?)")
         fileStatus = try connection.prepare("SELECT path FROM files WHERE content_sha256 = ?")
@@ -189,12 +205,13 @@ final class RecordStatements {
         var batch = RowBatch(capacity: 1)
         batch.append(record)
         var new = false
-        try insertRows(of: batch, fileID: fileID, keys: key.map { [$0] }) { _, isNew in new = isNew }
+        try insertRows(of: batch, fileID: fileID, keys: key.map { [$0] }) { _, storedKey in new = storedKey == nil }
         return new
     }
 
     /// Inserts the rows of `batch`, binding strings straight from its arena,
-    /// and tells `done`, in row order, whether each was new. `keys`
+    /// and tells `done`, in row order, for each row nil when it was new, or
+    /// the key of the equal record already stored. `keys`
     /// overrides the rows' own keys (tests use it to force collisions).
     ///
     /// Runs of rows of one kind go in by 64 or 8 at a time. When such an
@@ -203,7 +220,8 @@ final class RecordStatements {
     /// through ``insertProbing``: a duplicate, or a collision moved on to the
     /// next free key.
     func insertRows(
-        of batch: RowBatch, fileID: Int64, keys: [UInt64]? = nil, _ done: (RowBatch.Row, Bool) -> Void
+        of batch: RowBatch, fileID: Int64, keys: [UInt64]? = nil,
+        _ done: (_ row: RowBatch.Row, _ storedKey: Int64?) throws(DatabaseError) -> Void
     ) throws(DatabaseError) {
         let rows = batch.rows
         try batch.bytes.withUnsafeBufferPointer { (arena) throws(DatabaseError) in
@@ -217,10 +235,10 @@ final class RecordStatements {
                 while index + run < rows.count, run < 64, rows[index + run].kind == statements.kind { run += 1 }
                 guard let (count, insert) = statements.multi.first(where: { $0.rows <= run }) else {
                     let row = rows[index]
-                    let new = try insertProbing(key: key(index), statements: statements, fileID: fileID) { s in
+                    let stored = try insertProbing(key: key(index), statements: statements, fileID: fileID) { s in
                         s.bind(batch.cells(of: row), from: 3, arena: base)
                     }
-                    done(row, new)
+                    try done(row, stored)
                     index += 1
                     continue
                 }
@@ -234,7 +252,7 @@ final class RecordStatements {
                 try insert.run()
                 let added = connection.changes
                 if added == count {
-                    for offset in 0..<count { done(rows[index + offset], true) }
+                    for offset in 0..<count { try done(rows[index + offset], nil) }
                 } else {
                     var addedKeys: Set<Int64> = []
                     if added > 0 {
@@ -249,14 +267,16 @@ final class RecordStatements {
                         let row = rows[index + offset]
                         // The first row with an added key is the one that added it.
                         if addedKeys.remove(key(index + offset)) != nil {
-                            done(row, true)
+                            try done(row, nil)
                             continue
                         }
-                        let new = try insertProbing(key: key(index + offset), statements: statements, fileID: fileID) {
+                        let stored = try insertProbing(
+                            key: key(index + offset), statements: statements, fileID: fileID
+                        ) {
                             s in
                             s.bind(batch.cells(of: row), from: 3, arena: base)
                         }
-                        done(row, new)
+                        try done(row, stored)
                     }
                     assert(addedKeys.isEmpty, "every row a multi-row insert added is one of its rows")
                 }
@@ -280,10 +300,11 @@ final class RecordStatements {
     /// Inserts one row at `key`; when the key is taken, either by an equal
     /// record (a duplicate) or, rarely, by a different record with the same
     /// hash (then the next key is tried: open addressing, so lookups stay
-    /// exact). Returns whether the row was new.
+    /// exact). Returns nil when the row was new, else the key of the equal
+    /// record stored before.
     private func insertProbing(
         key: Int64, statements: KindStatements, fileID: Int64, bindFields: (Statement) -> Void
-    ) throws(DatabaseError) -> Bool {
+    ) throws(DatabaseError) -> Int64? {
         let insert = statements.single
         let same = statements.same
         var slot = key
@@ -292,12 +313,12 @@ final class RecordStatements {
         while true {
             insert.bind(1, slot)
             try insert.run()
-            if connection.changes > 0 { return true }
+            if connection.changes > 0 { return nil }
             bindFields(same)
             same.bind(1, slot)
             let equal = try same.step()
             same.reset()
-            if equal { return false }
+            if equal { return slot }
             slot = slot &+ 1
         }
     }

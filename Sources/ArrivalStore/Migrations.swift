@@ -7,7 +7,24 @@ enum Migrations {
         ("0001_records", records),
         ("0002_analysis_views", OutcomeRules.viewSQL),
         ("0003_malformed_problem", malformedProblem),
+        ("0004_record_repeats", recordRepeats),
     ]
+
+    /// One row per line whose record was already stored (by an earlier file,
+    /// or earlier in the same file): the file, and the stored record's kind
+    /// and key. With the record's own `file_id` this tells every file that
+    /// holds a record, so per-file tables of repeated records do not depend
+    /// on the order files were ingested in. Empty for what was ingested
+    /// before this migration.
+    static let recordRepeats = """
+        CREATE TABLE record_repeats (
+            file_id    INTEGER NOT NULL REFERENCES files (id),
+            kind       TEXT    NOT NULL CHECK (kind = 'apns' OR kind = 'render' OR kind = 'callback'),
+            record_key INTEGER NOT NULL
+        );
+        CREATE INDEX record_repeats_by_file ON record_repeats (file_id);
+        CREATE INDEX record_repeats_by_record ON record_repeats (kind, record_key);
+        """
 
     /// Which field made a line malformed, and why (`sent_at: expected an RFC
     /// 3339 time string, got 1795248000`); NULL for causes that concern the

@@ -35,6 +35,10 @@ package struct SkippedFile: Equatable, Sendable {
 package struct FileRemoval: Equatable, Sendable {
     /// The rows removing a file takes with it, besides its `files` row.
     package enum Part: Int, CaseIterable, Sendable {
+        /// `record_repeats` rows of the files, and those of other files that
+        /// repeat a record the files stored (it goes with them). First: they
+        /// are found through the records.
+        case repeats
         case apns, renders, callbacks
         case malformedLines
         /// `skipped_files` rows: re-uploads of the same bytes under other paths.
@@ -43,6 +47,13 @@ package struct FileRemoval: Equatable, Sendable {
         /// `SELECT file_id, count(*)` of this part for the files whose ids fill `list`.
         func countSQL(_ list: String) -> String {
             switch self {
+            case .repeats:
+                """
+                SELECT owner, count(*) FROM (
+                    SELECT CASE WHEN file_id IN (\(list)) THEN file_id ELSE \(Self.repeatedRecordOwner) END AS owner
+                    FROM record_repeats
+                ) WHERE owner IN (\(list)) GROUP BY owner
+                """
             case .apns, .renders, .callbacks, .malformedLines:
                 "SELECT file_id, count(*) FROM \(table) WHERE file_id IN (\(list)) GROUP BY file_id"
             case .skippedFiles:
@@ -56,6 +67,10 @@ package struct FileRemoval: Equatable, Sendable {
         /// The `DELETE` of this part for the files whose ids fill `list`.
         func deleteSQL(_ list: String) -> String {
             switch self {
+            case .repeats:
+                """
+                DELETE FROM record_repeats WHERE file_id IN (\(list)) OR \(Self.repeatedRecordOwner) IN (\(list))
+                """
             case .apns, .renders, .callbacks, .malformedLines:
                 "DELETE FROM \(table) WHERE file_id IN (\(list))"
             case .skippedFiles:
@@ -66,8 +81,18 @@ package struct FileRemoval: Equatable, Sendable {
             }
         }
 
+        /// The file that stored the record a `record_repeats` row repeats.
+        private static let repeatedRecordOwner = """
+            CASE kind
+                WHEN 'apns' THEN (SELECT file_id FROM apns WHERE apns.record_key = record_repeats.record_key)
+                WHEN 'render' THEN (SELECT file_id FROM renders WHERE renders.record_key = record_repeats.record_key)
+                ELSE (SELECT file_id FROM callbacks WHERE callbacks.record_key = record_repeats.record_key)
+            END
+            """
+
         private var table: String {
             switch self {
+            case .repeats: "record_repeats"
             case .apns: "apns"
             case .renders: "renders"
             case .callbacks: "callbacks"
@@ -271,7 +296,8 @@ extension Store {
     }
 
     private static func placeholders(_ count: Int) -> String {
-        Array(repeating: "?", count: count).joined(separator: ", ")
+        // Numbered, so a list used twice in one statement binds once.
+        (1...max(count, 1)).map { "?\($0)" }.joined(separator: ", ")
     }
 
     private static func asDatabaseError(_ error: any Error, _ context: String) -> DatabaseError {

@@ -177,9 +177,14 @@ package struct StoreSnapshot {
         )
     }
 
-    /// The files with the most records (ties by path).
+    /// The files that held the most records (new or repeated: what a file
+    /// holds does not depend on what was ingested before it), ties by path.
     package func largestFiles(limit: Int) throws -> [(path: String, records: Int)] {
-        try fileCounts("SELECT path, record_count FROM files ORDER BY record_count DESC, path LIMIT ?", limit: limit)
+        try fileCounts(
+            """
+            SELECT path, record_count + duplicate_count AS held FROM files
+            ORDER BY held DESC, path, content_sha256 LIMIT ?
+            """, limit: limit)
     }
 
     /// Malformed lines per file and cause, most first; `total` counts every
@@ -212,11 +217,26 @@ package struct StoreSnapshot {
         return rows
     }
 
-    /// Files with repeated records, most first.
+    /// Files with repeated records, most first: per file, its lines whose
+    /// record appears more than once in what was ingested (in this file or
+    /// another). Every holder of such a record counts it, the file that
+    /// stored it first too, so the table is the same in any ingest order
+    /// (`record_repeats`; lines ingested before it existed are not counted).
     package func duplicatesByFile(limit: Int) throws -> [(path: String, records: Int)] {
         try fileCounts(
             """
-            SELECT path, duplicate_count FROM files WHERE duplicate_count > 0 ORDER BY duplicate_count DESC, path LIMIT ?
+            WITH repeated(kind, record_key) AS (SELECT DISTINCT kind, record_key FROM record_repeats),
+            holders(file_id) AS (
+                SELECT file_id FROM record_repeats
+                UNION ALL SELECT a.file_id FROM repeated AS r JOIN apns AS a
+                    ON r.kind = 'apns' AND a.record_key = r.record_key
+                UNION ALL SELECT d.file_id FROM repeated AS r JOIN renders AS d
+                    ON r.kind = 'render' AND d.record_key = r.record_key
+                UNION ALL SELECT c.file_id FROM repeated AS r JOIN callbacks AS c
+                    ON r.kind = 'callback' AND c.record_key = r.record_key
+            )
+            SELECT f.path, count(*) AS lines FROM holders AS h JOIN files AS f ON f.id = h.file_id
+            GROUP BY h.file_id ORDER BY lines DESC, f.path, f.content_sha256 LIMIT ?
             """, limit: limit)
     }
 
@@ -229,12 +249,20 @@ package struct StoreSnapshot {
         return files
     }
 
-    /// Files skipped because their bytes were ingested under another path: (skipped path, ingested path).
+    /// Paths whose bytes were the same as another path's, so they were read
+    /// once: (path, the first of its group in code-point order), sorted. The
+    /// same in any ingest order: which of the paths happened to be stored is
+    /// not shown.
     package func skippedFiles(limit: Int) throws -> [(path: String, firstPath: String)] {
         let query = try connection.prepare(
             """
-            SELECT s.path, f.path FROM skipped_files AS s JOIN files AS f ON f.content_sha256 = s.content_sha256
-            ORDER BY s.path LIMIT ?
+            WITH paths(sha, path) AS (
+                SELECT content_sha256, path FROM files WHERE content_sha256 IN (SELECT content_sha256 FROM skipped_files)
+                UNION SELECT content_sha256, path FROM skipped_files
+            ),
+            groups(sha, first) AS (SELECT sha, min(path) FROM paths GROUP BY sha)
+            SELECT p.path, g.first FROM paths AS p JOIN groups AS g ON g.sha = p.sha
+            WHERE p.path <> g.first ORDER BY p.path, g.first LIMIT ?
             """)
         query.bind(1, Int64(limit))
         var files: [(String, String)] = []

@@ -131,7 +131,11 @@ extension DailyReport {
             (
                 r.updates.sent - r.updates.accepted,
                 "\(ReportFormat.count(r.updates.sent - r.updates.accepted)) updates were never accepted by APNs"
-                    + (r.requests.byReason.max { $0.value < $1.value }.map {
+                    // Ties go to the reason first in code-point order: a dictionary's order is no order.
+                    + (r.requests.byReason.max {
+                        $0.value != $1.value
+                            ? $0.value < $1.value : $1.key.text.utf8.lexicographicallyPrecedes($0.key.text.utf8)
+                    }.map {
                         " (most rejected requests: \($0.key.text))"
                     } ?? "") + "."
             ),
@@ -576,7 +580,7 @@ extension DailyReport {
     func makeSourcesTable() -> HTMLReportPage.Table {
         HTMLReportPage.Table(
             caption: "Files with the most records",
-            header: ["file", "records"],
+            header: ["file", "records held"],
             rows: sources.largestFiles.map { [short($0.path), ReportFormat.count($0.records)] },
             note: sources.files > sources.largestFiles.count
                 ? "\(ReportFormat.count(sources.files - sources.largestFiles.count)) more files." : nil)
@@ -630,16 +634,16 @@ extension DailyReport {
     func makeDuplicatesTable() -> HTMLReportPage.Table? {
         guard !quality.duplicatesByFile.isEmpty else { return nil }
         return HTMLReportPage.Table(
-            caption: "Files with repeated records",
-            header: ["file", "repeated records"],
+            caption: "Files with repeated records (lines whose record is also in this file or another)",
+            header: ["file", "lines repeated"],
             rows: quality.duplicatesByFile.map { [short($0.path), ReportFormat.count($0.records)] })
     }
 
     func makeSkippedTable() -> HTMLReportPage.Table? {
         guard !quality.skippedFiles.isEmpty else { return nil }
         return HTMLReportPage.Table(
-            caption: "Files skipped: same bytes as a file already ingested",
-            header: ["skipped file", "first ingested as"],
+            caption: "Files with the same bytes as another: read once, counted once",
+            header: ["file", "same bytes as"],
             rows: quality.skippedFiles.map { [short($0.path), short($0.firstPath)] })
     }
 }

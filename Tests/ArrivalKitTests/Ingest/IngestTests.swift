@@ -194,6 +194,43 @@ struct DeterminismTests {
     }
 
     @Test(
+        "The HTML report, with its file tables, is byte-identical in any ingest order",
+        arguments: [7, 8, 9] as [UInt64])
+    func htmlInAnyOrder(seed: UInt64) throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var files = try Self.allFixtureFiles()
+        // The same bytes under two more names, and a file repeating part of another's records.
+        let fm = FileManager.default
+        let copied = directory.appendingPathComponent("copy").path
+        try fm.createDirectory(atPath: copied, withIntermediateDirectories: true)
+        for name in ["again.jsonl", "zz-again.jsonl"] {
+            try fm.copyItem(atPath: files[0], toPath: copied + "/" + name)
+            files.append(copied + "/" + name)
+        }
+        func lines(_ path: String) throws -> [Substring] {
+            try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+        }
+        let texts = files.filter { !$0.hasSuffix(".gz") }.compactMap { try? lines($0) }
+        let half = try #require(texts.max { $0.count < $1.count })
+        try (half.prefix(half.count / 2).joined(separator: "\n") + "\n")
+            .write(toFile: copied + "/half.jsonl", atomically: true, encoding: .utf8)
+        files.append(copied + "/half.jsonl")
+
+        func html(_ order: [String], _ name: String) throws -> String {
+            let store = try Store(path: directory.appendingPathComponent(name).path)
+            _ = try Ingestor(store: store).ingest(paths: order)
+            let daily = try DailyReportBuilder(store: store).build(window: nil)
+            #expect(!daily.quality.duplicatesByFile.isEmpty && daily.quality.skippedFiles.count == 2)
+            return try daily.htmlText(generatedAt: 0)
+        }
+        var generator = SplitMix(seed: seed)
+        let forward = try html(files, "forward.sqlite")
+        #expect(try html(files.reversed(), "reversed.sqlite") == forward)
+        #expect(try html(files.shuffled(using: &generator), "shuffled.sqlite") == forward)
+    }
+
+    @Test(
         "Shuffled, split into several runs, with repeats: byte-identical JSON", arguments: [1, 2, 3, 4, 5] as [UInt64])
     func shuffledSplitsRepeated(seed: UInt64) throws {
         let files = try Self.allFixtureFiles()

@@ -116,12 +116,16 @@ struct StoreTests {
             keys[11] = keys[10]
             keys[12] = keys[10]
             var seen: [Bool] = []
-            try statements.insertRows(of: batch, fileID: transaction.fileID, keys: keys) { _, new in seen.append(new) }
+            try statements.insertRows(of: batch, fileID: transaction.fileID, keys: keys) { _, stored in
+                seen.append(stored == nil)
+            }
             #expect(seen == expectedNew)
 
             // Inserting the same batch again adds nothing: every row is found, the collided ones by probing.
             var again: [Bool] = []
-            try statements.insertRows(of: batch, fileID: transaction.fileID, keys: keys) { _, new in again.append(new) }
+            try statements.insertRows(of: batch, fileID: transaction.fileID, keys: keys) { _, stored in
+                again.append(stored == nil)
+            }
             #expect(again == Array(repeating: false, count: 150))
             try transaction.commit(sha256: "x", byteCount: 0, lines: 0, gzip: false)
 
