@@ -156,11 +156,13 @@ public struct Ingestor {
             summary.filesSkippedAsDuplicate += 1
             try store.recordSkippedDuplicate(sha256: sha256, path: path, at: Self.now())
         case .new:
-            // Removed from the store between the reader's look and now.
-            summary.unreadable.append(
+            // The copy the reader knew was not stored after all (it failed, or was removed meanwhile).
+            try note(
                 IngestSummary.Unreadable(
                     path: path,
-                    reason: "its bytes left the store while it was read; nothing was stored, ingest it again"))
+                    reason: "the copy of its bytes it was to be skipped for is not in the store; nothing was stored, "
+                        + "ingest it again"),
+                in: &summary)
         }
     }
 
@@ -283,15 +285,20 @@ public struct Ingestor {
         recycle: BatchChannel<RowBatch>
     ) {
         defer { channel.close() }
-        // A read-only look at the store, to skip decoding files it already has.
+        // A read-only look at the store, to skip decoding files it already has,
+        // and the files decoded earlier in this run (a re-upload in the same run).
         let lookup = throwaway ? nil : FileRegistryLookup(storePath: storePath)
         var seenInRun: Set<String> = []
+        var sizesInRun: Set<Int> = []
         for path in files {
             var expected: String?
-            if throwaway || (lookup != nil && fileSize(path).map { lookup!.contains(byteCount: $0) } == true) {
+            let size = fileSize(path)
+            let mayBeKnown =
+                throwaway || size.map { sizesInRun.contains($0) || lookup?.contains(byteCount: $0) == true } == true
+            if mayBeKnown {
                 do {
                     let (sha256, _) = try Self.sha256(of: path, chunkSize: options.reader.chunkSize)
-                    let known = throwaway ? !seenInRun.insert(sha256).inserted : lookup!.contains(sha256: sha256)
+                    let known = seenInRun.contains(sha256) || lookup?.contains(sha256: sha256) == true
                     if known {
                         guard channel.send(.known(path: path, sha256: sha256)) else { return }
                         continue
@@ -317,6 +324,8 @@ public struct Ingestor {
                 if let expected, expected != sha256, summary.changedWhileRead == nil {
                     summary.changedWhileRead = "its bytes changed between two reads"
                 }
+                seenInRun.insert(sha256)
+                sizesInRun.insert(summary.bytesOnDisk)
                 guard channel.send(.end(.success(ReadFile(summary: summary, sha256: sha256)))) else { return }
             } catch let error as InputError {
                 guard channel.send(.end(.failure(error))) else { return }
