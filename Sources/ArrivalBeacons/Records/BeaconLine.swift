@@ -47,6 +47,11 @@ package struct BeaconLine {
         bytes.append(contentsOf: String(value).utf8)
     }
 
+    /// Writes the field only when there is a value (absent equals null in the contract).
+    package mutating func optionalInt(_ name: StaticString, _ value: Int64?) {
+        if let value { int(name, value) }
+    }
+
     /// `"name":` and `text` as it is: not quoted, not escaped (`3.0`, `NaN`).
     package mutating func verbatim(_ name: StaticString, _ text: String) {
         key(name)
