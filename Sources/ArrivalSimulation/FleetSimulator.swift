@@ -60,10 +60,10 @@ import Foundation
 /// the simulator writes the contract the way the kit does: a record the kit
 /// would write byte for byte (UTC times with `Z` and milliseconds, `"v":1`, no
 /// extra field) comes from the kit's own encoder (`RenderBeacon`,
-/// `CallbackReport`, and for `apns` the one `APNsLogRecord` writes through);
-/// the others (local offsets, six fraction digits, a missing `v`, unknown
-/// fields, the bad lines of ``GarbageKind``) are built field by field with
-/// `BeaconLine`.
+/// `CallbackReport`, and for `apns` the `BeaconLine.apns` that `APNsLogRecord`
+/// writes through); the others (local offsets, six fraction digits, a missing
+/// `v`, unknown fields, the bad lines of ``GarbageKind``) are built field by
+/// field with `BeaconLine`.
 ///
 /// **Determinism.** All randomness comes from ``SplitMix64`` streams
 /// derived from the seed; times are formatted with integer arithmetic; no
@@ -681,16 +681,14 @@ private final class FleetRun {
                 case .end: "end"
                 case .update: context.omitsEventForUpdates ? nil : "update"
                 }
-            let record = APNSRecord(
-                apnsID: apnsID, sentAt: sendMs, status: Int64(status), reason: reason, pushToken: token,
-                activityID: plan.event == .start || context.logsActivityID ? context.activityID : nil,
-                seq: plan.logsSeq ? Int64(plan.seq) : nil, event: event, apsTimestamp: plan.apsTimestamp,
-                payloadBytes: Int64(payload), topic: context.topic,
-                pushType: context.omitsPushType ? nil : "liveactivity",
-                priority: context.omitsPriority ? nil : Int64(plan.priority), environment: context.environment,
-                latencyMS: latency)
             var line = BeaconLine(capacity: 400)
-            record.append(to: &line)
+            line.apns(
+                apnsID: apnsID, sentAt: sendMs, status: status, reason: reason, pushToken: token,
+                activityID: plan.event == .start || context.logsActivityID ? context.activityID : nil,
+                seq: plan.logsSeq ? plan.seq : nil, event: event, apsTimestamp: Int(plan.apsTimestamp),
+                payloadBytes: payload, topic: context.topic, pushType: context.omitsPushType ? nil : "liveactivity",
+                priority: context.omitsPriority ? nil : plan.priority, environment: context.environment,
+                latencyMS: latency.map { Int($0) })
             // A sender release deployed at 18:00 logs which host sent the
             // request: a field the contract does not know, to be ignored.
             if hour >= 18 { line.string("sender_host", "push-\(rng.int(1...6))") }

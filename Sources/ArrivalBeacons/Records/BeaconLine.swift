@@ -48,7 +48,7 @@ package struct BeaconLine {
     }
 
     /// Writes the field only when there is a value (absent equals null in the contract).
-    package mutating func optionalInt(_ name: StaticString, _ value: Int64?) {
+    package mutating func optionalInt(_ name: StaticString, _ value: Int?) {
         if let value { int(name, value) }
     }
 

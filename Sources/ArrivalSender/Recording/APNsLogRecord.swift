@@ -1,5 +1,4 @@
 import ArrivalBeacons
-import ArrivalModel
 import Foundation
 
 /// One `apns` record of the data contract: what the sender asked of APNs
@@ -76,20 +75,14 @@ public struct APNsLogRecord: Sendable, Equatable {
         latencyMS = exchange.latency.map { Int(($0 * 1000).rounded()) }
     }
 
-    /// The record as the pipeline reads it: times in milliseconds (digits
-    /// past the millisecond dropped, as the line writes them).
-    package var record: APNSRecord {
-        APNSRecord(
-            apnsID: apnsID, sentAt: BeaconTime.milliseconds(sentAt), status: Int64(status), reason: reason,
-            pushToken: pushToken, activityID: activityID, seq: seq.map(Int64.init), event: event,
-            apsTimestamp: Int64(apsTimestamp), payloadBytes: Int64(payloadBytes), topic: topic, pushType: pushType,
-            priority: priority.map(Int64.init), environment: environment, latencyMS: latencyMS.map(Int64.init))
-    }
-
     /// The JSON line (with its `\n`), fields in the contract's order.
     public func jsonLine() -> [UInt8] {
         var line = BeaconLine(capacity: 400)
-        record.append(to: &line)
+        line.apns(
+            apnsID: apnsID, sentAt: BeaconTime.milliseconds(sentAt), status: status, reason: reason,
+            pushToken: pushToken, activityID: activityID, seq: seq, event: event, apsTimestamp: apsTimestamp,
+            payloadBytes: payloadBytes, topic: topic, pushType: pushType, priority: priority, environment: environment,
+            latencyMS: latencyMS)
         return line.finishLine()
     }
 }
