@@ -154,6 +154,19 @@ enum GarbageKind: Int, CaseIterable {
             record.int("seq", seq)
             record.time("rendered_at", ms: deviceMs, style: style)
         }
+        // `surface` (renders) and `device_id`: the end every bad record shares with a
+        // good one (a few add a field after it).
+        func end(_ record: inout BeaconLine, surface: String? = nil) {
+            record.optionalString("surface", surface)
+            record.string("device_id", device.id)
+        }
+        // A `callback` record whose own field (`seq`, `state`) is bad: `badField` writes it.
+        func callback(_ record: inout BeaconLine, _ callback: String, badField: (inout BeaconLine) -> Void) {
+            start(&record, kind: "callback", callback: callback)
+            badField(&record)
+            record.time("received_at", ms: deviceMs, style: style)
+            end(&record)
+        }
         switch self {
         case .notJSON:
             let text = "LiveActivityBeacons: write failed (NSCocoaErrorDomain Code=640 \"disk full\") seq=\(seq)"
@@ -163,30 +176,24 @@ enum GarbageKind: Int, CaseIterable {
             return Array(text.utf8)
         case .versionTwo:
             render(&record, v: 2)
-            record.string("surface", "lock_screen")
-            record.string("device_id", device.id)
+            end(&record, surface: "lock_screen")
             record.string("render_id", "r-\(seq)")
         case .unknownKind:
             start(&record, kind: "impression")
             record.int("seq", seq)
             record.time("seen_at", ms: deviceMs, style: style)
-            record.string("device_id", device.id)
+            end(&record)
         case .missingField:
             start(&record, kind: "render")
             record.time("rendered_at", ms: deviceMs, style: style)
-            record.string("surface", "island_compact")
-            record.string("device_id", device.id)
+            end(&record, surface: "island_compact")
         case .seqAsString:
             start(&record, kind: "render")
             record.string("seq", "\(seq)")
             record.time("rendered_at", ms: deviceMs, style: style)
-            record.string("surface", "lock_screen")
-            record.string("device_id", device.id)
+            end(&record, surface: "lock_screen")
         case .seqAsFloat:
-            start(&record, kind: "callback", callback: "content_update")
-            record.verbatim("seq", "\(seq).0")
-            record.time("received_at", ms: deviceMs, style: style)
-            record.string("device_id", device.id)
+            callback(&record, "content_update") { $0.verbatim("seq", "\(seq).0") }
         case .spaceInTime:
             start(&record, kind: "render")
             record.int("seq", seq)
@@ -195,28 +202,23 @@ enum GarbageKind: Int, CaseIterable {
             let parts = text.split(separator: "T")
             if parts.count == 2 { text = String(parts[0]) + " " + String(parts[1].prefix(8)) + "Z" }
             record.string("rendered_at", text)
-            record.string("surface", "lock_screen")
-            record.string("device_id", device.id)
+            end(&record, surface: "lock_screen")
         case .invalidEnum:
-            start(&record, kind: "callback", callback: "activity_state")
-            record.string("state", "paused")
-            record.time("received_at", ms: deviceMs, style: style)
-            record.string("device_id", device.id)
+            callback(&record, "activity_state") { $0.string("state", "paused") }
         case .duplicateKey:
             render(&record)
             record.int("seq", seq + 1)
-            record.string("device_id", device.id)
+            end(&record)
         case .invalidUTF8:
             render(&record)
-            record.string("surface", "lock_screen")
-            record.string("device_id", device.id)
+            end(&record, surface: "lock_screen")
             // A widget that logged its localised title byte-wise: 0xC3 0x28 is
             // not UTF-8 (a lead byte followed by a non-continuation byte).
             record.verbatim("title", bytes: Array("\"Caf".utf8) + [0xC3, 0x28, UInt8(ascii: "\"")])
         case .nanValue:
             render(&record)
             record.verbatim("progress", "NaN")
-            record.string("device_id", device.id)
+            end(&record)
         }
         return record.finish()
     }

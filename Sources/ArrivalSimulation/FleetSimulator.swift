@@ -59,10 +59,11 @@ import Foundation
 /// **Lines.** Every line goes through the instrumentation kit's encoder, so
 /// the simulator writes the contract the way the kit does: a record the kit
 /// would write byte for byte (UTC times with `Z` and milliseconds, `"v":1`, no
-/// extra field) comes from the kit's own record type (`RenderBeacon`,
-/// `CallbackReport`, `APNsLogRecord`); the others (local offsets, six fraction
-/// digits, a missing `v`, unknown fields, the bad lines of ``GarbageKind``)
-/// are built field by field with `BeaconLine`.
+/// extra field) comes from the kit's own encoder (`RenderBeacon`,
+/// `CallbackReport`, and for `apns` the `BeaconLine.apns` that `APNsLogRecord`
+/// writes through); the others (local offsets, six fraction digits, a missing
+/// `v`, unknown fields, the bad lines of ``GarbageKind``) are built field by
+/// field with `BeaconLine`.
 ///
 /// **Determinism.** All randomness comes from ``SplitMix64`` streams
 /// derived from the seed; times are formatted with integer arithmetic; no
@@ -680,15 +681,14 @@ private final class FleetRun {
                 case .end: "end"
                 case .update: context.omitsEventForUpdates ? nil : "update"
                 }
-            let record = APNsLogRecord(
-                apnsID: apnsID, sentAt: SimCalendar.date(ms: sendMs), status: status, reason: reason, pushToken: token,
+            var line = BeaconLine(capacity: 400)
+            line.apns(
+                apnsID: apnsID, sentAt: sendMs, status: status, reason: reason, pushToken: token,
                 activityID: plan.event == .start || context.logsActivityID ? context.activityID : nil,
                 seq: plan.logsSeq ? plan.seq : nil, event: event, apsTimestamp: Int(plan.apsTimestamp),
                 payloadBytes: payload, topic: context.topic, pushType: context.omitsPushType ? nil : "liveactivity",
                 priority: context.omitsPriority ? nil : plan.priority, environment: context.environment,
                 latencyMS: latency.map { Int($0) })
-            var line = BeaconLine(capacity: 400)
-            record.append(to: &line)
             // A sender release deployed at 18:00 logs which host sent the
             // request: a field the contract does not know, to be ignored.
             if hour >= 18 { line.string("sender_host", "push-\(rng.int(1...6))") }

@@ -10,18 +10,18 @@ public struct SimulationConfig: Sendable, Equatable {
     /// tree small enough to commit; 200,000 gives about two million `apns`
     /// records for load tests (Benchmarks/README.md has the exact counts;
     /// memory stays bounded: see ``FleetSimulator``).
-    public var activities: Int = 200
+    public var activities: Int
     /// Seed of the simulator's own generator (SplitMix64).
-    public var seed: UInt64 = 1
+    public var seed: UInt64
     /// The simulated UTC day, `YYYY-MM-DD`. Every `sent_at` falls inside it.
-    public var day: String = "2026-11-21"
+    public var day: String
     /// When the output directory already holds `sender` or `devices` (an
     /// earlier run), `run` fails unless this is true, in which case those
     /// two subdirectories, and only those, are removed first. Leftovers of an
     /// earlier run with another seed would otherwise mix with the new fleet.
-    public var replaceExisting: Bool = false
+    public var replaceExisting: Bool
     /// Regressions to inject (for testing diffs and gates); none by default.
-    public var faults = SimulationFaults()
+    public var faults: SimulationFaults
 
     public init(
         activities: Int = 200, seed: UInt64 = 1, day: String = "2026-11-21", replaceExisting: Bool = false,
@@ -49,11 +49,8 @@ public struct SimulationFaults: Sendable, Equatable {
     /// callbacks (below 1 loses more callbacks). Normal: 1.
     public var contentCallbackScale: Double = 1
 
-    public init(timestampBugShare: Double = 0.08, oversizeScale: Double = 1, contentCallbackScale: Double = 1) {
-        self.timestampBugShare = timestampBugShare
-        self.oversizeScale = oversizeScale
-        self.contentCallbackScale = contentCallbackScale
-    }
+    /// The normal fleet; ``inject(_:)`` makes it worse.
+    public init() {}
 
     /// The named regressions of `arrival simulate --inject`.
     public enum Injection: String, CaseIterable, Sendable {

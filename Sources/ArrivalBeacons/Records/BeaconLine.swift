@@ -47,6 +47,11 @@ package struct BeaconLine {
         bytes.append(contentsOf: String(value).utf8)
     }
 
+    /// Writes the field only when there is a value (absent equals null in the contract).
+    package mutating func optionalInt(_ name: StaticString, _ value: Int?) {
+        if let value { int(name, value) }
+    }
+
     /// `"name":` and `text` as it is: not quoted, not escaped (`3.0`, `NaN`).
     package mutating func verbatim(_ name: StaticString, _ text: String) {
         key(name)
@@ -102,37 +107,34 @@ package struct BeaconLine {
             bytes.append(contentsOf: value.utf8)
         } else {
             for byte in value.utf8 {
-                switch byte {
-                case UInt8(ascii: "\""):
+                if let letter = shortEscape(byte) {
                     bytes.append(UInt8(ascii: "\\"))
-                    bytes.append(byte)
-                case UInt8(ascii: "\\"):
-                    bytes.append(UInt8(ascii: "\\"))
-                    bytes.append(byte)
-                case 0x0A:
-                    bytes.append(UInt8(ascii: "\\"))
-                    bytes.append(UInt8(ascii: "n"))
-                case 0x0D:
-                    bytes.append(UInt8(ascii: "\\"))
-                    bytes.append(UInt8(ascii: "r"))
-                case 0x09:
-                    bytes.append(UInt8(ascii: "\\"))
-                    bytes.append(UInt8(ascii: "t"))
-                case 0x08:
-                    bytes.append(UInt8(ascii: "\\"))
-                    bytes.append(UInt8(ascii: "b"))
-                case 0x0C:
-                    bytes.append(UInt8(ascii: "\\"))
-                    bytes.append(UInt8(ascii: "f"))
-                case 0x00..<0x20:
+                    bytes.append(letter)
+                } else if byte < 0x20 {
                     bytes.append(contentsOf: Array("\\u00".utf8))
                     bytes.append(hex[Int(byte >> 4)])
                     bytes.append(hex[Int(byte & 0x0F)])
-                default: bytes.append(byte)
+                } else {
+                    bytes.append(byte)
                 }
             }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// The letter after `\` in the two-character escapes RFC 8259 has for
+    /// `byte` (`\"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\f`); nil for every other
+    /// byte (the other control characters are written `\u00XX`).
+    private static func shortEscape(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"): byte
+        case 0x0A: UInt8(ascii: "n")
+        case 0x0D: UInt8(ascii: "r")
+        case 0x09: UInt8(ascii: "t")
+        case 0x08: UInt8(ascii: "b")
+        case 0x0C: UInt8(ascii: "f")
+        default: nil
+        }
     }
 
     /// The bytes `strcspn` stops at: `"`, `\`, U+0001–U+001F (and the terminating NUL).

@@ -68,31 +68,33 @@ struct StrictJSON {
     }
 
     private mutating func object(depth: Int) -> Bool {
-        index += 1
-        skipSpace()
-        if consume(UInt8(ascii: "}")) { return true }
-        while true {
-            skipSpace()
-            guard string() else { return false }
-            skipSpace()
-            guard consume(UInt8(ascii: ":")) else { return false }
-            skipSpace()
-            guard value(depth: depth) else { return false }
-            skipSpace()
-            if consume(UInt8(ascii: "}")) { return true }
-            guard consume(UInt8(ascii: ",")) else { return false }
-        }
+        elements(closedBy: UInt8(ascii: "}")) { $0.member(depth: depth) }
     }
 
     private mutating func array(depth: Int) -> Bool {
+        elements(closedBy: UInt8(ascii: "]")) { $0.value(depth: depth) }
+    }
+
+    /// `"name": value` in an object.
+    private mutating func member(depth: Int) -> Bool {
+        guard string() else { return false }
+        skipSpace()
+        guard consume(UInt8(ascii: ":")) else { return false }
+        skipSpace()
+        return value(depth: depth)
+    }
+
+    /// An object's or array's elements, each read by `element`, separated by
+    /// commas, from the opening byte (at `index`) to the closing one, `close`.
+    private mutating func elements(closedBy close: UInt8, _ element: (inout StrictJSON) -> Bool) -> Bool {
         index += 1
         skipSpace()
-        if consume(UInt8(ascii: "]")) { return true }
+        if consume(close) { return true }
         while true {
             skipSpace()
-            guard value(depth: depth) else { return false }
+            guard element(&self) else { return false }
             skipSpace()
-            if consume(UInt8(ascii: "]")) { return true }
+            if consume(close) { return true }
             guard consume(UInt8(ascii: ",")) else { return false }
         }
     }

@@ -47,81 +47,42 @@ public struct APNsLogRecord: Sendable, Equatable {
     /// answered with, else the request's, else a new UUID.
     public init(exchange: APNsExchange, activityID: String? = nil, environment: String? = nil) throws(Failure) {
         let request = exchange.request
-        let token = request.deviceToken
-        guard !token.isEmpty else { throw .noDeviceToken(path: request.path) }
-        let payload = JSONValue.parse(request.payload)
-        let aps = payload?["aps"]
+        pushToken = request.deviceToken
+        guard !pushToken.isEmpty else { throw .noDeviceToken(path: request.path) }
+        let aps = JSONValue.parse(request.payload)?["aps"]
         guard let timestamp = aps?["timestamp"]?.intValue, let apsTimestamp = Int(exactly: timestamp) else {
             throw .noTimestamp
         }
-        let reason: String? =
+        self.apsTimestamp = apsTimestamp
+        apnsID = exchange.response?.headers.header("apns-id") ?? request.headers.header("apns-id") ?? UUID().uuidString
+        sentAt = exchange.sentAt
+        status = exchange.response?.status ?? 0
+        reason =
             if let response = exchange.response {
                 response.status == 200 ? nil : JSONValue.parse(response.body)?["reason"]?.stringValue
             } else {
                 exchange.transportError
             }
-        let event = aps?["event"]?.stringValue
-        self.init(
-            apnsID: exchange.response?.headers.header("apns-id") ?? request.headers.header("apns-id")
-                ?? UUID().uuidString,
-            sentAt: exchange.sentAt, status: exchange.response?.status ?? 0, reason: reason, pushToken: token,
-            activityID: activityID, seq: aps?["content-state"]?["seq"]?.intValue.flatMap { Int(exactly: $0) },
-            event: ["start", "update", "end"].contains(event ?? "") ? event : nil,
-            apsTimestamp: apsTimestamp, payloadBytes: request.payload.count,
-            topic: request.headers.header("apns-topic"), pushType: request.headers.header("apns-push-type"),
-            priority: request.headers.header("apns-priority").flatMap { Int($0) }, environment: environment,
-            latencyMS: exchange.latency.map { Int(($0 * 1000).rounded()) })
-    }
-
-    /// A record from its fields (``init(exchange:activityID:environment:)`` and the fleet simulator).
-    package init(
-        apnsID: String, sentAt: Date, status: Int, reason: String? = nil, pushToken: String,
-        activityID: String? = nil, seq: Int? = nil, event: String? = nil, apsTimestamp: Int, payloadBytes: Int,
-        topic: String? = nil, pushType: String? = nil, priority: Int? = nil, environment: String? = nil,
-        latencyMS: Int? = nil
-    ) {
-        self.apnsID = apnsID
-        self.sentAt = sentAt
-        self.status = status
-        self.reason = reason
-        self.pushToken = pushToken
         self.activityID = activityID
-        self.seq = seq
-        self.event = event
-        self.apsTimestamp = apsTimestamp
-        self.payloadBytes = payloadBytes
-        self.topic = topic
-        self.pushType = pushType
-        self.priority = priority
+        seq = aps?["content-state"]?["seq"]?.intValue.flatMap { Int(exactly: $0) }
+        let event = aps?["event"]?.stringValue
+        self.event = ["start", "update", "end"].contains(event ?? "") ? event : nil
+        payloadBytes = request.payload.count
+        topic = request.headers.header("apns-topic")
+        pushType = request.headers.header("apns-push-type")
+        priority = request.headers.header("apns-priority").flatMap { Int($0) }
         self.environment = environment
-        self.latencyMS = latencyMS
+        latencyMS = exchange.latency.map { Int(($0 * 1000).rounded()) }
     }
 
     /// The JSON line (with its `\n`), fields in the contract's order.
     public func jsonLine() -> [UInt8] {
         var line = BeaconLine(capacity: 400)
-        append(to: &line)
+        line.apns(
+            apnsID: apnsID, sentAt: BeaconTime.milliseconds(sentAt), status: status, reason: reason,
+            pushToken: pushToken, activityID: activityID, seq: seq, event: event, apsTimestamp: apsTimestamp,
+            payloadBytes: payloadBytes, topic: topic, pushType: pushType, priority: priority, environment: environment,
+            latencyMS: latencyMS)
         return line.finishLine()
-    }
-
-    /// The record's fields in the contract's order (a writer may add fields after them).
-    package func append(to line: inout BeaconLine) {
-        line.int("v", 1)
-        line.string("kind", "apns")
-        line.string("apns_id", apnsID)
-        line.time("sent_at", sentAt)
-        line.int("status", status)
-        line.optionalString("reason", reason)
-        line.string("push_token", pushToken)
-        line.optionalString("activity_id", activityID)
-        if let seq { line.int("seq", seq) }
-        line.optionalString("event", event)
-        line.int("aps_timestamp", apsTimestamp)
-        line.int("payload_bytes", payloadBytes)
-        line.optionalString("topic", topic)
-        line.optionalString("push_type", pushType)
-        if let priority { line.int("priority", priority) }
-        line.optionalString("environment", environment)
-        if let latencyMS { line.int("latency_ms", latencyMS) }
     }
 }
