@@ -79,16 +79,8 @@ public enum SimulationError: Error, CustomStringConvertible, Sendable {
     case cannotCreate(String)
     case cannotRead(String)
 
-    public var description: String {
-        switch self {
-        case .invalidDay(let day): "invalid day '\(day)': expected a calendar date YYYY-MM-DD"
-        case .invalidActivityCount(let count): "invalid activity count \(count): expected 0 or more"
-        case .outputNotEmpty(let path):
-            "'\(path)' already exists (output of an earlier run?); remove it or allow replacing it"
-        case .cannotCreate(let path): "cannot create '\(path)'"
-        case .cannotRead(let path): "cannot read '\(path)'"
-        }
-    }
+    /// The diagnostic's message (`SimulationError+Diagnostic.swift` words each case once).
+    public var description: String { diagnostic.message }
 }
 
 /// What a simulation wrote: files, lines by kind, planted defects and the
