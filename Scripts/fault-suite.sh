@@ -132,9 +132,16 @@ cp changing/a/sender.jsonl whole.jsonl
 "$arrival" ingest changing --db changed-clean.sqlite --quiet
 report changed-clean.sqlite >changed-clean.json
 size=$(stat -c %s whole.jsonl)
+# wait_open PID: until the process has the large file open (it is read first), so the change lands mid-read.
+wait_open() {
+    for _ in $(seq 1 1000); do
+        ls -l "/proc/$1/fd" 2>/dev/null | grep -q "changing/a/sender.jsonl" && return
+        sleep 0.005
+    done
+}
 "$arrival" ingest changing --db t.sqlite --quiet 2>t.err &
 pid=$!
-sleep 0.15
+wait_open "$pid"
 truncate -s $((size / 3)) changing/a/sender.jsonl
 wait "$pid"
 code=$?
@@ -148,7 +155,7 @@ fi
 head -c $((size / 2)) whole.jsonl >changing/a/sender.jsonl
 "$arrival" ingest changing --db g.sqlite --quiet 2>g.err &
 pid=$!
-sleep 0.15
+wait_open "$pid"
 tail -c +$((size / 2 + 1)) whole.jsonl >>changing/a/sender.jsonl
 wait "$pid"
 code=$?
