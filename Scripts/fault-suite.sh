@@ -7,7 +7,8 @@
 #      into an existing one, at once: all succeed, the report is the clean one.
 #   3. A file truncated while it is read, and one appended to: named, exit 1,
 #      nothing of it stored; the file restored (or complete) and ingested
-#      again: the clean report.
+#      again: the clean report. A file cut before the ingest reached it is
+#      stored as it was; restored, it replaces its start: the clean report.
 #   4. A full disk (a small tmpfs; needs root, skipped with a message
 #      otherwise): the ingest fails; with room made, a re-run gives the clean report.
 #   5. An unreadable file and directory (as an unprivileged user; skipped
@@ -152,6 +153,12 @@ else
     fail "a file truncated while read: exit $code, $(head -3 t.err)"
     cp whole.jsonl changing/a/sender.jsonl
 fi
+# Cut before the ingest reached it, so stored as it was; then restored: the whole file replaces its start.
+head -c $((size / 3)) whole.jsonl >changing/a/sender.jsonl
+"$arrival" ingest changing --db p.sqlite --quiet 2>p.err
+cp whole.jsonl changing/a/sender.jsonl
+"$arrival" ingest changing --db p.sqlite --quiet 2>>p.err \
+    && same "a file cut before it was read is stored as it was; restored, it replaces its start: the clean report" p.sqlite changed-clean.json
 head -c $((size / 2)) whole.jsonl >changing/a/sender.jsonl
 "$arrival" ingest changing --db g.sqlite --quiet 2>g.err &
 pid=$!

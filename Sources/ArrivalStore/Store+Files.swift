@@ -229,6 +229,27 @@ extension Store {
         precondition(!batchOpen, "files are removed outside an ingest batch")
         try connection.execute("BEGIN IMMEDIATE")
         do throws(DatabaseError) {
+            let removal = try removeInTransaction(ids: ids)
+            try connection.execute("COMMIT")
+            return removal
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Removes earlier versions of the file being ingested (the same path,
+    /// whose bytes are the start of the file's: it grew since), inside the
+    /// file's savepoint, before any of its rows go in: if the file is rolled
+    /// back, so is the removal.
+    package func replaceEarlierVersions(ids: [Int64]) throws(DatabaseError) -> FileRemoval {
+        precondition(batchOpen, "an earlier version is replaced inside the file's savepoint")
+        return try removeInTransaction(ids: ids)
+    }
+
+    /// Counts and removes, inside the caller's transaction.
+    private func removeInTransaction(ids: [Int64]) throws(DatabaseError) -> FileRemoval {
+        do {
             let removal = try countRemoval(ids: ids)
             let present = removal.entries.map(\.file.id)
             if !present.isEmpty {
@@ -252,11 +273,7 @@ extension Store {
                     }
                 }
             }
-            try connection.execute("COMMIT")
             return removal
-        } catch {
-            try? connection.execute("ROLLBACK")
-            throw error
         }
     }
 

@@ -126,6 +126,9 @@ extension IngestSummary {
         var lines: [String] = []
         lines.append("Ingested into \(database):")
         lines.append("  files read: \(filesRead) (\(bytesRead) bytes, \(self.lines) lines)")
+        if filesReplaced > 0 {
+            lines.append("  of them grown since ingested, read again in place of the earlier version: \(filesReplaced)")
+        }
         lines.append(
             "  files skipped as already ingested: \(filesAlreadyIngested + filesSkippedAsDuplicate)"
                 + (filesSkippedAsDuplicate > 0 ? " (\(filesSkippedAsDuplicate) under a new name)" : ""))

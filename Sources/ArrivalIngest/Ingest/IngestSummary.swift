@@ -21,6 +21,10 @@ public struct IngestSummary: Sendable, Equatable {
 
     /// Files whose records were read and stored in this run.
     public var filesRead = 0
+    /// Files read in place of an earlier version of themselves (same path,
+    /// the earlier bytes are the start of the new ones: a log that grew, a
+    /// file restored after it was cut), which was removed with its records.
+    public var filesReplaced = 0
     /// Files whose bytes this store had already ingested from the same path (no-op).
     public var filesAlreadyIngested = 0
     /// Files whose bytes were already ingested under another path (counted in the report).

@@ -104,8 +104,10 @@ public struct Ingestor {
                 switch message {
                 case .known(let path, let sha256):
                     try skip(known: path, sha256: sha256, into: &summary)
-                case .file(let path):
-                    try ingest(file: path, from: channel, recycle: recycle, into: &summary, progress: report)
+                case .file(let path, let replacing):
+                    try ingest(
+                        file: path, replacing: replacing, from: channel, recycle: recycle, into: &summary,
+                        progress: report)
                 case .unreadable(let path, let error):
                     try note(IngestSummary.Unreadable(path: path, reason: error.reason), in: &summary)
                 case .rows, .end:
@@ -136,7 +138,8 @@ public struct Ingestor {
     enum Message: Sendable {
         case known(path: String, sha256: String)
         case unreadable(path: String, InputError)
-        case file(path: String)
+        /// `replacing`: the stored versions the file begins with (it grew since they were ingested).
+        case file(path: String, replacing: [Int64])
         case rows(RowBatch)
         case end(Result<ReadFile, InputError>)
     }
@@ -169,11 +172,22 @@ public struct Ingestor {
     /// Stores one file whose `.file` message was received, consuming its
     /// `.rows` and `.end` from `channel`.
     private func ingest(
-        file path: String, from channel: BatchChannel<Message>, recycle: BatchChannel<RowBatch>,
+        file path: String, replacing: [Int64], from channel: BatchChannel<Message>, recycle: BatchChannel<RowBatch>,
         into summary: inout IngestSummary, progress: ((Int) -> Void)?
     ) throws {
         let now = Self.now()
         let transaction = try store.beginFile(path: path, now: now)
+        // An earlier version this file grew from goes first, inside the file's
+        // savepoint: its records are the file's again, not duplicates of it.
+        var replaced = 0
+        if !replacing.isEmpty {
+            do {
+                replaced = try store.replaceEarlierVersions(ids: replacing).entries.count
+            } catch {
+                transaction.rollback()
+                throw error
+            }
+        }
         var fileSummary = IngestSummary()
         var newByKind = [0, 0, 0]
         let read: ReadFile
@@ -249,6 +263,7 @@ public struct Ingestor {
             throw error
         }
         summary.filesRead += 1
+        summary.filesReplaced += replaced
         summary.bytesRead += read.summary.bytesOnDisk
         summary.duplicateRecords += fileSummary.duplicateRecords
         for kind in RecordKind.allCases where newByKind[kind.index] > 0 {
@@ -314,15 +329,30 @@ public struct Ingestor {
                     continue
                 }
             }
-            guard channel.send(.file(path: path)) else { return }
+            // A file that grew since a version of it was stored: that version is
+            // replaced when its bytes are the start of this file's.
+            var earlier: [FileRegistryLookup.Version] = []
+            if let lookup, let size {
+                let candidates = lookup.earlierVersions(atPath: path, smallerThan: size)
+                if !candidates.isEmpty, let prefixes = try? Self.prefixHashes(of: path, at: candidates.map(\.byteCount))
+                {
+                    earlier = candidates.filter { prefixes[$0.byteCount] == $0.sha256 }
+                }
+            }
+            guard channel.send(.file(path: path, replacing: earlier.map(\.id))) else { return }
             do {
-                var hasher = SHA256()
+                var hasher = PrefixHasher(checkpoints: earlier.map(\.byteCount))
                 var summary = try decode(
-                    path: path, options: options, recycle: recycle, raw: { hasher.update(bufferPointer: $0) },
+                    path: path, options: options, recycle: recycle, raw: { hasher.update($0) },
                     deliver: { channel.send(.rows($0)) })
-                let sha256 = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+                let sha256 = hasher.finalize()
                 if let expected, expected != sha256, summary.changedWhileRead == nil {
                     summary.changedWhileRead = "its bytes changed between two reads"
+                }
+                if earlier.contains(where: { hasher.prefixes[$0.byteCount] != $0.sha256 }),
+                    summary.changedWhileRead == nil
+                {
+                    summary.changedWhileRead = "its first bytes changed between two reads"
                 }
                 seenInRun.insert(sha256)
                 sizesInRun.insert(summary.bytesOnDisk)
@@ -333,6 +363,25 @@ public struct Ingestor {
                 return  // stopped by the writer
             }
         }
+    }
+
+    /// The SHA-256 of the first N bytes of a file, for each N of `lengths`
+    /// it reaches (a file shorter than N has none).
+    static func prefixHashes(of path: String, at lengths: [Int]) throws -> [Int: String] {
+        guard let last = lengths.max() else { return [:] }
+        var hasher = PrefixHasher(checkpoints: lengths)
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw InputError.cannotOpen(path: path, reason: String(cString: strerror(errno))) }
+        defer { close(fd) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 18, alignment: 16)
+        defer { buffer.deallocate() }
+        while hasher.byteCount < last {
+            let count = read(fd, buffer.baseAddress, min(buffer.count, last - hasher.byteCount))
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            hasher.update(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+        }
+        return hasher.prefixes
     }
 
     /// The size of a regular file, or nil (it is read and fails there, with its reason).

@@ -136,6 +136,48 @@ struct IngestTests {
         #expect(report == sameReport)
     }
 
+    @Test(
+        "A file stored while cut short (or still being written) and ingested again whole replaces its earlier version: the report of the whole file alone",
+        arguments: ["sender/2026-11-21/apns-06.jsonl.gz", "sender/2026-11-21/apns-1140-1220.jsonl.gz"])
+    func grownFileReplacesItsStart(sample: String) throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let whole = try Data(
+            contentsOf: URL(
+                fileURLWithPath: GoldenReportTests.packageRoot.appendingPathComponent("SampleData/" + sample).path))
+        let path = directory.appendingPathComponent("sender.jsonl.gz").path
+        let (clean, _) = try ingestAndReport([
+            GoldenReportTests.packageRoot.appendingPathComponent("SampleData/" + sample).path
+        ])
+
+        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        // Cut mid-member: a truncated gzip, stored with what it held.
+        try whole.prefix(whole.count / 3).write(to: URL(fileURLWithPath: path))
+        let cut = try Ingestor(store: store).ingest(paths: [path])
+        #expect(cut.filesRead == 1 && cut.malformedByCause[.truncatedGzip] == 1)
+        try whole.write(to: URL(fileURLWithPath: path))
+        let grown = try Ingestor(store: store).ingest(paths: [path])
+        #expect(grown.filesRead == 1 && grown.filesReplaced == 1 && grown.duplicateRecords == 0)
+        #expect(try ReportBuilder(store: store).build(window: nil).jsonText() == clean.jsonText())
+        #expect(try store.listFiles().count == 1)
+    }
+
+    @Test("A file rewritten at the same path with other bytes (not grown) is a second file, and nothing is replaced")
+    func rewrittenFileIsAnotherFile() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("r.jsonl").path
+        let first = try String(contentsOfFile: fixture("outcomes/lost.jsonl"), encoding: .utf8)
+        let second = try String(contentsOfFile: fixture("outcomes/rendered.jsonl"), encoding: .utf8)
+        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        try first.write(toFile: path, atomically: true, encoding: .utf8)
+        _ = try Ingestor(store: store).ingest(paths: [path])
+        try ("\n" + first + second).write(toFile: path, atomically: true, encoding: .utf8)
+        let again = try Ingestor(store: store).ingest(paths: [path])
+        #expect(again.filesRead == 1 && again.filesReplaced == 0 && again.duplicateRecords > 0)
+        #expect(try store.listFiles().count == 2)
+    }
+
     @Test("A missing path is named as unreadable and the paths beside it are still ingested")
     func missingPath() throws {
         let directory = try makeTemporaryDirectory()

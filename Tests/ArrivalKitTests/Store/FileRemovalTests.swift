@@ -178,22 +178,24 @@ struct FileRemovalTests {
     }
 
     @Test("A path ingested twice with different bytes is ambiguous by path and selected by hash")
-    func grownFile() throws {
+    func rewrittenFile() throws {
         try withStore { directory, store in
             let url = directory.appendingPathComponent("widget-1.jsonl")
             let ingestor = Ingestor(store: store)
             try write([apns("a")], to: url)
             _ = try ingestor.ingest(paths: [url.path])
-            try write([apns("a"), apns("b")], to: url)  // the widget appended, the upload came again
+            // Rewritten, not grown (a file that grew replaces its earlier version: IngestTests).
+            try write([apns("b"), apns("a")], to: url)
             _ = try ingestor.ingest(paths: [url.path])
             let (files, skipped) = try store.fileRegistry()
             #expect(files.count == 2 && files.allSatisfy { $0.path == url.path })
             #expect(throws: FileSelectionError.ambiguous(name: url.path, files: files)) {
                 try FileSelection.select([url.path], files: files, skipped: skipped)
             }
-            let grown = try #require(files.first { $0.records == 1 && $0.duplicates == 1 })
+            let second = try #require(files.first { $0.records == 1 && $0.duplicates == 1 })
             #expect(
-                try FileSelection.select([String(grown.sha256.prefix(16))], files: files, skipped: skipped) == [grown])
+                try FileSelection.select([String(second.sha256.prefix(16))], files: files, skipped: skipped) == [second]
+            )
         }
     }
 
