@@ -9,8 +9,8 @@
 # ArrivalModel, ArrivalStore and the Decoding and Reading folders of
 # ArrivalIngest (nothing else of the package, no package dependency) into
 # .build/fuzz, so the package's own build is never touched. It is rebuilt when
-# a source is newer than it. The seed corpus is made from SampleData/ and the
-# decoder's test lines; the inputs libFuzzer finds are kept in
+# a source is newer than it. The seed corpus is made from SampleData/, the
+# decoder's test lines and Fuzz/regressions/; the inputs libFuzzer finds are kept in
 # .build/fuzz/corpus for the next run. A crash or broken invariant exits
 # non-zero and leaves the input in Fuzz/crashes/.
 set -euo pipefail
@@ -139,15 +139,15 @@ for path in sorted(glob.glob("SampleData/sender/**/*.jsonl.gz", recursive=True))
         units.append(whole + b"garbage after the member\n")                           # not another member
 for case in json.load(open("Tests/ArrivalKitTests/Fixtures/decoding/line-cases.json")):
     units.append(base64.b64decode(case["line_base64"]))
+for path in sorted(glob.glob("Fuzz/regressions/*")):  # inputs that once failed, kept once fixed
+    units.append(open(path, "rb").read())
 
-kept = 0
 for unit in units:
     if 0 < len(unit) <= 4096:
         name = hashlib.sha1(unit).hexdigest()
         with open(os.path.join(seeds, name), "wb") as f:
             f.write(unit)
-        kept += 1
-print(f"fuzz: {len(os.listdir(seeds))} seed inputs from SampleData/ and the decoder's test lines")
+print(f"fuzz: {len(os.listdir(seeds))} seed inputs from SampleData/, the decoder's test lines and Fuzz/regressions/")
 PY
 
 # MARK: Run
