@@ -169,7 +169,7 @@ elapsed=$(($(date +%s) - started))
 executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 if [ $status -ne 0 ]; then
     # What broke (the invariant's message or the sanitizer's report), then the end of the log.
-    grep -m 3 -E "Fatal error:|ERROR: (AddressSanitizer|libFuzzer)|SUMMARY:" "$log" || true
+    grep -m 5 -E "^INFO: Seed|Fatal error:|^  line \(|ERROR: (AddressSanitizer|libFuzzer)|SUMMARY:" "$log" || true
     echo "..."
     tail -n 25 "$log"
     echo "fuzz: FAILED (exit $status) after ${executions:-?} executions in $elapsed s; full log: $log" >&2
