@@ -42,12 +42,16 @@ mkdir -p "$out/modules"
 
 # MARK: Build
 
-model=(Sources/ArrivalModel/*.swift Sources/ArrivalModel/*/*.swift)
-store=(Sources/ArrivalStore/*.swift)
-# ArrivalIngest without Ingestor.swift and BatchChannel.swift: the ingest's threads and store
-# writes, which are not fuzzed here (and Ingestor needs swift-crypto).
-ingest=(Sources/ArrivalIngest/Decoding/*.swift Sources/ArrivalIngest/Reading/*.swift
-    Sources/ArrivalIngest/Ingest/IngestSummary.swift Sources/ArrivalIngest/Ingest/IngestError+Diagnostic.swift)
+sources() { find "$@" -name '*.swift' | sort; }
+model=()
+while IFS= read -r file; do model+=("$file"); done < <(sources Sources/ArrivalModel)
+store=()
+while IFS= read -r file; do store+=("$file"); done < <(sources Sources/ArrivalStore)
+# ArrivalIngest without the files that import Crypto (Ingestor and its hashing): the ingest's
+# thread and store writes are not fuzzed here, and the build needs no package dependency.
+ingest=()
+while IFS= read -r file; do ingest+=("$file"); done < <(
+    sources Sources/ArrivalIngest | xargs grep -L -E '^import Crypto' || true)
 target=(Fuzz/DecoderFuzz/*.swift)
 # As the package compiles them (Swift 6, ExistentialAny), optimised, with
 # assertions kept, coverage and AddressSanitizer; -enable-testing lets the
@@ -90,14 +94,22 @@ export SWIFT_BACKTRACE=enable=no
 symbolizer=$(dirname "$(readlink -f "$(command -v swiftc)")")/llvm-symbolizer
 [ -x "$symbolizer" ] && export ASAN_SYMBOLIZER_PATH="$symbolizer"
 
+# The seed corpus and the target's scratch file (gzip inputs are read back from a file) live
+# in one temporary directory, removed at the end: libFuzzer ends with _Exit, so the target
+# cannot clean up after itself.
+work=$(mktemp -d "${TMPDIR:-/tmp}/arrival-fuzz.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+seeds=$work/seeds
+mkdir "$seeds"
+export TMPDIR=$work
+
 if [ ${#reproduce[@]} -gt 0 ]; then
-    exec "$binary" "${reproduce[@]}"
+    "$binary" "${reproduce[@]}"
+    exit
 fi
 
 # MARK: Seed corpus
 
-seeds=$(mktemp -d "${TMPDIR:-/tmp}/arrival-fuzz-seeds.XXXXXX")
-trap 'rm -rf "$seeds"' EXIT
 python3 - "$seeds" <<'PY'
 import base64, glob, gzip, hashlib, json, os, sys, zlib
 

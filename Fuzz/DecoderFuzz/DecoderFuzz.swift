@@ -287,13 +287,8 @@ func checkGzip(_ input: UnsafeBufferPointer<UInt8>) {
     if gzipPath == nil {
         var template = Array((NSTemporaryDirectory() + "/arrival-fuzz-XXXXXX").utf8CString)
         guard mkdtemp(&template) != nil else { fatalError("mkdtemp: \(String(cString: strerror(errno)))") }
+        // Scripts/fuzz.sh points TMPDIR at a directory it removes afterwards.
         gzipPath = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } + "/input.jsonl.gz"
-        atexit {
-            if let path = gzipPath {
-                unlink(path)
-                rmdir((path as NSString).deletingLastPathComponent)
-            }
-        }
     }
     let path = gzipPath!
     let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
