@@ -1,0 +1,328 @@
+// The libFuzzer target for the line splitter, the JSON line scanner and the
+// record decoder (Fuzz/README.md). Built and run by Scripts/fuzz.sh with
+// `-sanitize=fuzzer,address`; every broken invariant traps, and libFuzzer
+// keeps the input that broke it.
+
+import ArrivalModel
+import Foundation
+
+@testable import ArrivalIngest
+@testable import ArrivalStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Stops the run, naming the invariant and the line; libFuzzer writes the input out.
+func check(_ condition: Bool, _ message: @autoclosure () -> String, line: [UInt8]? = nil) {
+    guard !condition else { return }
+    var text = "fuzz invariant broken: " + message()
+    if let line {
+        text += "\n  line (\(line.count) bytes): " + String(decoding: line.prefix(300), as: UTF8.self).debugDescription
+    }
+    fatalError(text)
+}
+
+/// Decoders and a batch that live across inputs, as the ingest keeps one
+/// decoder per file and recycles its batches: whatever one line leaves behind
+/// in them must not change the answer for the next.
+nonisolated(unsafe) private var longLived = RecordDecoder()
+nonisolated(unsafe) private var batch = RowBatch(capacity: 64)
+/// Where gzip inputs are written to be read back through `LineReader`.
+nonisolated(unsafe) private var gzipPath: String?
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    let input = UnsafeBufferPointer(start: data, count: size)
+    let lines = checkSplitting(input)
+    batch.removeAll()
+    var decoded: [(line: Int, record: Record)] = []
+    for (index, line) in lines.enumerated() {
+        guard let line else { continue }  // longer than 1 MiB: the ingest's line_too_long, never decoded
+        if let record = checkDecoding(line, number: index + 1) { decoded.append((index + 1, record)) }
+    }
+    checkBatch(decoded)
+    if size >= 2 && data[0] == 0x1F && data[1] == 0x8B { checkGzip(input) }
+    return 0
+}
+
+// MARK: - Lines
+
+/// The lines of `input` as Documentation/InputRecords.md defines them: `\n`
+/// ends a line and a `\r` just before it belongs to the line end; a last line
+/// without `\n` keeps its `\r`; a line longer than `maxLineBytes` is `nil`.
+func referenceLines(_ input: UnsafeBufferPointer<UInt8>, maxLineBytes: Int) -> [[UInt8]?] {
+    var lines: [[UInt8]?] = []
+    var start = 0
+    for (index, byte) in input.enumerated() where byte == 0x0A {
+        var end = index
+        if end > start && input[end - 1] == 0x0D { end -= 1 }
+        lines.append(end - start > maxLineBytes ? nil : Array(input[start..<end]))
+        start = index + 1
+    }
+    if start < input.count {
+        lines.append(input.count - start > maxLineBytes ? nil : Array(input[start...]))
+    }
+    return lines
+}
+
+/// `LineSplitter` fed `input` in chunks of `chunk` bytes, each chunk in an
+/// allocation of its own, freed right after it was fed (so reading past a
+/// chunk, or keeping a pointer into it, is an AddressSanitizer report).
+func splitterLines(_ input: UnsafeBufferPointer<UInt8>, chunk: Int, maxLineBytes: Int) -> [[UInt8]?] {
+    var splitter = LineSplitter(maxLineBytes: maxLineBytes)
+    var lines: [[UInt8]?] = []
+    let body = { (slice: LineSlice) in
+        check(slice.number == lines.count + 1, "LineSplitter numbered line \(lines.count + 1) as \(slice.number)")
+        lines.append(slice.bytes.map { Array($0) })
+    }
+    var offset = 0
+    while offset < input.count {
+        let count = min(chunk, input.count - offset)
+        let copy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: count)
+        _ = copy.initialize(from: input[offset..<offset + count])
+        try! splitter.feed(UnsafeBufferPointer(copy), body)
+        copy.deallocate()
+        offset += count
+    }
+    try! splitter.finish(body)
+    check(splitter.lineNumber == lines.count, "LineSplitter counted \(splitter.lineNumber) lines, gave \(lines.count)")
+    return lines
+}
+
+/// Splits the input as the ingest does, whole and in chunks of several sizes,
+/// with the ingest's line limit and a small one, each time against the
+/// reference; returns the lines under the ingest's limit.
+func checkSplitting(_ input: UnsafeBufferPointer<UInt8>) -> [[UInt8]?] {
+    let ingestLimit = LineReader.defaultMaxLineBytes
+    let lines = referenceLines(input, maxLineBytes: ingestLimit)
+    // A chunk size and a small line limit that vary with the input but are the same for it every time.
+    var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+    for byte in input.prefix(64) { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
+    let chunk = 1 + Int(hash % 29)
+    let smallLimit = Int((hash >> 32) % 48)
+    check(splitterLines(input, chunk: max(input.count, 1), maxLineBytes: ingestLimit) == lines, "whole-input split")
+    check(splitterLines(input, chunk: chunk, maxLineBytes: ingestLimit) == lines, "split in \(chunk)-byte chunks")
+    if smallLimit >= 1 {
+        let limited = referenceLines(input, maxLineBytes: smallLimit)
+        check(
+            splitterLines(input, chunk: chunk, maxLineBytes: smallLimit) == limited,
+            "split in \(chunk)-byte chunks with lines limited to \(smallLimit) bytes")
+    }
+    return lines
+}
+
+// MARK: - Decoding
+
+/// Decodes one line every way the code can and holds the answers against
+/// each other and against the reference decoder; returns the record, if any.
+func checkDecoding(_ line: [UInt8], number: Int) -> Record? {
+    // The line in an allocation of exactly its size: a read past its end is an AddressSanitizer report.
+    let owned = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: line.count)
+    _ = owned.initialize(from: line)
+    defer { owned.deallocate() }
+    let bytes = UnsafeBufferPointer(owned)
+
+    var fresh = RecordDecoder()
+    let outcome = fresh.decode(bytes)
+    let problem = fresh.lastProblem
+    let again = fresh.decode(bytes)
+    check(again == outcome && fresh.lastProblem == problem, "decoding twice: \(outcome) then \(again)", line: line)
+    let reused = longLived.decode(bytes)
+    check(
+        reused == outcome && longLived.lastProblem == problem,
+        "a decoder used before: \(reused) (\(longLived.lastProblem ?? "-")), a new one: \(outcome) (\(problem ?? "-"))",
+        line: line)
+    check(Array(bytes) == line, "decoding changed the line's bytes", line: line)
+
+    // The ingest's path: straight into a batch that already holds earlier lines' rows.
+    let rows = batch.rows.count
+    let cells = batch.cells.count
+    let arena = batch.bytes.count
+    let appended = longLived.decode(bytes, line: number, into: &batch)
+    check(longLived.lastProblem == problem, "the batch path's problem differs: \(longLived.lastProblem ?? "-")")
+    switch (outcome, appended) {
+    case (.record(let record), .record):
+        check(batch.rows.count == rows + 1, "a record appended \(batch.rows.count - rows) rows", line: line)
+        let row = batch.rows[rows]
+        check(row.line == number && row.kind == record.kind, "the row's line or kind", line: line)
+        let stored = batch.record(row)
+        check(stored == record, "the batch holds \(stored), decode(_:) gave \(record)", line: line)
+        check(fieldValues(stored) == fieldValues(record), "the batch's bytes differ from decode(_:)'s", line: line)
+        // A record made in code and the same record decoded share their store key (the de-duplication hash).
+        var made = RowBatch()
+        made.append(record, line: number)
+        check(made.rows[0].key == row.key, "the decoded row's key differs from the key of the same record", line: line)
+    case (.blank, .blank), (.malformed, .malformed):
+        if case .malformed(let a) = outcome, case .malformed(let b) = appended {
+            check(a == b, "decode(_:) says \(a), the batch path \(b)", line: line)
+            batch.appendMalformed(line: number, cause: b, problem: longLived.lastProblem)
+        }
+        check(
+            batch.rows.count == rows && batch.cells.count == cells && batch.bytes.count == arena,
+            "a line that is not a record left cells or bytes in the batch", line: line)
+    default:
+        check(false, "decode(_:) says \(outcome), the batch path \(appended)", line: line)
+    }
+
+    checkAgainstReference(line, outcome, problem: problem)
+    if case .record(let record) = outcome {
+        checkAgainstFoundation(line, record)
+        checkTimes(record, line: line)
+        return record
+    }
+    return nil
+}
+
+func checkAgainstReference(_ line: [UInt8], _ outcome: RecordDecoder.Outcome, problem: String?) {
+    let expected = ReferenceDecoder.decode(line)
+    switch (expected, outcome) {
+    case (.blank, .blank):
+        check(problem == nil, "a blank line has a problem: \(problem!)", line: line)
+    case (.record(let a), .record(let b)):
+        check(fieldValues(a) == fieldValues(b), "the reference decodes \(a), the decoder \(b)", line: line)
+        check(problem == nil, "a record has a problem: \(problem!)", line: line)
+    case (.malformed(let a, let field), .malformed(let b)):
+        check(a == b, "the reference says \(a), the decoder \(b) (\(problem ?? "-"))", line: line)
+        if let field {
+            check(
+                problem?.hasPrefix(field + ": ") == true,
+                "the problem of \(b) should name \(field): \(problem ?? "nil")", line: line)
+            check(problem!.unicodeScalars.count < 400, "a problem of \(problem!.count) characters", line: line)
+        } else {
+            check(problem == nil, "\(b) concerns the whole line, yet has a problem: \(problem!)", line: line)
+        }
+    default:
+        check(false, "the reference says \(expected), the decoder \(outcome) (\(problem ?? "-"))", line: line)
+    }
+}
+
+/// A line accepted as a record is JSON to Foundation too, and Foundation reads the same field values.
+func checkAgainstFoundation(_ line: [UInt8], _ record: Record) {
+    guard let object = try? JSONSerialization.jsonObject(with: Data(line), options: [.fragmentsAllowed]) else {
+        // Foundation refuses numbers beyond Double's range (`1e400`) that RFC 8259 and the contract allow
+        // in fields arrival ignores; anything else it refuses must not have been accepted.
+        check(hasHugeNumber(line), "accepted as a record, but JSONSerialization refuses it", line: line)
+        return
+    }
+    guard let dictionary = object as? [String: Any] else {
+        return check(false, "accepted as a record, but JSONSerialization reads \(type(of: object))", line: line)
+    }
+    // JSONSerialization on Linux drops a U+FEFF written raw at the start of a string or key
+    // (`"\u{FEFF}device_id"` reads as `"device_id"`); the contract keeps it, so such lines are
+    // only held to being JSON objects here (the reference decoder checks their values).
+    let bom: [UInt8] = [0x22, 0xEF, 0xBB, 0xBF]
+    if line.count >= 4 && (0...line.count - 4).contains(where: { line[$0..<$0 + 4].elementsEqual(bom) }) { return }
+    for (key, value) in zip(fieldKeys(record.kind), fieldValues(record)) {
+        let found = dictionary[key]
+        switch value {
+        case .none:
+            check(found == nil || found is NSNull, "\(key) is absent in the record, \(found!) in Foundation's")
+        case .text(let text):
+            check(
+                (found as? String).map { Array($0.utf8) } == text,
+                "\(key): the record has \(String(decoding: text, as: UTF8.self).debugDescription), "
+                    + "Foundation \(String(describing: found))", line: line)
+        case .int(let int):
+            if key.hasSuffix("_at") {
+                let time = (found as? String).flatMap { RFC3339.parseMilliseconds($0) }
+                check(time == int, "\(key): the record has \(int), Foundation's string reads \(time as Any)")
+            } else {
+                check(
+                    (found as? NSNumber)?.int64Value == int,
+                    "\(key): the record has \(int), Foundation \(String(describing: found))", line: line)
+            }
+        }
+    }
+}
+
+/// Whether the line holds a number literal whose magnitude a `Double` cannot hold.
+func hasHugeNumber(_ line: [UInt8]) -> Bool {
+    guard case .json(let value, _, _) = ReferenceParser.parse(line) else { return false }
+    func huge(_ value: ReferenceJSON) -> Bool {
+        switch value {
+        case .number(let literal): Double(String(decoding: literal, as: UTF8.self))?.isFinite != true
+        case .array(let elements): elements.contains(where: huge)
+        case .object(let members): members.contains { huge($0.value) }
+        default: false
+        }
+    }
+    return huge(value)
+}
+
+/// A decoded time written back by `RFC3339.format` reads as the same instant
+/// (within the four-digit years the format can write).
+func checkTimes(_ record: Record, line: [UInt8]) {
+    let time: Int64
+    switch record {
+    case .apns(let r): time = r.sentAt
+    case .render(let r): time = r.renderedAt
+    case .callback(let r): time = r.receivedAt
+    }
+    let first: Int64 = -62_167_219_200_000  // 0000-01-01T00:00:00Z
+    let last: Int64 = 253_402_300_799_999  // 9999-12-31T23:59:59.999Z
+    guard time >= first && time <= last else { return }
+    let text = RFC3339.format(milliseconds: time)
+    check(RFC3339.parseMilliseconds(text) == time, "\(time) formats as \(text), which reads back differently")
+}
+
+/// Every row of the input's batch still reads as the record its line decoded
+/// to, in line order, after the later lines were appended and abandoned.
+func checkBatch(_ decoded: [(line: Int, record: Record)]) {
+    check(batch.rows.count == decoded.count, "the batch holds \(batch.rows.count) rows for \(decoded.count) records")
+    for (row, expected) in zip(batch.rows, decoded) {
+        check(row.line == expected.line, "row of line \(expected.line) says line \(row.line)")
+        check(
+            fieldValues(batch.record(row)) == fieldValues(expected.record),
+            "the row of line \(expected.line) changed after later lines were decoded")
+    }
+}
+
+// MARK: - Gzip
+
+/// A gzip input goes through `LineReader` as a file: read with 16-byte and
+/// with the default 256 KiB chunks, it gives the same lines, the same
+/// summary, and hands every byte of the file to `raw` once, in order.
+func checkGzip(_ input: UnsafeBufferPointer<UInt8>) {
+    if gzipPath == nil {
+        var template = Array((NSTemporaryDirectory() + "/arrival-fuzz-XXXXXX").utf8CString)
+        guard mkdtemp(&template) != nil else { fatalError("mkdtemp: \(String(cString: strerror(errno)))") }
+        // Scripts/fuzz.sh points TMPDIR at a directory it removes afterwards.
+        gzipPath = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } + "/input.jsonl.gz"
+    }
+    let path = gzipPath!
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    check(fd >= 0, "cannot write \(path)")
+    check(write(fd, input.baseAddress, input.count) == input.count, "short write to \(path)")
+    close(fd)
+
+    func read(chunkSize: Int) -> (ReadSummary, [[UInt8]?], [UInt8]) {
+        var lines: [[UInt8]?] = []
+        var raw: [UInt8] = []
+        let reader = LineReader(chunkSize: chunkSize)
+        let summary = try! reader.read(
+            path: path, raw: { raw.append(contentsOf: $0) },
+            { slice in
+                check(slice.number == lines.count + 1, "LineReader numbered line \(lines.count + 1) as \(slice.number)")
+                lines.append(slice.bytes.map { Array($0) })
+            })
+        return (summary, lines, raw)
+    }
+    let (small, smallLines, smallRaw) = read(chunkSize: 16)
+    let (large, largeLines, largeRaw) = read(chunkSize: LineReader.defaultChunkSize)
+    check(small == large, "LineReader's summary with 16-byte chunks \(small), with 256 KiB \(large)")
+    check(smallLines == largeLines, "LineReader's lines differ between 16-byte and 256 KiB chunks")
+    check(small.gzip && small.lines == smallLines.count, "LineReader's summary \(small) for \(smallLines.count) lines")
+    check(small.bytesOnDisk == input.count && small.changedWhileRead == nil, "LineReader's summary \(small)")
+    check(smallRaw == Array(input) && largeRaw == Array(input), "raw did not see the file's bytes once, in order")
+
+    // Decode what was inflated, as long as a small input did not inflate to megabytes.
+    guard smallLines.reduce(0, { $0 + ($1?.count ?? 0) }) <= 1 << 16 else { return }
+    batch.removeAll()
+    var decoded: [(line: Int, record: Record)] = []
+    for (index, line) in smallLines.enumerated() {
+        guard let line else { continue }
+        if let record = checkDecoding(line, number: index + 1) { decoded.append((index + 1, record)) }
+    }
+    checkBatch(decoded)
+}
