@@ -71,9 +71,15 @@ package final class JSONWriter {
     }
 
     /// RFC 8259: the quote, the backslash and every control character; the
-    /// controls without a short form as `\u00XX`.
+    /// controls without a short form as `\u00XX`. And U+FEFF as `\ufeff`:
+    /// Foundation's JSON reader drops the raw character at the start of a
+    /// string, so a saved report read back (`diff`, `gate`) would lose it
+    /// from a key or value (found by the fuzz target).
     private static let escapes = ScalarEscapes(
-        ["\"": "\\\"", "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\u{08}": "\\b", "\u{0C}": "\\f"]
+        [
+            "\"": "\\\"", "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\u{08}": "\\b", "\u{0C}": "\\f",
+            "\u{FEFF}": "\\ufeff",
+        ]
     ) { control in
         let hex = String(control.value, radix: 16)
         return "\\u" + String(repeating: "0", count: 4 - hex.count) + hex

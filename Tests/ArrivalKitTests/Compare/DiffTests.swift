@@ -42,6 +42,25 @@ struct DiffTests {
             !calm.metrics.contains { $0.verdict == .worse && $0.metric.kind == .rate && abs($0.absolute ?? 0) > 0.01 })
     }
 
+    @Test("A saved report reads back equal when keys and values start with U+FEFF or hold controls")
+    func reportJSONKeepsEveryScalar() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("odd.jsonl").path
+        let lines = [
+            #"{"v":1,"kind":"apns","apns_id":"a1","sent_at":"2026-11-21T08:00:00Z","status":400,"#
+                + #""reason":"\ufeffBad\u0001","push_token":"t","activity_id":"x","seq":1,"aps_timestamp":1}"#,
+            #"{"v":1,"kind":"render","activity_id":"x","seq":1,"rendered_at":"2026-11-21T08:00:01Z","#
+                + #""app_version":"\ufeff4.2.1"}"#,
+        ]
+        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        let (report, summary) = try ingestAndReport([path])
+        #expect(summary.newRecords == 2 && summary.malformedLines == 0)
+        #expect(report.requests.byReason.keys.contains { $0.text == "\u{FEFF}Bad\u{01}" })
+        let read = try Report(jsonData: Data(report.jsonText().utf8))
+        #expect(read == report)
+    }
+
     @Test("A report JSON side gives the same figures as its store, tested binomially")
     func reportJSONSide() throws {
         let directory = try makeTemporaryDirectory()
