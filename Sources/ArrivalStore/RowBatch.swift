@@ -11,9 +11,9 @@ import ArrivalModel
 /// A row's cells are its contract fields in the order of the store's columns
 /// (``RecordKind/columnCount``); that is also the order the de-duplication
 /// hash covers them in (the test `RowBatchTests` writes the same hash out field by field).
-package struct RowBatch: Sendable {
+public struct RowBatch: Sendable {
     /// One field of a row.
-    package enum Cell: Equatable, Sendable {
+    public enum Cell: Equatable, Sendable {
         case int(Int64)
         /// Bytes `offset..<offset + count` of the arena.
         case text(offset: Int32, count: Int32)
@@ -23,19 +23,30 @@ package struct RowBatch: Sendable {
         case noText
     }
 
-    package struct Row: Sendable {
-        var kind: RecordKind
-        var line: Int
-        var firstCell: Int
+    public struct Row: Sendable {
+        @usableFromInline var kind: RecordKind
+        @usableFromInline var line: Int
+        @usableFromInline var firstCell: Int
         /// The de-duplication key (``recordKey(time:hash:)``).
-        var key: UInt64
+        @usableFromInline var key: UInt64
+
+        @inlinable init(kind: RecordKind, line: Int, firstCell: Int, key: UInt64) {
+            self.kind = kind
+            self.line = line
+            self.firstCell = firstCell
+            self.key = key
+        }
     }
 
-    package private(set) var rows: [Row] = []
-    private(set) var cells: [Cell] = []
+    // Set only by the methods below. The decoder (another module) builds rows
+    // through them, a call per field of every line: they are `@inlinable
+    // public`, which the compiler inlines across modules (it does not inline
+    // `@inlinable package` ones: Benchmarks/README.md).
+    @usableFromInline package internal(set) var rows: [Row] = []
+    @usableFromInline var cells: [Cell] = []
     /// The arena of string bytes, unescaped.
-    private(set) var bytes: [UInt8] = []
-    package private(set) var malformed: [(line: Int, cause: MalformedCause, problem: String?)] = []
+    @usableFromInline var bytes: [UInt8] = []
+    @usableFromInline package internal(set) var malformed: [(line: Int, cause: MalformedCause, problem: String?)] = []
 
     package init(capacity: Int = 0) {
         rows.reserveCapacity(capacity)
@@ -45,10 +56,10 @@ package struct RowBatch: Sendable {
     }
 
     /// Records and malformed lines held.
-    package var count: Int { rows.count + malformed.count }
+    @inlinable public var count: Int { rows.count + malformed.count }
     /// The bytes of the strings held. (Cells address the arena with 32-bit
     /// offsets: the ingest hands a batch on long before 2 GiB.)
-    package var byteCount: Int { bytes.count }
+    @inlinable public var byteCount: Int { bytes.count }
     package var isEmpty: Bool { rows.isEmpty && malformed.isEmpty }
 
     package mutating func removeAll() {
@@ -65,27 +76,33 @@ package struct RowBatch: Sendable {
     // MARK: - Building a row
 
     /// Where a row being built started, to finish or abandon it.
-    package struct Mark {
-        fileprivate var cells: Int
-        fileprivate var bytes: Int
+    public struct Mark {
+        @usableFromInline var cells: Int
+        @usableFromInline var bytes: Int
+
+        @inlinable init(cells: Int, bytes: Int) {
+            self.cells = cells
+            self.bytes = bytes
+        }
     }
 
-    package var mark: Mark { Mark(cells: cells.count, bytes: bytes.count) }
+    @inlinable public var mark: Mark { Mark(cells: cells.count, bytes: bytes.count) }
 
     /// Forgets the cells and bytes appended since `mark`.
-    package mutating func abandon(_ mark: Mark) {
+    @inlinable
+    public mutating func abandon(_ mark: Mark) {
         cells.removeSubrange(mark.cells...)
         bytes.removeSubrange(mark.bytes...)
     }
 
-    @inline(__always)
-    package mutating func append(_ cell: Cell) {
+    @inlinable @inline(__always)
+    public mutating func append(_ cell: Cell) {
         cells.append(cell)
     }
 
     /// Appends a text cell holding `text`.
-    @inline(__always)
-    package mutating func appendText(_ text: UnsafeBufferPointer<UInt8>) {
+    @inlinable @inline(__always)
+    public mutating func appendText(_ text: UnsafeBufferPointer<UInt8>) {
         let start = bytes.count
         bytes.append(contentsOf: text)
         cells.append(.text(offset: Int32(start), count: Int32(text.count)))
@@ -93,7 +110,8 @@ package struct RowBatch: Sendable {
 
     /// Appends a text cell holding the bytes `write` appends to the arena
     /// (the decoder unescapes JSON string content straight into it).
-    package mutating func appendText(writing write: (inout [UInt8]) -> Void) {
+    @inlinable
+    public mutating func appendText(writing write: (inout [UInt8]) -> Void) {
         let start = bytes.count
         write(&bytes)
         cells.append(.text(offset: Int32(start), count: Int32(bytes.count - start)))
@@ -101,7 +119,8 @@ package struct RowBatch: Sendable {
 
     /// Closes the row whose cells were appended since `mark`: hashes them and
     /// computes its store key from the cell at `kind.timeColumn`.
-    package mutating func finishRow(_ mark: Mark, kind: RecordKind, line: Int) {
+    @inlinable
+    public mutating func finishRow(_ mark: Mark, kind: RecordKind, line: Int) {
         assert(cells.count - mark.cells == kind.columnCount)
         let hash = contentHash(kind: kind, firstCell: mark.cells)
         guard case .int(let time) = cells[mark.cells + kind.timeColumn] else {
@@ -111,7 +130,8 @@ package struct RowBatch: Sendable {
     }
 
     /// Notes a malformed line, with the field and reason when one field is at fault.
-    package mutating func appendMalformed(line: Int, cause: MalformedCause, problem: String? = nil) {
+    @inlinable
+    public mutating func appendMalformed(line: Int, cause: MalformedCause, problem: String? = nil) {
         malformed.append((line, cause, problem))
     }
 
@@ -207,6 +227,7 @@ package struct RowBatch: Sendable {
 
     /// The de-duplication hash of a record, computed from
     /// the cells: the kind's tag, then every field in column order.
+    @inlinable
     func contentHash(kind: RecordKind, firstCell: Int) -> UInt64 {
         var h = StableHash()
         h.combine(UInt64(kind.index + 1))
@@ -228,7 +249,7 @@ package struct RowBatch: Sendable {
 
 extension RecordKind {
     /// The contract fields of a record of this kind, stored as columns.
-    var columnCount: Int {
+    @inlinable var columnCount: Int {
         switch self {
         case .apns: 15
         case .render: 8
@@ -238,7 +259,7 @@ extension RecordKind {
 
     /// The column of the time the store key begins with: `sent_at`,
     /// `rendered_at`, `received_at`.
-    var timeColumn: Int {
+    @inlinable var timeColumn: Int {
         switch self {
         case .apns: 1
         case .render: 2

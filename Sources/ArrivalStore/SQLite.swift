@@ -141,9 +141,8 @@ final class Connection {
 ///
 /// The type is `package` so the row views of ``StoreSnapshot`` can name it;
 /// its calls stay internal to the store.
-@usableFromInline
-package final class Statement {
-    private let handle: OpaquePointer
+public final class Statement {
+    @usableFromInline let handle: OpaquePointer
     private unowned let connection: Connection
     let sql: String
 
@@ -224,15 +223,17 @@ package final class Statement {
         sqlite3_reset(handle)
     }
 
-    @usableFromInline
+    // The column readers are `@inlinable`: the analysis (another module)
+    // calls them for every column of every row.
+    @inlinable
     func int(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
 
-    @usableFromInline
+    @inlinable
     func optionalInt(_ column: Int32) -> Int64? {
         sqlite3_column_type(handle, column) == SQLITE_NULL ? nil : sqlite3_column_int64(handle, column)
     }
 
-    @usableFromInline
+    @inlinable
     func string(_ column: Int32) -> String? {
         guard let text = sqlite3_column_text(handle, column) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, column))
@@ -241,7 +242,7 @@ package final class Statement {
 
     /// Whether the column holds exactly `bytes` as text (`nil`: SQL NULL),
     /// compared without making a String.
-    @usableFromInline
+    @inlinable
     func text(_ column: Int32, equals bytes: [UInt8]?) -> Bool {
         guard let text = sqlite3_column_text(handle, column) else { return bytes == nil }
         guard let bytes else { return false }

@@ -18,14 +18,14 @@ extension Store {
 /// transaction (``Store/read(mapped:_:)``). Large reads are cursors: each
 /// calls its body once per row with a view of that row, valid only during
 /// the call.
-package struct StoreSnapshot {
+public struct StoreSnapshot {
     @usableFromInline let connection: Connection
 
     // MARK: - Cursors over the record tables
 
     /// Every `apns` row, in row order.
     @inlinable
-    package func forEachRequest(_ body: (RequestRow) throws -> Void) throws {
+    public func forEachRequest(_ body: (RequestRow) throws -> Void) throws {
         let scan = try connection.prepare(
             """
             SELECT id, apns_id, sent_at, status, reason, push_token, activity_id, seq, event, aps_timestamp,
@@ -37,7 +37,7 @@ package struct StoreSnapshot {
 
     /// Every `renders` row, in row order.
     @inlinable
-    package func forEachRender(_ body: (RenderRow) throws -> Void) throws {
+    public func forEachRender(_ body: (RenderRow) throws -> Void) throws {
         let scan = try connection.prepare(
             "SELECT activity_id, os_version, app_version, seq, rendered_at, id FROM renders")
         try scan.forEachRow { try body(RenderRow(statement: $0)) }
@@ -45,7 +45,7 @@ package struct StoreSnapshot {
 
     /// Every `callbacks` row that names its activity, in row order.
     @inlinable
-    package func forEachCallback(_ body: (CallbackRow) throws -> Void) throws {
+    public func forEachCallback(_ body: (CallbackRow) throws -> Void) throws {
         let scan = try connection.prepare(
             """
             SELECT activity_id, os_version, app_version, callback, seq, received_at FROM callbacks
@@ -284,62 +284,68 @@ package struct RowLookup {
 }
 
 /// One `apns` row of ``StoreSnapshot/forEachRequest(_:)``.
-package struct RequestRow {
+public struct RequestRow {
     @usableFromInline let statement: Statement
 
-    @inlinable @inline(__always) package var rowID: Int64 { statement.int(0) }
-    @inlinable @inline(__always) package var apnsID: String { statement.string(1) ?? "" }
-    @inlinable @inline(__always) package var sentAt: Int64 { statement.int(2) }
-    @inlinable @inline(__always) package var status: Int64 { statement.int(3) }
-    @inlinable @inline(__always) package var reason: String? { statement.string(4) }
-    @inlinable @inline(__always) package var pushToken: String? { statement.string(5) }
-    @inlinable @inline(__always) package var activityID: String? { statement.string(6) }
-    @inlinable @inline(__always) package var seq: Int64? { statement.optionalInt(7) }
-    @inlinable @inline(__always) package var event: String? { statement.string(8) }
-    @inlinable @inline(__always) package var apsTimestamp: Int64 { statement.int(9) }
-    @inlinable @inline(__always) package var payloadBytes: Int64? { statement.optionalInt(10) }
-    @inlinable @inline(__always) package var priority: Int64? { statement.optionalInt(12) }
+    @inlinable init(statement: Statement) { self.statement = statement }
+
+    @inlinable @inline(__always) public var rowID: Int64 { statement.int(0) }
+    @inlinable @inline(__always) public var apnsID: String { statement.string(1) ?? "" }
+    @inlinable @inline(__always) public var sentAt: Int64 { statement.int(2) }
+    @inlinable @inline(__always) public var status: Int64 { statement.int(3) }
+    @inlinable @inline(__always) public var reason: String? { statement.string(4) }
+    @inlinable @inline(__always) public var pushToken: String? { statement.string(5) }
+    @inlinable @inline(__always) public var activityID: String? { statement.string(6) }
+    @inlinable @inline(__always) public var seq: Int64? { statement.optionalInt(7) }
+    @inlinable @inline(__always) public var event: String? { statement.string(8) }
+    @inlinable @inline(__always) public var apsTimestamp: Int64 { statement.int(9) }
+    @inlinable @inline(__always) public var payloadBytes: Int64? { statement.optionalInt(10) }
+    @inlinable @inline(__always) public var priority: Int64? { statement.optionalInt(12) }
 
     /// The topic, resolved through `last` when the row repeats the previous row's topic.
     @inlinable @inline(__always)
-    package func topic(through last: inout LastText, _ make: (String?) -> Int32?) -> Int32? {
+    public func topic(through last: inout LastText, _ make: (String?) -> Int32?) -> Int32? {
         last.resolve(statement, 11, make)
     }
 }
 
 /// What a `renders` row and a `callbacks` row share, in the same columns:
 /// the activity (0) and the device's OS and app versions (1, 2).
-package protocol DeviceEvidenceRow {
+public protocol DeviceEvidenceRow {
     var statement: Statement { get }
 }
 
 extension DeviceEvidenceRow {
-    @inlinable @inline(__always) package var osVersion: String? { statement.string(1) }
-    @inlinable @inline(__always) package var appVersion: String? { statement.string(2) }
+    @inlinable @inline(__always) public var osVersion: String? { statement.string(1) }
+    @inlinable @inline(__always) public var appVersion: String? { statement.string(2) }
 
     /// The activity id, resolved through `last` when the row repeats the previous row's activity.
     @inlinable @inline(__always)
-    package func activity(through last: inout LastText, _ make: (String?) -> Int32?) -> Int32? {
+    public func activity(through last: inout LastText, _ make: (String?) -> Int32?) -> Int32? {
         last.resolve(statement, 0, make)
     }
 }
 
 /// One `renders` row of ``StoreSnapshot/forEachRender(_:)``.
-package struct RenderRow: DeviceEvidenceRow {
-    package let statement: Statement
+public struct RenderRow: DeviceEvidenceRow {
+    public let statement: Statement
 
-    @inlinable @inline(__always) package var seq: Int64 { statement.int(3) }
-    @inlinable @inline(__always) package var renderedAt: Int64 { statement.int(4) }
-    @inlinable @inline(__always) package var rowID: Int64 { statement.int(5) }
+    @inlinable init(statement: Statement) { self.statement = statement }
+
+    @inlinable @inline(__always) public var seq: Int64 { statement.int(3) }
+    @inlinable @inline(__always) public var renderedAt: Int64 { statement.int(4) }
+    @inlinable @inline(__always) public var rowID: Int64 { statement.int(5) }
 }
 
 /// One `callbacks` row of ``StoreSnapshot/forEachCallback(_:)``.
-package struct CallbackRow: DeviceEvidenceRow {
-    package let statement: Statement
+public struct CallbackRow: DeviceEvidenceRow {
+    public let statement: Statement
 
-    @inlinable @inline(__always) package var callback: String? { statement.string(3) }
-    @inlinable @inline(__always) package var seq: Int64? { statement.optionalInt(4) }
-    @inlinable @inline(__always) package var receivedAt: Int64 { statement.int(5) }
+    @inlinable init(statement: Statement) { self.statement = statement }
+
+    @inlinable @inline(__always) public var callback: String? { statement.string(3) }
+    @inlinable @inline(__always) public var seq: Int64? { statement.optionalInt(4) }
+    @inlinable @inline(__always) public var receivedAt: Int64 { statement.int(5) }
 }
 
 /// The last text read from a column and what it resolved to, so a row that
@@ -350,11 +356,11 @@ package struct CallbackRow: DeviceEvidenceRow {
 /// The value is a number the caller gives each distinct text (nil for none),
 /// not a generic one: the analysis calls this once per row, from another
 /// module, where a generic would not be specialised.
-package struct LastText {
+public struct LastText {
     @usableFromInline var bytes: [UInt8]?
     @usableFromInline var value: Int32??
 
-    package init() {}
+    public init() {}
 
     @inlinable
     mutating func resolve(_ row: Statement, _ column: Int32, _ make: (String?) -> Int32?) -> Int32? {

@@ -114,7 +114,7 @@ public struct CallbackRecord: Hashable, Sendable {
 /// are told apart by the store (see `RecordStatements`).
 @inline(__always)
 @inlinable
-package func recordKey(time: Int64, hash: UInt64) -> UInt64 {
+public func recordKey(time: Int64, hash: UInt64) -> UInt64 {
     (UInt64(bitPattern: time) &<< 20) | (hash & 0xF_FFFF)
 }
 
@@ -136,7 +136,7 @@ public enum Record: Hashable, Sendable {
 public enum RecordKind: String, CaseIterable, Sendable, Codable {
     case apns, render, callback
 
-    package var index: Int {
+    @inlinable public var index: Int {
         switch self {
         case .apns: 0
         case .render: 1

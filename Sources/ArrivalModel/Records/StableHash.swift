@@ -1,13 +1,13 @@
 /// A deterministic 64-bit hash (FNV-1a over bytes, finished with a
 /// murmur-style mix). Swift's `Hasher` is seeded per process, and these
 /// hashes are stored in the database, so they must not change between runs.
-package struct StableHash {
-    @usableFromInline package var state: UInt64 = 0xcbf2_9ce4_8422_2325
+public struct StableHash {
+    @usableFromInline var state: UInt64 = 0xcbf2_9ce4_8422_2325
 
-    @inlinable package init() {}
+    @inlinable public init() {}
 
     @inlinable @inline(__always)
-    package mutating func combine(_ bytes: UnsafeBufferPointer<UInt8>) {
+    public mutating func combine(_ bytes: UnsafeBufferPointer<UInt8>) {
         var h = state
         for b in bytes {
             h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3
@@ -16,7 +16,7 @@ package struct StableHash {
     }
 
     @inlinable @inline(__always)
-    package mutating func combine(_ value: UInt64) {
+    public mutating func combine(_ value: UInt64) {
         var h = state ^ value
         h = h &* 0xff51_afd7_ed55_8ccd
         h ^= h >> 33
@@ -24,7 +24,7 @@ package struct StableHash {
     }
 
     @inlinable
-    package mutating func combine(_ text: String?) {
+    public mutating func combine(_ text: String?) {
         guard var text else {
             combine(0x6e75_6c6c as UInt64)  // a tag for null, never the result of hashing a string
             return
@@ -34,7 +34,7 @@ package struct StableHash {
     }
 
     @inlinable
-    package mutating func combine(_ value: Int64?) {
+    public mutating func combine(_ value: Int64?) {
         guard let value else {
             combine(0x6e75_6c6c as UInt64)
             combine(0x6e75_6c6c as UInt64)
@@ -45,7 +45,7 @@ package struct StableHash {
     }
 
     @inlinable
-    package func finish() -> UInt64 {
+    public func finish() -> UInt64 {
         var h = state
         h ^= h >> 33
         h = h &* 0xc4ce_b9fe_1a85_ec53

@@ -1,11 +1,11 @@
 /// The UTC day of a time in milliseconds: days since 1970-01-01 (floor).
 @inlinable @inline(__always)
-package func utcDay(of milliseconds: Int64) -> Int64 {
+public func utcDay(of milliseconds: Int64) -> Int64 {
     milliseconds >= 0 ? milliseconds / 86_400_000 : (milliseconds + 1) / 86_400_000 - 1
 }
 
 /// The UTC hour of a time in milliseconds: hours since the epoch (floor).
 @inlinable @inline(__always)
-package func utcHour(of milliseconds: Int64) -> Int64 {
+public func utcHour(of milliseconds: Int64) -> Int64 {
     milliseconds >= 0 ? milliseconds / 3_600_000 : (milliseconds + 1) / 3_600_000 - 1
 }

@@ -142,12 +142,12 @@ public struct Report: Sendable, Equatable {
 }
 
 @inlinable @inline(__always)
-package func ratio(_ numerator: Int, _ denominator: Int) -> Double? {
+public func ratio(_ numerator: Int, _ denominator: Int) -> Double? {
     denominator == 0 ? nil : Double(numerator) / Double(denominator)
 }
 
 @inlinable @inline(__always)
-package func lossRate(received: Int, expected: Int) -> Double? {
+public func lossRate(received: Int, expected: Int) -> Double? {
     expected == 0 ? nil : 1 - Double(received) / Double(expected)
 }
 
