@@ -87,6 +87,18 @@ extension Diagnostic {
     }
 }
 
+/// `--no-color`, and whether colours are wanted: never with the flag, with
+/// `NO_COLOR` set or `TERM=dumb`, or when standard output is no terminal.
+struct ColorOptions: ParsableArguments {
+    @Flag(help: "No ANSI colours, even on a terminal.")
+    var noColor = false
+
+    var enabled: Bool {
+        !noColor && isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+            && ProcessInfo.processInfo.environment["TERM"] != "dumb"
+    }
+}
+
 /// Options every command that opens a store shares.
 struct StoreOptions: ParsableArguments {
     @Option(name: .long, help: "The SQLite store.")

@@ -42,8 +42,7 @@ struct Diff: ParsableCommand {
     @Option(help: "Rows listed per kind with --records.")
     var limit: Int = 20
 
-    @Flag(help: "No ANSI colours, even on a terminal.")
-    var noColor = false
+    @OptionGroup var color: ColorOptions
 
     @Option(help: "Confidence of the significance tests, e.g. 0.95 or 0.99.")
     var confidence: Double = 0.95
@@ -70,7 +69,7 @@ struct Diff: ParsableCommand {
         }
         let text: String
         switch format {
-        case .text: text = diff.text(color: out == nil && !noColor && wantsColor())
+        case .text: text = diff.text(color: out == nil && color.enabled)
         case .markdown: text = diff.markdownText()
         case .json: text = diff.jsonText()
         }
@@ -99,10 +98,4 @@ private func whileReading<T>(_ what: String, _ body: () throws(ComparisonError) 
     if note { FileHandle.standardError.write(Data("reading \(what)…\r".utf8)) }
     defer { if note { FileHandle.standardError.write(Data("\u{1B}[2K\r".utf8)) } }
     return try body()
-}
-
-/// Colour only for a terminal that wants it (https://no-color.org).
-func wantsColor() -> Bool {
-    isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
-        && ProcessInfo.processInfo.environment["TERM"] != "dumb"
 }

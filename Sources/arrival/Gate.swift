@@ -71,8 +71,7 @@ struct Gate: ParsableCommand {
     @Flag(help: "Print GitHub Actions annotations, and append a markdown summary to $GITHUB_STEP_SUMMARY when set.")
     var github = false
 
-    @Flag(help: "No ANSI colours, even on a terminal.")
-    var noColor = false
+    @OptionGroup var color: ColorOptions
 
     @Flag(help: "Without --baseline, skip the regression rules (drop/rise) instead of refusing to run.")
     var allowNoBaseline = false
@@ -117,7 +116,7 @@ struct Gate: ParsableCommand {
         let evaluation = GateEvaluation(config: resolved, current: currentSide, baseline: baselineSide)
 
         switch format {
-        case .text: print(evaluation.text(color: !noColor && wantsColor()), terminator: "")
+        case .text: print(evaluation.text(color: color.enabled), terminator: "")
         case .json: print(evaluation.jsonText(), terminator: "")
         }
         if let junit {
