@@ -311,21 +311,16 @@ public struct Ingestor {
             let mayBeKnown =
                 throwaway || size.map { sizesInRun.contains($0) || lookup?.contains(byteCount: $0) == true } == true
             if mayBeKnown {
-                do {
-                    let (sha256, _) = try Self.sha256(of: path, chunkSize: options.reader.chunkSize)
+                do throws(InputError) {
+                    let (sha256, _) = try Self.sha256(of: path)
                     let known = seenInRun.contains(sha256) || lookup?.contains(sha256: sha256) == true
                     if known {
                         guard channel.send(.known(path: path, sha256: sha256)) else { return }
                         continue
                     }
                     expected = sha256
-                } catch let error as InputError {
-                    guard channel.send(.unreadable(path: path, error)) else { return }
-                    continue
                 } catch {
-                    guard channel.send(.unreadable(path: path, .readFailed(path: path, reason: "\(error)"))) else {
-                        return
-                    }
+                    guard channel.send(.unreadable(path: path, error)) else { return }
                     continue
                 }
             }
@@ -334,7 +329,10 @@ public struct Ingestor {
             var earlier: [FileRegistryLookup.Version] = []
             if let lookup, let size {
                 let candidates = lookup.earlierVersions(atPath: path, smallerThan: size)
-                if !candidates.isEmpty, let prefixes = try? Self.prefixHashes(of: path, at: candidates.map(\.byteCount))
+                if let last = candidates.last,
+                    let prefixes = try? Self.hash(
+                        of: path, upTo: last.byteCount, checkpoints: candidates.map(\.byteCount)
+                    ).prefixes
                 {
                     earlier = candidates.filter { prefixes[$0.byteCount] == $0.sha256 }
                 }
@@ -365,23 +363,30 @@ public struct Ingestor {
         }
     }
 
-    /// The SHA-256 of the first N bytes of a file, for each N of `lengths`
-    /// it reaches (a file shorter than N has none).
-    static func prefixHashes(of path: String, at lengths: [Int]) throws -> [Int: String] {
-        guard let last = lengths.max() else { return [:] }
-        var hasher = PrefixHasher(checkpoints: lengths)
+    /// Hashes a file's bytes from the start, up to `limit` bytes (all of
+    /// them by default), and the first N bytes on the way for each N of
+    /// `checkpoints` (a file shorter than N has none). The one reader for the
+    /// passes that only hash: "are these bytes stored?" and "does this file
+    /// begin with a stored version of itself?".
+    static func hash(of path: String, upTo limit: Int = .max, checkpoints: [Int] = []) throws(InputError)
+        -> PrefixHasher
+    {
+        var hasher = PrefixHasher(checkpoints: checkpoints)
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw InputError.cannotOpen(path: path, reason: String(cString: strerror(errno))) }
+        guard fd >= 0 else { throw .cannotOpen(path: path, reason: String(cString: strerror(errno))) }
         defer { close(fd) }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 18, alignment: 16)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
-        while hasher.byteCount < last {
-            let count = read(fd, buffer.baseAddress, min(buffer.count, last - hasher.byteCount))
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
+        while hasher.byteCount < limit {
+            let count = read(fd, buffer.baseAddress, min(buffer.count, limit - hasher.byteCount))
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .readFailed(path: path, reason: String(cString: strerror(errno)))
+            }
+            if count == 0 { break }
             hasher.update(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
         }
-        return hasher.prefixes
+        return hasher
     }
 
     /// The size of a regular file, or nil (it is read and fails there, with its reason).
@@ -425,25 +430,8 @@ public struct Ingestor {
     }
 
     /// The SHA-256 of a file's bytes as stored on disk, and its size.
-    static func sha256(of path: String, chunkSize: Int) throws -> (String, Int) {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw InputError.cannotOpen(path: path, reason: "cannot be opened for reading")
-        }
-        defer { try? handle.close() }
-        var hasher = SHA256()
-        var total = 0
-        while true {
-            let data: Data
-            do {
-                data = try handle.read(upToCount: max(chunkSize, 1 << 20)) ?? Data()
-            } catch {
-                throw InputError.readFailed(path: path, reason: "\(error)")
-            }
-            if data.isEmpty { break }
-            total += data.count
-            hasher.update(data: data)
-        }
-        let digest = hasher.finalize()
-        return (digest.map { String(format: "%02x", $0) }.joined(), total)
+    static func sha256(of path: String) throws(InputError) -> (String, Int) {
+        let hasher = try hash(of: path)
+        return (hasher.finalize(), hasher.byteCount)
     }
 }

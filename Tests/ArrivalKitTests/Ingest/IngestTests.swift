@@ -102,7 +102,7 @@ struct IngestTests {
         }
         let report = try ReportBuilder(store: store).build(window: nil)
         #expect(report.dataQuality.malformedLines == 0)
-        #expect(try store.status(ofContent: Ingestor.sha256(of: path, chunkSize: 1024).0, at: path) == .new)
+        #expect(try store.status(ofContent: Ingestor.sha256(of: path).0, at: path) == .new)
     }
 
     @Test("Batches cut by bytes instead of lines store the same records")
