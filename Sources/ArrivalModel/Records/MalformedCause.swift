@@ -15,7 +15,7 @@ public enum MalformedCause: String, CaseIterable, Sendable, Comparable, Codable,
     case notAnObject = "not_an_object"
     /// `v` is present and is not the integer 1.
     case unsupportedVersion = "unsupported_version"
-    /// `kind` is not `apns`, `render` or `callback`.
+    /// `kind` is not `apns`, `render`, `callback` or `exchange`.
     case unknownKind = "unknown_kind"
     /// A required field is absent or `null`.
     case missingField = "missing_field"
@@ -23,8 +23,11 @@ public enum MalformedCause: String, CaseIterable, Sendable, Comparable, Codable,
     case wrongType = "wrong_type"
     /// A time field is a string but not `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)` with a real date and time.
     case invalidTime = "invalid_time"
-    /// `event`, `callback` or `state` has a value outside its list.
+    /// `event`, `callback`, `state` or `provider` has a value outside its list.
     case invalidEnum = "invalid_enum"
+    /// An `exchange` line from which no `apns` record can be derived: its
+    /// request, response or body lacks what its provider needs or breaks a type.
+    case invalidExchange = "invalid_exchange"
     /// The file's gzip stream broke off; what was decoded before the break was kept.
     case truncatedGzip = "truncated_gzip"
 
