@@ -23,6 +23,8 @@ package struct DeliveryAnalysis {
         var isStart = false
         var app: Int32
         var priority: Int64?
+        /// The request's provider, by its index in ``PushProvider/allCases``.
+        var provider: UInt8 = 0
         /// Row id of the picked request, to compare `apns_id` on a tie.
         var pickRow: Int64
         var firstRenderedAt: Int64?
@@ -163,7 +165,7 @@ package struct DeliveryAnalysis {
             let candidate = Update(
                 activity: activity, seq: seq, accepted: accepted, at: sentAt, apsTimestamp: row.apsTimestamp,
                 isEnd: event == "end", isStart: event == "start", app: app, priority: row.priority,
-                pickRow: row.rowID)
+                provider: UInt8(truncatingIfNeeded: row.providerIndex), pickRow: row.rowID)
             if let index = updateIndex.find(activity: activity, seq: seq, in: updates) {
                 if try precedes(candidate, updates[index], candidateApnsID: { row.apnsID }, lookup: pickApnsID) {
                     updates[index] = candidate
@@ -241,8 +243,8 @@ package struct DeliveryAnalysis {
     /// Whether `candidate` is the update's deciding request rather than
     /// `current`: accepted first, then the earliest sent_at, the smaller
     /// apns_id, the smaller aps_timestamp; remaining ties by the fields the
-    /// request decides (event, app, priority) so the choice never depends on
-    /// ingest order.
+    /// request decides (event, app, priority, provider) so the choice never
+    /// depends on ingest order.
     private func precedes(_ candidate: Update, _ current: Update, candidateApnsID: () -> String, lookup: RowLookup)
         throws -> Bool
     {
@@ -258,10 +260,13 @@ package struct DeliveryAnalysis {
         if eventRank(candidate) != eventRank(current) { return eventRank(candidate) < eventRank(current) }
         if candidate.app != current.app { return apps[Int(candidate.app)] < apps[Int(current.app)] }
         switch (candidate.priority, current.priority) {
-        case (let a?, let b?): return a < b
+        case (let a?, let b?) where a != b: return a < b
         case (nil, .some): return true  // NULL sorts first, as in SQL
-        default: return false
+        case (.some, nil): return false
+        default: break
         }
+        // PushProvider's cases are in the order of their names.
+        return candidate.provider < current.provider
     }
 
     private mutating func intern(activity name: String) -> Int32 {

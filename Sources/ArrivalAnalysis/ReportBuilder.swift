@@ -111,6 +111,7 @@ public struct ReportBuilder {
 
         var byApp: [Int32: UpdateCounts] = [:]
         var byPriority: [Int64?: UpdateCounts] = [:]
+        var byProvider = [UpdateCounts](repeating: UpdateCounts(), count: PushProvider.allCases.count)
         var byOS: [Int32: UpdateCounts] = [:]
         var byAppVersion: [Int32: UpdateCounts] = [:]
         var latencies: [Int64] = []
@@ -121,6 +122,7 @@ public struct ReportBuilder {
             report.updates.count(update)
             byApp[update.app, default: UpdateCounts()].count(update)
             byPriority[update.priority, default: UpdateCounts()].count(update)
+            byProvider[Int(update.provider)].count(update)
             byOS[keys.osOfActivity[activity], default: UpdateCounts()].count(update)
             byAppVersion[keys.appVersionOfActivity[activity], default: UpdateCounts()].count(update)
             guard update.outcome == .rendered, let rendered = update.firstRenderedAt else { continue }
@@ -139,6 +141,10 @@ public struct ReportBuilder {
         report.breakdowns["priority"] = Dictionary(
             uniqueKeysWithValues: byPriority.map {
                 (ExactString($0.key.map { String($0) } ?? "unknown"), $0.value)
+            })
+        report.breakdowns["provider"] = Dictionary(
+            uniqueKeysWithValues: zip(PushProvider.allCases, byProvider).filter { $0.1.sent > 0 }.map {
+                (ExactString($0.0.rawValue), $0.1)
             })
         report.breakdowns["os_version"] = Dictionary(
             uniqueKeysWithValues: byOS.map { (keys.versions[Int($0.key)], $0.value) })

@@ -166,6 +166,7 @@ final class RecordStatements {
             columns: [
                 "apns_id", "sent_at", "status", "reason", "push_token", "activity_id", "seq", "event",
                 "aps_timestamp", "payload_bytes", "topic", "push_type", "priority", "environment", "latency_ms",
+                "provider",
             ], connection: connection)
         renders = try KindStatements(
             kind: .render, table: "renders",

@@ -5,10 +5,35 @@ import ArrivalModel
 enum Migrations {
     static let all: [(name: String, sql: String)] = [
         ("0001_records", records),
-        ("0002_analysis_views", OutcomeRules.viewSQL),
+        // The views are (re-)created after the migrations, from the rules of
+        // this arrival (Store.upgradeSchema); this name only stays applied.
+        ("0002_analysis_views", "-- views: see OutcomeRules.viewSQL"),
         ("0003_malformed_problem", malformedProblem),
         ("0004_record_repeats", recordRepeats),
+        ("0005_providers", providers),
     ]
+
+    /// Exchange records and providers (Documentation/InputRecords.md): who
+    /// the sender talked to, NULL for APNs itself (what every `apns` row
+    /// stored before this migration is), and the malformed cause
+    /// `invalid_exchange`. SQLite cannot change a CHECK, so
+    /// `malformed_lines` is copied into a table with the longer list.
+    static let providers = """
+        ALTER TABLE apns ADD COLUMN provider TEXT CHECK (provider = 'fcm' OR provider = 'tencent_chat');
+        CREATE TABLE malformed_lines_0005 (
+            file_id INTEGER NOT NULL REFERENCES files (id),
+            line    INTEGER NOT NULL,
+            cause   TEXT    NOT NULL CHECK (cause IN ('line_too_long', 'invalid_utf8', 'invalid_json', 'too_deep',
+                        'duplicate_key', 'not_an_object', 'unsupported_version', 'unknown_kind', 'missing_field',
+                        'wrong_type', 'invalid_time', 'invalid_enum', 'invalid_exchange', 'truncated_gzip')),
+            problem TEXT,
+            PRIMARY KEY (file_id, line)
+        ) WITHOUT ROWID;
+        INSERT INTO malformed_lines_0005 (file_id, line, cause, problem)
+            SELECT file_id, line, cause, problem FROM malformed_lines;
+        DROP TABLE malformed_lines;
+        ALTER TABLE malformed_lines_0005 RENAME TO malformed_lines;
+        """
 
     /// One row per line whose record was already stored (by an earlier file,
     /// or earlier in the same file): the file, and the stored record's kind

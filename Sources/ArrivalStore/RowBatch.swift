@@ -160,6 +160,7 @@ public struct RowBatch: Sendable {
             int(r.priority)
             text(r.environment)
             int(r.latencyMS)
+            text(r.provider?.rawValue)
         case .render(let r):
             text(r.activityID)
             int(r.seq)
@@ -209,7 +210,8 @@ public struct RowBatch: Sendable {
                 APNSRecord(
                     apnsID: text()!, sentAt: int()!, status: int()!, reason: text(), pushToken: text()!,
                     activityID: text(), seq: int(), event: text(), apsTimestamp: int()!, payloadBytes: int(),
-                    topic: text(), pushType: text(), priority: int(), environment: text(), latencyMS: int()))
+                    topic: text(), pushType: text(), priority: int(), environment: text(), latencyMS: int(),
+                    provider: text().flatMap(PushProvider.init(rawValue:))))
         case .render:
             return .render(
                 RenderRecord(
@@ -226,13 +228,18 @@ public struct RowBatch: Sendable {
     }
 
     /// The de-duplication hash of a record, computed from
-    /// the cells: the kind's tag, then every field in column order.
+    /// the cells: the kind's tag, then every field in column order. A null
+    /// `provider` (APNs itself, the last `apns` column) is left out, so an
+    /// `apns` record hashes as it did before providers existed and a store
+    /// written then still finds it a repeat.
     @inlinable
     func contentHash(kind: RecordKind, firstCell: Int) -> UInt64 {
         var h = StableHash()
         h.combine(UInt64(kind.index + 1))
+        var end = firstCell + kind.columnCount
+        if kind == .apns, cells[end - 1] == .noText { end -= 1 }
         bytes.withUnsafeBufferPointer { arena in
-            for index in firstCell..<firstCell + kind.columnCount {
+            for index in firstCell..<end {
                 switch cells[index] {
                 case .int(let value): h.combine(value as Int64?)
                 case .noInt: h.combine(nil as Int64?)
@@ -251,7 +258,7 @@ extension RecordKind {
     /// The contract fields of a record of this kind, stored as columns.
     @inlinable var columnCount: Int {
         switch self {
-        case .apns: 15
+        case .apns: 16
         case .render: 8
         case .callback: 10
         }

@@ -29,7 +29,8 @@ public struct StoreSnapshot {
         let scan = try connection.prepare(
             """
             SELECT id, apns_id, sent_at, status, reason, push_token, activity_id, seq, event, aps_timestamp,
-                   payload_bytes, topic, priority
+                   payload_bytes, topic, priority,
+                   CASE provider WHEN 'fcm' THEN 1 WHEN 'tencent_chat' THEN 2 ELSE 0 END
             FROM apns
             """)
         try scan.forEachRow { try body(RequestRow(statement: $0)) }
@@ -321,6 +322,8 @@ public struct RequestRow {
     @inlinable @inline(__always) public var apsTimestamp: Int64 { statement.int(9) }
     @inlinable @inline(__always) public var payloadBytes: Int64? { statement.optionalInt(10) }
     @inlinable @inline(__always) public var priority: Int64? { statement.optionalInt(12) }
+    /// The provider as its index in ``PushProvider/allCases`` (0: APNs itself).
+    @inlinable @inline(__always) public var providerIndex: Int { Int(statement.int(13)) }
 
     /// The topic, resolved through `last` when the row repeats the previous row's topic.
     @inlinable @inline(__always)

@@ -72,6 +72,9 @@ extension Report {
         dataQuality.clockSkewNegative = try reader.int("data_quality", "clock_skew_negative")
         let breakdownObject = try reader.object("breakdowns")
         for dimension in Report.breakdownDimensions {
+            // Reports of arrival 0.9 and earlier have no `provider` breakdown: the
+            // dimension is then unknown, and the diff leaves it out.
+            if dimension == "provider" && breakdownObject[dimension] == nil { continue }
             guard let rows = breakdownObject[dimension] as? [String: Any] else {
                 throw ReportDecodingError(description: "\"breakdowns.\(dimension)\" is missing or not an object")
             }

@@ -123,7 +123,9 @@ public struct ReportDiff: Sendable {
             CountChange(key: name, a: count(reportA.updates), b: count(reportB.updates))
         }
         var rows: [BreakdownChange] = []
-        for dimension in Report.breakdownDimensions {
+        // With APNs alone on both sides, the provider breakdown only repeats the totals.
+        for dimension in Report.breakdownDimensions
+        where reportA.showsBreakdown(dimension) || reportB.showsBreakdown(dimension) {
             let tableA = reportA.breakdowns[dimension] ?? [:]
             let tableB = reportB.breakdowns[dimension] ?? [:]
             for key in Set(tableA.keys).union(tableB.keys).sorted() {

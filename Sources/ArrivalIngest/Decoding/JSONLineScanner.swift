@@ -39,11 +39,11 @@ struct JSONLineScanner {
     }
 
     /// The number of ``RecordField`` cases (a test checks they agree).
-    static let fieldCount = 26
+    static let fieldCount = 30
 
     /// The values of the known top-level keys, indexed by ``RecordField/rawValue``;
     /// a slot holds a value of this line when its bit in `present` is set.
-    private var slots = InlineArray<26, ValueRef>(
+    private var slots = InlineArray<30, ValueRef>(
         repeating: ValueRef(kind: .null, start: 0, end: 0, hasEscapes: false, int: 0))
     private var present: UInt32 = 0
 
@@ -61,7 +61,7 @@ struct JSONLineScanner {
     private var stack: [UInt8] = []
     private var objectKeyStarts: [Int] = []
 
-    private var line = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
+    private(set) var line = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
 
     /// The value of a known top-level field in the last line scanned.
     /// (`mutating` so that callers pass the scanner by address: it is too
@@ -128,12 +128,12 @@ struct JSONLineScanner {
     // MARK: - Grammar
 
     @inline(__always)
-    private static func isSpace(_ c: UInt8) -> Bool {
+    static func isSpace(_ c: UInt8) -> Bool {
         c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D
     }
 
     @inline(__always)
-    private static func skipSpace(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int) -> Int {
+    static func skipSpace(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int) -> Int {
         var i = i
         while i < n, p[i] <= 0x20, isSpace(p[i]) { i += 1 }
         return i
@@ -367,7 +367,7 @@ struct JSONLineScanner {
     /// Scans string content from `start` (after the opening quote); returns the
     /// index of the closing quote and whether the content holds escapes.
     @inline(__always)
-    private static func scanString(_ p: UnsafePointer<UInt8>, from start: Int, _ n: Int) -> (Int, Bool)? {
+    static func scanString(_ p: UnsafePointer<UInt8>, from start: Int, _ n: Int) -> (Int, Bool)? {
         var i = start
         var escapes = false
         while true {
@@ -421,7 +421,7 @@ struct JSONLineScanner {
     /// Scans a number; returns its end and its value when it is an integer
     /// literal (no fraction, no exponent) within the signed 64-bit range.
     @inline(__always)
-    private static func scanNumber(_ p: UnsafePointer<UInt8>, from start: Int, _ n: Int) -> (Int, Int64?)? {
+    static func scanNumber(_ p: UnsafePointer<UInt8>, from start: Int, _ n: Int) -> (Int, Int64?)? {
         var i = start
         let negative = p[i] == 0x2D
         if negative { i += 1 }

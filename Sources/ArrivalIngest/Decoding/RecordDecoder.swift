@@ -10,6 +10,7 @@ import ArrivalStore
 public struct RecordDecoder {
     private var scanner = JSONLineScanner()
     private var scratch = RowBatch(capacity: 1)
+    private let exchanges = ExchangeDeriver()
     /// Which field made the last malformed line malformed, and why
     /// (`sent_at: expected an RFC 3339 string, got 1795248000`); nil for a
     /// cause that concerns the whole line (`invalid_json`, `not_an_object`).
@@ -81,6 +82,10 @@ public struct RecordDecoder {
             if Self.equals(bytes, "callback") { return .callback }
             return nil
         }
+        if kind == nil, scanner.withStringBytes(kindRef, { Self.equals($0, "exchange") }) {
+            try appendExchange(to: &batch)
+            return .apns
+        }
         switch kind {
         case .apns:
             try requiredString(.apnsID, &batch)
@@ -98,6 +103,13 @@ public struct RecordDecoder {
             try optionalInt(.priority, &batch)
             try optionalString(.environment, &batch)
             try optionalInt(.latencyMS, &batch)
+            // Stored as null for APNs itself, so `"provider":"apns"` and no provider are one record.
+            if let provider = try enumIndex(.provider, Self.providers), provider != 0 {
+                let name = Self.providers[provider]
+                batch.appendText(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+            } else {
+                batch.append(.noText)
+            }
             return .apns
         case .render:
             try requiredString(.activityID, &batch)
@@ -132,7 +144,31 @@ public struct RecordDecoder {
             try optionalString(.appVersion, &batch)
             return .callback
         case nil:
-            throw problem(.unknownKind, .kind, "\(scanner.shown(kindRef)) is not one of apns, render, callback")
+            throw problem(
+                .unknownKind, .kind, "\(scanner.shown(kindRef)) is not one of apns, render, callback, exchange")
+        }
+    }
+
+    /// An `exchange` line: checks its own fields, then appends the `apns`
+    /// record derived from it (``ExchangeDeriver``).
+    private mutating func appendExchange(to batch: inout RowBatch) throws(MalformedCause) {
+        guard let provider = try enumIndex(.provider, Self.providers) else { throw missing(.provider) }
+        guard let sentAt = try time(.sentAt) else { throw missing(.sentAt) }
+        guard let request = value(.request) else { throw missing(.request) }
+        guard request.kind == .object else { throw wrongType(.request, request, expected: "an object") }
+        let response = value(.response)
+        if let response, response.kind != .object {
+            throw wrongType(.response, response, expected: "an object (or null when no answer came)")
+        }
+        let exchange = ExchangeDeriver.Exchange(
+            provider: PushProvider.allCases[provider], sentAt: sentAt, request: request, response: response,
+            error: try string(.error), latency: try int(.latencyMS), activityID: try string(.activityID),
+            environment: try string(.environment))
+        do {
+            try exchanges.derive(exchange, line: JSONText(bytes: scanner.line), into: &batch)
+        } catch {
+            lastProblem = error.field + ": " + error.why
+            throw .invalidExchange
         }
     }
 
@@ -174,6 +210,8 @@ public struct RecordDecoder {
         "push_token", "push_to_start_token", "content_update", "activity_state",
     ]
     private static let states: [StaticString] = ["active", "ended", "dismissed", "stale"]
+    /// In the order of ``PushProvider/allCases``.
+    private static let providers: [StaticString] = ["apns", "fcm", "tencent_chat"]
 
     /// A present, non-null value; `nil` for absent or `null`.
     @inline(__always)
@@ -182,14 +220,53 @@ public struct RecordDecoder {
         return ref
     }
 
+    /// The string value of `field`; nil when absent or null.
+    private mutating func string(_ field: RecordField) throws(MalformedCause) -> JSONLineScanner.ValueRef? {
+        guard let ref = value(field) else { return nil }
+        guard ref.kind == .string else { throw wrongType(field, ref, expected: "a string") }
+        return ref
+    }
+
+    /// The integer value of `field`; nil when absent or null.
+    private mutating func int(_ field: RecordField) throws(MalformedCause) -> Int64? {
+        guard let ref = value(field) else { return nil }
+        guard ref.kind == .int else { throw wrongType(field, ref, expected: "an integer") }
+        return ref.int
+    }
+
+    /// The time `field` names, in milliseconds; nil when absent or null.
+    private mutating func time(_ field: RecordField) throws(MalformedCause) -> Int64? {
+        guard let ref = value(field) else { return nil }
+        guard ref.kind == .string else { throw wrongType(field, ref, expected: "an RFC 3339 time string") }
+        guard let millis = scanner.withStringBytes(ref, { RFC3339.parseMilliseconds($0) }) else {
+            throw problem(
+                .invalidTime, field,
+                "\(scanner.shown(ref)) is not an RFC 3339 time (YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM))")
+        }
+        return millis
+    }
+
+    /// The index in `allowed` of the value of `field`; nil when absent or null.
+    private mutating func enumIndex(_ field: RecordField, _ allowed: [StaticString]) throws(MalformedCause) -> Int? {
+        guard let ref = try string(field) else { return nil }
+        let index = scanner.withStringBytes(ref) { bytes in
+            allowed.firstIndex { Self.equals(bytes, $0) }
+        }
+        guard let index else {
+            throw problem(
+                .invalidEnum, field,
+                "\(scanner.shown(ref)) is not one of " + allowed.map { "\($0)" }.joined(separator: ", "))
+        }
+        return index
+    }
+
     /// Appends the string, or `.noText` when absent or null; returns whether it was present.
     @discardableResult
     private mutating func optionalString(_ field: RecordField, _ batch: inout RowBatch) throws(MalformedCause) -> Bool {
-        guard let ref = value(field) else {
+        guard let ref = try string(field) else {
             batch.append(.noText)
             return false
         }
-        guard ref.kind == .string else { throw wrongType(field, ref, expected: "a string") }
         scanner.appendString(ref, to: &batch)
         return true
     }
@@ -200,13 +277,9 @@ public struct RecordDecoder {
 
     @discardableResult
     private mutating func optionalInt(_ field: RecordField, _ batch: inout RowBatch) throws(MalformedCause) -> Bool {
-        guard let ref = value(field) else {
-            batch.append(.noInt)
-            return false
-        }
-        guard ref.kind == .int else { throw wrongType(field, ref, expected: "an integer") }
-        batch.append(.int(ref.int))
-        return true
+        let value = try int(field)
+        batch.append(value.map(RowBatch.Cell.int) ?? .noInt)
+        return value != nil
     }
 
     private mutating func requiredInt(_ field: RecordField, _ batch: inout RowBatch) throws(MalformedCause) {
@@ -214,13 +287,7 @@ public struct RecordDecoder {
     }
 
     private mutating func requiredTime(_ field: RecordField, _ batch: inout RowBatch) throws(MalformedCause) {
-        guard let ref = value(field) else { throw missing(field) }
-        guard ref.kind == .string else { throw wrongType(field, ref, expected: "an RFC 3339 time string") }
-        guard let millis = scanner.withStringBytes(ref, { RFC3339.parseMilliseconds($0) }) else {
-            throw problem(
-                .invalidTime, field,
-                "\(scanner.shown(ref)) is not an RFC 3339 time (YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM))")
-        }
+        guard let millis = try time(field) else { throw missing(field) }
         batch.append(.int(millis))
     }
 
@@ -230,18 +297,9 @@ public struct RecordDecoder {
     private mutating func optionalEnum(
         _ field: RecordField, _ allowed: [StaticString], _ batch: inout RowBatch
     ) throws(MalformedCause) -> Int? {
-        guard let ref = value(field) else {
+        guard let index = try enumIndex(field, allowed) else {
             batch.append(.noText)
             return nil
-        }
-        guard ref.kind == .string else { throw wrongType(field, ref, expected: "a string") }
-        let index = scanner.withStringBytes(ref) { bytes in
-            allowed.firstIndex { Self.equals(bytes, $0) }
-        }
-        guard let index else {
-            throw problem(
-                .invalidEnum, field,
-                "\(scanner.shown(ref)) is not one of " + allowed.map { "\($0)" }.joined(separator: ", "))
         }
         let name = allowed[index]
         batch.appendText(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))

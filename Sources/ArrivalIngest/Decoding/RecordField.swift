@@ -2,13 +2,14 @@ import ArrivalModel
 import ArrivalStore
 import Foundation
 
-/// Every top-level key the contract gives a meaning to, across the three kinds.
+/// Every top-level key the contract gives a meaning to, across the four kinds.
 enum RecordField: Int, CaseIterable {
     case v, kind
     case apnsID, sentAt, status, reason, pushToken, activityID, seq, event, apsTimestamp
-    case payloadBytes, topic, pushType, priority, environment, latencyMS
+    case payloadBytes, topic, pushType, priority, environment, latencyMS, provider
     case renderedAt, surface, deviceID, osVersion, deviceModel, appVersion
     case callback, state, receivedAt
+    case request, response, error
 
     var key: String { staticKey.description }
 
@@ -49,6 +50,7 @@ enum RecordField: Int, CaseIterable {
             if lo == 0x0074_6e65_7665 { return RecordField.event.rawValue }  // event
             if lo == 0x0063_6970_6f74 { return RecordField.topic.rawValue }  // topic
             if lo == 0x0065_7461_7473 { return RecordField.state.rawValue }  // state
+            if lo == 0x0072_6f72_7265 { return RecordField.error.rawValue }  // error
             return -1
         case 6:
             if lo == 0x7375_7461_7473 { return RecordField.status.rawValue }  // status
@@ -58,10 +60,13 @@ enum RecordField: Int, CaseIterable {
             if lo == 0x0064_695f_736e_7061 { return RecordField.apnsID.rawValue }  // apns_id
             if lo == 0x0074_615f_746e_6573 { return RecordField.sentAt.rawValue }  // sent_at
             if lo == 0x0065_6361_6672_7573 { return RecordField.surface.rawValue }  // surface
+            if lo == 0x0074_7365_7571_6572 { return RecordField.request.rawValue }  // request
             return -1
         case 8:
             if lo == 0x7974_6972_6f69_7270 { return RecordField.priority.rawValue }  // priority
             if lo == 0x6b63_6162_6c6c_6163 { return RecordField.callback.rawValue }  // callback
+            if lo == 0x7265_6469_766f_7270 { return RecordField.provider.rawValue }  // provider
+            if lo == 0x6573_6e6f_7073_6572 { return RecordField.response.rawValue }  // response
             return -1
         case 9:
             if lo == 0x7079_745f_6873_7570 && hi == 0x0065 { return RecordField.pushType.rawValue }  // push_type
@@ -118,6 +123,7 @@ enum RecordField: Int, CaseIterable {
         case .priority: "priority"
         case .environment: "environment"
         case .latencyMS: "latency_ms"
+        case .provider: "provider"
         case .renderedAt: "rendered_at"
         case .surface: "surface"
         case .deviceID: "device_id"
@@ -127,6 +133,9 @@ enum RecordField: Int, CaseIterable {
         case .callback: "callback"
         case .state: "state"
         case .receivedAt: "received_at"
+        case .request: "request"
+        case .response: "response"
+        case .error: "error"
         }
     }
 }

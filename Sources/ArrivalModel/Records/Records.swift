@@ -17,12 +17,15 @@ public struct APNSRecord: Hashable, Sendable {
     public var priority: Int64?
     public var environment: String?
     public var latencyMS: Int64?
+    /// Who the sender talked to; `nil` means ``PushProvider/apns`` (an
+    /// explicit `"apns"` is read as `nil`, so both are one record).
+    public var provider: PushProvider?
 
     public init(
         apnsID: String, sentAt: Int64, status: Int64, reason: String? = nil, pushToken: String,
         activityID: String? = nil, seq: Int64? = nil, event: String? = nil, apsTimestamp: Int64,
         payloadBytes: Int64? = nil, topic: String? = nil, pushType: String? = nil, priority: Int64? = nil,
-        environment: String? = nil, latencyMS: Int64? = nil
+        environment: String? = nil, latencyMS: Int64? = nil, provider: PushProvider? = nil
     ) {
         self.apnsID = apnsID
         self.sentAt = sentAt
@@ -39,6 +42,7 @@ public struct APNSRecord: Hashable, Sendable {
         self.priority = priority
         self.environment = environment
         self.latencyMS = latencyMS
+        self.provider = provider == .apns ? nil : provider
     }
 }
 

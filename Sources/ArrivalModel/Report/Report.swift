@@ -125,7 +125,7 @@ public struct Report: Sendable, Equatable {
     }
 
     /// The dimensions of ``breakdowns``, in report order.
-    public static let breakdownDimensions = ["app", "priority", "os_version", "app_version"]
+    public static let breakdownDimensions = ["app", "priority", "provider", "os_version", "app_version"]
 
     public var window: ReportWindow?
     public var requests = Requests()

@@ -58,7 +58,7 @@ public enum OutcomeRules {
                     WHEN substr(a.topic, -23) = '.push-type.liveactivity' AND length(a.topic) >= 23
                         THEN substr(a.topic, 1, length(a.topic) - 23)
                     ELSE a.topic END AS app,
-               a.priority, a.environment, a.latency_ms,
+               a.priority, a.environment, a.latency_ms, coalesce(a.provider, 'apns') AS provider,
                a.status = 200 AS accepted,
                CASE WHEN a.status = 200 THEN NULL
                     WHEN a.reason IS NOT NULL THEN a.reason
@@ -69,13 +69,14 @@ public enum OutcomeRules {
 
         -- One row per logical update (activity_id, seq). `at` is the accept time
         -- when accepted, else the earliest request's sent_at; aps_timestamp,
-        -- event, app and priority come from that same request.
+        -- event, app, priority and provider come from that same request.
         CREATE VIEW updates AS
-        SELECT activity_id, seq, accepted, sent_at AS at, aps_timestamp, event, app, priority, requests
+        SELECT activity_id, seq, accepted, sent_at AS at, aps_timestamp, event, app, priority, provider, requests
         FROM (
             SELECT r.*, count(*) OVER (PARTITION BY activity_id, seq) AS requests,
                    row_number() OVER (PARTITION BY activity_id, seq
-                                      ORDER BY accepted DESC, sent_at, apns_id, aps_timestamp, event, app, priority) AS pick
+                                      ORDER BY accepted DESC, sent_at, apns_id, aps_timestamp, event, app, priority,
+                                               provider) AS pick
             FROM resolved_requests AS r
             WHERE activity_id IS NOT NULL AND seq IS NOT NULL
         ) WHERE pick = 1;
@@ -139,7 +140,7 @@ public enum OutcomeRules {
                        ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING) AS later_rendered
             FROM joined
         )
-        SELECT activity_id, seq, accepted, at, aps_timestamp, event, app, priority, requests,
+        SELECT activity_id, seq, accepted, at, aps_timestamp, event, app, priority, provider, requests,
                first_rendered_at, started_at, ended_at,
                CASE WHEN NOT accepted THEN NULL
                     WHEN has_render THEN 'rendered'

@@ -68,7 +68,7 @@ extension DailyReport {
                     share: ReportFormat.percent(ratio(count, r.updates.accepted)), meaning: style.meaning)
             },
             legend: Self.outcomeStyles.map { HTMLReportPage.Legend(name: $0.name, cls: $0.cls) }
-                + [HTMLReportPage.Legend(name: "not accepted by APNs", cls: "o-rejected")],
+                + [HTMLReportPage.Legend(name: "not accepted by \(r.acceptor)", cls: "o-rejected")],
             timeChart: timeChart,
             timeTable: timeTable,
             timeTitle: bucketsAreHours
@@ -115,7 +115,10 @@ extension DailyReport {
     func verdictPoints() -> [String] {
         let r = report
         var points: [(Int, String)] = [
-            (r.updates.lost, "\(ReportFormat.count(r.updates.lost)) updates accepted by APNs were never shown (lost)."),
+            (
+                r.updates.lost,
+                "\(ReportFormat.count(r.updates.lost)) updates accepted by \(r.acceptor) were never shown (lost)."
+            ),
             (
                 r.updates.staleTimestamp,
                 "\(ReportFormat.count(r.updates.staleTimestamp)) updates were dropped by devices for a stale aps.timestamp."
@@ -130,7 +133,7 @@ extension DailyReport {
             ),
             (
                 r.updates.sent - r.updates.accepted,
-                "\(ReportFormat.count(r.updates.sent - r.updates.accepted)) updates were never accepted by APNs"
+                "\(ReportFormat.count(r.updates.sent - r.updates.accepted)) updates were never accepted by \(r.acceptor)"
                     // Ties go to the reason first in code-point order: a dictionary's order is no order.
                     + (r.requests.byReason.max {
                         $0.value != $1.value
@@ -409,13 +412,14 @@ extension DailyReport {
     // MARK: - Breakdowns
 
     static let breakdownTitles = [
-        "app": "By app", "priority": "By priority", "os_version": "By OS version", "app_version": "By app version",
+        "app": "By app", "priority": "By priority", "provider": "By provider", "os_version": "By OS version",
+        "app_version": "By app version",
     ]
     static let breakdownLimit = 20
 
     func makeBreakdowns() -> [HTMLReportPage.Breakdown] {
         Report.breakdownDimensions.compactMap { dimension in
-            guard let rows = report.breakdowns[dimension], !rows.isEmpty else { return nil }
+            guard report.showsBreakdown(dimension), let rows = report.breakdowns[dimension] else { return nil }
             // Most updates first, so a long tail folds into one line.
             let sorted = rows.sorted {
                 $0.value.sent != $1.value.sent ? $0.value.sent > $1.value.sent : $0.key < $1.key
@@ -456,8 +460,10 @@ extension DailyReport {
                     "arrival", "effective",
                 ],
                 rows: tableRows,
-                note: sorted.count > Self.breakdownLimit
-                    ? "The \(Self.breakdownLimit) with the most updates; the rest summed in the last row." : nil)
+                note: dimension == "provider"
+                    ? report.providerAcceptanceNote
+                    : sorted.count > Self.breakdownLimit
+                        ? "The \(Self.breakdownLimit) with the most updates; the rest summed in the last row." : nil)
             return HTMLReportPage.Breakdown(
                 title: Self.breakdownTitles[dimension] ?? dimension, chart: chart, table: table)
         }

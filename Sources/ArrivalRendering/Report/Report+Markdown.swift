@@ -48,7 +48,7 @@ extension Report {
                 "| \(outcome.name) | \(count) | \(percent(ratio(count, updates.accepted))) | \(outcome.meaning) |")
         }
         lines.append("")
-        lines.append("\(updates.sent) logical updates were sent, \(updates.accepted) accepted by APNs.")
+        lines.append("\(updates.sent) logical updates were sent, \(updates.accepted) accepted by \(acceptor).")
         lines.append("")
         if !requests.byReason.isEmpty {
             lines.append("## Rejected requests by APNs reason")
@@ -62,8 +62,8 @@ extension Report {
             }
             lines.append("")
         }
-        for dimension in Report.breakdownDimensions {
-            guard let rows = breakdowns[dimension], !rows.isEmpty else { continue }
+        for dimension in Report.breakdownDimensions where showsBreakdown(dimension) {
+            guard let rows = breakdowns[dimension] else { continue }
             lines.append("## By \(dimension.replacingOccurrences(of: "_", with: " "))")
             lines.append("")
             let outcomes = Outcome.displayOrder
@@ -77,6 +77,10 @@ extension Report {
                 lines.append(
                     "| \(Markdown.escaped(key.text)) | \(u.sent) | \(u.accepted) | \(counts) | \(percent(u.arrivalRate)) |"
                 )
+            }
+            if dimension == "provider", let note = providerAcceptanceNote {
+                lines.append("")
+                lines.append(note)
             }
             lines.append("")
         }

@@ -196,7 +196,7 @@ struct MalformedProblemTests {
             #"callback: "resumed" is not one of push_token, push_to_start_token, content_update, activity_state"#
         ),
         (#"{"v":2,"kind":"render"}"#, .unsupportedVersion, "v: expected 1, got 2"),
-        (#"{"kind":"exchange"}"#, .unknownKind, #"kind: "exchange" is not one of apns, render, callback"#),
+        (#"{"kind":"push"}"#, .unknownKind, #"kind: "push" is not one of apns, render, callback, exchange"#),
         (#"{"kind":["render"]}"#, .wrongType, "kind: expected a string, got an array"),
         (#"{"kind":"render","kind":"render"}"#, .duplicateKey, nil),
         (#"{"kind":"render""#, .invalidJSON, nil),

@@ -52,8 +52,10 @@ struct HTMLReportTests {
                 "<td class=\"mono\">\(HTMLEscaping().escapeText(reason.text))</td><td class=\"num\">\(ReportFormat.count(count))</td>"
             )
         }
-        // Every breakdown row, with its sent and accepted counts.
-        for rows in json.breakdowns.values {
+        // Every breakdown row the page shows (the provider one only when a
+        // provider other than APNs took part), with its sent and accepted counts.
+        #expect(json.showsBreakdown("provider") == html.contains("By provider"))
+        for (dimension, rows) in json.breakdowns where json.showsBreakdown(dimension) {
             for (key, counts) in rows {
                 let row =
                     "<td>\(HTMLEscaping().escapeText(key.text))</td><td class=\"num\">\(ReportFormat.count(counts.sent))</td><td class=\"num\">\(ReportFormat.count(counts.accepted))</td>"
