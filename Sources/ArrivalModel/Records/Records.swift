@@ -17,9 +17,11 @@ public struct APNSRecord: Hashable, Sendable {
     public var priority: Int64?
     public var environment: String?
     public var latencyMS: Int64?
-    /// Who the sender talked to; `nil` means ``PushProvider/apns`` (an
-    /// explicit `"apns"` is read as `nil`, so both are one record).
-    public var provider: PushProvider?
+    /// Who the sender talked to; `nil` means ``PushProvider/apns`` (setting
+    /// `.apns` stores `nil`, so an explicit `"apns"` and none are one record).
+    public var provider: PushProvider? {
+        didSet { if provider == .apns { provider = nil } }
+    }
 
     public init(
         apnsID: String, sentAt: Int64, status: Int64, reason: String? = nil, pushToken: String,

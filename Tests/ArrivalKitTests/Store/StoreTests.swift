@@ -220,6 +220,58 @@ struct StoreIdentityTests {
         #expect(try applicationID(path) == Int64(Store.applicationID))
     }
 
+    @Test("An apns record without a provider keeps the key arrival 0.8 stored it under; a provider changes it")
+    func providerlessKeyIsStable() {
+        var record = APNSRecord(
+            apnsID: "1F0C6B52-7E0A-4C47-9B0E-3D2A55E0C1A9", sentAt: 1_795_252_443_412, status: 200, pushToken: "3f9c",
+            activityID: "ride-4c1d", seq: 7, event: "update", apsTimestamp: 1_795_252_443, payloadBytes: 944,
+            topic: "com.example.rides.push-type.liveactivity", pushType: "liveactivity", priority: 10,
+            environment: "production", latencyMS: 41)
+        func key(_ record: APNSRecord) -> UInt64 {
+            var batch = RowBatch(capacity: 1)
+            batch.append(.apns(record))
+            return batch.rows[0].key
+        }
+        // `record_key` of this record in a store the arrival of commit 0ce893c wrote.
+        #expect(key(record) == 1_882_458_626_104_214_764)
+        record.provider = .apns
+        #expect(key(record) == 1_882_458_626_104_214_764)
+        record.provider = .fcm
+        #expect(key(record) != 1_882_458_626_104_214_764)
+    }
+
+    @Test("A store written before providers is upgraded in place: its malformed lines kept, its records still repeats")
+    func upgradeToProviders() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("old.sqlite").path
+        let old = try Connection(path: path)
+        try old.execute("CREATE TABLE arrival_migrations (name TEXT NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL)")
+        for (name, sql) in Migrations.all.prefix(4) {
+            try old.execute(sql)
+            try old.execute("INSERT INTO arrival_migrations VALUES ('\(name)', 0)")
+        }
+        try old.execute(
+            """
+            INSERT INTO files VALUES (1, 'abc', '/old.jsonl', 10, 0, 2, 1, 0, 1, 0);
+            INSERT INTO malformed_lines (file_id, line, cause, problem) VALUES (1, 2, 'wrong_type', 'seq: expected an integer');
+            INSERT INTO apns (record_key, file_id, apns_id, sent_at, status, push_token, aps_timestamp)
+                VALUES (1882457741722325672, 1, 'a', 1795251600000, 200, 'ab', 1795251600);
+            """)
+        let store = try Store(path: path)
+        #expect(try store.appliedMigrations() == Migrations.all.map(\.name))
+        let problems = try store.read { try $0.malformedProblems() }
+        #expect(problems.count == 1 && problems.first?.problem == "seq: expected an integer")
+        // The new cause and column are accepted.
+        let file = try store.beginFile(path: "/new.jsonl", now: 0)
+        try file.addMalformed(line: 1, cause: .invalidExchange, problem: "request.url: required, but absent")
+        #expect(
+            try file.insert(
+                .apns(APNSRecord(apnsID: "a", sentAt: 1, status: 200, pushToken: "ab", apsTimestamp: 1, provider: .fcm))
+            ))
+        file.rollback()
+    }
+
     @Test("Reading an empty or missing file refuses it and creates or changes nothing")
     func emptyAndMissing() throws {
         let directory = try makeTemporaryDirectory()
