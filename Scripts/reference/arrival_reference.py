@@ -3,8 +3,8 @@
 
 This script is an INDEPENDENT reference used to cross-check the Swift
 implementation of the `arrival` tool. It was written from the contract alone
-(input records, outcomes, metrics and report JSON, as Documentation/ describes
-them) without looking at the Swift
+(input records, outcomes, metrics and report JSON, as Documentation/ and
+CONTRACT.md describe them) without looking at the Swift
 sources or tests, and uses the Python 3.11 standard library only. It favours
 clarity over speed: every contract rule is a small, commented piece of code
 that a reader can audit against the contract text.
@@ -39,16 +39,19 @@ is implemented):
     ids and keys are compared exactly (no case folding, no Unicode
     normalisation); "smallest" string means Unicode code point order.
   * Two empty files have the same content hash: the second is a duplicate file.
-  * Full ties in "earliest request" (same sent_at, apns_id and aps_timestamp)
-    are broken by the remaining table fields in table order, null first.
+  * In the tie order of "earliest request" (section 3), `event` is compared
+    as its effective value (absent == "update") and `provider` with absent ==
+    "apns"; only priority is compared null first. Full ties after those
+    are broken by the remaining table fields in table order, null first
+    (which never changes the result).
   * An activity with no start (no accepted start update, no render, no
     callback) can never be `expired`.
   * `app` is the topic with the suffix `.push-type.liveactivity` removed only
     when the topic ends with it; otherwise the whole topic.
   * `oversize_failures` counts every request with status 413 or reason
     `PayloadTooLarge`, whatever its status.
-  * The four breakdown dimensions appear in the order of section 5 (app,
-    priority, os_version, app_version); the keys inside each are sorted
+  * The five breakdown dimensions appear in the order of section 5 (app,
+    priority, provider, os_version, app_version); the keys inside each are sorted
     (code point order, so "10" < "5" < "unknown").
   * Rule 4 (stale_timestamp) compares with every earlier accepted update of
     the activity, whatever its event or outcome.
@@ -396,6 +399,9 @@ STRING, TIME, INT, ENUM = "string", "time", "int", "enum"
 EVENTS = ("start", "update", "end")
 CALLBACKS = ("push_token", "push_to_start_token", "content_update", "activity_state")
 STATES = ("active", "ended", "dismissed", "stale")
+# 2.1: `provider` is an enumeration; absent or null means "apns".
+PROVIDERS = ("apns", "fcm", "tencent_chat")
+DEFAULT_PROVIDER = "apns"
 
 
 @dataclass(frozen=True)
@@ -428,6 +434,7 @@ SCHEMAS: dict[str, list[FieldSpec]] = {
         FieldSpec("priority", INT),              # "5 or 10" is not an enumerated field (2.4)
         FieldSpec("environment", STRING),        # not an enumerated field (2.4)
         FieldSpec("latency_ms", INT),
+        FieldSpec("provider", ENUM, False, PROVIDERS),  # 2.1: an enumeration
     ],
     "render": [
         FieldSpec("activity_id", STRING, True),
@@ -534,6 +541,12 @@ def validate_object(obj: Any) -> Record:
             values.append(raw)
         else:  # pragma: no cover
             raise AssertionError(spec.type)
+    if kind == "apns":
+        # 2.5: an absent (or null) provider counts as "apns" when records are
+        # compared, so the stored value is the normalised one.
+        p = FIELD_INDEX["apns"]["provider"]
+        if values[p] is None:
+            values[p] = DEFAULT_PROVIDER
     return Record(kind, tuple(values))
 
 
@@ -752,11 +765,32 @@ def _null_first(v: Any) -> tuple:
     return (0,) if v is None else (1, v)
 
 
+def effective_event(r: Record) -> str:
+    """2.1: `event` defaults to `update`."""
+    return r.event if r.event is not None else "update"
+
+
+def app_of(r: Record) -> str:
+    """4: the topic without `.push-type.liveactivity` when it ends with it;
+    "unknown" when the topic is absent or null; an empty topic is ""."""
+    t = r.topic
+    if t is None:
+        return "unknown"
+    return t[: -len(TOPIC_SUFFIX)] if t.endswith(TOPIC_SUFFIX) else t
+
+
 def request_order_key(r: Record) -> tuple:
-    """Earliest request: by sent_at, then the smaller apns_id, then the
-    smaller aps_timestamp; remaining fields (table order, null first) only
-    to make the order total."""
-    return (r.sent_at, r.apns_id, r.aps_timestamp,
+    """Earliest request (3): by sent_at, then the smaller apns_id, then the
+    smaller aps_timestamp, then event, app, priority (a null priority first)
+    and provider. `event` is compared as its effective value (absent ==
+    "update") and `provider` as stored (absent == "apns"): the contract
+    singles out priority as the one that may be null. Strings compare by
+    code point (Python's str order). The remaining table fields (table
+    order, null first) only make the order total; two requests that tie up
+    to there give the update the same accept time, aps_timestamp, event,
+    app, priority and provider, so which one is picked changes nothing."""
+    return (r.sent_at, r.apns_id, r.aps_timestamp, effective_event(r),
+            app_of(r), _null_first(r.priority), r.provider,
             tuple(_null_first(v) for v in r.values))
 
 
@@ -772,6 +806,7 @@ class Update:
     window_time: int = 0             # accept time, or earliest request's sent_at
     app: str = "unknown"
     priority: str = "unknown"
+    provider: str = DEFAULT_PROVIDER
     outcome: Optional[str] = None
 
 
@@ -828,17 +863,16 @@ def analyse(records: list[Record]) -> Analysis:
             first = min(acc, key=request_order_key)
             u.accept_time = first.sent_at
             u.aps_timestamp = first.aps_timestamp
-            u.event = first.event if first.event is not None else "update"
+            u.event = effective_event(first)
             u.window_time = u.accept_time
-            rep = first  # app/priority from earliest accepted request
+            rep = first  # app/priority/provider from earliest accepted request
         else:
             rep = min(u.requests, key=request_order_key)  # earliest request
             u.window_time = rep.sent_at
-        if rep.topic is not None:
-            t = rep.topic
-            u.app = t[: -len(TOPIC_SUFFIX)] if t.endswith(TOPIC_SUFFIX) else t
+        u.app = app_of(rep)
         if rep.priority is not None:
             u.priority = str(rep.priority)
+        u.provider = rep.provider  # never null: absent was stored as "apns"
 
     # Renders: earliest rendered_at per (activity_id, seq).
     first_render: dict[tuple[str, int], int] = {}
@@ -1059,6 +1093,7 @@ def build_report(store: Store, window: Optional[tuple[int, int]]) -> dict:
         "breakdowns": {
             "app": breakdown(lambda u: u.app),
             "priority": breakdown(lambda u: u.priority),
+            "provider": breakdown(lambda u: u.provider),
             "os_version": breakdown(lambda u: a.os_version.get(u.activity_id, "unknown")),
             "app_version": breakdown(lambda u: a.app_version.get(u.activity_id, "unknown")),
         },
