@@ -1,31 +1,109 @@
 #!/usr/bin/env bash
 # Cross-checks arrival's JSON report against the independent Python
 # reference implementation of the contract (Scripts/reference) on simulated
-# fleets, for the whole store and for two windows. Exits 1 on any difference.
+# fleets, for the whole store and for two windows. Each seed's fleet is
+# checked three ways:
+#   plain     the fleet as `arrival simulate` wrote it: arrival's report on
+#             it against the reference's;
+#   exchange  a copy whose sender lines are mostly `exchange` lines of the
+#             apns, fcm and tencent_chat providers, about 1% of them damaged
+#             (Scripts/reference/exchangify.py): arrival against the
+#             reference on that copy;
+#   apns      a copy whose sender lines are all faithful `apns` exchanges,
+#             so every derived record is its original line: arrival's
+#             report on it against the reference's report on the PLAIN
+#             fleet (and the reference's own report on the copy must equal
+#             that too, which checks exchangify and the reference).
+# Exits 1 on any difference.
 #
 #   Scripts/crosscheck.sh [SEEDS…]        (default seeds: 11 12 13)
+#
+# CROSSCHECK_EXCHANGE=0 checks only `plain`, leaving breakdowns.provider out
+# of the comparison: for an arrival built before exchange lines and the
+# provider field (contract 2.1, 2.6) were implemented.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 arrival=${ARRIVAL:-.build/debug/arrival}
+exchange=${CROSSCHECK_EXCHANGE:-1}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 seeds=("${@:-11 12 13}")
 failures=0
 checks=0
+windows=("" "--day 2026-11-21" "--from 2026-11-21T05:30:00Z --to 2026-11-21T13:15:00.250Z")
+
+# A report as sorted, indented JSON; without breakdowns.provider when the
+# exchange checks are off (an arrival that predates the provider field).
+normalised() {
+    python3 - "$1" "$exchange" <<'EOF'
+import json, sys
+report = json.load(open(sys.argv[1]))
+if sys.argv[2] == "0":
+    report.get("breakdowns", {}).pop("provider", None)
+print(json.dumps(report, sort_keys=True, indent=4))
+EOF
+}
+
+# compare LABEL MINE REFERENCE
+compare() {
+    checks=$((checks + 1))
+    if ! cmp -s <(normalised "$2") <(normalised "$3"); then
+        echo "crosscheck: $1 differs from the reference:"
+        diff <(normalised "$2") <(normalised "$3") | head -40 || true
+        failures=$((failures + 1))
+    fi
+}
+
+# reference_reports DIR PREFIX: the reference's report of DIR for each window
+reference_reports() {
+    local i=0
+    for window in "${windows[@]}"; do
+        # shellcheck disable=SC2086
+        python3 Scripts/reference/arrival_reference.py $window "$1" > "$2.$i.json"
+        i=$((i + 1))
+    done
+}
+
+# arrival_reports DIR PREFIX: arrival's report of DIR (ingested into a
+# fresh store) for each window
+arrival_reports() {
+    local i=0
+    "$arrival" ingest --quiet --db "$2.sqlite" "$1"
+    for window in "${windows[@]}"; do
+        # shellcheck disable=SC2086
+        "$arrival" report --db "$2.sqlite" $window > "$2.$i.json"
+        i=$((i + 1))
+    done
+}
+
 for seed in ${seeds[@]}; do
-    "$arrival" simulate --out "$work/fleet-$seed" --seed "$seed" --activities 400 >/dev/null
-    "$arrival" ingest --quiet --db "$work/$seed.sqlite" "$work/fleet-$seed"
-    for window in "" "--day 2026-11-21" "--from 2026-11-21T05:30:00Z --to 2026-11-21T13:15:00.250Z"; do
-        # shellcheck disable=SC2086
-        "$arrival" report --db "$work/$seed.sqlite" $window > "$work/mine.json"
-        # shellcheck disable=SC2086
-        python3 Scripts/reference/arrival_reference.py $window "$work/fleet-$seed" > "$work/reference.json"
-        checks=$((checks + 1))
-        if ! cmp -s <(python3 -m json.tool --sort-keys "$work/mine.json") <(python3 -m json.tool --sort-keys "$work/reference.json"); then
-            echo "crosscheck: seed $seed window [$window] differs from the reference:"
-            diff <(python3 -m json.tool --sort-keys "$work/mine.json") <(python3 -m json.tool --sort-keys "$work/reference.json") | head -40
-            failures=$((failures + 1))
-        fi
+    fleet="$work/fleet-$seed"
+    "$arrival" simulate --out "$fleet" --seed "$seed" --activities 400 >/dev/null
+    arrival_reports "$fleet" "$work/mine-$seed"
+    reference_reports "$fleet" "$work/ref-$seed"
+    for i in "${!windows[@]}"; do
+        compare "seed $seed plain window [${windows[$i]}]" "$work/mine-$seed.$i.json" "$work/ref-$seed.$i.json"
+    done
+    if [ "$exchange" = 0 ]; then
+        continue
+    fi
+
+    python3 Scripts/reference/exchangify.py "$fleet" "$work/xfleet-$seed" --seed "$seed" 2>/dev/null
+    arrival_reports "$work/xfleet-$seed" "$work/xmine-$seed"
+    reference_reports "$work/xfleet-$seed" "$work/xref-$seed"
+    for i in "${!windows[@]}"; do
+        compare "seed $seed exchange window [${windows[$i]}]" "$work/xmine-$seed.$i.json" "$work/xref-$seed.$i.json"
+    done
+
+    python3 Scripts/reference/exchangify.py "$fleet" "$work/afleet-$seed" --seed "$seed" \
+        --providers apns --keep 0 --damage 0 2>/dev/null
+    arrival_reports "$work/afleet-$seed" "$work/amine-$seed"
+    reference_reports "$work/afleet-$seed" "$work/aref-$seed"
+    for i in "${!windows[@]}"; do
+        compare "seed $seed apns-exchange window [${windows[$i]}] (arrival on the copy, reference on the plain fleet)" \
+            "$work/amine-$seed.$i.json" "$work/ref-$seed.$i.json"
+        compare "seed $seed apns-exchange window [${windows[$i]}] (reference on the copy, reference on the plain fleet)" \
+            "$work/aref-$seed.$i.json" "$work/ref-$seed.$i.json"
     done
 done
 echo "crosscheck: $((checks - failures)) passed, $failures failed"

@@ -3,8 +3,8 @@
 
 This script is an INDEPENDENT reference used to cross-check the Swift
 implementation of the `arrival` tool. It was written from the contract alone
-(input records, outcomes, metrics and report JSON, as Documentation/ describes
-them) without looking at the Swift
+(input records, outcomes, metrics and report JSON, as Documentation/ and
+CONTRACT.md describe them) without looking at the Swift
 sources or tests, and uses the Python 3.11 standard library only. It favours
 clarity over speed: every contract rule is a small, commented piece of code
 that a reader can audit against the contract text.
@@ -39,16 +39,19 @@ is implemented):
     ids and keys are compared exactly (no case folding, no Unicode
     normalisation); "smallest" string means Unicode code point order.
   * Two empty files have the same content hash: the second is a duplicate file.
-  * Full ties in "earliest request" (same sent_at, apns_id and aps_timestamp)
-    are broken by the remaining table fields in table order, null first.
+  * In the tie order of "earliest request" (section 3), `event` is compared
+    as its effective value (absent == "update") and `provider` with absent ==
+    "apns"; only priority is compared null first. Full ties after those
+    are broken by the remaining table fields in table order, null first
+    (which never changes the result).
   * An activity with no start (no accepted start update, no render, no
     callback) can never be `expired`.
   * `app` is the topic with the suffix `.push-type.liveactivity` removed only
     when the topic ends with it; otherwise the whole topic.
   * `oversize_failures` counts every request with status 413 or reason
     `PayloadTooLarge`, whatever its status.
-  * The four breakdown dimensions appear in the order of section 5 (app,
-    priority, os_version, app_version); the keys inside each are sorted
+  * The five breakdown dimensions appear in the order of section 5 (app,
+    priority, provider, os_version, app_version); the keys inside each are sorted
     (code point order, so "10" < "5" < "unknown").
   * Rule 4 (stale_timestamp) compares with every earlier accepted update of
     the activity, whatever its event or outcome.
@@ -58,6 +61,39 @@ is implemented):
     counts towards its length (JSON ignores it as whitespace anyway).
   * `--from`/`--to` must be given together; `--from` >= `--to` is allowed
     and selects nothing. Directory entries are walked in byte order of names.
+
+Readings for `exchange` lines (2.6):
+  * Causes: the exchange's own top-level fields (provider, sent_at, request,
+    response, error, latency_ms, activity_id, environment) get the usual
+    causes in table order (missing_field, wrong_type, invalid_time,
+    invalid_enum for an unknown provider); everything inside request,
+    response and the bodies, and every provider rule, is `invalid_exchange`.
+    The top-level fields are all checked before anything inside them.
+  * `request.url` and `request.body` must be strings for every provider
+    (the URL is only *read* for `apns`); `response.status` must be an int
+    when `response` is an object; a `headers` or `response.body` that is
+    present, non-null and of the wrong type is `invalid_exchange`.
+  * Every header value must be a string, in request.headers,
+    response.headers and an FCM body's message.apns.headers, whether or not
+    a rule reads it. Header names are matched ignoring ASCII case only.
+  * A response body is parsed only where a rule reads it, with the same
+    strict parser as the request body; anything but a JSON object obeying
+    2.4 is "absent".
+  * APNs URL: `scheme://authority/path`; the authority runs to the first
+    `/`, `?` or `#` (the contract's "after the host and optional port,
+    before any ? or #": a `?` before any `/` starts the query, so the path
+    is empty and the line malformed), userinfo and port
+    are dropped from the host (an `[IPv6]` host keeps its brackets), the
+    path is cut at the first `?` or `#`, the token is not percent-decoded.
+    Only the presence of `://` is required of the scheme.
+  * FCM reason without a relayed ApnsError: the first FcmError detail's
+    `errorCode` when it is a string, else `error.status` when it is a string,
+    else null. A relayed ApnsError is the first detail whose `@type` ends
+    with google.firebase.fcm.v1.ApnsError and whose `statusCode` is a JSON
+    integer in the signed 64-bit range (whatever its value, even 200).
+  * Tencent: "the integer ErrorCode" means a JSON integer in the signed
+    64-bit range (`true`, `0.0`, `"0"` are not); MsgKey/TaskId are read from
+    the response body whatever the status.
 """
 
 from __future__ import annotations
@@ -101,14 +137,19 @@ WRONG_TYPE = "wrong_type"
 INVALID_TIME = "invalid_time"
 INVALID_ENUM = "invalid_enum"
 TRUNCATED_GZIP = "truncated_gzip"
+# 2.6: an `exchange` line whose request, response or body breaks a rule, or
+# that lacks what its provider needs ("one cause for all of these").
+INVALID_EXCHANGE = "invalid_exchange"
 
 
 class Malformed(Exception):
-    """A line is malformed; `cause` is one of the cause names above."""
+    """A line is malformed; `cause` is one of the cause names above. `detail`
+    is a human explanation (never part of the report)."""
 
-    def __init__(self, cause: str):
-        super().__init__(cause)
+    def __init__(self, cause: str, detail: str = ""):
+        super().__init__(cause if not detail else f"{cause}: {detail}")
         self.cause = cause
+        self.detail = detail
 
 
 # --------------------------------------------------------------------------
@@ -391,11 +432,14 @@ def parse_json_strict(s: str) -> tuple[Any, int, bool]:
 # Record schema (contract tables 2.1, 2.2, 2.3), fields in table order
 # --------------------------------------------------------------------------
 
-STRING, TIME, INT, ENUM = "string", "time", "int", "enum"
+STRING, TIME, INT, ENUM, OBJECT = "string", "time", "int", "enum", "object"
 
 EVENTS = ("start", "update", "end")
 CALLBACKS = ("push_token", "push_to_start_token", "content_update", "activity_state")
 STATES = ("active", "ended", "dismissed", "stale")
+# 2.1: `provider` is an enumeration; absent or null means "apns".
+PROVIDERS = ("apns", "fcm", "tencent_chat")
+DEFAULT_PROVIDER = "apns"
 
 
 @dataclass(frozen=True)
@@ -428,6 +472,7 @@ SCHEMAS: dict[str, list[FieldSpec]] = {
         FieldSpec("priority", INT),              # "5 or 10" is not an enumerated field (2.4)
         FieldSpec("environment", STRING),        # not an enumerated field (2.4)
         FieldSpec("latency_ms", INT),
+        FieldSpec("provider", ENUM, False, PROVIDERS),  # 2.1: an enumeration
     ],
     "render": [
         FieldSpec("activity_id", STRING, True),
@@ -452,8 +497,21 @@ SCHEMAS: dict[str, list[FieldSpec]] = {
         FieldSpec("device_model", STRING),
         FieldSpec("app_version", STRING),
     ],
+    # 2.6: the top-level fields of an exchange. Their own problems get the
+    # usual causes; what is inside request/response (and the provider's
+    # needs) is checked by derive_exchange() and gets `invalid_exchange`.
+    "exchange": [
+        FieldSpec("provider", ENUM, True, PROVIDERS),
+        FieldSpec("sent_at", TIME, True),
+        FieldSpec("request", OBJECT, True),
+        FieldSpec("response", OBJECT),           # absent or null: no answer
+        FieldSpec("error", STRING),
+        FieldSpec("latency_ms", INT),
+        FieldSpec("activity_id", STRING),
+        FieldSpec("environment", STRING),
+    ],
 }
-KINDS = tuple(SCHEMAS)  # apns, render, callback
+KINDS = tuple(SCHEMAS)  # apns, render, callback, exchange
 FIELD_INDEX = {kind: {spec.name: i for i, spec in enumerate(specs)}
                for kind, specs in SCHEMAS.items()}
 
@@ -532,9 +590,350 @@ def validate_object(obj: Any) -> Record:
             if raw not in spec.allowed:
                 raise Malformed(INVALID_ENUM)
             values.append(raw)
+        elif spec.type == OBJECT:
+            if type(raw) is not dict:
+                raise Malformed(WRONG_TYPE)
+            values.append(raw)
         else:  # pragma: no cover
             raise AssertionError(spec.type)
+    if kind == "exchange":
+        # 2.6: ingest derives the `apns` record; the exchange itself is not
+        # stored, so duplicates and metrics only ever see the derived record.
+        names = [spec.name for spec in SCHEMAS["exchange"]]
+        return derive_exchange(dict(zip(names, values)))
+    if kind == "apns":
+        # 2.5: an absent (or null) provider counts as "apns" when records are
+        # compared, so the stored value is the normalised one.
+        p = FIELD_INDEX["apns"]["provider"]
+        if values[p] is None:
+            values[p] = DEFAULT_PROVIDER
     return Record(kind, tuple(values))
+
+
+# --------------------------------------------------------------------------
+# Section 2.6: an `exchange` line -> the `apns` record it stands for
+# --------------------------------------------------------------------------
+# The derivation reads the exchange in three layers:
+#   1. the shapes of `request` and `response` (url/body strings, status int,
+#      header objects of string values),
+#   2. the request body: a JSON text that must itself obey 2.4 (strict
+#      RFC 8259, no repeated key, depth <= 64 counted from the body's own
+#      root) and be an object,
+#   3. the provider's rules (apns, fcm, tencent_chat).
+# Every problem in these layers is the one cause `invalid_exchange`; the
+# exchange's own top-level fields were already checked by validate_object
+# with the usual causes.
+
+APNS_PATH_PREFIX = "/3/device/"
+APNS_HOST_ENVIRONMENTS = {                 # 2.6, hosts compared ignoring case
+    "api.push.apple.com": "production",
+    "api.sandbox.push.apple.com": "sandbox",
+    "api.development.push.apple.com": "sandbox",
+}
+FCM_APNS_ERROR = "google.firebase.fcm.v1.ApnsError"
+FCM_FCM_ERROR = "google.firebase.fcm.v1.FcmError"
+_PRIORITY_DIGITS = re.compile(r"[0-9]{1,18}")  # ASCII digits only
+_ASCII_UPPER_TO_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+
+
+def bad_exchange(detail: str) -> Malformed:
+    return Malformed(INVALID_EXCHANGE, detail)
+
+
+def ascii_lower(text: str) -> str:
+    """Header names are matched without regard to case. HTTP header names
+    are ASCII tokens, so only A-Z are folded (no Unicode case mapping: the
+    Kelvin sign is not a `k`)."""
+    return text.translate(_ASCII_UPPER_TO_LOWER)
+
+
+def checked_headers(value: Any, where: str) -> dict:
+    """A `headers` field: absent or null is no headers; otherwise it must be
+    an object whose every value is a string (read or not). The returned dict
+    keeps the object's member order (the parser inserts in order)."""
+    if value is None:
+        return {}
+    if type(value) is not dict:
+        raise bad_exchange(f"{where} is not an object")
+    for name, v in value.items():
+        if not isinstance(v, str):
+            raise bad_exchange(f"{where} value of {name!r} is not a string")
+    return value
+
+
+def header(headers: dict, name: str) -> Optional[str]:
+    """The value of the first header, in the object's order, whose name
+    equals `name` (lower case) without regard to ASCII case."""
+    for key, value in headers.items():
+        if ascii_lower(key) == name:
+            return value
+    return None
+
+
+def priority_from(headers: dict) -> Optional[int]:
+    """`apns-priority` read as decimal when it is 1 to 18 ASCII digits."""
+    v = header(headers, "apns-priority")
+    if v is not None and _PRIORITY_DIGITS.fullmatch(v):
+        return int(v, 10)
+    return None
+
+
+def strict_json_object(text: str) -> Optional[dict]:
+    """`text` as a JSON object that obeys 2.4 (RFC 8259, no repeated key,
+    nesting at most 64 from its own root), else None."""
+    try:
+        value, depth, duplicate = parse_json_strict(text)
+    except JsonSyntaxError:
+        return None
+    if depth > MAX_DEPTH or duplicate or type(value) is not dict:
+        return None
+    return value
+
+
+def member(obj: Any, *path: str) -> Any:
+    """obj[path[0]][path[1]]... or None as soon as a step is not an object
+    or lacks the key."""
+    for key in path:
+        if type(obj) is not dict:
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def event_of(value: Any) -> Optional[str]:
+    """`event` is the value when it is `start`, `update` or `end`, else null
+    (an unknown event in a body is not an error)."""
+    return value if isinstance(value, str) and value in EVENTS else None
+
+
+def int_or_none(value: Any) -> Optional[int]:
+    """A JSON integer in the signed 64-bit range, else null."""
+    return value if _is_int(value) else None
+
+
+def aps_of(payload: Any) -> tuple[Optional[str], Optional[int], int]:
+    """(event, seq, aps_timestamp) from an APNs payload object. `aps.timestamp`
+    must be a JSON integer in the signed 64-bit range."""
+    aps = member(payload, "aps")
+    timestamp = member(aps, "timestamp")
+    if not _is_int(timestamp):
+        raise bad_exchange("aps.timestamp is missing or not an integer")
+    return (event_of(member(aps, "event")),
+            int_or_none(member(aps, "content-state", "seq")),
+            timestamp)
+
+
+@dataclass
+class Answer:
+    """The provider's answer as the derived record reports it."""
+    status: int
+    reason: Optional[str]
+
+
+def apns_url_parts(url: str) -> tuple[str, str]:
+    """(host, push_token) of an APNs request URL.
+
+    scheme `://` authority path: the authority runs up to the first `/`,
+    `?` or `#` (2.6: the path is what comes "after the host and optional
+    port, before any `?` or `#`", so in `https://h?q=/3/device/t` the path
+    is empty), the host is the authority without `userinfo@` and without
+    `:port`, and the path must be `/3/device/<token>` with a non-empty
+    token that holds no `/`. The token is taken as written (no
+    percent-decoding)."""
+    sep = url.find("://")
+    if sep < 0:
+        raise bad_exchange("request.url has no scheme://")
+    rest = url[sep + 3:]
+    end = len(rest)
+    for stop in ("/", "?", "#"):
+        at = rest.find(stop)
+        if 0 <= at < end:
+            end = at
+    authority, path = rest[:end], rest[end:]
+    for stop in ("?", "#"):
+        cut = path.find(stop)
+        if cut >= 0:
+            path = path[:cut]
+    if not path.startswith(APNS_PATH_PREFIX):
+        raise bad_exchange("request.url path is not /3/device/<token>")
+    token = path[len(APNS_PATH_PREFIX):]
+    if token == "" or "/" in token:
+        raise bad_exchange("request.url has an empty token or one with '/'")
+    host = authority.rpartition("@")[2]           # drop userinfo@
+    if host.startswith("["):                       # [IPv6]:port
+        close = host.find("]")
+        host = host[:close + 1] if close >= 0 else host
+    else:
+        host = host.partition(":")[0]              # drop :port
+    return host, token
+
+
+def derive_exchange(x: dict) -> Record:
+    """2.6: the `apns` record derived from an exchange whose top-level fields
+    (`x`, by name; absent == None) are already valid."""
+    provider: str = x["provider"]
+    sent_at: int = x["sent_at"]
+
+    # -- layer 1: shapes of request and response --------------------------
+    request: dict = x["request"]
+    url = request.get("url")
+    if not isinstance(url, str):
+        raise bad_exchange("request.url is missing or not a string")
+    request_headers = checked_headers(request.get("headers"), "request.headers")
+    body_text = request.get("body")
+    if not isinstance(body_text, str):
+        raise bad_exchange("request.body is missing or not a string")
+
+    response: Optional[dict] = x["response"]      # None: no answer came
+    response_headers: dict = {}
+    response_body_text: Optional[str] = None
+    if response is not None:
+        if response.get("status") is None:
+            raise bad_exchange("response.status is missing")
+        if not _is_int(response.get("status")):
+            raise bad_exchange("response.status is not an integer")
+        response_headers = checked_headers(response.get("headers"),
+                                           "response.headers")
+        response_body_text = response.get("body")
+        if response_body_text is not None and not isinstance(response_body_text, str):
+            raise bad_exchange("response.body is not a string")
+
+    def response_body() -> Optional[dict]:
+        """Read only where a rule says so; not a JSON object == absent."""
+        if response_body_text is None:
+            return None
+        return strict_json_object(response_body_text)
+
+    # -- layer 2: the request body ----------------------------------------
+    body = strict_json_object(body_text)
+    if body is None:
+        raise bad_exchange("request.body is not the text of a JSON object "
+                           "obeying 2.4")
+
+    # -- layer 3: the provider's rules ------------------------------------
+    f: dict[str, Any] = {spec.name: None for spec in SCHEMAS["apns"]}
+    f["sent_at"] = sent_at                         # copied
+    f["latency_ms"] = x["latency_ms"]              # copied
+    f["provider"] = provider                       # copied
+
+    if provider == "apns":
+        host, f["push_token"] = apns_url_parts(url)
+        f["event"], f["seq"], f["aps_timestamp"] = aps_of(body)
+        resp_id = header(response_headers, "apns-id")
+        req_id = header(request_headers, "apns-id")
+        f["apns_id"] = resp_id if resp_id is not None else (
+            req_id if req_id is not None else "")
+        if response is None:
+            answer = Answer(0, x["error"])
+        elif response["status"] == 200:
+            answer = Answer(200, None)
+        else:
+            reason = member(response_body(), "reason")
+            answer = Answer(response["status"],
+                            reason if isinstance(reason, str) else None)
+        f["payload_bytes"] = len(body_text.encode("utf-8"))
+        f["topic"] = header(request_headers, "apns-topic")
+        f["push_type"] = header(request_headers, "apns-push-type")
+        f["priority"] = priority_from(request_headers)
+        if x["environment"] is not None:
+            f["environment"] = x["environment"]
+        else:
+            f["environment"] = APNS_HOST_ENVIRONMENTS.get(ascii_lower(host))
+        f["activity_id"] = x["activity_id"]
+
+    elif provider == "fcm":
+        apns = member(body, "message", "apns")
+        if type(apns) is not dict:
+            raise bad_exchange("message.apns is missing or not an object")
+        token = apns.get("live_activity_token")
+        if not isinstance(token, str) or token == "":
+            raise bad_exchange("message.apns.live_activity_token is missing, "
+                               "empty or not a string")
+        f["push_token"] = token
+        fcm_headers = checked_headers(apns.get("headers"), "message.apns.headers")
+        f["event"], f["seq"], f["aps_timestamp"] = aps_of(apns.get("payload"))
+        f["topic"] = header(fcm_headers, "apns-topic")
+        f["push_type"] = header(fcm_headers, "apns-push-type")
+        f["priority"] = priority_from(fcm_headers)
+        # payload_bytes stays null: FCM writes the APNs payload itself.
+        f["apns_id"] = ""
+        if response is None:
+            answer = Answer(0, x["error"])
+        elif response["status"] == 200:
+            name = member(response_body(), "name")
+            f["apns_id"] = name if isinstance(name, str) else ""
+            answer = Answer(200, None)
+        else:
+            answer = fcm_error_answer(response["status"], response_body())
+        f["environment"] = x["environment"]
+        f["activity_id"] = x["activity_id"]
+
+    elif provider == "tencent_chat":
+        live = member(body, "OfflinePushInfo", "ApnsInfo", "LiveActivity")
+        if type(live) is not dict:
+            raise bad_exchange("OfflinePushInfo.ApnsInfo.LiveActivity is "
+                               "missing or not an object")
+        la_id = live.get("LaId")
+        if not isinstance(la_id, str) or la_id == "":
+            raise bad_exchange("LiveActivity.LaId is missing, empty or not "
+                               "a string")
+        f["activity_id"] = la_id                   # not the exchange's own
+        f["event"] = event_of(live.get("Event"))
+        f["seq"] = int_or_none(member(live, "ContentState", "seq"))
+        f["push_token"] = ""                       # the provider keeps it
+        f["aps_timestamp"] = sent_at // 1000       # whole seconds, rounded down
+        f["push_type"] = "liveactivity"
+        rbody = response_body() if response is not None else None
+        if response is None:
+            answer = Answer(0, x["error"])
+        elif response["status"] == 200:
+            code = member(rbody, "ErrorCode")
+            if member(rbody, "ActionStatus") == "OK" and _is_int(code) and code == 0:
+                answer = Answer(200, None)
+            elif _is_int(code):
+                answer = Answer(400, f"Tencent:{code}")
+            else:
+                answer = Answer(400, "Tencent:unknown")
+        else:
+            answer = Answer(response["status"], None)
+        msg_key, task_id = member(rbody, "MsgKey"), member(rbody, "TaskId")
+        f["apns_id"] = (msg_key if isinstance(msg_key, str) else
+                        task_id if isinstance(task_id, str) else "")
+        f["environment"] = x["environment"]
+
+    else:  # pragma: no cover - validate_object checked the enumeration
+        raise AssertionError(provider)
+
+    f["status"], f["reason"] = answer.status, answer.reason
+    return Record("apns", tuple(f[spec.name] for spec in SCHEMAS["apns"]))
+
+
+def fcm_error_answer(status: int, body: Optional[dict]) -> Answer:
+    """2.6, FCM with a status other than 200. APNs's own answer relayed in a
+    google.firebase.fcm.v1.ApnsError detail wins; otherwise the FCM status
+    with `FCM:<errorCode>` (FcmError detail), else `FCM:<error.status>`."""
+    error = member(body, "error")
+    details = member(error, "details")
+    if type(details) is not list:
+        details = []
+    objects = [d for d in details if type(d) is dict]
+
+    def typed(d: dict, suffix: str) -> bool:
+        t = d.get("@type")
+        return isinstance(t, str) and t.endswith(suffix)
+
+    for d in objects:
+        if typed(d, FCM_APNS_ERROR) and _is_int(d.get("statusCode")):
+            reason = d.get("reason")
+            return Answer(d["statusCode"], reason if isinstance(reason, str) else None)
+    fcm_error = next((d for d in objects if typed(d, FCM_FCM_ERROR)), None)
+    code = member(fcm_error, "errorCode")
+    if isinstance(code, str):
+        return Answer(status, f"FCM:{code}")
+    error_status = member(error, "status")
+    if isinstance(error_status, str):
+        return Answer(status, f"FCM:{error_status}")
+    return Answer(status, None)
 
 
 def parse_line(line: bytes) -> Record:
@@ -752,11 +1151,32 @@ def _null_first(v: Any) -> tuple:
     return (0,) if v is None else (1, v)
 
 
+def effective_event(r: Record) -> str:
+    """2.1: `event` defaults to `update`."""
+    return r.event if r.event is not None else "update"
+
+
+def app_of(r: Record) -> str:
+    """4: the topic without `.push-type.liveactivity` when it ends with it;
+    "unknown" when the topic is absent or null; an empty topic is ""."""
+    t = r.topic
+    if t is None:
+        return "unknown"
+    return t[: -len(TOPIC_SUFFIX)] if t.endswith(TOPIC_SUFFIX) else t
+
+
 def request_order_key(r: Record) -> tuple:
-    """Earliest request: by sent_at, then the smaller apns_id, then the
-    smaller aps_timestamp; remaining fields (table order, null first) only
-    to make the order total."""
-    return (r.sent_at, r.apns_id, r.aps_timestamp,
+    """Earliest request (3): by sent_at, then the smaller apns_id, then the
+    smaller aps_timestamp, then event, app, priority (a null priority first)
+    and provider. `event` is compared as its effective value (absent ==
+    "update") and `provider` as stored (absent == "apns"): the contract
+    singles out priority as the one that may be null. Strings compare by
+    code point (Python's str order). The remaining table fields (table
+    order, null first) only make the order total; two requests that tie up
+    to there give the update the same accept time, aps_timestamp, event,
+    app, priority and provider, so which one is picked changes nothing."""
+    return (r.sent_at, r.apns_id, r.aps_timestamp, effective_event(r),
+            app_of(r), _null_first(r.priority), r.provider,
             tuple(_null_first(v) for v in r.values))
 
 
@@ -772,6 +1192,7 @@ class Update:
     window_time: int = 0             # accept time, or earliest request's sent_at
     app: str = "unknown"
     priority: str = "unknown"
+    provider: str = DEFAULT_PROVIDER
     outcome: Optional[str] = None
 
 
@@ -828,17 +1249,16 @@ def analyse(records: list[Record]) -> Analysis:
             first = min(acc, key=request_order_key)
             u.accept_time = first.sent_at
             u.aps_timestamp = first.aps_timestamp
-            u.event = first.event if first.event is not None else "update"
+            u.event = effective_event(first)
             u.window_time = u.accept_time
-            rep = first  # app/priority from earliest accepted request
+            rep = first  # app/priority/provider from earliest accepted request
         else:
             rep = min(u.requests, key=request_order_key)  # earliest request
             u.window_time = rep.sent_at
-        if rep.topic is not None:
-            t = rep.topic
-            u.app = t[: -len(TOPIC_SUFFIX)] if t.endswith(TOPIC_SUFFIX) else t
+        u.app = app_of(rep)
         if rep.priority is not None:
             u.priority = str(rep.priority)
+        u.provider = rep.provider  # never null: absent was stored as "apns"
 
     # Renders: earliest rendered_at per (activity_id, seq).
     first_render: dict[tuple[str, int], int] = {}
@@ -1059,6 +1479,7 @@ def build_report(store: Store, window: Optional[tuple[int, int]]) -> dict:
         "breakdowns": {
             "app": breakdown(lambda u: u.app),
             "priority": breakdown(lambda u: u.priority),
+            "provider": breakdown(lambda u: u.provider),
             "os_version": breakdown(lambda u: a.os_version.get(u.activity_id, "unknown")),
             "app_version": breakdown(lambda u: a.app_version.get(u.activity_id, "unknown")),
         },
