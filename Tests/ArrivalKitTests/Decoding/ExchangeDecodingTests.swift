@@ -230,6 +230,44 @@ struct ExchangeDecodingTests {
         #expect(timeout.status == 0 && timeout.reason == nil)
     }
 
+    // MARK: - Fixtures checked against the reference implementation
+
+    /// `Fixtures/Exchanges/NAME.jsonl`, shaped like real provider answers, and
+    /// the records (or causes) `Scripts/reference` derives from each line.
+    @Test(
+        "Each fixture line gives what the Python reference derives from it",
+        arguments: ["apns", "fcm", "tencent", "broken"])
+    func fixtureAgreesWithReference(_ name: String) throws {
+        let lines = try String(contentsOfFile: fixture("Exchanges/\(name).jsonl"), encoding: .utf8)
+            .split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let expected = try String(contentsOfFile: fixture("Exchanges/\(name).expected.jsonl"), encoding: .utf8)
+            .split(separator: "\n").map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
+        #expect(expected.count > 5)
+        for entry in expected {
+            let number = entry["line"] as! Int
+            let (outcome, problem) = Self.decode(lines[number - 1])
+            if let cause = entry["malformed"] as? String {
+                #expect(
+                    outcome == .malformed(MalformedCause(rawValue: cause)!), "\(name):\(number) (\(problem ?? "-"))")
+                continue
+            }
+            guard case .record(.apns(let record)) = outcome else {
+                Issue.record("\(name):\(number): expected a record, got \(outcome) (\(problem ?? "-"))")
+                continue
+            }
+            let fields = entry["record"] as! [String: Any]
+            func text(_ key: String) -> String? { fields[key] as? String }
+            func int(_ key: String) -> Int64? { (fields[key] as? NSNumber)?.int64Value }
+            let want = APNSRecord(
+                apnsID: text("apns_id")!, sentAt: int("sent_at")!, status: int("status")!, reason: text("reason"),
+                pushToken: text("push_token")!, activityID: text("activity_id"), seq: int("seq"), event: text("event"),
+                apsTimestamp: int("aps_timestamp")!, payloadBytes: int("payload_bytes"), topic: text("topic"),
+                pushType: text("push_type"), priority: int("priority"), environment: text("environment"),
+                latencyMS: int("latency_ms"), provider: text("provider").flatMap(PushProvider.init(rawValue:)))
+            #expect(record == want, "\(name):\(number)")
+        }
+    }
+
     // MARK: - Broken exchanges
 
     static let broken: [(name: String, line: String, cause: MalformedCause, problem: String)] = [
