@@ -298,6 +298,10 @@ struct JSONLineScanner {
     }
 
     /// The slow path of ``parseKey``: an escaped key, or one no slot tracks.
+    ///
+    /// The helpers it calls are static and take the arrays they read: a
+    /// closure that called a method of `self` here would copy the whole
+    /// scanner (its inline slots are over a kilobyte) for every nested key.
     private mutating func noteKey(start: Int, end: Int, escapes: Bool, depth: Int, duplicate: inout Bool) -> Int {
         var key: Key
         if escapes {
@@ -308,7 +312,7 @@ struct JSONLineScanner {
             key = Key(hash: 0, start: start, count: end - start, inArena: false)
         }
         if depth == 1 && escapes {
-            let field = withKeyBytes(key) { bytes in
+            let field = Self.withKeyBytes(key, arena: arena, line: line) { bytes in
                 bytes.baseAddress.map { RecordField.lookup($0, count: bytes.count, available: bytes.count) } ?? -1
             }
             if field >= 0 {
@@ -316,8 +320,12 @@ struct JSONLineScanner {
                 return field
             }
         }
-        let hash = withKeyBytes(key) { Self.keyHash($0) }
-        if withKeyBytes(key, { isRepeated(hash: hash, $0) }) { duplicate = true }
+        let from = objectKeyStarts.last ?? 0
+        let (hash, repeated) = Self.withKeyBytes(key, arena: arena, line: line) { [keys, arena, line] bytes in
+            let hash = Self.keyHash(bytes)
+            return (hash, Self.isRepeated(hash: hash, bytes, among: keys, from: from, arena: arena, line: line))
+        }
+        if repeated { duplicate = true }
         key.hash = hash
         keys.append(key)
         return -1
@@ -341,7 +349,9 @@ struct JSONLineScanner {
         return h ^ (h >> 29)
     }
 
-    private func withKeyBytes<R>(_ key: Key, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    private static func withKeyBytes<R>(
+        _ key: Key, arena: [UInt8], line: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> R
+    ) -> R {
         if key.inArena {
             return arena.withUnsafeBufferPointer {
                 body(UnsafeBufferPointer(rebasing: $0[key.start..<key.start + key.count]))
@@ -350,16 +360,16 @@ struct JSONLineScanner {
         return body(UnsafeBufferPointer(rebasing: line[key.start..<key.start + key.count]))
     }
 
-    private func isRepeated(hash: UInt64, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        let from = objectKeyStarts.last ?? 0
+    /// Whether `bytes` repeats one of `keys[from...]` (the current object's keys).
+    private static func isRepeated(
+        hash: UInt64, _ bytes: UnsafeBufferPointer<UInt8>, among keys: [Key], from: Int, arena: [UInt8],
+        line: UnsafeBufferPointer<UInt8>
+    ) -> Bool {
         guard from < keys.count else { return false }
         for index in from..<keys.count {
             let other = keys[index]
             guard other.hash == hash, other.count == bytes.count else { continue }
-            let same = withKeyBytes(other) { otherBytes in
-                otherBytes.elementsEqual(bytes)
-            }
-            if same { return true }
+            if withKeyBytes(other, arena: arena, line: line, { $0.elementsEqual(bytes) }) { return true }
         }
         return false
     }
@@ -474,11 +484,14 @@ struct JSONLineScanner {
     static func unescape(_ p: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
         var i = 0
         let end = p.count
+        guard let base = p.baseAddress else { return }
         while i < end {
-            let c = p[i]
-            guard c == 0x5C else {
-                out.append(c)
-                i += 1
+            // The run up to the next backslash in one copy (a request body
+            // logged inside an exchange line is kilobytes between escapes).
+            let next = memchr(base + i, 0x5C, end - i).map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base } ?? end
+            if next > i {
+                out.append(contentsOf: UnsafeBufferPointer(start: base + i, count: next - i))
+                i = next
                 continue
             }
             let e = p[i + 1]

@@ -9,6 +9,27 @@ struct JSONText {
     private var p: UnsafePointer<UInt8> { bytes.baseAddress! }
     private var n: Int { bytes.count }
 
+    /// The value that begins at `i` (no space before it), without finding
+    /// where a container ends (its `end` is its `start`): a lookup that stops
+    /// at the member it wants never walks that member's contents.
+    func shallowValue(at i: Int) -> JSONLineScanner.ValueRef {
+        typealias Ref = JSONLineScanner.ValueRef
+        switch p[i] {
+        case 0x7B: return Ref(kind: .object, start: i, end: i, hasEscapes: false, int: 0)
+        case 0x5B: return Ref(kind: .array, start: i, end: i, hasEscapes: false, int: 0)
+        default: return value(at: i).0
+        }
+    }
+
+    /// The index just after a value from ``shallowValue(at:)``.
+    private func after(_ ref: JSONLineScanner.ValueRef) -> Int {
+        switch ref.kind {
+        case .object, .array: containerEnd(from: ref.start)
+        case .string: ref.end + 1
+        default: ref.end
+        }
+    }
+
     /// The value that begins at `i` (no space before it), and the index just after it.
     func value(at i: Int) -> (JSONLineScanner.ValueRef, Int) {
         typealias Ref = JSONLineScanner.ValueRef
@@ -61,9 +82,9 @@ struct JSONText {
         while true {
             let (key, afterKey) = value(at: i)
             i = JSONLineScanner.skipSpace(p, afterKey, n) + 1  // the colon
-            let (member, afterValue) = value(at: JSONLineScanner.skipSpace(p, i, n))
+            let member = shallowValue(at: JSONLineScanner.skipSpace(p, i, n))
             guard body(key, member) else { return }
-            i = JSONLineScanner.skipSpace(p, afterValue, n)
+            i = JSONLineScanner.skipSpace(p, after(member), n)
             guard p[i] == 0x2C else { return }
             i = JSONLineScanner.skipSpace(p, i + 1, n)
         }
@@ -75,9 +96,9 @@ struct JSONText {
         var i = JSONLineScanner.skipSpace(p, array.start + 1, n)
         guard p[i] != 0x5D else { return }
         while true {
-            let (element, after) = value(at: i)
+            let element = shallowValue(at: i)
             guard body(element) else { return }
-            i = JSONLineScanner.skipSpace(p, after, n)
+            i = JSONLineScanner.skipSpace(p, after(element), n)
             guard p[i] == 0x2C else { return }
             i = JSONLineScanner.skipSpace(p, i + 1, n)
         }
