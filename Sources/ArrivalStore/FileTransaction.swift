@@ -115,8 +115,10 @@ final class RecordStatements {
         /// insert added, when it skipped some.
         let keysInRange: Statement
 
-        init(kind: RecordKind, table: String, columns: [String], connection: Connection) throws(DatabaseError) {
+        init(kind: RecordKind, connection: Connection) throws(DatabaseError) {
             self.kind = kind
+            let table = kind.table
+            let columns = kind.columns
             func insert(rows: Int) throws(DatabaseError) -> Statement {
                 let row = "(" + Array(repeating: "?", count: columns.count + 2).joined(separator: ", ") + ")"
                 let values = Array(repeating: row, count: rows).joined(separator: ", ")
@@ -161,25 +163,9 @@ final class RecordStatements {
 
     init(connection: Connection) throws(DatabaseError) {
         self.connection = connection
-        apns = try KindStatements(
-            kind: .apns, table: "apns",
-            columns: [
-                "apns_id", "sent_at", "status", "reason", "push_token", "activity_id", "seq", "event",
-                "aps_timestamp", "payload_bytes", "topic", "push_type", "priority", "environment", "latency_ms",
-                "provider",
-            ], connection: connection)
-        renders = try KindStatements(
-            kind: .render, table: "renders",
-            columns: [
-                "activity_id", "seq", "rendered_at", "surface", "device_id", "os_version", "device_model",
-                "app_version",
-            ], connection: connection)
-        callbacks = try KindStatements(
-            kind: .callback, table: "callbacks",
-            columns: [
-                "callback", "activity_id", "push_token", "seq", "state", "received_at", "device_id",
-                "os_version", "device_model", "app_version",
-            ], connection: connection)
+        apns = try KindStatements(kind: .apns, connection: connection)
+        renders = try KindStatements(kind: .render, connection: connection)
+        callbacks = try KindStatements(kind: .callback, connection: connection)
         repeated = try connection.prepare("INSERT INTO record_repeats (file_id, kind, record_key) VALUES (?, ?, ?)")
         malformed = try connection.prepare(
             "INSERT INTO malformed_lines (file_id, line, cause, problem) VALUES (?, ?, ?, ?)")

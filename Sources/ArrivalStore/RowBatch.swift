@@ -255,7 +255,36 @@ public struct RowBatch: Sendable {
 }
 
 extension RecordKind {
-    /// The contract fields of a record of this kind, stored as columns.
+    /// The table that stores records of this kind.
+    var table: String {
+        switch self {
+        case .apns: "apns"
+        case .render: "renders"
+        case .callback: "callbacks"
+        }
+    }
+
+    /// The contract fields of a record of this kind: the columns of its
+    /// table, the cells of its rows and what its hash covers, in this order.
+    var columns: [String] {
+        switch self {
+        case .apns:
+            [
+                "apns_id", "sent_at", "status", "reason", "push_token", "activity_id", "seq", "event",
+                "aps_timestamp", "payload_bytes", "topic", "push_type", "priority", "environment", "latency_ms",
+                "provider",
+            ]
+        case .render:
+            ["activity_id", "seq", "rendered_at", "surface", "device_id", "os_version", "device_model", "app_version"]
+        case .callback:
+            [
+                "callback", "activity_id", "push_token", "seq", "state", "received_at", "device_id", "os_version",
+                "device_model", "app_version",
+            ]
+        }
+    }
+
+    /// The number of ``columns`` (a constant: the decoder checks it per row).
     @inlinable var columnCount: Int {
         switch self {
         case .apns: 16

@@ -238,7 +238,7 @@ public struct StoreSnapshot {
         }
         guard !lines.isEmpty else { return [] }
         for (kind, keys) in repeated {
-            let table = ["apns": "apns", "render": "renders", "callback": "callbacks"][kind] ?? "apns"
+            let table = (RecordKind(rawValue: kind) ?? .apns).table
             let owner = try connection.prepare("SELECT file_id FROM \(table) WHERE record_key = ?")
             for key in keys {
                 owner.bind(1, key)

@@ -123,7 +123,8 @@ final class ExchangeDeriver {
                 throw Problem(field: "request.body", why: "not a JSON object (\(cause.rawValue))")
             }
             let request = JSONText(bytes: requestText)
-            let root = request.shallowValue(at: JSONLineScanner.skipSpace(requestText.baseAddress!, 0, requestText.count))
+            let root = request.shallowValue(
+                at: JSONLineScanner.skipSpace(requestText.baseAddress!, 0, requestText.count))
             try responseBody.withUnsafeBufferPointer { (responseText) throws(Problem) in
                 // A response body that is not a JSON object counts as absent.
                 var answer: (text: JSONText, root: JSONLineScanner.ValueRef)?
@@ -131,7 +132,8 @@ final class ExchangeDeriver {
                     let text = JSONText(bytes: responseText)
                     answer = (
                         text,
-                        text.shallowValue(at: JSONLineScanner.skipSpace(responseText.baseAddress!, 0, responseText.count))
+                        text.shallowValue(
+                            at: JSONLineScanner.skipSpace(responseText.baseAddress!, 0, responseText.count))
                     )
                 }
                 var derived = Derived()

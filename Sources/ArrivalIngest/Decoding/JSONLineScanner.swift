@@ -488,7 +488,9 @@ struct JSONLineScanner {
         while i < end {
             // The run up to the next backslash in one copy (a request body
             // logged inside an exchange line is kilobytes between escapes).
-            let next = memchr(base + i, 0x5C, end - i).map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base } ?? end
+            let next =
+                memchr(base + i, 0x5C, end - i).map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base }
+                ?? end
             if next > i {
                 out.append(contentsOf: UnsafeBufferPointer(start: base + i, count: next - i))
                 i = next

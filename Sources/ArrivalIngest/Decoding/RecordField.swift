@@ -16,10 +16,10 @@ enum RecordField: Int, CaseIterable {
     /// The field a key names, or -1 for an unknown key. The key's bytes are
     /// packed little-endian into two words (never reading past `available`
     /// bytes from `key`) and compared with the packed names of the fields of
-    /// that length; a test checks every name against ``staticKey``.
+    /// that length (``PackedKeys``, made from ``staticKey``).
     @inline(__always)
     static func lookup(_ key: UnsafePointer<UInt8>, count: Int, available: Int) -> Int {
-        guard count >= 1 && count <= 16 else { return -1 }
+        guard count >= 1 && count <= PackedKeys.maxLength else { return -1 }
         var lo: UInt64 = 0
         var hi: UInt64 = 0
         if available >= 16 {
@@ -36,73 +36,11 @@ enum RecordField: Int, CaseIterable {
             for k in 0..<min(count, 8) { lo |= UInt64(key[k]) &<< UInt64(8 * k) }
             if count > 8 { for k in 8..<count { hi |= UInt64(key[k]) &<< UInt64(8 * (k - 8)) } }
         }
-        switch count {
-        case 1:
-            if lo == 0x0076 { return RecordField.v.rawValue }  // v
-            return -1
-        case 3:
-            if lo == 0x0071_6573 { return RecordField.seq.rawValue }  // seq
-            return -1
-        case 4:
-            if lo == 0x646e_696b { return RecordField.kind.rawValue }  // kind
-            return -1
-        case 5:
-            if lo == 0x0074_6e65_7665 { return RecordField.event.rawValue }  // event
-            if lo == 0x0063_6970_6f74 { return RecordField.topic.rawValue }  // topic
-            if lo == 0x0065_7461_7473 { return RecordField.state.rawValue }  // state
-            if lo == 0x0072_6f72_7265 { return RecordField.error.rawValue }  // error
-            return -1
-        case 6:
-            if lo == 0x7375_7461_7473 { return RecordField.status.rawValue }  // status
-            if lo == 0x6e6f_7361_6572 { return RecordField.reason.rawValue }  // reason
-            return -1
-        case 7:
-            if lo == 0x0064_695f_736e_7061 { return RecordField.apnsID.rawValue }  // apns_id
-            if lo == 0x0074_615f_746e_6573 { return RecordField.sentAt.rawValue }  // sent_at
-            if lo == 0x0065_6361_6672_7573 { return RecordField.surface.rawValue }  // surface
-            if lo == 0x0074_7365_7571_6572 { return RecordField.request.rawValue }  // request
-            return -1
-        case 8:
-            if lo == 0x7974_6972_6f69_7270 { return RecordField.priority.rawValue }  // priority
-            if lo == 0x6b63_6162_6c6c_6163 { return RecordField.callback.rawValue }  // callback
-            if lo == 0x7265_6469_766f_7270 { return RecordField.provider.rawValue }  // provider
-            if lo == 0x6573_6e6f_7073_6572 { return RecordField.response.rawValue }  // response
-            return -1
-        case 9:
-            if lo == 0x7079_745f_6873_7570 && hi == 0x0065 { return RecordField.pushType.rawValue }  // push_type
-            if lo == 0x695f_6563_6976_6564 && hi == 0x0064 { return RecordField.deviceID.rawValue }  // device_id
-            return -1
-        case 10:
-            if lo == 0x6b6f_745f_6873_7570 && hi == 0x6e65 { return RecordField.pushToken.rawValue }  // push_token
-            if lo == 0x5f79_636e_6574_616c && hi == 0x736d { return RecordField.latencyMS.rawValue }  // latency_ms
-            if lo == 0x6973_7265_765f_736f && hi == 0x6e6f { return RecordField.osVersion.rawValue }  // os_version
-            return -1
-        case 11:
-            // activity_id
-            if lo == 0x7974_6976_6974_6361 && hi == 0x0064_695f { return RecordField.activityID.rawValue }
-            // environment
-            if lo == 0x6d6e_6f72_6976_6e65 && hi == 0x0074_6e65 { return RecordField.environment.rawValue }
-            // rendered_at
-            if lo == 0x6465_7265_646e_6572 && hi == 0x0074_615f { return RecordField.renderedAt.rawValue }
-            // app_version
-            if lo == 0x7372_6576_5f70_7061 && hi == 0x006e_6f69 { return RecordField.appVersion.rawValue }
-            // received_at
-            if lo == 0x6465_7669_6563_6572 && hi == 0x0074_615f { return RecordField.receivedAt.rawValue }
-            return -1
-        case 12:
-            // device_model
-            if lo == 0x6d5f_6563_6976_6564 && hi == 0x6c65_646f { return RecordField.deviceModel.rawValue }
-            return -1
-        case 13:
-            // aps_timestamp
-            if lo == 0x656d_6974_5f73_7061 && hi == 0x0070_6d61_7473 { return RecordField.apsTimestamp.rawValue }
-            // payload_bytes
-            if lo == 0x5f64_616f_6c79_6170 && hi == 0x0073_6574_7962 { return RecordField.payloadBytes.rawValue }
-            return -1
-        default:
-            return -1
-        }
+        return packedKeys.find(lo: lo, hi: hi, count: count)
     }
+
+    /// Made once, on first use.
+    private static let packedKeys = PackedKeys()
 
     var staticKey: StaticString {
         switch self {
@@ -136,6 +74,52 @@ enum RecordField: Int, CaseIterable {
         case .request: "request"
         case .response: "response"
         case .error: "error"
+        }
+    }
+}
+
+/// Every field name packed as ``RecordField/lookup(_:count:available:)``
+/// packs a key, grouped by length so a lookup compares a key with the two
+/// or three names of its length at most.
+struct PackedKeys: Sendable {
+    static let maxLength = 16
+
+    private struct Entry {
+        var lo: UInt64
+        var hi: UInt64
+        var field: Int
+    }
+
+    /// Entries of names of length `n` are `entries[starts[n]..<starts[n + 1]]`.
+    private let entries: [Entry]
+    private let starts: [Int]
+
+    init() {
+        var byLength = [[Entry]](repeating: [], count: Self.maxLength + 1)
+        for field in RecordField.allCases {
+            let name = field.staticKey
+            let bytes = UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+            precondition(bytes.count <= Self.maxLength, "a field name longer than a packed key")
+            var lo: UInt64 = 0
+            var hi: UInt64 = 0
+            for (k, byte) in bytes.enumerated() {
+                if k < 8 { lo |= UInt64(byte) << UInt64(8 * k) } else { hi |= UInt64(byte) << UInt64(8 * (k - 8)) }
+            }
+            byLength[bytes.count].append(Entry(lo: lo, hi: hi, field: field.rawValue))
+        }
+        var starts = [0]
+        for group in byLength { starts.append(starts.last! + group.count) }
+        self.entries = byLength.flatMap { $0 }
+        self.starts = starts
+    }
+
+    @inline(__always)
+    func find(lo: UInt64, hi: UInt64, count: Int) -> Int {
+        entries.withUnsafeBufferPointer { entries in
+            for index in starts[count]..<starts[count + 1] where entries[index].lo == lo && entries[index].hi == hi {
+                return entries[index].field
+            }
+            return -1
         }
     }
 }

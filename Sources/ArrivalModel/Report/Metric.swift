@@ -64,6 +64,13 @@ public struct Metric: Sendable, Hashable, CustomStringConvertible {
             population: { proportion($0).1 })
     }
 
+    /// The share of `expected` callbacks that never came: 1 − received / expected.
+    private static func lossRate(
+        _ id: String, expected: KeyPath<Report, Int> & Sendable, received: KeyPath<Report, Int> & Sendable
+    ) -> Metric {
+        rate(id, .lowerIsBetter) { ($0[keyPath: expected] - $0[keyPath: received], $0[keyPath: expected]) }
+    }
+
     private static func count(
         _ id: String, _ direction: Direction, of population: @escaping @Sendable (Report) -> Int,
         _ amount: @escaping @Sendable (Report) -> Int
@@ -123,16 +130,15 @@ public struct Metric: Sendable, Hashable, CustomStringConvertible {
         "callbacks.content_update_expected", .neutral, of: renderedUpdates, \.callbacks.contentUpdateExpected)
     public static let callbacksContentUpdateReceived = count(
         "callbacks.content_update_received", .neutral, of: renderedUpdates, \.callbacks.contentUpdateReceived)
-    public static let callbackLossRate = rate("callbacks.callback_loss_rate", .lowerIsBetter) {
-        ($0.callbacks.contentUpdateExpected - $0.callbacks.contentUpdateReceived, $0.callbacks.contentUpdateExpected)
-    }
+    public static let callbackLossRate = lossRate(
+        "callbacks.callback_loss_rate", expected: \.callbacks.contentUpdateExpected,
+        received: \.callbacks.contentUpdateReceived)
     public static let callbacksTokenExpected = count(
         "callbacks.token_expected", .neutral, of: renderingActivities, \.callbacks.tokenExpected)
     public static let callbacksTokenReceived = count(
         "callbacks.token_received", .neutral, of: renderingActivities, \.callbacks.tokenReceived)
-    public static let tokenCallbackLossRate = rate("callbacks.token_callback_loss_rate", .lowerIsBetter) {
-        ($0.callbacks.tokenExpected - $0.callbacks.tokenReceived, $0.callbacks.tokenExpected)
-    }
+    public static let tokenCallbackLossRate = lossRate(
+        "callbacks.token_callback_loss_rate", expected: \.callbacks.tokenExpected, received: \.callbacks.tokenReceived)
     public static let latencyCount = count("latency_ms.count", .neutral, of: latencies, \.latency.count)
     public static let latencyP50 = latency("latency_ms.p50", \.latency.p50)
     public static let latencyP90 = latency("latency_ms.p90", \.latency.p90)

@@ -220,6 +220,23 @@ struct StoreIdentityTests {
         #expect(try applicationID(path) == Int64(Store.applicationID))
     }
 
+    @Test("Each kind's columns are its table's, in order, and as many as its rows' cells")
+    func columnsMatchTables() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("s.sqlite").path
+        _ = try Store(path: path)
+        let connection = try Connection(path: path)
+        for kind in RecordKind.allCases {
+            let info = try connection.prepare("SELECT name FROM pragma_table_info('\(kind.table)') ORDER BY cid")
+            var names: [String] = []
+            try info.forEachRow { names.append($0.string(0) ?? "") }
+            #expect(Array(names.dropFirst(3)) == kind.columns, "\(kind)")
+            #expect(names.prefix(3) == ["id", "record_key", "file_id"])
+            #expect(kind.columnCount == kind.columns.count)
+        }
+    }
+
     @Test("An apns record without a provider keeps the key arrival 0.8 stored it under; a provider changes it")
     func providerlessKeyIsStable() {
         var record = APNSRecord(
