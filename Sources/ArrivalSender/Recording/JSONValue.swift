@@ -24,7 +24,10 @@ indirect enum JSONValue: Equatable, Sendable {
     /// (nested at most `maxDepth` deep), or with `rejectingRepeatedKeys`
     /// when an object names a member twice.
     static func parse(_ data: Data, maxDepth: Int = 256, rejectingRepeatedKeys: Bool = false) -> JSONValue? {
-        let bytes = Array(data)
+        parse(Array(data), maxDepth: maxDepth, rejectingRepeatedKeys: rejectingRepeatedKeys)
+    }
+
+    static func parse(_ bytes: [UInt8], maxDepth: Int = 256, rejectingRepeatedKeys: Bool = false) -> JSONValue? {
         guard StrictJSON.isValid(bytes, maxDepth: maxDepth) else { return nil }
         var builder = Builder(bytes: bytes)
         let value = builder.value()
