@@ -410,7 +410,11 @@ extension FleetRun {
     // MARK: Payloads
 
     private static let statuses = ["Preparing", "On the way", "Nearby", "Arriving", "At the door"]
-    private static let filler = Array("Your courier is 3 stops away and will call on arrival. ".utf8)
+    /// Text to pad content states with, long enough for the largest payload.
+    private static let filler: [UInt8] = {
+        let sentence = Array("Your courier is 3 stops away and will call on arrival. ".utf8)
+        return (0..<8192).map { sentence[$0 % sentence.count] }
+    }()
 
     static func status(_ plan: PushPlan) -> String {
         plan.event == .end ? "Delivered" : statuses[plan.seq % statuses.count]
@@ -420,9 +424,8 @@ extension FleetRun {
     static func contentState(_ plan: PushPlan, bytes: Int) -> String {
         let head = #"{"seq":\#(plan.seq),"status":"\#(status(plan))","detail":""#
         let tail = #""}"#
-        let pad = max(0, bytes - head.utf8.count - tail.utf8.count)
-        let text = (0..<pad).map { filler[$0 % filler.count] }
-        return head + String(decoding: text, as: UTF8.self) + tail
+        let pad = min(max(0, bytes - head.utf8.count - tail.utf8.count), filler.count)
+        return head + String(decoding: filler[0..<pad], as: UTF8.self) + tail
     }
 
     /// The APNs payload of `plan`, exactly `bytes` long when it can be that
