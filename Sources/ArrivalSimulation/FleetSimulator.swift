@@ -531,7 +531,8 @@ final class FleetRun {
             if seq == bugAt, let previous {
                 if day.rng.chance(0.5) {
                     apsTimestamp = previous.apsTimestamp  // cached timestamp reused
-                    note("timestamp_reused")
+                    // Tencent Cloud Chat stamps the payload itself: the sender's cache is moot.
+                    if context.channel != .tencentChat { note("timestamp_reused") }
                 } else {
                     sendMs = previous.sendMs + day.rng.int64(300...900)  // second host, clock behind
                     apsTimestamp = previous.apsTimestamp - Int64(day.rng.int(0...2))
