@@ -56,6 +56,26 @@ import Foundation
 ///   seconds behind (`clock_skew_negative`).
 /// - *Bad input and duplicates*: see ``SenderLog`` and ``DeviceFileWriter``.
 ///
+/// **Providers** (``SimulationConfig/providers``, `arrival simulate
+/// --providers`). Each activity's sender is drawn (from a stream of its own)
+/// among four: a quarter log `apns` records as above; the rest log every
+/// HTTP request as an `exchange` line (contract section 2.6) with APNs
+/// directly, Firebase Cloud Messaging HTTP v1 or Tencent Cloud Chat, written
+/// by the kit's `BeaconLine.exchange`, in the same hourly batches. Each
+/// provider answers in its own terms (``SenderChannel``, `ProviderSender.swift`):
+/// FCM's refusals as `google.firebase.fcm.v1.FcmError` details (`UNREGISTERED`,
+/// `INVALID_ARGUMENT`, `QUOTA_EXCEEDED`, `UNAVAILABLE`, and
+/// `THIRD_PARTY_AUTH_ERROR` for every request in a 20-minute outage at
+/// 09:00), half of them with APNs's answer relayed in an `ApnsError`, and a
+/// 500 `INTERNAL` with nothing but `error.status`; Tencent's as business
+/// errors (HTTP 200, `ActionStatus` `FAIL`, `ErrorCode` 70107 or none);
+/// timeouts and 500s from all three; header names in mixed case. What the
+/// devices then show follows what the contract derives from those lines: a
+/// provider's 200 is an accepted push; Tencent Cloud Chat stamps
+/// `aps.timestamp` with the second it sends, cannot start an activity, takes
+/// pushes APNs then refuses (too large: accepted, never delivered) and does
+/// not hear of a dismissed activity's 410.
+///
 /// **Lines.** Every line goes through the instrumentation kit's encoder, so
 /// the simulator writes the contract the way the kit does: a record the kit
 /// would write byte for byte (UTC times with `Z` and milliseconds, `"v":1`, no
@@ -116,7 +136,7 @@ public struct FleetSimulator: Sendable {
 // MARK: - One run
 
 /// What the sender meant to push: one request's content before APNs answers.
-private struct PushPlan {
+struct PushPlan {
     enum Event { case start, update, end }
 
     var seq: Int
@@ -130,13 +150,27 @@ private struct PushPlan {
 }
 
 /// A push APNs accepted (status 200), and when.
-private struct AcceptedPush {
+struct AcceptedPush {
     var plan: PushPlan
     var acceptMs: Int64
+
+    init(plan: PushPlan, acceptMs: Int64) {
+        self.plan = plan
+        self.acceptMs = acceptMs
+    }
+
+    /// A push accepted through `channel`. Tencent Cloud Chat stamps
+    /// `aps.timestamp` itself when it sends: the device sees the whole
+    /// second of the accepted request's `sent_at`, as the contract derives.
+    init(plan: PushPlan, acceptMs: Int64, channel: SenderChannel) {
+        var plan = plan
+        if channel == .tencentChat { plan.apsTimestamp = RFC3339.floorDivide(acceptMs, 1000).quotient }
+        self.init(plan: plan, acceptMs: acceptMs)
+    }
 }
 
 /// The sender's per-activity habits, fixed for all of its requests.
-private struct SenderContext {
+struct SenderContext {
     let activityID: String
     /// Whether `activity_id` is logged on update and end requests.
     let logsActivityID: Bool
@@ -152,10 +186,17 @@ private struct SenderContext {
     let badToken: Bool
     /// From here APNs answers 410 Unregistered (the user dismissed it).
     let unregisteredAtMs: Int64
+    /// Who the sender talks to and how it logs it (``SenderChannel/apnsRecord``
+    /// unless `--providers`).
+    var channel: SenderChannel = .apnsRecord
+    /// How an exchange-logging sender writes its requests (`--providers` only).
+    var style = ExchangeStyle()
 }
 
-private enum SendOutcome {
+enum SendOutcome {
     case accepted(Int64)
+    /// Taken by a provider (a 200) that never gets it to the device.
+    case lostAtProvider
     case rejected
     case badToken
     case unregistered
@@ -170,7 +211,7 @@ private struct DeviceDay {
     var order = 0
 }
 
-private final class FleetRun {
+final class FleetRun {
     let config: SimulationConfig
     let root: String
     let dayStartMs: Int64
@@ -183,6 +224,10 @@ private final class FleetRun {
     var devices = 0
     /// The sender's own stream (request outcomes, apns-ids, latencies).
     var senderRNG: SplitMix64
+    /// Which provider each activity's sender uses (`--providers` only).
+    var providerRNG: SplitMix64
+    /// `exchange` lines written, by provider.
+    var exchangeLines: [PushProvider: Int] = [:]
 
     init(config: SimulationConfig, root: String, dayStartMs: Int64, senderDirectory: String) {
         self.config = config
@@ -195,6 +240,7 @@ private final class FleetRun {
         self.deviceWriter = DeviceFileWriter(root: root, day: config.day)
         self.garbageCursor = Int(config.seed % UInt64(GarbageKind.allCases.count))
         self.senderRNG = SplitMix64(seed: config.seed, stream: 3)
+        self.providerRNG = SplitMix64(seed: config.seed, stream: 5)
     }
 
     /// Live Activities per device and day. The simulated fleet is one of
@@ -236,7 +282,9 @@ private final class FleetRun {
         summary.devices = devices
         summary.senderFiles = senderResult.files
         summary.deviceFiles = deviceStats.files
-        summary.apnsRecords = senderResult.records
+        let exchanges = exchangeLines.values.reduce(0, +)
+        summary.apnsRecords = senderResult.records - exchanges
+        for (provider, count) in exchangeLines { summary.exchangeRecords[provider.rawValue] = count }
         summary.renderRecords = deviceStats.renders
         summary.callbackRecords = deviceStats.callbacks
         summary.overlapRecords = senderResult.overlapRecords
@@ -373,7 +421,7 @@ private final class FleetRun {
         let app = install.app
         let activityID = app.idPrefix + day.rng.hex(bytes: 6)
         let updateToken = day.rng.hex(bytes: 32)
-        let pushToStart = day.rng.chance(app.pushToStartShare)
+        let wantsPushToStart = day.rng.chance(app.pushToStartShare)
         let timestampBug = day.rng.chance(config.faults.timestampBugShare)
         let endRoll = day.rng.int(0...99)
         let endsByPush = longRun || endRoll < 84
@@ -384,7 +432,7 @@ private final class FleetRun {
             ? startMs + durationMs * Int64(day.rng.int(15...75)) / 100 : nil
         let badToken = day.rng.chance(0.03)
         let sandboxEnvironment = day.device.sandbox
-        let context = SenderContext(
+        var context = SenderContext(
             activityID: activityID,
             // All-day trackers come from a newer backend that logs activity ids.
             logsActivityID: longRun || day.rng.chance(app.logsActivityIDShare),
@@ -396,6 +444,13 @@ private final class FleetRun {
             neverRetries: day.rng.chance(0.1),
             badToken: badToken,
             unregisteredAtMs: dismissAt.map { $0 + day.rng.int64(120_000...900_000) } ?? Int64.max)
+        if config.providers {
+            context.channel = providerRNG.weighted(SenderChannel.shares)
+            context.style = ExchangeStyle(rng: &providerRNG)
+            note(context.channel.phenomenon)
+        }
+        // Tencent Cloud Chat cannot start an activity: its activities start in the app.
+        let pushToStart = wantsPushToStart && context.channel != .tencentChat
         note("activities")
         if longRun { note("all_day_activities") }
         if badToken { note("bad_token_activities") }
@@ -476,7 +531,8 @@ private final class FleetRun {
             if seq == bugAt, let previous {
                 if day.rng.chance(0.5) {
                     apsTimestamp = previous.apsTimestamp  // cached timestamp reused
-                    note("timestamp_reused")
+                    // Tencent Cloud Chat stamps the payload itself: the sender's cache is moot.
+                    if context.channel != .tencentChat { note("timestamp_reused") }
                 } else {
                     sendMs = previous.sendMs + day.rng.int64(300...900)  // second host, clock behind
                     apsTimestamp = previous.apsTimestamp - Int64(day.rng.int(0...2))
@@ -489,8 +545,9 @@ private final class FleetRun {
                 priority: day.rng.chance(app.priority10Share) ? 10 : 5)
             if !plan.logsSeq { note("updates_logged_without_seq") }
             switch try send(plan, token: updateToken, context: context) {
-            case .accepted(let acceptMs): accepted.append(AcceptedPush(plan: plan, acceptMs: acceptMs))
-            case .rejected: break
+            case .accepted(let acceptMs):
+                accepted.append(AcceptedPush(plan: plan, acceptMs: acceptMs, channel: context.channel))
+            case .rejected, .lostAtProvider: break
             case .badToken:
                 badTokenAnswers += 1
                 if badTokenAnswers >= 2 { stopped = true }
@@ -509,7 +566,7 @@ private final class FleetRun {
                     seq: seq, logsSeq: !day.rng.chance(0.012), event: .end, sendMs: endSend,
                     apsTimestamp: endSend / 1000, payloadBytes: day.rng.int(300...900), priority: 10)
                 if case .accepted(let endAccept) = try send(plan, token: updateToken, context: context) {
-                    accepted.append(AcceptedPush(plan: plan, acceptMs: endAccept))
+                    accepted.append(AcceptedPush(plan: plan, acceptMs: endAccept, channel: context.channel))
                     if sendsAfterEnd {
                         note("sends_after_end")
                         seq += 1
@@ -519,7 +576,7 @@ private final class FleetRun {
                             apsTimestamp: lateMs / 1000, payloadBytes: payloadSize(app, rng: &day.rng),
                             priority: 10)
                         if case .accepted(let lateAccept) = try send(late, token: updateToken, context: context) {
-                            accepted.append(AcceptedPush(plan: late, acceptMs: lateAccept))
+                            accepted.append(AcceptedPush(plan: late, acceptMs: lateAccept, channel: context.channel))
                         }
                     }
                 }
@@ -634,6 +691,7 @@ private final class FleetRun {
     /// Sends one push as the sender would, retrying as it would, and logs one
     /// `apns` record per HTTP/2 request.
     private func send(_ plan: PushPlan, token: String, context: SenderContext) throws -> SendOutcome {
+        if context.channel != .apnsRecord { return try sendExchange(plan, token: token, context: context) }
         var rng = senderRNG
         defer { senderRNG = rng }
         var sendMs = plan.sendMs

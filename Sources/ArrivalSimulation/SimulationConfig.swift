@@ -22,16 +22,23 @@ public struct SimulationConfig: Sendable, Equatable {
     public var replaceExisting: Bool
     /// Regressions to inject (for testing diffs and gates); none by default.
     public var faults: SimulationFaults
+    /// Senders that go through push providers: most activities' requests
+    /// are logged as `exchange` lines with APNs, FCM HTTP v1 or Tencent
+    /// Cloud Chat, the rest as `apns` records (see ``FleetSimulator``).
+    /// False (the default) writes only `apns` records, byte for byte as
+    /// before the option existed.
+    public var providers: Bool
 
     public init(
         activities: Int = 200, seed: UInt64 = 1, day: String = "2026-11-21", replaceExisting: Bool = false,
-        faults: SimulationFaults = SimulationFaults()
+        faults: SimulationFaults = SimulationFaults(), providers: Bool = false
     ) {
         self.activities = activities
         self.seed = seed
         self.day = day
         self.replaceExisting = replaceExisting
         self.faults = faults
+        self.providers = providers
     }
 }
 
@@ -99,6 +106,9 @@ public struct SimulationSummary: Sendable, Equatable, CustomStringConvertible {
     public var deviceFiles: Int = 0
     /// `apns` records written to the hourly batches (copies not counted).
     public var apnsRecords: Int = 0
+    /// `exchange` lines written to the hourly batches (copies not counted),
+    /// by provider (`apns`, `fcm`, `tencent_chat`); empty without `--providers`.
+    public var exchangeRecords: [String: Int] = [:]
     /// Valid `render` lines written (a torn last line is not counted here).
     public var renderRecords: Int = 0
     /// Valid `callback` lines written (a torn last line is not counted here).
@@ -133,7 +143,16 @@ public struct SimulationSummary: Sendable, Equatable, CustomStringConvertible {
         lines.append(
             "simulated \(activities) activities on \(devices) devices for \(day) (seed \(seed)) into \(outputDirectory)"
         )
-        lines.append("  records: apns \(apnsRecords), render \(renderRecords), callback \(callbackRecords)")
+        if exchangeRecords.isEmpty {
+            lines.append("  records: apns \(apnsRecords), render \(renderRecords), callback \(callbackRecords)")
+        } else {
+            let total = exchangeRecords.values.reduce(0, +)
+            let byProvider = exchangeRecords.keys.sorted().map { "\($0) \(exchangeRecords[$0] ?? 0)" }
+                .joined(separator: ", ")
+            lines.append(
+                "  records: apns \(apnsRecords), exchange \(total) (\(byProvider)), render \(renderRecords), callback \(callbackRecords)"
+            )
+        }
         lines.append(
             "  files: \(senderFiles.count) sender (\(gzipMembers) gzip members in hourly batches), \(deviceFiles) device; \(bytesWritten) bytes"
         )

@@ -12,7 +12,8 @@ import Foundation
 struct CheckPayload: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check-payload",
-        abstract: "Check one APNs Live Activity payload before sending it.",
+        abstract:
+            "Check one Live Activity push (an APNs payload, an FCM or Tencent Cloud Chat body) before sending it.",
         discussion: """
             Reports a payload over 4096 bytes (error) or over 3584 (warning), text that is not JSON (with the \
             line and column of the first syntax error), a missing or bad aps.event, aps.timestamp (missing, in \
@@ -21,6 +22,13 @@ struct CheckPayload: ParsableCommand {
             shows as outdated at once) or a dismissal-date before it (warning: right only to dismiss an ended \
             activity at once), and, with --topic, a topic without the .push-type.liveactivity suffix. Each finding \
             is printed with its level.
+            --provider fcm checks an FCM HTTP v1 messages:send body instead: a message.apns object with a \
+            non-empty live_activity_token, apns-push-type: liveactivity among message.apns.headers (names in any \
+            case, string values), the topic of --topic or else of the apns-topic header, and message.apns.payload \
+            by every rule above (its size without whitespace between tokens). --provider tencent_chat checks a \
+            Tencent Cloud Chat body: OfflinePushInfo.ApnsInfo.LiveActivity with LaId (a string of 1 to 64 bytes), \
+            Event update or end, a ContentState object with an integer seq (a warning without), and DismissalDate \
+            only with end, as an integer of Unix seconds.
             Exit codes: 0 no errors (warnings allowed), 1 at least one error, 2 bad usage or a file that cannot \
             be read (missing, a directory, not readable).
             """
@@ -29,8 +37,31 @@ struct CheckPayload: ParsableCommand {
     @Option(help: "The apns-topic the payload will be sent to (checked for the .push-type.liveactivity suffix).")
     var topic: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Who the body is sent to: \(PushProvider.allCases.map(\.rawValue).joined(separator: ", ")).",
+            discussion:
+                "apns: the body is the APNs payload. fcm: an FCM HTTP v1 messages:send body. tencent_chat: a Tencent Cloud Chat push body."
+        ),
+        transform: { text in
+            guard let provider = PushProvider(rawValue: text) else {
+                throw ValidationError(
+                    "'\(text)' is no provider; use \(PushProvider.allCases.map(\.rawValue).joined(separator: ", ")).")
+            }
+            return provider
+        })
+    var provider: PushProvider = .apns
+
     @Argument(help: "The payload file, or - for standard input.")
     var file: String
+
+    func validate() throws {
+        if provider == .tencentChat && topic != nil {
+            throw ValidationError(
+                "--topic does not apply to --provider tencent_chat: Tencent Cloud Chat sets the topic itself. Leave --topic out."
+            )
+        }
+    }
 
     func run() throws {
         let payload: Data
@@ -39,7 +70,7 @@ struct CheckPayload: ParsableCommand {
         } else {
             payload = try Self.read(file)
         }
-        let findings = PayloadCheck.check(payload: payload, topic: topic)
+        let findings = PayloadCheck.check(body: payload, provider: provider, topic: topic)
         for finding in findings { print(finding.description) }
         let errors = findings.filter { $0.level == .error }.count
         let warnings = findings.count - errors

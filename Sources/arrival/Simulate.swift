@@ -34,6 +34,16 @@ struct Simulate: ParsableCommand {
             discussion: "For trying 'arrival diff' and 'arrival gate' on a batch known to be worse."))
     var inject: [SimulationFaults.Injection] = []
 
+    @Flag(
+        help: ArgumentHelp(
+            "Senders that go through push providers: log most requests as exchange records with APNs, FCM or Tencent Cloud Chat.",
+            discussion: """
+                Three activities in four get a sender that logs each HTTP exchange raw (direct APNs, Firebase \
+                Cloud Messaging HTTP v1 or Tencent Cloud Chat), answered with those providers' own errors; the \
+                rest log apns records as without the flag. Without it the output is what it always was.
+                """))
+    var providers = false
+
     func validate() throws {
         guard activities > 0 else { throw ValidationError("--activities must be at least 1.") }
         guard ReportWindow.day(day) != nil else {
@@ -45,7 +55,8 @@ struct Simulate: ParsableCommand {
         var faults = SimulationFaults()
         for injection in inject { faults.inject(injection) }
         let config = SimulationConfig(
-            activities: activities, seed: seed, day: day, replaceExisting: force, faults: faults)
+            activities: activities, seed: seed, day: day, replaceExisting: force, faults: faults,
+            providers: providers)
         // A SimulationError says "pass --force" only when an earlier run is in the way.
         let summary = try FleetSimulator(config: config).run(outputDirectory: out)
         print(summary.description)

@@ -42,6 +42,22 @@ public enum PayloadCheck {
         case dismissalDateNotInteger = "dismissal_date_not_integer"
         case dismissalDateInMilliseconds = "dismissal_date_in_milliseconds"
         case dismissalDateInPast = "dismissal_date_in_past"
+        /// FCM: the body has no `message.apns` object.
+        case missingFCMApns = "missing_fcm_apns"
+        /// FCM: `message.apns.live_activity_token` is missing, not a string or empty.
+        case missingLiveActivityToken = "missing_live_activity_token"
+        /// FCM: `message.apns.headers` has no `apns-push-type: liveactivity`.
+        case pushTypeNotLiveActivity = "push_type_not_liveactivity"
+        /// FCM: a value in `message.apns.headers` is not a string.
+        case headerNotString = "header_not_string"
+        /// FCM: `message.apns.payload` is missing or not an object.
+        case missingFCMPayload = "missing_fcm_payload"
+        /// Tencent Cloud Chat: no `OfflinePushInfo.ApnsInfo.LiveActivity` object.
+        case missingLiveActivity = "missing_live_activity"
+        /// Tencent Cloud Chat: `LaId` is not a string of 1 to 64 bytes.
+        case invalidLaID = "invalid_la_id"
+        /// Tencent Cloud Chat: `DismissalDate` with an `Event` other than `end`.
+        case dismissalDateWithoutEnd = "dismissal_date_without_end"
     }
 
     public struct Finding: Sendable, Equatable, CustomStringConvertible {
@@ -208,7 +224,7 @@ public enum PayloadCheck {
         }
     }
 
-    private static func describe(_ value: JSONValue?) -> String {
+    static func describe(_ value: JSONValue?) -> String {
         switch value {
         case .string(let text)?: "the string \"\(text)\""
         case .number(let number)?: "the number \(number)"

@@ -168,3 +168,65 @@ struct StrictJSON {
         return true
     }
 }
+
+extension StrictJSON {
+    /// Where the value at `path` (member names from the outermost object
+    /// in) is in `bytes`, which must be valid JSON; nil when a member on
+    /// the way is missing or not an object. A name written twice gives its
+    /// first occurrence.
+    static func range(of path: [String], in bytes: [UInt8]) -> Range<Int>? {
+        var parser = StrictJSON(bytes: bytes, maxDepth: Int.max)
+        parser.skipSpace()
+        for name in path {
+            guard parser.current == UInt8(ascii: "{") else { return nil }
+            parser.index += 1
+            var found = false
+            while !found {
+                parser.skipSpace()
+                guard parser.current == UInt8(ascii: "\"") else { return nil }  // `}`: not there
+                let keyStart = parser.index
+                guard parser.string() else { return nil }
+                let key = JSONValue.parse(Array(bytes[keyStart..<parser.index]))?.stringValue
+                parser.skipSpace()
+                guard parser.consume(UInt8(ascii: ":")) else { return nil }
+                parser.skipSpace()
+                if key == name {
+                    found = true
+                } else {
+                    guard parser.value(depth: 0) else { return nil }
+                    parser.skipSpace()
+                    _ = parser.consume(UInt8(ascii: ","))
+                }
+            }
+        }
+        let start = parser.index
+        guard parser.value(depth: 0) else { return nil }
+        return start..<parser.index
+    }
+
+    /// Valid JSON text without the whitespace between tokens: what a server
+    /// that re-encodes the text sends, near enough to judge its size.
+    static func compact(_ bytes: some Collection<UInt8>) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var inString = false
+        var escaped = false
+        for byte in bytes {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+            } else if byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D {
+                continue
+            } else if byte == UInt8(ascii: "\"") {
+                inString = true
+            }
+            out.append(byte)
+        }
+        return out
+    }
+}

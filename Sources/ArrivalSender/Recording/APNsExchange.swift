@@ -25,18 +25,10 @@ public struct APNsExchange: Sendable, Equatable {
         }
     }
 
-    public struct Response: Sendable, Equatable {
-        public var status: Int
-        public var headers: [String: String]
-        /// The JSON body APNs sent (`{"reason":"BadDeviceToken"}`; empty on 200).
-        public var body: Data
-
-        public init(status: Int, headers: [String: String] = [:], body: Data = Data()) {
-            self.status = status
-            self.headers = headers
-            self.body = body
-        }
-    }
+    /// APNs's answer: its status, headers (`apns-id`) and JSON body
+    /// (`{"reason":"BadDeviceToken"}`; empty on 200). The same type as every
+    /// provider's answer.
+    public typealias Response = PushExchange.Response
 
     public var sentAt: Date
     public var request: Request

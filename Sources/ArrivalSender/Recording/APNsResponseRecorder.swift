@@ -1,9 +1,14 @@
 import ArrivalBeacons
 import Foundation
 
-/// Records every APNs exchange as an `apns` line in hourly gzip batches:
+/// Records every push exchange in hourly gzip batches,
 /// `<directory>/<YYYY-MM-DD>/apns-<HH>.jsonl.gz` (UTC), the sender layout
-/// the pipeline ingests.
+/// the pipeline ingests: a direct APNs exchange (``APNsExchange``) as the
+/// `apns` record derived from it, or as the raw `exchange` with
+/// ``Configuration/apnsLines`` set to ``APNsLineKind/exchange``; an exchange
+/// with any provider, FCM and Tencent Cloud Chat included (``PushExchange``),
+/// as an `exchange` line from which the pipeline derives the record. Lines
+/// of every kind and provider share the batches.
 ///
 /// - The batch being written is hidden (`.apns-<HH>.jsonl.gz.open`), so an
 ///   uploader that ships every visible file never ships half a batch. It is
@@ -26,20 +31,44 @@ public final class APNsResponseRecorder: @unchecked Sendable {
         public var environment: String?
         /// Uncompressed bytes after which a batch is closed and a new one begun.
         public var maxBatchBytes: Int
+        /// How ``APNsResponseRecorder/record(_:activityID:)`` logs a direct
+        /// APNs exchange: the derived `apns` record (the default) or the raw
+        /// `exchange`.
+        public var apnsLines: APNsLineKind
+        /// Whether `exchange` lines carry credentials as ``PushExchange/redacted``
+        /// (the default): the `authorization` and `proxy-authorization`
+        /// request headers and a `usersig` URL query parameter. Sender logs
+        /// are uploaded and kept; the credentials are nothing the pipeline reads.
+        public var redactsCredentials: Bool
 
-        public init(directory: URL, environment: String? = nil, maxBatchBytes: Int = 64 * 1024 * 1024) {
+        public init(
+            directory: URL, environment: String? = nil, maxBatchBytes: Int = 64 * 1024 * 1024,
+            apnsLines: APNsLineKind = .apns, redactsCredentials: Bool = true
+        ) {
             self.directory = directory
             self.environment = environment
             self.maxBatchBytes = maxBatchBytes
+            self.apnsLines = apnsLines
+            self.redactsCredentials = redactsCredentials
         }
+    }
+
+    /// The line a direct APNs exchange becomes.
+    public enum APNsLineKind: Sendable, Equatable {
+        /// The `apns` record derived here (``APNsLogRecord``).
+        case apns
+        /// The exchange as it happened (``PushExchange``), derived by the pipeline.
+        case exchange
     }
 
     public enum Failure: Error, CustomStringConvertible {
         case record(APNsLogRecord.Failure)
+        case exchange(PushExchange.Failure)
         case file(String)
         public var description: String {
             switch self {
             case .record(let failure): failure.description
+            case .exchange(let failure): failure.description
             case .file(let message): message
             }
         }
@@ -62,7 +91,13 @@ public final class APNsResponseRecorder: @unchecked Sendable {
         recoverLeftovers()
     }
 
-    /// Builds the exchange's record and appends it. Throws when the exchange
+    /// Builds the exchange's record and appends it, or with
+    /// ``Configuration/apnsLines`` set to ``APNsLineKind/exchange`` appends
+    /// the exchange itself (its URL on the production or, with the
+    /// configured environment `sandbox`, the sandbox host). Either way it
+    /// returns the record (the pipeline derives the same one from the
+    /// exchange, except that an exchange without an `apns-id` header gets
+    /// `""` where this record has a new UUID). Throws when the exchange
     /// cannot make a valid record (no `aps.timestamp`, no token) or the
     /// batch cannot be written.
     @discardableResult
@@ -74,14 +109,36 @@ public final class APNsResponseRecorder: @unchecked Sendable {
         } catch {
             throw .record(error)
         }
-        try append(record)
+        switch configuration.apnsLines {
+        case .apns:
+            try append(record)
+        case .exchange:
+            try self.record(PushExchange(exchange, activityID: activityID, environment: configuration.environment))
+        }
         return record
+    }
+
+    /// Appends an `exchange` line for `exchange` (with the configured
+    /// environment when it has none, credentials redacted unless configured
+    /// otherwise). Throws when the pipeline could derive no `apns` record
+    /// from it (``PushExchange/validate()``) or the batch cannot be written.
+    public func record(_ exchange: PushExchange) throws(Failure) {
+        var exchange = configuration.redactsCredentials ? exchange.redactingCredentials() : exchange
+        if exchange.environment == nil { exchange.environment = configuration.environment }
+        let line: [UInt8]
+        do { line = try exchange.jsonLine() } catch { throw .exchange(error) }
+        try append(line: line, sentAt: exchange.sentAt)
     }
 
     /// Appends a record built elsewhere.
     public func append(_ record: APNsLogRecord) throws(Failure) {
-        let line = record.jsonLine()
-        let hour = BeaconTime.floorDiv(BeaconTime.milliseconds(record.sentAt), 3_600_000)
+        try append(line: record.jsonLine(), sentAt: record.sentAt)
+    }
+
+    /// Appends one line to the batch of `sentAt`'s hour: the one writer of
+    /// every kind of line.
+    private func append(line: [UInt8], sentAt: Date) throws(Failure) {
+        let hour = BeaconTime.floorDiv(BeaconTime.milliseconds(sentAt), 3_600_000)
         lock.lock()
         defer { lock.unlock() }
         do {
