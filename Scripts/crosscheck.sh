@@ -13,7 +13,11 @@
 #             so every derived record is its original line: arrival's
 #             report on it against the reference's report on the PLAIN
 #             fleet (and the reference's own report on the copy must equal
-#             that too, which checks exchangify and the reference).
+#             that too, which checks exchangify and the reference);
+#   providers a fleet simulated with `--providers` (senders of the three
+#             providers, FCM and Tencent errors, outages, timeouts written
+#             through the sender kit's own exchange encoder): arrival
+#             against the reference.
 # Exits 1 on any difference.
 #
 #   Scripts/crosscheck.sh [SEEDS…]        (default seeds: 11 12 13)
@@ -104,6 +108,13 @@ for seed in ${seeds[@]}; do
             "$work/amine-$seed.$i.json" "$work/ref-$seed.$i.json"
         compare "seed $seed apns-exchange window [${windows[$i]}] (reference on the copy, reference on the plain fleet)" \
             "$work/aref-$seed.$i.json" "$work/ref-$seed.$i.json"
+    done
+
+    "$arrival" simulate --providers --out "$work/pfleet-$seed" --seed "$seed" --activities 400 >/dev/null
+    arrival_reports "$work/pfleet-$seed" "$work/pmine-$seed"
+    reference_reports "$work/pfleet-$seed" "$work/pref-$seed"
+    for i in "${!windows[@]}"; do
+        compare "seed $seed providers window [${windows[$i]}]" "$work/pmine-$seed.$i.json" "$work/pref-$seed.$i.json"
     done
 done
 echo "crosscheck: $((checks - failures)) passed, $failures failed"

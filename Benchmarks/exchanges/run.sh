@@ -26,7 +26,7 @@ python3 Scripts/reference/exchangify.py "$work/plain" "$work/apns" --seed 5 --pr
 python3 Scripts/reference/exchangify.py "$work/plain" "$work/mixed" --seed 5 --keep 0 --damage 0 >/dev/null
 for set in plain apns mixed; do
     printf '%-6s %s uncompressed\n' "$set" \
-        "$(find "$work/$set" -name '*.gz' -exec zcat {} + | wc -c | awk '{printf "%.0f MB", $1 / 1e6}')"
+        "$(find "$work/$set" -name '*.gz' -exec zcat {} + 2>/dev/null | wc -c | awk '{printf "%.0f MB", $1 / 1e6}')"
 done
 declare -A decode ingest
 for run in $(seq "$runs"); do
