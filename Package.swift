@@ -25,6 +25,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
         .package(url: "https://github.com/jpsim/Yams", exact: "6.2.2"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache", exact: "2.1.1"),
+        // The collector (`arrival serve`): HTTP, lifecycle, logging, metrics in the Prometheus format.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
         // Tests only: runs the built `arrival` to check every subcommand's exit codes.
         .package(url: "https://github.com/swiftlang/swift-subprocess", exact: "1.0.2"),
     ],
@@ -85,9 +91,28 @@ let package = Package(
             dependencies: ["ArrivalModel", "ArrivalBeacons", "ArrivalSender"],
             swiftSettings: swiftSettings
         ),
+        // The collector: uploads into a spool, one worker ingesting them, reports and metrics over HTTP.
+        .target(
+            name: "ArrivalServer",
+            dependencies: [
+                "ArrivalModel",
+                "ArrivalStore",
+                "ArrivalIngest",
+                "ArrivalAnalysis",
+                "ArrivalRendering",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "arrival",
             dependencies: [
+                "ArrivalServer",
                 "ArrivalModel",
                 "ArrivalStore",
                 "ArrivalIngest",
@@ -136,6 +161,16 @@ let package = Package(
                 .product(name: "Subprocess", package: "swift-subprocess"),
             ],
             resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ArrivalServerTests",
+            dependencies: [
+                "ArrivalServer", "ArrivalModel", "ArrivalStore", "ArrivalIngest", "ArrivalAnalysis", "ArrivalRendering",
+                "ArrivalTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -129,6 +129,16 @@ public struct RowBatch: Sendable {
         rows.append(Row(kind: kind, line: line, firstCell: mark.cells, key: recordKey(time: time, hash: hash)))
     }
 
+    /// The kind of the last row finished.
+    package var lastRowKind: RecordKind? { rows.last?.kind }
+
+    /// Takes back the last row, finished since `mark` (a record the ingest
+    /// then refuses, such as an `apns` record uploaded with a device token).
+    package mutating func removeLastRow(since mark: Mark) {
+        rows.removeLast()
+        abandon(mark)
+    }
+
     /// Notes a malformed line, with the field and reason when one field is at fault.
     @inlinable
     public mutating func appendMalformed(line: Int, cause: MalformedCause, problem: String? = nil) {

@@ -22,7 +22,7 @@ struct Arrival: ParsableCommand {
         version: ArrivalVersion.current,
         subcommands: [
             Demo.self, Ingest.self, Files.self, ReportCommand.self, Diff.self, Gate.self, CheckPayload.self,
-            Simulate.self,
+            Simulate.self, Serve.self,
         ]
     )
 

@@ -75,19 +75,9 @@ struct ReportCommand: ParsableCommand {
 func renderReport(of store: Store, window: ReportWindow?, format: ReportCommand.Format, trendDays: Int? = nil) throws
     -> (text: String, requests: Int)
 {
-    switch format {
-    case .json, .markdown:
-        let report = try ReportBuilder(store: store).build(window: window)
-        return (format == .json ? report.jsonText() : report.markdownText(), report.requests.total)
-    case .html:
-        let daily = try DailyReportBuilder(store: store).build(window: window, trendDays: trendDays)
-        let text = try daily.htmlText(generatedAt: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
-        return (text, daily.report.requests.total)
-    }
+    try ReportOutput(rawValue: format.rawValue)!.render(of: store, window: window, trendDays: trendDays)
 }
 
-/// What a report with no request in its window says: where the store's
-/// data is, or that it holds none.
 private func emptyWindow(of store: Store, window: ReportWindow?) throws -> Diagnostic {
     func day(_ ms: Int64) -> String { String(RFC3339.format(milliseconds: ms).prefix(10)) }
     guard let span = try store.requestSpan() else {

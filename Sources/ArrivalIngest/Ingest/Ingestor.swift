@@ -21,6 +21,11 @@ public struct Ingestor {
         /// limits plus one line.
         public var batchBytes = 8 << 20
         public var reader = LineReader()
+        /// False for an upload made with a device token (the collector):
+        /// its `apns` and `exchange` lines are malformed, `kind_not_allowed`,
+        /// because a token that ships inside an app may speak only for the
+        /// app's renders and callbacks.
+        public var senderRecordsAllowed = true
         /// Whole files are committed together until a batch holds this many records…
         public var recordsPerCommit = 200_000
         /// …or this many files.
@@ -64,6 +69,32 @@ public struct Ingestor {
         var summary = IngestSummary()
         summary.skippedEntries = walker.skipped
         for unreadable in walker.unreadable { try note(unreadable, in: &summary) }
+        return try ingest(walker.files.map { NamedFile(path: $0, name: $0) }, into: summary, progress: progress)
+    }
+
+    /// A file to read, and the name the store registers it by (its path,
+    /// or for an upload to the collector the name the client gave it).
+    public struct NamedFile: Sendable {
+        public var path: String
+        public var name: String
+
+        public init(path: String, name: String) {
+            self.path = path
+            self.name = name
+        }
+    }
+
+    /// Ingests files read from one path and registered under another name:
+    /// the name is what the store's file table shows and what "the same
+    /// bytes under another name" compares.
+    public func ingest(_ files: [NamedFile], progress: ((IngestProgress) -> Void)? = nil) throws -> IngestSummary {
+        try ingest(files, into: IngestSummary(), progress: progress)
+    }
+
+    private func ingest(
+        _ namedFiles: [NamedFile], into start: IngestSummary, progress: ((IngestProgress) -> Void)?
+    ) throws -> IngestSummary {
+        var summary = start
         let clock = ContinuousClock()
         let started = clock.now
         var committedRecords = 0
@@ -73,13 +104,13 @@ public struct Ingestor {
         // Written batches go back to the reading thread to be refilled: their
         // buffers are allocated once per ingest, never per record.
         let recycle = BatchChannel<RowBatch>(capacity: 8)
-        let files = walker.files
+        let files = namedFiles.map(\.name)
         let options = self.options
         let storePath = store.path
         let throwaway = store.isThrowaway
         let producer = Thread {
             Self.produce(
-                files: files, storePath: storePath, throwaway: throwaway, options: options, channel: channel,
+                files: namedFiles, storePath: storePath, throwaway: throwaway, options: options, channel: channel,
                 recycle: recycle)
         }
         producer.stackSize = 1 << 20
@@ -296,7 +327,7 @@ public struct Ingestor {
     /// file back and go on: every file is hashed first and duplicates within
     /// the run are found here, before decoding.
     private static func produce(
-        files: [String], storePath: String, throwaway: Bool, options: Options, channel: BatchChannel<Message>,
+        files: [NamedFile], storePath: String, throwaway: Bool, options: Options, channel: BatchChannel<Message>,
         recycle: BatchChannel<RowBatch>
     ) {
         defer { channel.close() }
@@ -305,7 +336,9 @@ public struct Ingestor {
         let lookup = throwaway ? nil : FileRegistryLookup(storePath: storePath)
         var seenInRun: Set<String> = []
         var sizesInRun: Set<Int> = []
-        for path in files {
+        for file in files {
+            let path = file.path
+            let name = file.name
             var expected: String?
             let size = fileSize(path)
             let mayBeKnown =
@@ -315,12 +348,12 @@ public struct Ingestor {
                     let (sha256, _) = try Self.sha256(of: path)
                     let known = seenInRun.contains(sha256) || lookup?.contains(sha256: sha256) == true
                     if known {
-                        guard channel.send(.known(path: path, sha256: sha256)) else { return }
+                        guard channel.send(.known(path: name, sha256: sha256)) else { return }
                         continue
                     }
                     expected = sha256
                 } catch {
-                    guard channel.send(.unreadable(path: path, error)) else { return }
+                    guard channel.send(.unreadable(path: name, error)) else { return }
                     continue
                 }
             }
@@ -328,7 +361,7 @@ public struct Ingestor {
             // replaced when its bytes are the start of this file's.
             var earlier: [FileRegistryLookup.Version] = []
             if let lookup, let size {
-                let candidates = lookup.earlierVersions(atPath: path, smallerThan: size)
+                let candidates = lookup.earlierVersions(atPath: name, smallerThan: size)
                 if let last = candidates.last,
                     let prefixes = try? Self.hash(
                         of: path, upTo: last.byteCount, checkpoints: candidates.map(\.byteCount)
@@ -337,7 +370,7 @@ public struct Ingestor {
                     earlier = candidates.filter { prefixes[$0.byteCount] == $0.sha256 }
                 }
             }
-            guard channel.send(.file(path: path, replacing: earlier.map(\.id))) else { return }
+            guard channel.send(.file(path: name, replacing: earlier.map(\.id))) else { return }
             do {
                 var hasher = PrefixHasher(checkpoints: earlier.map(\.byteCount))
                 var summary = try decode(
@@ -414,8 +447,17 @@ public struct Ingestor {
                     line: line.number, cause: .lineTooLong, problem: "longer than \(options.reader.maxLineBytes) bytes")
                 return
             }
+            let mark = batch.mark
             switch decoder.decode(bytes, line: line.number, into: &batch) {
-            case .record, .blank: break
+            case .record:
+                if !options.senderRecordsAllowed, batch.lastRowKind == .apns {
+                    batch.removeLastRow(since: mark)
+                    batch.appendMalformed(
+                        line: line.number, cause: .kindNotAllowed,
+                        problem: "kind: a device token may upload render and callback records only; "
+                            + "send apns and exchange lines with a sender token")
+                }
+            case .blank: break
             case .malformed(let cause):
                 batch.appendMalformed(line: line.number, cause: cause, problem: decoder.lastProblem)
             }

@@ -28,6 +28,9 @@ public enum MalformedCause: String, CaseIterable, Sendable, Comparable, Codable,
     /// An `exchange` line from which no `apns` record can be derived: its
     /// request, response or body lacks what its provider needs or breaks a type.
     case invalidExchange = "invalid_exchange"
+    /// An `apns` or `exchange` line uploaded to the collector with a device
+    /// token, which may upload `render` and `callback` records only.
+    case kindNotAllowed = "kind_not_allowed"
     /// The file's gzip stream broke off; what was decoded before the break was kept.
     case truncatedGzip = "truncated_gzip"
 

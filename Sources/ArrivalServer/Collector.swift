@@ -1,0 +1,344 @@
+import ArrivalAnalysis
+import ArrivalIngest
+import ArrivalModel
+import ArrivalRendering
+import ArrivalStore
+import Foundation
+import Hummingbird
+import Logging
+import Metrics
+import Prometheus
+import ServiceLifecycle
+
+/// `arrival serve`: where apps and senders upload (README, "The collector").
+///
+/// Uploads are made durable in a ``Spool`` and acknowledged; one
+/// ``IngestWorker`` ingests them in arrival order into the store, each as
+/// one all-or-nothing file of `arrival ingest`, and removes it from the
+/// spool after its commit. Reports and upload states are read from WAL
+/// snapshots, which never block the writer nor see half an upload.
+public struct Collector: Sendable {
+    public struct Configuration: Sendable {
+        public var storePath = "arrival.sqlite"
+        public var spoolPath = "arrival-spool"
+        public var host = "127.0.0.1"
+        public var port = 8080
+        public var tokens = TokenTable()
+        public var maxUploadBytes = 64 << 20
+        /// What the spool may hold (queued and arriving) before uploads get 503.
+        public var maxSpoolBytes = 4 << 30
+        /// How often today's per-app rates in `/metrics` are recomputed, at most.
+        public var ratesRefreshSeconds = 60
+        /// The registry `/metrics` prints (the one swift-metrics was bootstrapped with).
+        public var registry: PrometheusCollectorRegistry?
+
+        /// With the registry swift-metrics reports to (``Collector/bootstrapMetrics()``).
+        public init() {
+            registry = Collector.bootstrapMetrics()
+        }
+    }
+
+    public let configuration: Configuration
+    let spool: Spool
+    let engine: StoreEngine
+    let metrics = CollectorMetrics()
+
+    /// Opens (creating) the store and the spool; what a crash left in the
+    /// spool is queued again.
+    public init(configuration: Configuration) throws {
+        self.configuration = configuration
+        do {
+            spool = try Spool(directory: configuration.spoolPath, maxBytes: configuration.maxSpoolBytes)
+        } catch {
+            throw Diagnostic(.io, Self.describe(error), hint: "check that --spool names a writable directory.")
+        }
+        engine = try StoreEngine(storePath: configuration.storePath)
+    }
+
+    /// The levels `run(logLevel:)` takes.
+    public static let logLevels = Logger.Level.allCases.map(\.rawValue)
+
+    /// Serves until SIGTERM or SIGINT, with the metrics of swift-metrics
+    /// (bootstrapped here, once per process) in the Prometheus format.
+    public func run(logLevel: String) async throws {
+        var logger = Logger(label: "arrival.serve")
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        logger.info(
+            "collector starting",
+            metadata: [
+                "address": "\(configuration.host):\(configuration.port)", "store": "\(configuration.storePath)",
+                "spool": "\(configuration.spoolPath)",
+                "tokens":
+                    "\(Role.allCases.map { "\($0.rawValue) \(configuration.tokens.count(of: $0))" }.joined(separator: ", "))",
+            ])
+        try await application(logger: logger).runService()
+    }
+
+    /// Bootstraps swift-metrics with a Prometheus registry, once per process,
+    /// and returns that registry (for `Configuration.registry`).
+    public static func bootstrapMetrics() -> PrometheusCollectorRegistry { sharedRegistry }
+
+    private static let sharedRegistry: PrometheusCollectorRegistry = {
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        return registry
+    }()
+
+    /// The HTTP application with the ingest worker and the rates refresher
+    /// as its services; `runService()` runs it until SIGTERM or SIGINT.
+    public func application(logger: Logger) -> some ApplicationProtocol {
+        Application(
+            router: router(),
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "arrival"),
+            services: [
+                IngestWorker(spool: spool, engine: engine, metrics: metrics, logger: logger),
+                RatesRefresher(
+                    engine: engine, metrics: metrics, everySeconds: configuration.ratesRefreshSeconds, logger: logger),
+            ],
+            logger: logger)
+    }
+
+    func router() -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        router.middlewares.add(JSONErrorMiddleware())
+        router.middlewares.add(MetricsMiddleware())
+        router.post("/v1/uploads") { request, context in try await upload(request, context: context) }
+        router.get("/v1/uploads/{sha256}") { request, context in try uploadState(request, context: context) }
+        router.get("/v1/report") { request, context in try await report(request, context: context) }
+        router.get("/metrics") { _, _ in metricsText() }
+        router.get("/healthz") { _, _ in Self.json(.ok, JSONBody.object([("status", .string("ok"))])) }
+        router.get("/readyz") { _, _ in try ready() }
+        // A known path asked with another method: 405 with the methods it takes.
+        for (path, allowed) in [
+            ("/v1/uploads", "POST"), ("/v1/uploads/{sha256}", "GET"), ("/v1/report", "GET"), ("/metrics", "GET"),
+            ("/healthz", "GET"), ("/readyz", "GET"),
+        ] {
+            for method in [HTTPRequest.Method.get, .post, .put, .delete, .patch]
+            where method.rawValue != allowed {
+                router.on(RouterPath(path), method: method) { request, _ -> Response in
+                    throw APIError(
+                        .methodNotAllowed, "\(request.uri.path) takes \(allowed) only",
+                        headers: [.allow: allowed])
+                }
+            }
+        }
+        return router
+    }
+
+    // MARK: - Uploads
+
+    func upload(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let role = try authorize(request, metricsRole: true)
+        guard role.mayUpload else {
+            metrics.upload(role: role, result: .forbidden)
+            throw APIError(.forbidden, "a read token cannot upload; use a device or sender token")
+        }
+        let name: String?
+        do {
+            name = try request.headers.uploadName.map(UploadName.validated)
+        } catch {
+            metrics.upload(role: role, result: .badName)
+            throw APIError(.badRequest, error.message)
+        }
+        let declared = request.headers[.contentLength].flatMap { Int($0) }
+        do {
+            let (entry, alreadyQueued) = try await spool.receive(
+                request.body, declaredLength: declared, name: name, role: role,
+                maxUploadBytes: configuration.maxUploadBytes)
+            metrics.received(bytes: entry.byteCount, role: role)
+            let ingested = alreadyQueued ? nil : try engine.ingestedFile(sha256: entry.sha256)
+            let duplicate = alreadyQueued || ingested != nil
+            metrics.upload(role: role, result: duplicate ? .duplicate : .queued)
+            let state = ingested != nil ? "ingested" : alreadyQueued ? "duplicate" : "queued"
+            return Self.json(
+                duplicate ? .ok : .accepted,
+                JSONBody.object([("upload", .string(entry.sha256)), ("state", .string(state))]))
+        } catch let failure as Spool.Failure {
+            switch failure {
+            case .empty:
+                metrics.upload(role: role, result: .empty)
+                throw APIError(.badRequest, "the upload is empty; send one JSON Lines file (plain or gzip) as the body")
+            case .tooLarge(let limit):
+                metrics.upload(role: role, result: .tooLarge)
+                throw APIError(
+                    .contentTooLarge,
+                    "the upload is over \(limit) bytes (--max-upload-bytes); send smaller batches")
+            case .full(let seconds):
+                metrics.upload(role: role, result: .spoolFull)
+                throw APIError(
+                    .serviceUnavailable, "the collector's spool is full; retry after \(seconds) s",
+                    headers: [.retryAfter: String(seconds)])
+            case .io(let message):
+                metrics.upload(role: role, result: .failed)
+                context.logger.error("upload not stored: \(message)")
+                throw APIError(.internalServerError, "the upload could not be stored; retry later")
+            }
+        }
+    }
+
+    func uploadState(_ request: Request, context: BasicRequestContext) throws -> Response {
+        _ = try authorize(request, metricsRole: false)
+        let sha = context.parameters.get("sha256") ?? ""
+        guard sha.utf8.count == 64, sha.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) })
+        else {
+            throw APIError(.badRequest, "name an upload by the SHA-256 of its bytes, 64 lower-case hex digits")
+        }
+        if let file = try engine.ingestedFile(sha256: sha) {
+            return Self.json(
+                .ok,
+                JSONBody.object([
+                    ("upload", .string(sha)), ("state", .string("ingested")), ("name", .string(file.path)),
+                    ("lines", .int(file.lines)), ("records", .int(file.records)),
+                    ("duplicate_records", .int(file.duplicates)), ("malformed_lines", .int(file.malformed)),
+                ]))
+        }
+        if spool.queuedEntry(sha256: sha) != nil {
+            return Self.json(.ok, JSONBody.object([("upload", .string(sha)), ("state", .string("queued"))]))
+        }
+        throw APIError(.notFound, "no upload with these bytes was received; send it again")
+    }
+
+    // MARK: - Reading
+
+    func report(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let role = try authorize(request, metricsRole: false)
+        guard role.mayReadReports else {
+            throw APIError(.forbidden, "reports need a read token; device and sender tokens only upload")
+        }
+        let query = request.uri.queryParameters
+        let format =
+            try query.get("format").map { value in
+                guard let format = ReportOutput(rawValue: String(value)) else {
+                    throw APIError(.badRequest, "format must be json, markdown or html")
+                }
+                return format
+            } ?? .json
+        let window = try ReportQuery.window(
+            day: query.get("day").map { String($0) }, from: query.get("from").map { String($0) },
+            to: query.get("to").map { String($0) })
+        var days: Int?
+        if let value = query.get("days") {
+            guard let number = Int(value), (1...366).contains(number), format == .html else {
+                throw APIError(.badRequest, "days adds trend lines to the HTML report: 1 to 366, with format=html")
+            }
+            days = number
+        }
+        let trendDays = days
+        let text = try await engine.read { store in
+            try format.render(of: store, window: window, trendDays: trendDays).text
+        }
+        var headers = HTTPFields()
+        headers[.contentType] = format.contentType
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    func metricsText() -> Response {
+        let depth = spool.depth
+        metrics.spool(
+            uploads: depth.uploads, bytes: depth.bytes, oldestReceivedAt: depth.oldestReceivedAt,
+            now: Int64(Date().timeIntervalSince1970 * 1000))
+        let text = configuration.registry?.emitToString() ?? ""
+        var headers = HTTPFields()
+        headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    func ready() throws -> Response {
+        guard engine.isOpen else { throw APIError(.serviceUnavailable, "the store is not open") }
+        let probe = spool.root.appendingPathComponent("incoming/.ready-\(UUID().uuidString)")
+        guard FileManager.default.createFile(atPath: probe.path, contents: Data()) else {
+            throw APIError(.serviceUnavailable, "the spool is not writable")
+        }
+        try? FileManager.default.removeItem(at: probe)
+        return Self.json(.ok, JSONBody.object([("status", .string("ready"))]))
+    }
+
+    // MARK: - Helpers
+
+    /// The role of the request's bearer token; 401 without one or with an unknown one.
+    func authorize(_ request: Request, metricsRole: Bool) throws -> Role {
+        guard let header = request.headers[.authorization] else {
+            if metricsRole { metrics.upload(role: nil, result: .unauthorized) }
+            throw APIError.unauthorized("send the token as 'Authorization: Bearer TOKEN'")
+        }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer", let role = configuration.tokens.role(of: parts[1])
+        else {
+            if metricsRole { metrics.upload(role: nil, result: .unauthorized) }
+            throw APIError.unauthorized("the token is not one this collector knows")
+        }
+        return role
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ body: String) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body + "\n")))
+    }
+
+    static func describe(_ failure: Spool.Failure) -> String {
+        switch failure {
+        case .io(let message): message
+        case .empty: "empty upload"
+        case .tooLarge(let limit): "upload over \(limit) bytes"
+        case .full: "spool full"
+        }
+    }
+}
+
+extension HTTPFields {
+    /// `X-Upload-Name`: the name an upload is registered under.
+    var uploadName: String? {
+        get { self[.init("X-Upload-Name")!] }
+        set { self[.init("X-Upload-Name")!] = newValue }
+    }
+}
+
+/// The name an upload is registered under (`X-Upload-Name`): a relative
+/// path, as the client's files are named.
+enum UploadName {
+    struct Invalid: Error {
+        var message: String
+    }
+
+    static func validated(_ raw: String) throws(Invalid) -> String {
+        var name = raw
+        while name.hasPrefix("./") { name.removeFirst(2) }
+        guard !name.isEmpty, name.utf8.count <= 512 else {
+            throw Invalid(message: "X-Upload-Name must be a relative path of 1 to 512 bytes")
+        }
+        guard !name.hasPrefix("/"), !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }),
+            !name.split(separator: "/", omittingEmptySubsequences: false).contains(where: { $0 == ".." || $0.isEmpty })
+        else {
+            throw Invalid(
+                message: "X-Upload-Name must be a relative path such as devices/abc/widget-1.jsonl: "
+                    + "no leading /, no empty or .. segment, no control character")
+        }
+        return name
+    }
+}
+
+/// A report window from query parameters, with the CLI's rules.
+enum ReportQuery {
+    static func window(day: String?, from: String?, to: String?) throws -> ReportWindow? {
+        if let day {
+            guard from == nil, to == nil else { throw APIError(.badRequest, "give either day or from and to") }
+            guard let window = ReportWindow.day(day) else {
+                throw APIError(.badRequest, "day '\(day)' is not a real day; write it as YYYY-MM-DD")
+            }
+            return window
+        }
+        switch (from, to) {
+        case (nil, nil): return nil
+        case (let from?, let to?):
+            guard let start = RFC3339.parseMilliseconds(from), let end = RFC3339.parseMilliseconds(to) else {
+                throw APIError(.badRequest, "from and to must be RFC 3339 times, e.g. 2026-11-21T00:00:00Z")
+            }
+            guard start < end else { throw APIError(.badRequest, "from must be before to") }
+            return ReportWindow(from: start, to: end)
+        default:
+            throw APIError(.badRequest, "give from and to together")
+        }
+    }
+}

@@ -1,0 +1,143 @@
+import ArrivalAnalysis
+import ArrivalIngest
+import ArrivalModel
+import ArrivalStore
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// The collector's access to the store, off the request threads: one
+/// writer (the ingest worker's serial queue, one connection), readers on a
+/// concurrent queue (a read-only snapshot each), and the upload registry
+/// (one read-only connection behind a lock).
+final class StoreEngine: @unchecked Sendable {
+    let storePath: String
+    private let writer = DispatchQueue(label: "arrival.ingest")
+    private let readers = DispatchQueue(label: "arrival.read", attributes: .concurrent)
+    private var store: Store?
+    private let registryLock = NSLock()
+    private let registry: UploadRegistry
+
+    init(storePath: String) throws {
+        self.storePath = storePath
+        // Creates the store (or brings it to this arrival's schema) before anything reads it.
+        let store = try Store(path: storePath)
+        self.store = store
+        registry = try UploadRegistry(storePath: storePath)
+    }
+
+    var isOpen: Bool { writer.sync { store != nil } }
+
+    /// Ingests one upload on the writer's queue, as one file of `arrival ingest`.
+    func ingest(_ entry: Spool.Entry, path: String) async -> Result<IngestSummary, any Error> {
+        await withCheckedContinuation { continuation in
+            writer.async {
+                continuation.resume(
+                    returning: Result {
+                        let store = try self.store ?? Store(path: self.storePath)
+                        self.store = store
+                        var options = Ingestor.Options()
+                        options.senderRecordsAllowed = entry.role.mayUploadSenderRecords
+                        return try Ingestor(store: store, options: options).ingest(
+                            [Ingestor.NamedFile(path: path, name: entry.name)])
+                    })
+            }
+        }
+    }
+
+    /// Runs `body` on a read-only snapshot of the store, off the request's thread.
+    func read<T: Sendable>(_ body: @escaping @Sendable (Store) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            readers.async { [storePath] in
+                continuation.resume(with: Result { try body(try Store(readingAt: storePath)) })
+            }
+        }
+    }
+
+    func ingestedFile(sha256: String) throws -> IngestedFile? {
+        try registryLock.withLock { try registry.ingestedFile(sha256: sha256) }
+    }
+}
+
+/// Drains the spool: each upload in arrival order, ingested and then
+/// removed. On SIGTERM it finishes the upload it is on and stops; what is
+/// queued stays for the next start.
+struct IngestWorker: Service {
+    let spool: Spool
+    let engine: StoreEngine
+    let metrics: CollectorMetrics
+    let logger: Logger
+
+    func run() async throws {
+        for await _ in spool.arrivals.cancelOnGracefulShutdown() {
+            await drain()
+            if Task.isShuttingDownGracefully || Task.isCancelled { break }
+        }
+    }
+
+    private func drain() async {
+        var failures = 0
+        while !Task.isShuttingDownGracefully, !Task.isCancelled, let entry = spool.next() {
+            switch await engine.ingest(entry, path: spool.dataPath(of: entry)) {
+            case .success(let summary):
+                if let unreadable = summary.unreadable.first {
+                    failures += 1
+                    metrics.ingestFailed()
+                    logger.error("upload \(entry.sha256) not ingested: \(unreadable.reason)")
+                    if await backOff(failures) { continue } else { return }
+                }
+                do {
+                    try spool.remove(entry)
+                } catch {
+                    logger.error("upload \(entry.sha256) ingested but still in the spool: \(error)")
+                    return
+                }
+                failures = 0
+                metrics.ingested(summary)
+                logger.debug(
+                    "ingested upload",
+                    metadata: [
+                        "sha256": "\(entry.sha256)", "name": "\(entry.name)", "role": "\(entry.role.rawValue)",
+                        "records": "\(summary.newRecords)", "duplicates": "\(summary.duplicateRecords)",
+                    ])
+            case .failure(let error):
+                failures += 1
+                metrics.ingestFailed()
+                logger.error("upload \(entry.sha256) not ingested (attempt \(failures)): \(error)")
+                if await backOff(failures) { continue } else { return }
+            }
+        }
+    }
+
+    /// Waits before trying again (1, 2, 4 … 60 s); false when shutting down.
+    private func backOff(_ failures: Int) async -> Bool {
+        let seconds = min(60, 1 << min(failures - 1, 6))
+        try? await cancelOnGracefulShutdown { try await Task.sleep(for: .seconds(seconds)) }
+        return !Task.isShuttingDownGracefully && !Task.isCancelled
+    }
+}
+
+/// Recomputes today's (UTC) per-app rates for `/metrics` every few seconds,
+/// so a scrape never waits for an analysis.
+struct RatesRefresher: Service {
+    let engine: StoreEngine
+    let metrics: CollectorMetrics
+    let everySeconds: Int
+    let logger: Logger
+
+    func run() async throws {
+        while !Task.isShuttingDownGracefully, !Task.isCancelled {
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let day = now - now % 86_400_000
+            do {
+                let report = try await engine.read { store in
+                    try ReportBuilder(store: store).build(window: ReportWindow(from: day, to: day + 86_400_000))
+                }
+                metrics.dailyRates(report)
+            } catch {
+                logger.warning("today's rates not computed: \(error)")
+            }
+            try? await cancelOnGracefulShutdown { try await Task.sleep(for: .seconds(max(1, everySeconds))) }
+        }
+    }
+}

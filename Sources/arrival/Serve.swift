@@ -1,0 +1,141 @@
+import ArgumentParser
+import ArrivalModel
+import ArrivalServer
+import Foundation
+
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the collector: apps and senders upload over HTTP, reports and metrics are read from it.",
+        discussion: """
+            Endpoints: POST /v1/uploads (a device or sender token), GET /v1/uploads/SHA256 (any token), \
+            GET /v1/report?format=json|markdown|html&day=D (a read token), GET /metrics, GET /healthz, GET /readyz.
+            A device token ships inside the app, so it is public: uploads made with it may carry render and \
+            callback records only (their apns and exchange lines are counted malformed, kind_not_allowed). \
+            Tokens come from --*-token, from --token-file (lines 'device|sender|read TOKEN') or from \
+            ARRIVAL_DEVICE_TOKENS, ARRIVAL_SENDER_TOKENS and ARRIVAL_READ_TOKENS (comma-separated), so they \
+            stay out of ps. Uploads are acknowledged once durable in --spool and ingested in arrival order; \
+            SIGTERM or SIGINT stops accepting, finishes the requests in flight and exits 0, leaving what is \
+            queued for the next start.
+            """
+    )
+
+    @OptionGroup var store: StoreOptions
+
+    @Option(help: "Directory where uploads wait, durable, until they are ingested.")
+    var spool = "arrival-spool"
+
+    @Option(help: "Address to listen on (a reverse proxy in front adds TLS).")
+    var host = "127.0.0.1"
+
+    @Option(help: "Port to listen on.")
+    var port = 8080
+
+    @Option(name: .customLong("device-token"), help: "A token apps upload with (public: render and callback only).")
+    var deviceTokens: [String] = []
+
+    @Option(name: .customLong("sender-token"), help: "A token push senders upload with (any record kind).")
+    var senderTokens: [String] = []
+
+    @Option(name: .customLong("read-token"), help: "A token that reads reports.")
+    var readTokens: [String] = []
+
+    @Option(help: "A file of tokens, one 'ROLE TOKEN' per line (ROLE: device, sender or read; # comments).")
+    var tokenFile: String?
+
+    @Option(help: "Largest upload accepted, in bytes (413 above).")
+    var maxUploadBytes = 64 << 20
+
+    @Option(help: "Bytes the spool may hold before uploads are answered 503 with Retry-After.")
+    var maxSpoolBytes = 4 << 30
+
+    @Option(help: "Seconds between recomputations of today's per-app rates in /metrics.")
+    var ratesEvery = 60
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.")
+    var logLevel = "info"
+
+    func validate() throws {
+        guard (1...65535).contains(port) else { throw ValidationError("--port must be 1 to 65535.") }
+        guard maxUploadBytes > 0, maxSpoolBytes >= maxUploadBytes else {
+            throw ValidationError("--max-upload-bytes must be positive and at most --max-spool-bytes.")
+        }
+        guard Collector.logLevels.contains(logLevel) else {
+            throw ValidationError("--log-level must be trace, debug, info, notice, warning, error or critical.")
+        }
+    }
+
+    func run() throws {
+        var configuration = Collector.Configuration()
+        configuration.storePath = store.db
+        configuration.spoolPath = spool
+        configuration.host = host
+        configuration.port = port
+        configuration.maxUploadBytes = maxUploadBytes
+        configuration.maxSpoolBytes = maxSpoolBytes
+        configuration.ratesRefreshSeconds = ratesEvery
+        configuration.tokens = try tokens()
+        let collector = try Collector(configuration: configuration)
+        let outcome = ServeOutcome()
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do {
+                try await collector.run(logLevel: logLevel)
+            } catch {
+                outcome.error = error
+            }
+            done.signal()
+        }
+        done.wait()
+        if let error = outcome.error { throw error }
+    }
+
+    /// The tokens of the flags, the token file and the environment.
+    private func tokens() throws -> TokenTable {
+        var table = TokenTable()
+        var given: [(String, Role)] =
+            deviceTokens.map { ($0, .device) } + senderTokens.map { ($0, .sender) } + readTokens.map { ($0, .read) }
+        let environment = ProcessInfo.processInfo.environment
+        for (variable, role) in [
+            ("ARRIVAL_DEVICE_TOKENS", Role.device), ("ARRIVAL_SENDER_TOKENS", .sender), ("ARRIVAL_READ_TOKENS", .read),
+        ] {
+            for token in (environment[variable] ?? "").split(separator: ",") { given.append((String(token), role)) }
+        }
+        if let tokenFile {
+            guard let text = try? String(contentsOfFile: tokenFile, encoding: .utf8) else {
+                throw Diagnostic(
+                    .io, "cannot read the token file '\(tokenFile)'", hint: "check that it exists and is readable.",
+                    location: Diagnostic.Location(path: tokenFile))
+            }
+            for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let content = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+                let fields = content.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
+                if fields.isEmpty { continue }
+                guard fields.count == 2, let role = Role(rawValue: String(fields[0])) else {
+                    throw Diagnostic(
+                        .usage, "line \(index + 1) of the token file is not 'ROLE TOKEN'",
+                        hint: "write one 'device|sender|read TOKEN' per line.",
+                        location: Diagnostic.Location(path: tokenFile, line: index + 1))
+                }
+                given.append((String(fields[1]), role))
+            }
+        }
+        for (token, role) in given {
+            do {
+                try table.add(token, as: role)
+            } catch {
+                throw Diagnostic(.usage, error.message, hint: "give each token once, with its role.")
+            }
+        }
+        guard !table.isEmpty else {
+            throw Diagnostic(
+                .usage, "no tokens: nobody could upload or read",
+                hint: "pass --device-token, --sender-token and --read-token (or --token-file, or ARRIVAL_*_TOKENS).")
+        }
+        return table
+    }
+}
+
+private final class ServeOutcome: @unchecked Sendable {
+    var error: (any Error)?
+}
