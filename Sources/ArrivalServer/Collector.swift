@@ -80,7 +80,16 @@ public struct Collector: Sendable {
 
     private static let sharedRegistry: PrometheusCollectorRegistry = {
         let registry = PrometheusCollectorRegistry()
-        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        var factory = PrometheusMetricsFactory(registry: registry)
+        // Hummingbird's request counters, named as Prometheus names counters.
+        factory.nameAndLabelSanitizer = { name, labels in
+            switch name {
+            case "hb.requests": ("http_server_requests_total", labels)
+            case "hb.request.errors": ("http_server_request_errors_total", labels)
+            default: (name, labels)
+            }
+        }
+        MetricsSystem.bootstrap(factory)
         return registry
     }()
 
@@ -238,7 +247,7 @@ public struct Collector: Sendable {
         metrics.spool(
             uploads: depth.uploads, bytes: depth.bytes, oldestReceivedAt: depth.oldestReceivedAt,
             now: Int64(Date().timeIntervalSince1970 * 1000))
-        let text = configuration.registry?.emitToString() ?? ""
+        let text = CollectorMetrics.withHelp(configuration.registry?.emitToString() ?? "")
         var headers = HTTPFields()
         headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))

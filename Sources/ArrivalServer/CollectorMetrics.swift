@@ -61,6 +61,45 @@ struct CollectorMetrics: Sendable {
             Double(oldestReceivedAt.map { max(0, now - $0) } ?? 0) / 1000)
     }
 
+    /// What each metric means, printed as its `# HELP` line (swift-metrics
+    /// has no help text; Prometheus's own lint asks for one).
+    static let help: [String: String] = [
+        "arrival_uploads_total": "Uploads answered, by the token's role and the result.",
+        "arrival_upload_bytes_total": "Bytes of uploads spooled, by role.",
+        "arrival_uploads_ingested_total": "Uploads the worker ingested and removed from the spool.",
+        "arrival_records_ingested_total": "New records stored, by kind.",
+        "arrival_duplicate_records_total": "Records already stored when an upload repeated them.",
+        "arrival_malformed_lines_total": "Malformed lines in ingested uploads, by cause.",
+        "arrival_ingest_failures_total": "Attempts to ingest an upload that failed (it stays queued).",
+        "arrival_spool_uploads": "Uploads acknowledged and not yet ingested.",
+        "arrival_spool_bytes": "Bytes of the uploads waiting in the spool.",
+        "arrival_ingest_lag_seconds": "Age of the oldest upload waiting in the spool (0 when empty).",
+        "arrival_app_arrival_rate": "Today's (UTC) arrival rate per app: rendered / (rendered + superseded + lost).",
+        "arrival_app_effective_arrival_rate":
+            "Today's (UTC) effective arrival rate per app: (rendered + superseded) / (rendered + superseded + lost).",
+        "arrival_app_updates_sent": "Today's (UTC) logical updates per app.",
+        "http_server_requests_total": "HTTP requests answered, by route, method and status.",
+        "http_server_request_errors_total": "HTTP requests that ended in an error, by route and method.",
+        "http_server_request_duration": "Time to answer an HTTP request, in seconds.",
+        "http_server_active_requests": "HTTP requests being answered.",
+    ]
+
+    /// The registry's text with a `# HELP` line before each `# TYPE` line.
+    static func withHelp(_ exposition: String) -> String {
+        var out = ""
+        out.reserveCapacity(exposition.utf8.count + 2048)
+        for line in exposition.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("# TYPE "), let name = line.dropFirst(7).split(separator: " ").first,
+                let text = help[String(name)]
+            {
+                out += "# HELP \(name) \(text)\n"
+            }
+            out += line
+            out += "\n"
+        }
+        return String(out.dropLast())
+    }
+
     /// Today's (UTC) arrival and effective arrival rate per app.
     func dailyRates(_ report: Report) {
         for (app, counts) in report.breakdowns["app"] ?? [:] {

@@ -112,7 +112,7 @@ struct IngestWorker: Service {
     /// Waits before trying again (1, 2, 4 … 60 s); false when shutting down.
     private func backOff(_ failures: Int) async -> Bool {
         let seconds = min(60, 1 << min(failures - 1, 6))
-        try? await cancelOnGracefulShutdown { try await Task.sleep(for: .seconds(seconds)) }
+        try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(seconds)) }
         return !Task.isShuttingDownGracefully && !Task.isCancelled
     }
 }
@@ -137,7 +137,7 @@ struct RatesRefresher: Service {
             } catch {
                 logger.warning("today's rates not computed: \(error)")
             }
-            try? await cancelOnGracefulShutdown { try await Task.sleep(for: .seconds(max(1, everySeconds))) }
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(max(1, everySeconds))) }
         }
     }
 }

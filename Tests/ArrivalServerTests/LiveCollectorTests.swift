@@ -1,0 +1,213 @@
+import ArrivalIngest
+import ArrivalModel
+import ArrivalRendering
+import ArrivalStore
+import ArrivalTestSupport
+import Foundation
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The built `arrival serve` as a child process, over loopback: what a
+/// deployment does, crashes included.
+@Suite("Collector, live", .serialized)
+struct LiveCollectorTests {
+    static let device = "device-token-live-0123456789"
+    static let sender = "sender-token-live-0123456789"
+    static let reader = "read-token-live-0123456789ab"
+
+    /// A running `arrival serve`.
+    final class Server: @unchecked Sendable {
+        let process = Process()
+        let port: Int
+        let log: URL
+
+        init(directory: URL, port: Int) throws {
+            self.port = port
+            log = directory.appendingPathComponent("serve-\(UUID().uuidString).log")
+            FileManager.default.createFile(atPath: log.path, contents: nil)
+            process.executableURL = try builtProduct("arrival")
+            process.arguments = [
+                "serve", "--db", directory.appendingPathComponent("store.sqlite").path, "--spool",
+                directory.appendingPathComponent("spool").path, "--port", String(port), "--log-level", "warning",
+            ]
+            process.environment = ProcessInfo.processInfo.environment.merging([
+                "ARRIVAL_DEVICE_TOKENS": LiveCollectorTests.device, "ARRIVAL_SENDER_TOKENS": LiveCollectorTests.sender,
+                "ARRIVAL_READ_TOKENS": LiveCollectorTests.reader,
+            ]) { $1 }
+            let handle = try FileHandle(forWritingTo: log)
+            process.standardOutput = handle
+            process.standardError = handle
+            try process.run()
+        }
+
+        var base: String { "http://127.0.0.1:\(port)" }
+
+        /// Waits until `/readyz` answers 200.
+        func ready() async throws {
+            for _ in 0..<300 {
+                if let (_, status) = try? await LiveCollectorTests.request("\(base)/readyz"), status == 200 { return }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "the collector did not start"])
+        }
+
+        func kill(_ signal: Int32) {
+            Foundation.kill(process.processIdentifier, signal)
+            process.waitUntilExit()
+        }
+    }
+
+    static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    static func request(
+        _ url: String, method: String = "GET", token: String? = nil, name: String? = nil, body: Data? = nil
+    )
+        async throws -> (Data, Int)
+    {
+        var request = URLRequest(url: URL(string: url)!)
+        request.httpMethod = method
+        request.timeoutInterval = 30
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        if let name { request.setValue(name, forHTTPHeaderField: "X-Upload-Name") }
+        request.httpBody = body
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return (data, (response as? HTTPURLResponse)?.statusCode ?? 0)
+    }
+
+    /// SampleData's record files, with their names relative to it.
+    static func sampleFiles() -> [(name: String, path: String)] {
+        let root = packageRoot.appendingPathComponent("SampleData").path
+        return InputWalker(paths: [root]).files.filter { $0.contains(".jsonl") }.sorted().map {
+            (String($0.dropFirst(root.count + 1)), $0)
+        }
+    }
+
+    @Test(
+        "Uploads from several clients with a kill -9 mid-way, a restart and the unacknowledged ones sent again give arrival ingest's report"
+    )
+    func killedMidway() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let files = Self.sampleFiles()
+        #expect(files.count > 50)
+        var server = try Server(directory: directory, port: Self.freePort())
+        try await server.ready()
+        // Four clients; the server is killed once a third of the files are acknowledged.
+        let acknowledged = Acknowledged()
+        let killAt = files.count / 3
+        let first = server
+        await withTaskGroup(of: Void.self) { group in
+            for client in 0..<4 {
+                group.addTask {
+                    for (index, file) in files.enumerated() where index % 4 == client {
+                        let token = file.name.hasPrefix("sender/") ? Self.sender : Self.device
+                        guard let data = FileManager.default.contents(atPath: file.path),
+                            let (_, status) = try? await Self.request(
+                                "\(first.base)/v1/uploads", method: "POST", token: token, name: file.name, body: data),
+                            status == 200 || status == 202
+                        else { continue }
+                        if acknowledged.add(file.name) == killAt { first.kill(SIGKILL) }
+                    }
+                }
+            }
+        }
+        #expect(acknowledged.count >= killAt && acknowledged.count < files.count)
+        server = try Server(directory: directory, port: Self.freePort())
+        defer { server.kill(SIGTERM) }
+        try await server.ready()
+        for file in files where !acknowledged.contains(file.name) {
+            let token = file.name.hasPrefix("sender/") ? Self.sender : Self.device
+            let (_, status) = try await Self.request(
+                "\(server.base)/v1/uploads", method: "POST", token: token, name: file.name,
+                body: FileManager.default.contents(atPath: file.path))
+            #expect(status == 200 || status == 202, "\(file.name)")
+        }
+        // Wait for the spool to drain, then compare with an ingest of the same files.
+        for _ in 0..<600 {
+            let (metrics, _) = try await Self.request("\(server.base)/metrics")
+            if String(decoding: metrics, as: UTF8.self).contains("arrival_spool_uploads 0.0") { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let (served, status) = try await Self.request("\(server.base)/v1/report?format=json", token: Self.reader)
+        #expect(status == 200)
+        let store = try Store(path: directory.appendingPathComponent("direct.sqlite").path)
+        _ = try Ingestor(store: store).ingest(files.map { Ingestor.NamedFile(path: $0.path, name: $0.name) })
+        let expected = try ReportOutput.json.render(of: store, window: nil).text
+        #expect(String(decoding: served, as: UTF8.self) == expected)
+    }
+
+    @Test("/metrics passes promtool check metrics, and SIGTERM ends the collector with status 0")
+    func metricsAndShutdown() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try Server(directory: directory, port: Self.freePort())
+        try await server.ready()
+        let file = Self.sampleFiles()[0]
+        _ = try await Self.request(
+            "\(server.base)/v1/uploads", method: "POST", token: Self.device, name: file.name,
+            body: FileManager.default.contents(atPath: file.path))
+        _ = try await Self.request("\(server.base)/v1/uploads", method: "POST", token: "wrong-token-0123456789")
+        let (metrics, status) = try await Self.request("\(server.base)/metrics")
+        #expect(status == 200)
+        let text = String(decoding: metrics, as: UTF8.self)
+        #expect(text.contains("http_server_request_duration_bucket"))
+        #expect(text.contains(#"arrival_uploads_total{role="none",result="unauthorized"} 1"#))
+        let promtool = ["/usr/bin/promtool", "/usr/local/bin/promtool"].first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
+        if let promtool {
+            let check = Process()
+            check.executableURL = URL(fileURLWithPath: promtool)
+            check.arguments = ["check", "metrics"]
+            let input = Pipe()
+            let output = Pipe()
+            check.standardInput = input
+            check.standardOutput = output
+            check.standardError = output
+            try check.run()
+            input.fileHandleForWriting.write(metrics)
+            try input.fileHandleForWriting.close()
+            check.waitUntilExit()
+            let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(check.terminationStatus == 0, "promtool: \(said)")
+        } else {
+            Issue.record("promtool is not installed (Debian: apt-get install prometheus); .ci/run installs it")
+        }
+        server.kill(SIGTERM)
+        #expect(server.process.terminationReason == .exit && server.process.terminationStatus == 0)
+    }
+}
+
+/// File names acknowledged so far, shared by the client tasks.
+final class Acknowledged: @unchecked Sendable {
+    private let lock = NSLock()
+    private var names: Set<String> = []
+
+    /// Adds a name; returns how many are acknowledged now.
+    func add(_ name: String) -> Int {
+        lock.withLock {
+            names.insert(name)
+            return names.count
+        }
+    }
+    func contains(_ name: String) -> Bool { lock.withLock { names.contains(name) } }
+    var count: Int { lock.withLock { names.count } }
+}
