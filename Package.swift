@@ -167,7 +167,7 @@ let package = Package(
             name: "ArrivalServerTests",
             dependencies: [
                 "ArrivalServer", "ArrivalModel", "ArrivalStore", "ArrivalIngest", "ArrivalAnalysis", "ArrivalRendering",
-                "ArrivalTestSupport", "arrival",
+                "ArrivalTestSupport", "arrival", "ArrivalBeacons", "ArrivalSender",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
             ],
