@@ -30,8 +30,8 @@ struct CollectorMetrics: Sendable {
         Counter(label: "arrival_upload_bytes_total", dimensions: [("role", role.rawValue)]).increment(by: bytes)
     }
 
-    /// What one ingested upload added.
-    func ingested(_ summary: IngestSummary) {
+    /// What a run of ingested uploads added.
+    func ingested(_ summary: IngestSummary, uploads: Int) {
         for kind in RecordKind.allCases {
             let count = summary.records[kind] ?? 0
             if count > 0 {
@@ -46,7 +46,7 @@ struct CollectorMetrics: Sendable {
             Counter(label: "arrival_malformed_lines_total", dimensions: [("cause", cause.rawValue)])
                 .increment(by: count)
         }
-        Counter(label: "arrival_uploads_ingested_total").increment()
+        Counter(label: "arrival_uploads_ingested_total").increment(by: uploads)
     }
 
     func ingestFailed() {

@@ -28,18 +28,22 @@ final class StoreEngine: @unchecked Sendable {
 
     var isOpen: Bool { writer.sync { store != nil } }
 
-    /// Ingests one upload on the writer's queue, as one file of `arrival ingest`.
-    func ingest(_ entry: Spool.Entry, path: String) async -> Result<IngestSummary, any Error> {
+    /// Ingests uploads on the writer's queue, in one run of `arrival ingest`:
+    /// each upload is one all-or-nothing file of it, and all are committed
+    /// when it returns.
+    func ingest(_ uploads: [(entry: Spool.Entry, path: String)]) async -> Result<IngestSummary, any Error> {
         await withCheckedContinuation { continuation in
             writer.async {
                 continuation.resume(
                     returning: Result {
                         let store = try self.store ?? Store(path: self.storePath)
                         self.store = store
-                        var options = Ingestor.Options()
-                        options.senderRecordsAllowed = entry.role.mayUploadSenderRecords
-                        return try Ingestor(store: store, options: options).ingest(
-                            [Ingestor.NamedFile(path: path, name: entry.name)])
+                        return try Ingestor(store: store).ingest(
+                            uploads.map {
+                                Ingestor.NamedFile(
+                                    path: $0.path, name: $0.entry.name,
+                                    senderRecordsAllowed: $0.entry.role.mayUploadSenderRecords)
+                            })
                     })
             }
         }
@@ -75,36 +79,48 @@ struct IngestWorker: Service {
         }
     }
 
+    /// Uploads ingested per run: a burst of small device batches is read
+    /// as `arrival ingest` reads a directory of them, with one commit.
+    static let uploadsPerRun = 512
+
     private func drain() async {
         var failures = 0
-        while !Task.isShuttingDownGracefully, !Task.isCancelled, let entry = spool.next() {
-            switch await engine.ingest(entry, path: spool.dataPath(of: entry)) {
+        while !Task.isShuttingDownGracefully, !Task.isCancelled {
+            let entries = spool.next(Self.uploadsPerRun)
+            if entries.isEmpty { return }
+            switch await engine.ingest(entries.map { ($0, spool.dataPath(of: $0)) }) {
             case .success(let summary):
-                if let unreadable = summary.unreadable.first {
+                // An upload the ingest could not read stays queued (it is
+                // retried); the others are stored and leave the spool.
+                let unreadable = Set(summary.unreadable.map(\.path))
+                for entry in entries where !unreadable.contains(entry.name) {
+                    do {
+                        try spool.remove(entry)
+                    } catch {
+                        logger.error("upload \(entry.sha256) ingested but still in the spool: \(error)")
+                        return
+                    }
+                }
+                metrics.ingested(summary, uploads: entries.count - unreadable.count)
+                logger.debug(
+                    "ingested uploads",
+                    metadata: [
+                        "uploads": "\(entries.count - unreadable.count)", "records": "\(summary.newRecords)",
+                        "duplicates": "\(summary.duplicateRecords)",
+                    ])
+                if let first = summary.unreadable.first {
                     failures += 1
                     metrics.ingestFailed()
-                    logger.error("upload \(entry.sha256) not ingested: \(unreadable.reason)")
-                    if await backOff(failures) { continue } else { return }
+                    logger.error("upload '\(first.path)' not ingested (attempt \(failures)): \(first.reason)")
+                    if await !backOff(failures) { return }
+                } else {
+                    failures = 0
                 }
-                do {
-                    try spool.remove(entry)
-                } catch {
-                    logger.error("upload \(entry.sha256) ingested but still in the spool: \(error)")
-                    return
-                }
-                failures = 0
-                metrics.ingested(summary)
-                logger.debug(
-                    "ingested upload",
-                    metadata: [
-                        "sha256": "\(entry.sha256)", "name": "\(entry.name)", "role": "\(entry.role.rawValue)",
-                        "records": "\(summary.newRecords)", "duplicates": "\(summary.duplicateRecords)",
-                    ])
             case .failure(let error):
                 failures += 1
                 metrics.ingestFailed()
-                logger.error("upload \(entry.sha256) not ingested (attempt \(failures)): \(error)")
-                if await backOff(failures) { continue } else { return }
+                logger.error("uploads not ingested (attempt \(failures)): \(error)")
+                if await !backOff(failures) { return }
             }
         }
     }

@@ -180,9 +180,9 @@ final class Spool: @unchecked Sendable {
 
     // MARK: - The worker's side
 
-    /// The oldest queued upload.
-    func next() -> Entry? {
-        lock.withLock { order.first.flatMap { entries[$0] } }
+    /// The oldest queued uploads, at most `limit`, in arrival order.
+    func next(_ limit: Int) -> [Entry] {
+        lock.withLock { order.prefix(limit).compactMap { entries[$0] } }
     }
 
     func dataPath(of entry: Entry) -> String {

@@ -21,11 +21,6 @@ public struct Ingestor {
         /// limits plus one line.
         public var batchBytes = 8 << 20
         public var reader = LineReader()
-        /// False for an upload made with a device token (the collector):
-        /// its `apns` and `exchange` lines are malformed, `kind_not_allowed`,
-        /// because a token that ships inside an app may speak only for the
-        /// app's renders and callbacks.
-        public var senderRecordsAllowed = true
         /// Whole files are committed together until a batch holds this many records…
         public var recordsPerCommit = 200_000
         /// …or this many files.
@@ -77,10 +72,16 @@ public struct Ingestor {
     public struct NamedFile: Sendable {
         public var path: String
         public var name: String
+        /// False for an upload made with a device token (the collector):
+        /// its `apns` and `exchange` lines are malformed, `kind_not_allowed`,
+        /// because a token that ships inside an app may speak only for the
+        /// app's renders and callbacks.
+        public var senderRecordsAllowed: Bool
 
-        public init(path: String, name: String) {
+        public init(path: String, name: String, senderRecordsAllowed: Bool = true) {
             self.path = path
             self.name = name
+            self.senderRecordsAllowed = senderRecordsAllowed
         }
     }
 
@@ -374,7 +375,8 @@ public struct Ingestor {
             do {
                 var hasher = PrefixHasher(checkpoints: earlier.map(\.byteCount))
                 var summary = try decode(
-                    path: path, options: options, recycle: recycle, raw: { hasher.update($0) },
+                    path: path, senderRecordsAllowed: file.senderRecordsAllowed, options: options, recycle: recycle,
+                    raw: { hasher.update($0) },
                     deliver: { channel.send(.rows($0)) })
                 let sha256 = hasher.finalize()
                 if let expected, expected != sha256, summary.changedWhileRead == nil {
@@ -432,7 +434,8 @@ public struct Ingestor {
     /// Reads and decodes a file, handing batches of rows to `deliver`
     /// (which returns false to stop early).
     private static func decode(
-        path: String, options: Options, recycle: BatchChannel<RowBatch>, raw: (UnsafeRawBufferPointer) -> Void,
+        path: String, senderRecordsAllowed: Bool = true, options: Options, recycle: BatchChannel<RowBatch>,
+        raw: (UnsafeRawBufferPointer) -> Void,
         deliver: (RowBatch) throws -> Bool
     ) throws -> ReadSummary {
         var decoder = RecordDecoder()
@@ -450,7 +453,7 @@ public struct Ingestor {
             let mark = batch.mark
             switch decoder.decode(bytes, line: line.number, into: &batch) {
             case .record:
-                if !options.senderRecordsAllowed, batch.lastRowKind == .apns {
+                if !senderRecordsAllowed, batch.lastRowKind == .apns {
                     batch.removeLastRow(since: mark)
                     batch.appendMalformed(
                         line: line.number, cause: .kindNotAllowed,
