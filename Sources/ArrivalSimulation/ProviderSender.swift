@@ -296,8 +296,14 @@ extension FleetRun {
         let json = ["Content-Type": "application/json; charset=UTF-8"]
         // Half of FCM's refusals relay APNs's own answer in an ApnsError detail.
         let relays = rng.chance(0.5)
-        func error(_ code: Int, _ answer: String, _ perceived: Perceived) -> WireExchange {
-            WireExchange(url: url, headers: headers, body: body, response: (code, json, answer), perceived: perceived)
+        /// A refusal: HTTP `code`, and an FCM error body with the same code.
+        func refused(
+            _ code: Int, _ status: String, _ message: String, details: [String], _ perceived: Perceived
+        ) -> WireExchange {
+            WireExchange(
+                url: url, headers: headers, body: body,
+                response: (code, json, FleetRun.fcmError(code, status, message, details: details)),
+                perceived: perceived)
         }
         switch answer {
         case .ok:
@@ -309,46 +315,35 @@ extension FleetRun {
             let details =
                 [FleetRun.fcmErrorCode("INVALID_ARGUMENT")]
                 + (relays ? [FleetRun.relayedAPNsError(400, "BadDeviceToken")] : [])
-            return error(
-                400,
-                FleetRun.fcmError(400, "INVALID_ARGUMENT", "Request contains an invalid argument.", details: details),
-                .badToken)
+            return refused(
+                400, "INVALID_ARGUMENT", "Request contains an invalid argument.", details: details, .badToken)
         case .unregistered:
             // An ApnsError may come before the FcmError: the first ApnsError wins wherever it is.
             let details =
                 relays
                 ? [FleetRun.relayedAPNsError(410, "Unregistered"), FleetRun.fcmErrorCode("UNREGISTERED")]
                 : [FleetRun.fcmErrorCode("UNREGISTERED")]
-            return error(
-                404, FleetRun.fcmError(404, "NOT_FOUND", "Requested entity was not found.", details: details),
-                .unregistered)
+            return refused(404, "NOT_FOUND", "Requested entity was not found.", details: details, .unregistered)
         case .tooLarge:
             let details =
                 [FleetRun.fcmErrorCode("INVALID_ARGUMENT")]
                 + (relays ? [FleetRun.relayedAPNsError(413, "PayloadTooLarge")] : [])
-            return error(
-                400, FleetRun.fcmError(400, "INVALID_ARGUMENT", "Message is too big", details: details), .tooLarge)
+            return refused(400, "INVALID_ARGUMENT", "Message is too big", details: details, .tooLarge)
         case .throttled:
-            return error(
-                429,
-                FleetRun.fcmError(
-                    429, "RESOURCE_EXHAUSTED", "Quota exceeded for quota metric 'Send requests'.",
-                    details: [FleetRun.fcmErrorCode("QUOTA_EXCEEDED")]), .retry)
+            return refused(
+                429, "RESOURCE_EXHAUSTED", "Quota exceeded for quota metric 'Send requests'.",
+                details: [FleetRun.fcmErrorCode("QUOTA_EXCEEDED")], .retry)
         case .unavailable:
-            return error(
-                503,
-                FleetRun.fcmError(
-                    503, "UNAVAILABLE", "The service is currently unavailable.",
-                    details: [FleetRun.fcmErrorCode("UNAVAILABLE")]), .retry)
+            return refused(
+                503, "UNAVAILABLE", "The service is currently unavailable.",
+                details: [FleetRun.fcmErrorCode("UNAVAILABLE")], .retry)
         case .authError:
-            return error(
-                401,
-                FleetRun.fcmError(
-                    401, "UNAUTHENTICATED", "Auth error from APNS or Web Push Service",
-                    details: [FleetRun.fcmErrorCode("THIRD_PARTY_AUTH_ERROR")]), .retry)
+            return refused(
+                401, "UNAUTHENTICATED", "Auth error from APNS or Web Push Service",
+                details: [FleetRun.fcmErrorCode("THIRD_PARTY_AUTH_ERROR")], .retry)
         case .serverError:
             // INTERNAL with no details: the reason can only be error.status.
-            return error(500, FleetRun.fcmError(500, "INTERNAL", "Internal error encountered.", details: []), .retry)
+            return refused(500, "INTERNAL", "Internal error encountered.", details: [], .retry)
         case .timeout:
             return WireExchange(url: url, headers: headers, body: body, perceived: .retry)
         }
