@@ -193,6 +193,27 @@ struct SenderContext {
     var style = ExchangeStyle()
 }
 
+/// What APNs, or a provider in between, made of one request.
+enum ProviderAnswer {
+    case ok, badToken, unregistered, tooLarge, throttled, unavailable, timeout, serverError, authError
+}
+
+/// What the sender makes of the answer.
+enum Perceived {
+    case accepted, lostAtProvider, badToken, unregistered, tooLarge, retry
+}
+
+/// One request of a send, as the sender's retry loop drew it.
+struct SendAttempt {
+    let sendMs: Int64
+    let payloadBytes: Int
+    /// The hour of the day `sendMs` falls in.
+    let hour: Int64
+    let answer: ProviderAnswer
+    /// Milliseconds to the answer; nil when none came and the sender logged no time.
+    var latency: Int64?
+}
+
 enum SendOutcome {
     case accepted(Int64)
     /// Taken by a provider (a 200) that never gets it to the device.
@@ -689,92 +710,131 @@ final class FleetRun {
     // MARK: Sender
 
     /// Sends one push as the sender would, retrying as it would, and logs one
-    /// `apns` record per HTTP/2 request.
+    /// line per HTTP request: an `apns` record (``logAPNsRecord``), or with
+    /// `--providers` most often an `exchange` line (``logExchange``). What
+    /// APNs or the provider answers is drawn here, the same for every
+    /// channel; the line written says what the sender makes of it.
     private func send(_ plan: PushPlan, token: String, context: SenderContext) throws -> SendOutcome {
-        if context.channel != .apnsRecord { return try sendExchange(plan, token: token, context: context) }
         var rng = senderRNG
         defer { senderRNG = rng }
         var sendMs = plan.sendMs
         var payload = plan.payloadBytes
         var failures = 0
         while true {
-            var status = 200
-            var reason: String?
-            var latency: Int64? = rng.chance(0.9) ? rng.int64(8...140) : rng.int64(140...900)
+            let latency: Int64 = rng.chance(0.9) ? rng.int64(8...140) : rng.int64(140...900)
             let hour = (sendMs - dayStartMs) / 3_600_000
-            let tooMany = (hour >= 17 && hour <= 20) ? 0.08 : 0.03
-            if context.badToken && plan.event != .start {
-                status = 400
-                reason = "BadDeviceToken"
-            } else if sendMs >= context.unregisteredAtMs {
-                status = 410
-                reason = "Unregistered"
-            } else if payload > 4096 {
-                status = 413
-                reason = "PayloadTooLarge"
-            } else {
-                let roll = rng.unit()
-                if roll < tooMany {
-                    status = 429
-                    reason = "TooManyRequests"
-                } else if roll < tooMany + 0.012 {
-                    status = 503
-                    reason = "ServiceUnavailable"
-                } else if roll < tooMany + 0.022 {
-                    status = 0
-                    if rng.chance(0.5) {
-                        reason = rng.pick(FleetCatalog.transportErrors)
-                        latency = 10_000
-                    } else {
-                        latency = nil
-                    }
-                } else if roll < tooMany + 0.027 {
-                    status = 500
-                }
-            }
-            let apnsID = rng.uuid()
-            let event: String? =
-                switch plan.event {
-                case .start: "start"
-                case .end: "end"
-                case .update: context.omitsEventForUpdates ? nil : "update"
-                }
-            var line = BeaconLine(capacity: 400)
-            line.apns(
-                apnsID: apnsID, sentAt: sendMs, status: status, reason: reason, pushToken: token,
-                activityID: plan.event == .start || context.logsActivityID ? context.activityID : nil,
-                seq: plan.logsSeq ? plan.seq : nil, event: event, apsTimestamp: Int(plan.apsTimestamp),
-                payloadBytes: payload, topic: context.topic, pushType: context.omitsPushType ? nil : "liveactivity",
-                priority: context.omitsPriority ? nil : plan.priority, environment: context.environment,
-                latencyMS: latency.map { Int($0) })
-            // A sender release deployed at 18:00 logs which host sent the
-            // request: a field the contract does not know, to be ignored.
-            if hour >= 18 { line.string("sender_host", "push-\(rng.int(1...6))") }
-            try sender.append(line.finish(), sentAtMs: sendMs)
+            let answer = answer(plan, context: context, sendMs: sendMs, payload: payload, hour: hour, &rng)
+            var attempt = SendAttempt(
+                sendMs: sendMs, payloadBytes: payload, hour: hour, answer: answer, latency: latency)
+            let perceived =
+                context.channel == .apnsRecord
+                ? try logAPNsRecord(plan, token: token, context: context, &attempt, &rng)
+                : try logExchange(plan, token: token, context: context, &attempt, &rng)
 
-            switch status {
-            case 200:
-                if payload > 3584 { note("accepted_near_payload_limit") }
+            switch perceived {
+            case .accepted:
+                if context.channel.provider == .apns && payload > 3584 { note("accepted_near_payload_limit") }
                 return .accepted(sendMs)
-            case 400:
+            case .lostAtProvider:
+                note("pushes_taken_by_provider_never_sent")
+                return .lostAtProvider
+            case .badToken:
                 return .badToken
-            case 410:
+            case .unregistered:
                 return .unregistered
-            case 413:
+            case .tooLarge:
                 note("payloads_trimmed_after_413")
                 payload = rng.int(2400...3584)
-                sendMs += (latency ?? 0) + rng.int64(150...900)
-            default:
-                note("retryable_failures")
+                sendMs += (attempt.latency ?? 0) + rng.int64(150...900)
+            case .retry:
+                note(answer == .authError ? "fcm_auth_failures" : "retryable_failures")
                 failures += 1
                 if context.neverRetries || failures >= 4 {
                     note("updates_given_up")
                     return .rejected
                 }
-                let waited: Int64 = status == 0 ? 10_000 : (latency ?? 0)
+                let waited: Int64 = answer == .timeout ? 10_000 : (attempt.latency ?? 0)
                 sendMs += waited + (Int64(1000) << Int64(failures - 1)) + rng.int64(0...999)
             }
         }
+    }
+
+    /// What APNs, or the provider in between, makes of a request sent at
+    /// `sendMs` with a payload of `payload` bytes: the sender's own faults
+    /// first, then throttling (more in the evening peak) and the service's
+    /// failures.
+    private func answer(
+        _ plan: PushPlan, context: SenderContext, sendMs: Int64, payload: Int, hour: Int64, _ rng: inout SplitMix64
+    ) -> ProviderAnswer {
+        let tooMany = (hour >= 17 && hour <= 20) ? 0.08 : 0.03
+        if context.badToken && plan.event != .start { return .badToken }
+        if sendMs >= context.unregisteredAtMs { return .unregistered }
+        if payload > 4096 { return .tooLarge }
+        if context.channel == .fcm && fcmAuthOutage.contains(sendMs) { return .authError }
+        let roll = rng.unit()
+        if roll < tooMany { return .throttled }
+        if roll < tooMany + 0.012 { return .unavailable }
+        if roll < tooMany + 0.022 { return .timeout }
+        if roll < tooMany + 0.027 { return .serverError }
+        return .ok
+    }
+
+    /// Logs `attempt` as the `apns` record a sender that talks to APNs
+    /// itself computes, and says what the sender makes of the answer.
+    private func logAPNsRecord(
+        _ plan: PushPlan, token: String, context: SenderContext, _ attempt: inout SendAttempt,
+        _ rng: inout SplitMix64
+    ) throws -> Perceived {
+        let (status, reason, perceived): (Int, String?, Perceived) =
+            switch attempt.answer {
+            case .ok: (200, nil, .accepted)
+            case .badToken: (400, "BadDeviceToken", .badToken)
+            case .unregistered: (410, "Unregistered", .unregistered)
+            case .tooLarge: (413, "PayloadTooLarge", .tooLarge)
+            case .throttled: (429, "TooManyRequests", .retry)
+            case .unavailable, .authError: (503, "ServiceUnavailable", .retry)
+            case .timeout: (0, transportError(&attempt.latency, &rng), .retry)
+            case .serverError: (500, nil, .retry)
+            }
+        let apnsID = rng.uuid()
+        let event: String? =
+            switch plan.event {
+            case .start: "start"
+            case .end: "end"
+            case .update: context.omitsEventForUpdates ? nil : "update"
+            }
+        var line = BeaconLine(capacity: 400)
+        line.apns(
+            apnsID: apnsID, sentAt: attempt.sendMs, status: status, reason: reason, pushToken: token,
+            activityID: plan.event == .start || context.logsActivityID ? context.activityID : nil,
+            seq: plan.logsSeq ? plan.seq : nil, event: event, apsTimestamp: Int(plan.apsTimestamp),
+            payloadBytes: attempt.payloadBytes, topic: context.topic,
+            pushType: context.omitsPushType ? nil : "liveactivity",
+            priority: context.omitsPriority ? nil : plan.priority, environment: context.environment,
+            latencyMS: attempt.latency.map { Int($0) })
+        try log(&line, attempt, &rng)
+        return perceived
+    }
+
+    /// A request that got no answer: half the time the sender logs the
+    /// transport error its client reported at the 10 s timeout, otherwise
+    /// nothing, not even a latency.
+    func transportError(_ latency: inout Int64?, _ rng: inout SplitMix64) -> String? {
+        guard rng.chance(0.5) else {
+            latency = nil
+            return nil
+        }
+        let error = rng.pick(FleetCatalog.transportErrors)
+        latency = 10_000
+        return error
+    }
+
+    /// Appends the line of `attempt` to the sender's batches.
+    func log(_ line: inout BeaconLine, _ attempt: SendAttempt, _ rng: inout SplitMix64) throws {
+        // A sender release deployed at 18:00 logs which host sent the
+        // request: a field the contract does not know, to be ignored.
+        if attempt.hour >= 18 { line.string("sender_host", "push-\(rng.int(1...6))") }
+        try sender.append(line.finish(), sentAtMs: attempt.sendMs)
     }
 
     // MARK: Device-side lines

@@ -84,16 +84,6 @@ struct ExchangeStyle: Sendable {
     }
 }
 
-/// What a provider made of one request, before it is written down.
-private enum ProviderAnswer {
-    case ok, badToken, unregistered, tooLarge, throttled, unavailable, timeout, serverError, authError
-}
-
-/// What the sender makes of the answer.
-private enum Perceived {
-    case accepted, lostAtProvider, badToken, unregistered, tooLarge, retry
-}
-
 /// One request as it goes on the wire, and its answer.
 private struct WireExchange {
     var url: String
@@ -112,102 +102,44 @@ extension FleetRun {
         (dayStartMs + 9 * 3_600_000)..<(dayStartMs + 9 * 3_600_000 + 20 * 60_000)
     }
 
-    /// Sends one push through `context.channel` as the sender would,
-    /// retrying as it would, and logs one `exchange` line per HTTP request,
-    /// written by the kit's encoder. Which answers the sender retries, gives
-    /// up on or takes as accepted mirrors ``send`` for direct APNs; what the
-    /// device then sees follows the contract's derivation (section 2.6): a
-    /// 200 from FCM or Tencent Cloud Chat is accepted, and Tencent's own
-    /// `aps.timestamp` is the request's second (``AcceptedPush``).
-    func sendExchange(_ plan: PushPlan, token: String, context: SenderContext) throws -> SendOutcome {
-        var rng = senderRNG
-        defer { senderRNG = rng }
-        var sendMs = plan.sendMs
-        var payload = plan.payloadBytes
-        var failures = 0
-        while true {
-            var latency: Int64? = rng.chance(0.9) ? rng.int64(8...140) : rng.int64(140...900)
-            let hour = (sendMs - dayStartMs) / 3_600_000
-            let tooMany = (hour >= 17 && hour <= 20) ? 0.08 : 0.03
-            var answer = ProviderAnswer.ok
-            if context.badToken && plan.event != .start {
-                answer = .badToken
-            } else if sendMs >= context.unregisteredAtMs {
-                answer = .unregistered
-            } else if payload > 4096 {
-                answer = .tooLarge
-            } else if context.channel == .fcm && fcmAuthOutage.contains(sendMs) {
-                answer = .authError
-            } else {
-                let roll = rng.unit()
-                if roll < tooMany {
-                    answer = .throttled
-                } else if roll < tooMany + 0.012 {
-                    answer = .unavailable
-                } else if roll < tooMany + 0.022 {
-                    answer = .timeout
-                } else if roll < tooMany + 0.027 {
-                    answer = .serverError
-                }
-            }
-            var wire: WireExchange
-            switch context.channel {
-            case .apnsRecord, .apnsExchange:
-                wire = apnsExchange(plan, payloadBytes: payload, token: token, context: context, answer, &rng)
-            case .fcm:
-                wire = fcmExchange(
-                    plan, payloadBytes: payload, sendMs: sendMs, token: token, context: context, answer, &rng)
-            case .tencentChat:
-                wire = tencentExchange(
-                    plan, payloadBytes: payload, sendMs: sendMs, token: token, context: context, answer, &rng)
-            }
-            if answer == .timeout {
-                wire.response = nil
-                if rng.chance(0.5) {
-                    wire.error = rng.pick(FleetCatalog.transportErrors)
-                    latency = 10_000
-                } else {
-                    latency = nil
-                }
-            }
-            let provider = context.channel.provider
-            var line = BeaconLine(capacity: 900 + wire.body.utf8.count)
-            line.exchange(
-                provider: provider, sentAt: sendMs, url: wire.url, requestHeaders: wire.headers,
-                requestBody: wire.body, response: wire.response, error: wire.error, latencyMS: latency.map { Int($0) },
-                activityID: provider != .tencentChat && (plan.event == .start || context.logsActivityID)
-                    ? context.activityID : nil,
-                environment: context.environment)
-            if hour >= 18 { line.string("sender_host", "push-\(rng.int(1...6))") }
-            try sender.append(line.finish(), sentAtMs: sendMs)
-            exchangeLines[provider, default: 0] += 1
-
-            switch wire.perceived {
-            case .accepted:
-                if provider == .apns && payload > 3584 { note("accepted_near_payload_limit") }
-                return .accepted(sendMs)
-            case .lostAtProvider:
-                note("pushes_taken_by_provider_never_sent")
-                return .lostAtProvider
-            case .badToken:
-                return .badToken
-            case .unregistered:
-                return .unregistered
-            case .tooLarge:
-                note("payloads_trimmed_after_413")
-                payload = rng.int(2400...3584)
-                sendMs += (latency ?? 0) + rng.int64(150...900)
-            case .retry:
-                note(answer == .authError ? "fcm_auth_failures" : "retryable_failures")
-                failures += 1
-                if context.neverRetries || failures >= 4 {
-                    note("updates_given_up")
-                    return .rejected
-                }
-                let waited: Int64 = answer == .timeout ? 10_000 : (latency ?? 0)
-                sendMs += waited + (Int64(1000) << Int64(failures - 1)) + rng.int64(0...999)
-            }
+    /// Logs `attempt` as one `exchange` line, the HTTP request sent through
+    /// `context.channel` and its answer, written by the kit's encoder, and
+    /// says what the sender makes of the answer. What the device then sees
+    /// follows the contract's derivation (section 2.6): a 200 from FCM or
+    /// Tencent Cloud Chat is accepted, and Tencent's own `aps.timestamp` is
+    /// the request's second (``AcceptedPush``).
+    func logExchange(
+        _ plan: PushPlan, token: String, context: SenderContext, _ attempt: inout SendAttempt,
+        _ rng: inout SplitMix64
+    ) throws -> Perceived {
+        let (answer, payload, sendMs) = (attempt.answer, attempt.payloadBytes, attempt.sendMs)
+        var wire: WireExchange
+        switch context.channel {
+        case .apnsRecord, .apnsExchange:
+            wire = apnsExchange(plan, payloadBytes: payload, token: token, context: context, answer, &rng)
+        case .fcm:
+            wire = fcmExchange(
+                plan, payloadBytes: payload, sendMs: sendMs, token: token, context: context, answer, &rng)
+        case .tencentChat:
+            wire = tencentExchange(
+                plan, payloadBytes: payload, sendMs: sendMs, token: token, context: context, answer, &rng)
         }
+        if answer == .timeout {
+            wire.response = nil
+            wire.error = transportError(&attempt.latency, &rng)
+        }
+        let provider = context.channel.provider
+        var line = BeaconLine(capacity: 900 + wire.body.utf8.count)
+        line.exchange(
+            provider: provider, sentAt: sendMs, url: wire.url, requestHeaders: wire.headers,
+            requestBody: wire.body, response: wire.response, error: wire.error,
+            latencyMS: attempt.latency.map { Int($0) },
+            activityID: provider != .tencentChat && (plan.event == .start || context.logsActivityID)
+                ? context.activityID : nil,
+            environment: context.environment)
+        try log(&line, attempt, &rng)
+        exchangeLines[provider, default: 0] += 1
+        return wire.perceived
     }
 
     // MARK: APNs
@@ -296,8 +228,14 @@ extension FleetRun {
         let json = ["Content-Type": "application/json; charset=UTF-8"]
         // Half of FCM's refusals relay APNs's own answer in an ApnsError detail.
         let relays = rng.chance(0.5)
-        func error(_ code: Int, _ answer: String, _ perceived: Perceived) -> WireExchange {
-            WireExchange(url: url, headers: headers, body: body, response: (code, json, answer), perceived: perceived)
+        /// A refusal: HTTP `code`, and an FCM error body with the same code.
+        func refused(
+            _ code: Int, _ status: String, _ message: String, details: [String], _ perceived: Perceived
+        ) -> WireExchange {
+            WireExchange(
+                url: url, headers: headers, body: body,
+                response: (code, json, FleetRun.fcmError(code, status, message, details: details)),
+                perceived: perceived)
         }
         switch answer {
         case .ok:
@@ -309,46 +247,35 @@ extension FleetRun {
             let details =
                 [FleetRun.fcmErrorCode("INVALID_ARGUMENT")]
                 + (relays ? [FleetRun.relayedAPNsError(400, "BadDeviceToken")] : [])
-            return error(
-                400,
-                FleetRun.fcmError(400, "INVALID_ARGUMENT", "Request contains an invalid argument.", details: details),
-                .badToken)
+            return refused(
+                400, "INVALID_ARGUMENT", "Request contains an invalid argument.", details: details, .badToken)
         case .unregistered:
             // An ApnsError may come before the FcmError: the first ApnsError wins wherever it is.
             let details =
                 relays
                 ? [FleetRun.relayedAPNsError(410, "Unregistered"), FleetRun.fcmErrorCode("UNREGISTERED")]
                 : [FleetRun.fcmErrorCode("UNREGISTERED")]
-            return error(
-                404, FleetRun.fcmError(404, "NOT_FOUND", "Requested entity was not found.", details: details),
-                .unregistered)
+            return refused(404, "NOT_FOUND", "Requested entity was not found.", details: details, .unregistered)
         case .tooLarge:
             let details =
                 [FleetRun.fcmErrorCode("INVALID_ARGUMENT")]
                 + (relays ? [FleetRun.relayedAPNsError(413, "PayloadTooLarge")] : [])
-            return error(
-                400, FleetRun.fcmError(400, "INVALID_ARGUMENT", "Message is too big", details: details), .tooLarge)
+            return refused(400, "INVALID_ARGUMENT", "Message is too big", details: details, .tooLarge)
         case .throttled:
-            return error(
-                429,
-                FleetRun.fcmError(
-                    429, "RESOURCE_EXHAUSTED", "Quota exceeded for quota metric 'Send requests'.",
-                    details: [FleetRun.fcmErrorCode("QUOTA_EXCEEDED")]), .retry)
+            return refused(
+                429, "RESOURCE_EXHAUSTED", "Quota exceeded for quota metric 'Send requests'.",
+                details: [FleetRun.fcmErrorCode("QUOTA_EXCEEDED")], .retry)
         case .unavailable:
-            return error(
-                503,
-                FleetRun.fcmError(
-                    503, "UNAVAILABLE", "The service is currently unavailable.",
-                    details: [FleetRun.fcmErrorCode("UNAVAILABLE")]), .retry)
+            return refused(
+                503, "UNAVAILABLE", "The service is currently unavailable.",
+                details: [FleetRun.fcmErrorCode("UNAVAILABLE")], .retry)
         case .authError:
-            return error(
-                401,
-                FleetRun.fcmError(
-                    401, "UNAUTHENTICATED", "Auth error from APNS or Web Push Service",
-                    details: [FleetRun.fcmErrorCode("THIRD_PARTY_AUTH_ERROR")]), .retry)
+            return refused(
+                401, "UNAUTHENTICATED", "Auth error from APNS or Web Push Service",
+                details: [FleetRun.fcmErrorCode("THIRD_PARTY_AUTH_ERROR")], .retry)
         case .serverError:
             // INTERNAL with no details: the reason can only be error.status.
-            return error(500, FleetRun.fcmError(500, "INTERNAL", "Internal error encountered.", details: []), .retry)
+            return refused(500, "INTERNAL", "Internal error encountered.", details: [], .retry)
         case .timeout:
             return WireExchange(url: url, headers: headers, body: body, perceived: .retry)
         }

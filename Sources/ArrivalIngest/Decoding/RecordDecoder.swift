@@ -88,21 +88,7 @@ public struct RecordDecoder {
         }
         switch kind {
         case .apns:
-            try requiredString(.apnsID, &batch)
-            try requiredTime(.sentAt, &batch)
-            try requiredInt(.status, &batch)
-            try optionalString(.reason, &batch)
-            try requiredString(.pushToken, &batch)
-            try optionalString(.activityID, &batch)
-            try optionalInt(.seq, &batch)
-            try optionalEnum(.event, Self.events, &batch)
-            try requiredInt(.apsTimestamp, &batch)
-            try optionalInt(.payloadBytes, &batch)
-            try optionalString(.topic, &batch)
-            try optionalString(.pushType, &batch)
-            try optionalInt(.priority, &batch)
-            try optionalString(.environment, &batch)
-            try optionalInt(.latencyMS, &batch)
+            try append(Self.apnsColumns, to: &batch)
             // Stored as null for APNs itself, so `"provider":"apns"` and no provider are one record.
             if let provider = try enumIndex(.provider, Self.providers), provider != 0 {
                 let name = Self.providers[provider]
@@ -112,14 +98,7 @@ public struct RecordDecoder {
             }
             return .apns
         case .render:
-            try requiredString(.activityID, &batch)
-            try requiredInt(.seq, &batch)
-            try requiredTime(.renderedAt, &batch)
-            try optionalString(.surface, &batch)
-            try optionalString(.deviceID, &batch)
-            try optionalString(.osVersion, &batch)
-            try optionalString(.deviceModel, &batch)
-            try optionalString(.appVersion, &batch)
+            try append(Self.renderColumns, to: &batch)
             return .render
         case .callback:
             guard let index = try optionalEnum(.callback, Self.callbacks, &batch) else { throw missing(.callback) }
@@ -138,14 +117,50 @@ public struct RecordDecoder {
                 throw missing(.state, because: "an \(name) callback")
             }
             try requiredTime(.receivedAt, &batch)
-            try optionalString(.deviceID, &batch)
-            try optionalString(.osVersion, &batch)
-            try optionalString(.deviceModel, &batch)
-            try optionalString(.appVersion, &batch)
+            try append(Self.deviceColumns, to: &batch)
             return .callback
         case nil:
             throw problem(
                 .unknownKind, .kind, "\(scanner.shown(kindRef)) is not one of apns, render, callback, exchange")
+        }
+    }
+
+    /// How a field is read into its column.
+    private enum Read {
+        case string, requiredString, int, requiredInt, requiredTime
+        /// One of ``events``, or absent.
+        case event
+    }
+
+    /// The fields of an `apns` record before `provider`, in column order
+    /// (``RecordKind/columns``).
+    private static let apnsColumns: [(RecordField, Read)] = [
+        (.apnsID, .requiredString), (.sentAt, .requiredTime), (.status, .requiredInt), (.reason, .string),
+        (.pushToken, .requiredString), (.activityID, .string), (.seq, .int), (.event, .event),
+        (.apsTimestamp, .requiredInt), (.payloadBytes, .int), (.topic, .string), (.pushType, .string),
+        (.priority, .int), (.environment, .string), (.latencyMS, .int),
+    ]
+    /// The device fields that `render` and `callback` records end with.
+    private static let deviceColumns: [(RecordField, Read)] = [
+        (.deviceID, .string), (.osVersion, .string), (.deviceModel, .string), (.appVersion, .string),
+    ]
+    /// The fields of a `render` record, in column order.
+    private static let renderColumns: [(RecordField, Read)] =
+        [(.activityID, .requiredString), (.seq, .requiredInt), (.renderedAt, .requiredTime), (.surface, .string)]
+        + deviceColumns
+
+    /// Reads `columns` in order and appends their cells; the first field at
+    /// fault throws.
+    private mutating func append(_ columns: [(RecordField, Read)], to batch: inout RowBatch) throws(MalformedCause) {
+        for (field, read) in columns {
+            switch read {
+            case .string: try optionalString(field, &batch)
+            case .requiredString: try requiredString(field, &batch)
+            case .int: try optionalInt(field, &batch)
+            case .requiredInt: try requiredInt(field, &batch)
+            case .requiredTime: try requiredTime(field, &batch)
+            case .event: try optionalEnum(field, Self.events, &batch)
+            }
         }
     }
 

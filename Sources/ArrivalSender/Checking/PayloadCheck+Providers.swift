@@ -21,75 +21,50 @@ extension PayloadCheck {
     ///   and `aps.timestamp` itself; `topic` is not used.
     public static func check(body: Data, provider: PushProvider, topic: String? = nil, now: Date = Date()) -> [Finding]
     {
+        let (name, rejection): (String, String)
         switch provider {
-        case .apns: check(payload: body, topic: topic, now: now)
-        case .fcm: checkFCM(body: body, topic: topic, now: now)
-        case .tencentChat: checkTencentChat(body: body, now: now)
+        case .apns: return check(payload: body, topic: topic, now: now)
+        case .fcm: (name, rejection) = ("FCM", "FCM rejects it with 400 INVALID_ARGUMENT.")
+        case .tencentChat: (name, rejection) = ("Tencent Cloud Chat", "Tencent Cloud Chat rejects it.")
         }
+        var findings = Findings()
+        guard let json = object(body, named: "the \(name) request body", rejection: rejection, into: &findings) else {
+            return findings.list
+        }
+        if provider == .fcm {
+            checkFCM(json, body: body, topic: topic, now: now, into: &findings)
+        } else {
+            checkTencentChat(json, now: now, into: &findings)
+        }
+        return findings.list
     }
 
-    private enum ParsedBody {
-        case object(JSONValue)
-        case rejected(Finding)
-    }
-
-    /// The request body as a JSON object, or the one `not_json` finding that
-    /// says why it is not (with the line and column of a syntax error).
-    private static func object(_ body: Data, provider: String, rejection: String) -> ParsedBody {
-        let bytes = Array(body)
-        if let syntax = StrictJSON.firstError(in: bytes) {
-            let place =
-                syntax.atEnd
-                ? "the text ends too early, at line \(syntax.line), column \(syntax.column)"
-                : "syntax error at line \(syntax.line), column \(syntax.column)"
-            return .rejected(
-                Finding(
-                    level: .error, code: .notJSON,
-                    message:
-                        "the \(provider) request body is not JSON by RFC 8259: \(place) (look for a trailing comma, single quotes, NaN or a cut-off end); \(rejection)"
-                ))
-        }
-        guard let json = JSONValue.parse(bytes), json.isObject else {
-            return .rejected(
-                Finding(
-                    level: .error, code: .notJSON,
-                    message: "the \(provider) request body is JSON but not an object; \(rejection)"))
-        }
-        return .object(json)
-    }
-
-    private static func checkFCM(body: Data, topic: String?, now: Date) -> [Finding] {
-        var findings: [Finding] = []
-        func add(_ level: Level, _ code: Code, _ message: String) {
-            findings.append(Finding(level: level, code: code, message: message))
-        }
-        let json: JSONValue
-        switch object(body, provider: "FCM", rejection: "FCM rejects it with 400 INVALID_ARGUMENT.") {
-        case .object(let value): json = value
-        case .rejected(let finding): return [finding]
-        }
+    /// The FCM rules on `json`, the parsed `body`.
+    private static func checkFCM(
+        _ json: JSONValue, body: Data, topic: String?, now: Date, into findings: inout Findings
+    ) {
         guard let apns = json["message"]?["apns"], apns.isObject else {
-            add(
+            findings.add(
                 .error, .missingFCMApns,
                 "the body has no message.apns object; a Live Activity push through FCM sends {\"message\":{\"apns\":{\"live_activity_token\":…,\"headers\":{\"apns-push-type\":\"liveactivity\"},\"payload\":{\"aps\":{…}}}}}."
             )
-            return findings
+            return
         }
         switch apns["live_activity_token"] {
         case .string(let token)? where !token.isEmpty:
             break
         case .string?:
-            add(
+            findings.add(
                 .error, .missingLiveActivityToken,
                 "message.apns.live_activity_token is empty; set it to the activity's push token (hex), or to the push-to-start token for a start."
             )
         case nil, .null?:
-            add(
+            findings.add(
                 .error, .missingLiveActivityToken,
                 "message.apns.live_activity_token is missing: without it FCM sends an ordinary notification to the app, not a Live Activity update. Set it to the activity's push token (hex), or to the push-to-start token for a start."
             )
         case _?:
-            add(
+            findings.add(
                 .error, .missingLiveActivityToken,
                 "message.apns.live_activity_token must be a string (the push token in hex), not \(describe(apns["live_activity_token"]))."
             )
@@ -97,13 +72,13 @@ extension PayloadCheck {
         var topicHeader: String?
         switch apns["headers"] {
         case nil, .null?:
-            add(
+            findings.add(
                 .error, .pushTypeNotLiveActivity,
                 "message.apns.headers is missing; add {\"apns-push-type\": \"liveactivity\"} (and apns-priority) so that APNs takes it for a Live Activity push."
             )
         case .object(let headers)?:
             for header in headers where header.value.stringValue == nil {
-                add(
+                findings.add(
                     .error, .headerNotString,
                     "message.apns.headers \"\(header.key)\" is \(describe(header.value)); FCM takes only string values (write \"10\", not 10) and rejects the message with 400."
                 )
@@ -112,25 +87,25 @@ extension PayloadCheck {
             topicHeader = headers.first { $0.key.lowercased() == "apns-topic" }?.value.stringValue
             if let pushType {
                 if let value = pushType.value.stringValue, value != "liveactivity" {
-                    add(
+                    findings.add(
                         .error, .pushTypeNotLiveActivity,
                         "message.apns.headers \"\(pushType.key)\" is \"\(value)\"; a Live Activity push needs \"liveactivity\"."
                     )
                 }
             } else {
-                add(
+                findings.add(
                     .error, .pushTypeNotLiveActivity,
                     "message.apns.headers has no apns-push-type; add \"apns-push-type\": \"liveactivity\" so that APNs takes it for a Live Activity push."
                 )
             }
         case _?:
-            add(
+            findings.add(
                 .error, .pushTypeNotLiveActivity,
                 "message.apns.headers must be an object of strings with \"apns-push-type\": \"liveactivity\", not \(describe(apns["headers"]))."
             )
         }
         if let topic = topic ?? topicHeader, !topic.hasSuffix(topicSuffix) {
-            add(
+            findings.add(
                 .error, .topicWithoutSuffix,
                 "topic '\(topic)' does not end with '\(topicSuffix)': Live Activity pushes to the plain bundle id fail with DeviceTokenNotForTopic. Use '\(topic)\(topicSuffix)'."
             )
@@ -139,30 +114,21 @@ extension PayloadCheck {
         guard apns["payload"]?.isObject == true,
             let range = StrictJSON.range(of: ["message", "apns", "payload"], in: bytes)
         else {
-            add(
+            findings.add(
                 .error, .missingFCMPayload,
                 "message.apns.payload is missing or not an object; the Live Activity's {\"aps\":{\"event\":…,\"timestamp\":…,\"content-state\":{…}}} goes there."
             )
-            return findings
+            return
         }
         let payload = Data(StrictJSON.compact(bytes[range]))
         for var finding in check(payload: payload, topic: nil, now: now) {
             finding.message = "message.apns.payload: " + finding.message
             findings.append(finding)
         }
-        return findings
     }
 
-    private static func checkTencentChat(body: Data, now: Date) -> [Finding] {
-        var findings: [Finding] = []
-        func add(_ level: Level, _ code: Code, _ message: String) {
-            findings.append(Finding(level: level, code: code, message: message))
-        }
-        let json: JSONValue
-        switch object(body, provider: "Tencent Cloud Chat", rejection: "Tencent Cloud Chat rejects it.") {
-        case .object(let value): json = value
-        case .rejected(let finding): return [finding]
-        }
+    /// The Tencent Cloud Chat rules on `json`, the parsed body.
+    private static func checkTencentChat(_ json: JSONValue, now: Date, into findings: inout Findings) {
         var path = ""
         var value: JSONValue? = json
         for name in ["OfflinePushInfo", "ApnsInfo", "LiveActivity"] {
@@ -170,66 +136,54 @@ extension PayloadCheck {
             path += path.isEmpty ? name : "." + name
             value = value?[name]
             guard value?.isObject == true else {
-                add(
+                findings.add(
                     .error, .missingLiveActivity,
                     "\(parent) has no \(name) object; without OfflinePushInfo.ApnsInfo.LiveActivity Tencent Cloud Chat sends an ordinary notification, not a Live Activity update."
                 )
-                return findings
+                return
             }
         }
-        guard let activity = value else { return findings }
+        guard let activity = value else { return }
         switch activity["LaId"] {
         case .string(let id)? where (1...64).contains(id.utf8.count):
             break
         case .string(let id)? where id.isEmpty:
-            add(.error, .invalidLaID, "\(path).LaId is empty; set it to the activity's id (1 to 64 bytes).")
+            findings.add(.error, .invalidLaID, "\(path).LaId is empty; set it to the activity's id (1 to 64 bytes).")
         case .string(let id)?:
-            add(
+            findings.add(
                 .error, .invalidLaID,
                 "\(path).LaId is \(id.utf8.count) bytes; Tencent Cloud Chat takes at most 64. Use a shorter activity id."
             )
         case nil, .null?:
-            add(
+            findings.add(
                 .error, .invalidLaID,
                 "\(path).LaId is missing; set it to the activity's id (1 to 64 bytes), the one its updates and renders are matched by."
             )
         case _?:
-            add(
+            findings.add(
                 .error, .invalidLaID,
                 "\(path).LaId must be a string of 1 to 64 bytes, not \(describe(activity["LaId"])).")
         }
         let event = activity["Event"]?.stringValue
         switch activity["Event"] {
         case nil, .null?:
-            add(.error, .missingEvent, "\(path).Event is missing; set it to \"update\" or \"end\".")
+            findings.add(.error, .missingEvent, "\(path).Event is missing; set it to \"update\" or \"end\".")
         case .string(let text)? where text != "update" && text != "end":
-            add(
+            findings.add(
                 .error, .invalidEvent,
                 "\(path).Event is \"\(text)\"; Tencent Cloud Chat takes \"update\" or \"end\" (it cannot start an activity)."
             )
         case .string?:
             break
         case _?:
-            add(.error, .invalidEvent, "\(path).Event is not a string; it must be \"update\" or \"end\".")
+            findings.add(.error, .invalidEvent, "\(path).Event is not a string; it must be \"update\" or \"end\".")
         }
-        let state = activity["ContentState"]
-        if state == nil || state == .null {
-            add(
-                .error, .missingContentState,
-                "\(path).ContentState is missing; the widget has nothing to show. Send the full ContentState as a JSON object."
-            )
-        } else if state?.isObject != true {
-            add(.error, .missingContentState, "\(path).ContentState must be a JSON object matching your ContentState.")
-        } else if state?["seq"]?.intValue == nil {
-            add(
-                .warning, .missingSeq,
-                "\(path).ContentState has no integer \"seq\"; arrival cannot match this update to its render beacons and content_update callbacks."
-            )
-        }
+        checkContentState(
+            activity["ContentState"], at: path + ".ContentState", sendAs: "a JSON object", into: &findings)
         let dismissal = activity["DismissalDate"]
         if let dismissal, dismissal != .null {
             if event != "end" {
-                add(
+                findings.add(
                     .error, .dismissalDateWithoutEnd,
                     "\(path).DismissalDate is set on an Event that is not \"end\"; it says when an ended activity leaves the Lock Screen. Send it with the end push only."
                 )
@@ -238,22 +192,21 @@ extension PayloadCheck {
             case .int(let seconds):
                 let nowSeconds = Int64((now.timeIntervalSince1970).rounded(.down))
                 if seconds >= millisecondsThreshold {
-                    add(
+                    findings.add(
                         .error, .dismissalDateInMilliseconds,
                         "\(path).DismissalDate \(seconds) looks like milliseconds; it is Unix seconds (\(seconds / 1000))."
                     )
                 } else if seconds < nowSeconds {
-                    add(
+                    findings.add(
                         .warning, .dismissalDateInPast,
                         "\(path).DismissalDate \(seconds) is before now (\(nowSeconds)): the activity is removed from the Lock Screen as soon as it ends. That is right only if you mean to dismiss it at once."
                     )
                 }
             default:
-                add(
+                findings.add(
                     .error, .dismissalDateNotInteger,
                     "\(path).DismissalDate must be an integer of Unix seconds, not \(describe(dismissal)).")
             }
         }
-        return findings
     }
 }

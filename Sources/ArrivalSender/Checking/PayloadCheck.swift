@@ -68,85 +68,84 @@ public enum PayloadCheck {
         public var description: String { "\(level.rawValue): \(code.rawValue): \(message)" }
     }
 
+    /// What one check has found so far, in the order found: every check
+    /// (the APNs payload, each provider's body) adds to one of these.
+    struct Findings {
+        private(set) var list: [Finding] = []
+
+        mutating func add(_ level: Level, _ code: Code, _ message: String) {
+            list.append(Finding(level: level, code: code, message: message))
+        }
+
+        mutating func append(_ finding: Finding) { list.append(finding) }
+    }
+
     /// The findings for `payload` (the JSON body) sent to `topic` (the
     /// `apns-topic` header, if known), judged at `now`. Empty when it is fine.
     public static func check(payload: Data, topic: String? = nil, now: Date = Date()) -> [Finding] {
-        var findings: [Finding] = []
-        func add(_ level: Level, _ code: Code, _ message: String) {
-            findings.append(Finding(level: level, code: code, message: message))
-        }
+        var findings = Findings()
         let size = payload.count
         if size > maxPayloadBytes {
-            add(
+            findings.add(
                 .error, .payloadTooLarge,
                 "payload is \(size) bytes, over the \(maxPayloadBytes)-byte limit: APNs answers 413 PayloadTooLarge. Shrink content-state (shorter strings, fewer fields) by \(size - maxPayloadBytes) bytes or more."
             )
         } else if size > nearLimitBytes {
-            add(
+            findings.add(
                 .warning, .payloadNearLimit,
                 "payload is \(size) bytes, within \(maxPayloadBytes - size) bytes of the \(maxPayloadBytes)-byte limit: a slightly longer content-state will be rejected with 413. Keep it under \(nearLimitBytes) bytes."
             )
         }
         if let topic, !topic.hasSuffix(topicSuffix) {
-            add(
+            findings.add(
                 .error, .topicWithoutSuffix,
                 "topic '\(topic)' does not end with '\(topicSuffix)': Live Activity pushes to the plain bundle id fail with DeviceTokenNotForTopic. Use '\(topic)\(topicSuffix)'."
             )
         }
-        if let syntax = StrictJSON.firstError(in: Array(payload)) {
-            let place =
-                syntax.atEnd
-                ? "the text ends too early, at line \(syntax.line), column \(syntax.column)"
-                : "syntax error at line \(syntax.line), column \(syntax.column)"
-            add(
-                .error, .notJSON,
-                "payload is not JSON by RFC 8259: \(place) (look for a trailing comma, single quotes, NaN or a cut-off end); APNs rejects it with 400."
-            )
-            return findings
-        }
-        guard let json = JSONValue.parse(payload), json.isObject else {
-            add(
-                .error, .notJSON,
-                "payload is JSON but not an object; APNs rejects it with 400. Send one object with an \"aps\" member.")
-            return findings
-        }
+        guard
+            let json = object(
+                payload, named: "payload", rejection: "APNs rejects it with 400.",
+                notObjectHint: " Send one object with an \"aps\" member.", into: &findings)
+        else { return findings.list }
         guard let aps = json["aps"], aps.isObject else {
-            add(
+            findings.add(
                 .error, .missingAps,
                 "payload has no \"aps\" object; every Live Activity push needs aps.event, aps.timestamp and aps.content-state."
             )
-            return findings
+            return findings.list
         }
         let event = aps["event"]?.stringValue
         if aps["event"] == nil || aps["event"] == .null {
-            add(.error, .missingEvent, "aps.event is missing; set it to \"update\", \"start\" or \"end\".")
+            findings.add(.error, .missingEvent, "aps.event is missing; set it to \"update\", \"start\" or \"end\".")
         } else if let event, !["start", "update", "end"].contains(event) {
-            add(.error, .invalidEvent, "aps.event is \"\(event)\"; it must be \"start\", \"update\" or \"end\".")
+            findings.add(
+                .error, .invalidEvent, "aps.event is \"\(event)\"; it must be \"start\", \"update\" or \"end\".")
         } else if event == nil {
-            add(.error, .invalidEvent, "aps.event is not a string; it must be \"start\", \"update\" or \"end\".")
+            findings.add(
+                .error, .invalidEvent, "aps.event is not a string; it must be \"start\", \"update\" or \"end\".")
         }
         switch aps["timestamp"] {
         case nil, .null?:
-            add(
+            findings.add(
                 .error, .missingTimestamp,
                 "aps.timestamp is missing; set it to the current Unix time in seconds. The device ignores an update whose timestamp is not newer than the one it shows."
             )
         case .int(let seconds)?:
             let nowSeconds = Int64((now.timeIntervalSince1970).rounded(.down))
             if seconds >= millisecondsThreshold {
-                add(
+                findings.add(
                     .error, .timestampInMilliseconds,
                     "aps.timestamp \(seconds) looks like milliseconds; APNs expects seconds (\(seconds / 1000)). Every later update in seconds would look older and be dropped."
                 )
             } else if seconds > nowSeconds + maxFutureSeconds {
                 let hours = Double(seconds - nowSeconds) / 3600
-                add(
+                findings.add(
                     .error, .timestampInFuture,
                     "aps.timestamp \(seconds) is \(String(format: "%.1f", hours)) hours ahead of now (\(nowSeconds)); the device will drop every following update until its time passes. Use the current time."
                 )
             }
         case _?:
-            add(
+            findings.add(
                 .error, .timestampNotInteger,
                 "aps.timestamp must be an integer of Unix seconds, not \(describe(aps["timestamp"])).")
         }
@@ -157,38 +156,75 @@ public enum PayloadCheck {
             reference = seconds
         }
         checkDate(
-            aps["stale-date"], field: "stale-date", reference: reference, add: add,
+            aps["stale-date"], field: "stale-date", reference: reference, into: &findings,
             codes: (.staleDateNotInteger, .staleDateInMilliseconds, .staleDateInPast), pastLevel: .error,
             past:
                 "the activity is shown as stale (outdated) the moment the update arrives. Set it to a Unix time in seconds after aps.timestamp, or leave it out."
         )
         checkDate(
-            aps["dismissal-date"], field: "dismissal-date", reference: reference, add: add,
+            aps["dismissal-date"], field: "dismissal-date", reference: reference, into: &findings,
             codes: (.dismissalDateNotInteger, .dismissalDateInMilliseconds, .dismissalDateInPast), pastLevel: .warning,
             past:
                 "the activity is removed from the Lock Screen as soon as it ends. That is right only if you mean to dismiss it at once; otherwise set a Unix time in seconds after aps.timestamp."
         )
-        let state = aps["content-state"]
-        if state == nil || state == .null {
-            add(
-                .error, .missingContentState,
-                "aps.content-state is missing; the widget has nothing to show. Send the full ContentState as JSON.")
-        } else if state?.isObject != true {
-            add(.error, .missingContentState, "aps.content-state must be a JSON object matching your ContentState.")
-        } else if state?["seq"]?.intValue == nil {
-            add(
-                .warning, .missingSeq,
-                "aps.content-state has no integer \"seq\"; arrival cannot match this update to its render beacons and content_update callbacks."
-            )
-        }
+        checkContentState(aps["content-state"], at: "aps.content-state", sendAs: "JSON", into: &findings)
         if event == "start" {
             if aps["attributes-type"]?.stringValue == nil || aps["attributes"]?.isObject != true {
-                add(
+                findings.add(
                     .error, .missingStartAttributes,
                     "a start push needs aps.attributes-type (your ActivityAttributes type name) and aps.attributes.")
             }
         }
-        return findings
+        return findings.list
+    }
+
+    /// `body` as a JSON object; nil when it is not one, after adding the one
+    /// `not_json` finding that says why (with the line and column of a
+    /// syntax error). `subject` names the body in the message, `rejection`
+    /// says what the receiver does with it.
+    static func object(
+        _ body: Data, named subject: String, rejection: String, notObjectHint: String = "",
+        into findings: inout Findings
+    ) -> JSONValue? {
+        let bytes = Array(body)
+        if let syntax = StrictJSON.firstError(in: bytes) {
+            let place =
+                syntax.atEnd
+                ? "the text ends too early, at line \(syntax.line), column \(syntax.column)"
+                : "syntax error at line \(syntax.line), column \(syntax.column)"
+            findings.add(
+                .error, .notJSON,
+                "\(subject) is not JSON by RFC 8259: \(place) (look for a trailing comma, single quotes, NaN or a cut-off end); \(rejection)"
+            )
+            return nil
+        }
+        guard let json = JSONValue.parse(bytes), json.isObject else {
+            findings.add(
+                .error, .notJSON, "\(subject) is JSON but not an object; \(rejection)" + notObjectHint)
+            return nil
+        }
+        return json
+    }
+
+    /// A content state (`aps.content-state`, Tencent Cloud Chat's
+    /// `ContentState`) at `path`: a JSON object, with an integer `seq` for
+    /// arrival to match its renders and callbacks by (a warning without).
+    /// `sendAs` is what the message asks the sender to send it as.
+    static func checkContentState(
+        _ state: JSONValue?, at path: String, sendAs: String, into findings: inout Findings
+    ) {
+        if state == nil || state == .null {
+            findings.add(
+                .error, .missingContentState,
+                "\(path) is missing; the widget has nothing to show. Send the full ContentState as \(sendAs).")
+        } else if state?.isObject != true {
+            findings.add(.error, .missingContentState, "\(path) must be a JSON object matching your ContentState.")
+        } else if state?["seq"]?.intValue == nil {
+            findings.add(
+                .warning, .missingSeq,
+                "\(path) has no integer \"seq\"; arrival cannot match this update to its render beacons and content_update callbacks."
+            )
+        }
     }
 
     /// `aps.stale-date` and `aps.dismissal-date` are Unix times in seconds:
@@ -197,8 +233,7 @@ public enum PayloadCheck {
     /// outdated at once) and a warning for a dismissal date (Apple's way to
     /// dismiss an ended activity at once, but more often a unit mistake).
     private static func checkDate(
-        _ value: JSONValue?, field: String, reference: Int64,
-        add: (Level, Code, String) -> Void,
+        _ value: JSONValue?, field: String, reference: Int64, into findings: inout Findings,
         codes: (notInteger: Code, milliseconds: Code, past: Code), pastLevel: Level, past: String
     ) {
         switch value {
@@ -206,19 +241,19 @@ public enum PayloadCheck {
             return
         case .int(let seconds)?:
             if seconds >= millisecondsThreshold {
-                add(
+                findings.add(
                     .error, codes.milliseconds,
                     "aps.\(field) \(seconds) looks like milliseconds; APNs expects Unix seconds (\(seconds / 1000)).")
             } else if seconds < reference {
                 let ago = reference - seconds
                 let span =
                     ago >= 86_400 ? "\(ago / 86_400) days" : ago >= 3600 ? "\(ago / 3600) hours" : "\(ago) seconds"
-                add(
+                findings.add(
                     pastLevel, codes.past,
                     "aps.\(field) \(seconds) is \(span) before aps.timestamp (\(reference)): \(past)")
             }
         case _?:
-            add(
+            findings.add(
                 .error, codes.notInteger,
                 "aps.\(field) must be an integer of Unix seconds, not \(describe(value)); the device ignores it.")
         }
