@@ -11,14 +11,18 @@ import Hummingbird
 /// Uploads received and not yet ingested, as files that survive a crash.
 ///
 /// An upload's bytes go to `incoming/` while they arrive (hashed on the
-/// way), are fsynced, and move to `queued/<sequence>.data`; then its
-/// description (`<sequence>.json`: content hash, name, role) is written,
-/// fsynced and moved beside it, and `queued/` itself is fsynced. Only then
-/// is the upload acknowledged. An upload is in the spool exactly when both
-/// of its files are in `queued/`: on start, anything else (a half-received
-/// body, a description without its bytes) is an upload that was never
-/// acknowledged, and is removed. The ingest worker takes uploads in
-/// sequence order and removes them only after their ingest committed.
+/// way) and move to `queued/<sequence>.data`; then its description
+/// (`<sequence>.json`: content hash, name, role) is written beside it.
+/// Uploads are made durable together (group commit): one `syncfs` of the
+/// spool's file system covers every upload that finished arriving while
+/// the previous one ran, and only after it returned is any of them
+/// acknowledged. On start, an upload counts as in the spool when both of
+/// its files are in `queued/` and its bytes still have the hash its
+/// description names; anything else (a half-received body, a description
+/// without its bytes, bytes a crash cut short) was never acknowledged and is
+/// removed. The ingest worker takes uploads in sequence order and removes
+/// them after their ingest committed (a removal a crash undoes only makes
+/// the next start ingest those bytes again, which stores nothing twice).
 final class Spool: @unchecked Sendable {
     struct Entry: Sendable, Equatable {
         var sequence: UInt64
@@ -49,7 +53,7 @@ final class Spool: @unchecked Sendable {
     private var reservedBytes = 0
     private var nextSequence: UInt64 = 1
     private var nextPart: UInt64 = 1
-    private let durability = DispatchQueue(label: "arrival.spool.durability", attributes: .concurrent)
+    private let syncer: GroupSync
 
     /// Signals the ingest worker that an upload was queued.
     let arrivals: AsyncStream<Void>
@@ -62,6 +66,7 @@ final class Spool: @unchecked Sendable {
         queued = root.appendingPathComponent("queued", isDirectory: true)
         self.maxBytes = maxBytes
         (arrivals, arrived) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        syncer = GroupSync(directory: root.path)
         let files = FileManager.default
         do {
             try files.createDirectory(at: incoming, withIntermediateDirectories: true)
@@ -73,7 +78,10 @@ final class Spool: @unchecked Sendable {
             for name in names {
                 let url = queued.appendingPathComponent(name)
                 if name.hasSuffix(".json"), let sequence = UInt64(name.dropLast(5)) {
-                    if names.contains(Self.dataName(sequence)), let entry = Self.entry(from: url, sequence: sequence) {
+                    let data = queued.appendingPathComponent(Self.dataName(sequence))
+                    if names.contains(Self.dataName(sequence)), let entry = Self.entry(from: url, sequence: sequence),
+                        Self.hash(of: data.path) == entry.sha256
+                    {
                         add(entry)
                         continue
                     }
@@ -142,35 +150,26 @@ final class Spool: @unchecked Sendable {
         let entry = Entry(
             sequence: sequence, sha256: sha256, name: name ?? sha256, role: role, byteCount: count,
             receivedAt: Int64(Date().timeIntervalSince1970 * 1000))
-        // fsync and the renames block: off the request's thread, several at once.
-        let result: Result<Void, Failure> = await withCheckedContinuation { continuation in
-            durability.async { [incoming, queued] in
-                continuation.resume(
-                    returning: Result { () throws(Failure) in
-                        guard fsync(fd) == 0 else {
-                            throw .io("cannot sync the upload: \(String(cString: strerror(errno)))")
-                        }
-                        close(fd)
-                        let data = queued.appendingPathComponent(Self.dataName(sequence))
-                        guard rename(partURL.path, data.path) == 0 else {
-                            throw .io("cannot queue the upload: \(String(cString: strerror(errno)))")
-                        }
-                        let metaPart = incoming.appendingPathComponent("\(sequence).json.part")
-                        try Self.writeDurably(Self.description(of: entry), to: metaPart)
-                        guard rename(metaPart.path, queued.appendingPathComponent(Self.metaName(sequence)).path) == 0
-                        else {
-                            unlink(data.path)
-                            throw .io("cannot queue the upload: \(String(cString: strerror(errno)))")
-                        }
-                        try Self.syncDirectory(queued)
-                    })
-            }
-        }
+        close(fd)
         closed = true
+        let data = queued.appendingPathComponent(Self.dataName(sequence))
+        guard rename(partURL.path, data.path) == 0 else {
+            throw .io("cannot queue the upload: \(String(cString: strerror(errno)))")
+        }
         kept = true
-        if case .failure(let failure) = result {
-            unlink(partURL.path)
-            throw failure
+        let metaPart = incoming.appendingPathComponent("\(sequence).json.part")
+        let meta = queued.appendingPathComponent(Self.metaName(sequence))
+        do throws(Failure) {
+            try Self.writeFile(Self.description(of: entry), to: metaPart)
+            guard rename(metaPart.path, meta.path) == 0 else {
+                throw .io("cannot queue the upload: \(String(cString: strerror(errno)))")
+            }
+            // Durable together with every upload that finished meanwhile.
+            if let failure = await syncer.sync() { throw failure }
+        } catch {
+            unlink(meta.path)
+            unlink(data.path)
+            throw error
         }
         let alreadyQueued = lock.withLock { entries.values.contains { $0.sha256 == sha256 } }
         lock.withLock { add(entry) }
@@ -190,13 +189,14 @@ final class Spool: @unchecked Sendable {
     }
 
     /// Removes an upload whose ingest committed: its description first
-    /// (from then on it is not in the spool), then its bytes.
+    /// (from then on it is not in the spool), then its bytes. Not synced: if
+    /// a crash undoes it, the next start ingests these bytes again under the
+    /// same name, which stores nothing.
     func remove(_ entry: Entry) throws(Failure) {
         let meta = queued.appendingPathComponent(Self.metaName(entry.sequence))
         guard unlink(meta.path) == 0 || errno == ENOENT else {
             throw .io("cannot remove an ingested upload from the spool: \(String(cString: strerror(errno)))")
         }
-        try Self.syncDirectory(queued)
         unlink(dataPath(of: entry))
         lock.withLock {
             if entries.removeValue(forKey: entry.sequence) != nil {
@@ -300,7 +300,13 @@ final class Spool: @unchecked Sendable {
         }
     }
 
-    private static func writeDurably(_ bytes: [UInt8], to url: URL) throws(Failure) {
+    /// The SHA-256 (hex) of a file's bytes; nil when it cannot be read.
+    private static func hash(of path: String) -> String? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        return SHA256.hash(data: data).map { hex[Int($0 >> 4)] + hex[Int($0 & 15)] }.joined()
+    }
+
+    private static func writeFile(_ bytes: [UInt8], to url: URL) throws(Failure) {
         let fd = open(url.path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .io("cannot write to the spool: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
@@ -313,13 +319,75 @@ final class Spool: @unchecked Sendable {
             }
         }
         if let written { throw written }
-        guard fsync(fd) == 0 else { throw .io("cannot sync the spool: \(String(cString: strerror(errno)))") }
+    }
+}
+
+/// Group commit: makes everything written to the spool's file system so far
+/// durable with one `syncfs`, for every caller waiting at the time. A caller
+/// that arrives while a sync runs waits for the next one, which then covers
+/// all who came meanwhile: under load one sync acknowledges many uploads.
+final class GroupSync: @unchecked Sendable {
+    private let lock = NSLock()
+    private var waiting: [CheckedContinuation<Spool.Failure?, Never>] = []
+    private var running = false
+    private let directory: String
+    private let queue = DispatchQueue(label: "arrival.spool.sync")
+
+    init(directory: String) {
+        self.directory = directory
     }
 
-    private static func syncDirectory(_ url: URL) throws(Failure) {
-        let fd = open(url.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw .io("cannot open the spool directory: \(String(cString: strerror(errno)))") }
+    /// Returns once everything written before the call is on disk (nil), or the failure.
+    func sync() async -> Spool.Failure? {
+        await withCheckedContinuation { continuation in
+            let start = lock.withLock {
+                waiting.append(continuation)
+                if running { return false }
+                running = true
+                return true
+            }
+            if start { queue.async { self.loop() } }
+        }
+    }
+
+    private func loop() {
+        while true {
+            let batch: [CheckedContinuation<Spool.Failure?, Never>] = lock.withLock {
+                let batch = waiting
+                waiting = []
+                if batch.isEmpty { running = false }
+                return batch
+            }
+            if batch.isEmpty { return }
+            let failure = Self.syncFileSystem(of: directory)
+            for continuation in batch { continuation.resume(returning: failure) }
+        }
+    }
+
+    #if os(Linux)
+        /// glibc's `syncfs(2)`, which Swift's Glibc module does not export (it is a GNU extension).
+        private static let syncfs: (@convention(c) (Int32) -> Int32)? = {
+            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "syncfs") else { return nil }
+            return unsafeBitCast(symbol, to: (@convention(c) (Int32) -> Int32).self)
+        }()
+    #endif
+
+    private static func syncFileSystem(of directory: String) -> Spool.Failure? {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return .io("cannot open the spool directory: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
-        guard fsync(fd) == 0 else { throw .io("cannot sync the spool directory: \(String(cString: strerror(errno)))") }
+        #if os(Linux)
+            guard let syncfs = Self.syncfs else {
+                Glibc.sync()  // a libc without syncfs: everything, everywhere
+                return nil
+            }
+            guard syncfs(fd) == 0 else { return .io("cannot sync the spool: \(String(cString: strerror(errno)))") }
+        #else
+            // No syncfs: F_FULLFSYNC flushes the drive's cache with everything written before it.
+            guard fcntl(fd, F_FULLFSYNC) == 0 else {
+                return .io("cannot sync the spool: \(String(cString: strerror(errno)))")
+            }
+        #endif
+        return nil
     }
 }

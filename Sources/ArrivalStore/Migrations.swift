@@ -11,32 +11,13 @@ enum Migrations {
         ("0003_malformed_problem", malformedProblem),
         ("0004_record_repeats", recordRepeats),
         ("0005_providers", providers),
-        ("0006_kind_not_allowed", kindNotAllowed),
     ]
-
-    /// The malformed cause `kind_not_allowed` (an `apns` or `exchange` line
-    /// uploaded to the collector with a device token), copied as in 0005.
-    static let kindNotAllowed = """
-        CREATE TABLE malformed_lines_0006 (
-            file_id INTEGER NOT NULL REFERENCES files (id),
-            line    INTEGER NOT NULL,
-            cause   TEXT    NOT NULL CHECK (cause IN ('line_too_long', 'invalid_utf8', 'invalid_json', 'too_deep',
-                        'duplicate_key', 'not_an_object', 'unsupported_version', 'unknown_kind', 'missing_field',
-                        'wrong_type', 'invalid_time', 'invalid_enum', 'invalid_exchange', 'kind_not_allowed',
-                        'truncated_gzip')),
-            problem TEXT,
-            PRIMARY KEY (file_id, line)
-        ) WITHOUT ROWID;
-        INSERT INTO malformed_lines_0006 (file_id, line, cause, problem)
-            SELECT file_id, line, cause, problem FROM malformed_lines;
-        DROP TABLE malformed_lines;
-        ALTER TABLE malformed_lines_0006 RENAME TO malformed_lines;
-        """
 
     /// Exchange records and providers (Documentation/InputRecords.md): who
     /// the sender talked to, NULL for APNs itself (what every `apns` row
-    /// stored before this migration is), and the malformed cause
-    /// `invalid_exchange`. SQLite cannot change a CHECK, so
+    /// stored before this migration is), and the malformed causes
+    /// `invalid_exchange` and `kind_not_allowed` (an `apns` or `exchange` line
+    /// uploaded to the collector with a device token). SQLite cannot change a CHECK, so
     /// `malformed_lines` is copied into a table with the longer list.
     static let providers = """
         ALTER TABLE apns ADD COLUMN provider TEXT CHECK (provider = 'fcm' OR provider = 'tencent_chat');
@@ -45,7 +26,8 @@ enum Migrations {
             line    INTEGER NOT NULL,
             cause   TEXT    NOT NULL CHECK (cause IN ('line_too_long', 'invalid_utf8', 'invalid_json', 'too_deep',
                         'duplicate_key', 'not_an_object', 'unsupported_version', 'unknown_kind', 'missing_field',
-                        'wrong_type', 'invalid_time', 'invalid_enum', 'invalid_exchange', 'truncated_gzip')),
+                        'wrong_type', 'invalid_time', 'invalid_enum', 'invalid_exchange', 'kind_not_allowed',
+                        'truncated_gzip')),
             problem TEXT,
             PRIMARY KEY (file_id, line)
         ) WITHOUT ROWID;
