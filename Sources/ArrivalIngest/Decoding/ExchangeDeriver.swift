@@ -337,7 +337,7 @@ final class ExchangeDeriver {
         text.forEachMember(of: object) { key, value in
             guard value.kind == .string else {
                 problem = Problem(
-                    field: path + "." + text.withContent(key) { String(decoding: $0, as: UTF8.self) },
+                    field: path + "." + Self.clipped(text.withContent(key) { String(decoding: $0, as: UTF8.self) }),
                     why: "a header value must be a string, got \(Self.kindName(value))")
                 return false
             }
@@ -393,8 +393,14 @@ final class ExchangeDeriver {
     }
 
     private static func shown(_ ref: JSONLineScanner.ValueRef, in text: JSONText) -> String {
-        let content = text.withContent(ref) { String(decoding: $0, as: UTF8.self) }
-        return "\"" + (content.unicodeScalars.count <= 60 ? content : String(content.prefix(60)) + "…") + "\""
+        "\"" + clipped(text.withContent(ref) { String(decoding: $0, as: UTF8.self) }, to: 60) + "\""
+    }
+
+    /// At most `limit` Unicode scalars of `text` (a problem names what it
+    /// shows, never repeats a hostile line at length), with `…` when cut.
+    private static func clipped(_ text: String, to limit: Int = 40) -> String {
+        guard text.unicodeScalars.count > limit else { return text }
+        return String(String.UnicodeScalarView(text.unicodeScalars.prefix(limit))) + "…"
     }
 
     // MARK: - Cells
