@@ -14,30 +14,33 @@ struct PayloadCheckTests {
             .map { "\($0.level.rawValue):\($0.code.rawValue)" }
     }
 
+    /// Each payload fixture and the findings it must give (level:code).
+    static let payloadCases: [(String, [String])] = [
+        ("ok.json", []),
+        ("start.json", []),
+        ("near-limit.json", ["warning:payload_near_limit"]),
+        ("too-large.json", ["error:payload_too_large"]),
+        ("milliseconds.json", ["error:timestamp_in_milliseconds"]),
+        ("future.json", ["error:timestamp_in_future"]),
+        ("fractional-timestamp.json", ["error:timestamp_not_integer"]),
+        ("missing-event.json", ["error:missing_event"]),
+        ("invalid-event.json", ["error:invalid_event"]),
+        ("missing-timestamp.json", ["error:missing_timestamp"]),
+        ("missing-content-state.json", ["error:missing_content_state"]),
+        ("missing-seq.json", ["warning:missing_seq"]),
+        ("start-without-attributes.json", ["error:missing_start_attributes"]),
+        ("no-aps.json", ["error:missing_aps"]),
+        ("not-json.json", ["error:not_json"]),
+        ("not-json-multiline.json", ["error:not_json"]),
+        ("stale-date-past.json", ["error:stale_date_in_past"]),
+        ("stale-date-fraction.json", ["error:stale_date_not_integer"]),
+        ("dismissal-date-string.json", ["error:dismissal_date_not_integer"]),
+        ("dismissal-date-past.json", ["warning:dismissal_date_in_past"]),
+    ]
+
     @Test(
         "Each mistake is flagged with its level; good payloads have no findings",
-        arguments: [
-            ("ok.json", []),
-            ("start.json", []),
-            ("near-limit.json", ["warning:payload_near_limit"]),
-            ("too-large.json", ["error:payload_too_large"]),
-            ("milliseconds.json", ["error:timestamp_in_milliseconds"]),
-            ("future.json", ["error:timestamp_in_future"]),
-            ("fractional-timestamp.json", ["error:timestamp_not_integer"]),
-            ("missing-event.json", ["error:missing_event"]),
-            ("invalid-event.json", ["error:invalid_event"]),
-            ("missing-timestamp.json", ["error:missing_timestamp"]),
-            ("missing-content-state.json", ["error:missing_content_state"]),
-            ("missing-seq.json", ["warning:missing_seq"]),
-            ("start-without-attributes.json", ["error:missing_start_attributes"]),
-            ("no-aps.json", ["error:missing_aps"]),
-            ("not-json.json", ["error:not_json"]),
-            ("not-json-multiline.json", ["error:not_json"]),
-            ("stale-date-past.json", ["error:stale_date_in_past"]),
-            ("stale-date-fraction.json", ["error:stale_date_not_integer"]),
-            ("dismissal-date-string.json", ["error:dismissal_date_not_integer"]),
-            ("dismissal-date-past.json", ["warning:dismissal_date_in_past"]),
-        ] as [(String, [String])])
+        arguments: payloadCases)
     func findings(file: String, expected: [String]) throws {
         #expect(try codes(file) == expected)
     }
