@@ -114,7 +114,7 @@ struct ExitCodeTests {
         for arguments in [
             ["--help"], ["-h"], ["help", "ingest"], ["ingest", "--help"], ["report", "--help"], ["diff", "-h"],
             ["gate", "--help"], ["simulate", "--help"], ["files", "remove", "--help"], ["check-payload", "--help"],
-            ["demo", "--help"],
+            ["demo", "--help"], ["serve", "--help"],
         ] {
             let help = try await arrival(arguments)
             #expect(help.status == 0, "\(arguments): \(help)")
@@ -265,6 +265,27 @@ struct ExitCodeTests {
         let usage = try await arrival(["report", "--db", store, "--day", "2026-13-01"])
         #expect(usage.status == 2, "\(usage)")
         #expect(usage.stderr.contains("is not a real day"))
+    }
+
+    @Test(
+        "serve: 2 without tokens, for a short token, a bad port or a bad token file line; 1 for an unreadable token file"
+    )
+    func serve() async throws {
+        let work = try Workspace()
+        let store = work.path("s.sqlite")
+        let none = try await arrival(["serve", "--db", store, "--spool", work.path("spool")])
+        #expect(none.status == 2, "\(none)")
+        #expect(none.stderr.contains("no tokens"))
+        let short = try await arrival(["serve", "--db", store, "--device-token", "abc"])
+        #expect(short.status == 2 && short.stderr.contains("shorter than 16"), "\(short)")
+        let port = try await arrival(["serve", "--db", store, "--port", "70000", "--read-token", "r123456789abcdefgh"])
+        #expect(port.status == 2 && port.stderr.contains("--port"), "\(port)")
+        try Data("device 0123456789abcdef0\nwriter x\n".utf8).write(to: URL(fileURLWithPath: work.path("tokens")))
+        let file = try await arrival(["serve", "--db", store, "--token-file", work.path("tokens")])
+        #expect(file.status == 2 && file.stderr.contains("line 2"), "\(file)")
+        let unreadable = try await arrival(["serve", "--db", store, "--token-file", work.path("missing")])
+        #expect(unreadable.status == 1 && unreadable.stderr.contains("cannot read the token file"), "\(unreadable)")
+        #expect(!FileManager.default.fileExists(atPath: store))
     }
 
     @Test("report on a day without data says where the data is; --require-data makes it exit 1")
