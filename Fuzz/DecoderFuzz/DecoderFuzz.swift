@@ -28,6 +28,8 @@ func check(_ condition: Bool, _ message: @autoclosure () -> String, line: [UInt8
 /// in them must not change the answer for the next.
 nonisolated(unsafe) private var longLived = RecordDecoder()
 nonisolated(unsafe) private var batch = RowBatch(capacity: 64)
+/// `ARRIVAL_FUZZ_TRACE=1` prints each line's outcome and problem (for `--reproduce`).
+nonisolated(unsafe) private var trace = getenv("ARRIVAL_FUZZ_TRACE") != nil
 /// Where gzip inputs are written to be read back through `LineReader`.
 nonisolated(unsafe) private var gzipPath: String?
 
@@ -165,6 +167,9 @@ func checkDecoding(_ line: [UInt8], number: Int) -> Record? {
         check(false, "decode(_:) says \(outcome), the batch path \(appended)", line: line)
     }
 
+    if trace {
+        print("line \(number): \(outcome)" + (problem.map { " — " + $0 } ?? ""))
+    }
     checkAgainstReference(line, outcome, problem: problem)
     if case .record(let record) = outcome {
         checkAgainstFoundation(line, record)
@@ -192,9 +197,27 @@ func checkAgainstReference(_ line: [UInt8], _ outcome: RecordDecoder.Outcome, pr
         } else {
             check(problem == nil, "\(b) concerns the whole line, yet has a problem: \(problem!)", line: line)
         }
+    case (.invalidExchange(let paths), .malformed(let b)):
+        check(b == .invalidExchange, "the reference says invalid_exchange (\(paths)), the decoder \(b) (\(problem ?? "-"))", line: line)
+        check(
+            paths.contains { names(problem ?? "", $0) },
+            "the problem of invalid_exchange should name one of \(paths): \(problem ?? "nil")", line: line)
+        check(problem!.unicodeScalars.count < 400, "a problem of \(problem!.count) characters", line: line)
     default:
         check(false, "the reference says \(expected), the decoder \(outcome) (\(problem ?? "-"))", line: line)
     }
+}
+
+/// Whether the problem text of an `invalid_exchange` line starts with `path` (`request.body`,
+/// `request.headers.apns-id`, …) and names no deeper path after it: `request.body: not a JSON
+/// object (…)` names `request.body`, `request.body: aps.timestamp: required…` does not.
+func names(_ problem: String, _ path: String) -> Bool {
+    guard problem.hasPrefix(path + ": ") else { return false }
+    guard path == "request.body" else { return true }
+    let rest = problem.dropFirst(path.count + 2)
+    guard let colon = rest.range(of: ": ") else { return true }
+    let segment = rest[..<colon.lowerBound]
+    return segment.isEmpty || segment.contains(" ")
 }
 
 /// A line accepted as a record is JSON to Foundation too, and Foundation reads the same field values.
@@ -213,10 +236,13 @@ func checkAgainstFoundation(_ line: [UInt8], _ record: Record) {
     // only held to being JSON objects here (the reference decoder checks their values).
     let bom: [UInt8] = [0x22, 0xEF, 0xBB, 0xBF]
     if line.count >= 4 && (0...line.count - 4).contains(where: { line[$0..<$0 + 4].elementsEqual(bom) }) { return }
+    if dictionary["kind"] as? String == "exchange" { return checkExchangeAgainstFoundation(line, dictionary, record) }
     for (key, value) in zip(fieldKeys(record.kind), fieldValues(record)) {
         let found = dictionary[key]
         switch value {
         case .none:
+            // `"provider":"apns"` is stored as no provider.
+            if key == "provider" && found as? String == "apns" { continue }
             check(found == nil || found is NSNull, "\(key) is absent in the record, \(found!) in Foundation's")
         case .text(let text):
             check(
@@ -234,6 +260,44 @@ func checkAgainstFoundation(_ line: [UInt8], _ record: Record) {
             }
         }
     }
+}
+
+/// The fields an `exchange` line carries over, read by Foundation, and the request body a JSON
+/// object to it as well (unless Foundation's limits above concern the body).
+func checkExchangeAgainstFoundation(_ line: [UInt8], _ dictionary: [String: Any], _ record: Record) {
+    guard case .apns(let r) = record else { return check(false, "an exchange line decoded to \(record)", line: line) }
+    let provider = dictionary["provider"] as? String
+    check(
+        provider == (r.provider ?? .apns).rawValue,
+        "provider: the record has \(String(describing: r.provider)), Foundation \(String(describing: provider))",
+        line: line)
+    let sentAt = (dictionary["sent_at"] as? String).flatMap { RFC3339.parseMilliseconds($0) }
+    check(sentAt == r.sentAt, "sent_at: the record has \(r.sentAt), Foundation's string reads \(sentAt as Any)")
+    let latency = (dictionary["latency_ms"] as? NSNumber)?.int64Value
+    check(latency == r.latencyMS, "latency_ms: the record has \(r.latencyMS as Any), Foundation \(latency as Any)")
+    if let environment = dictionary["environment"] as? String {
+        check(r.environment == environment, "environment: the record has \(r.environment as Any), Foundation \(environment)")
+    }
+    if r.provider != .tencentChat {
+        check(
+            r.activityID == dictionary["activity_id"] as? String,
+            "activity_id: the record has \(r.activityID as Any), Foundation \(dictionary["activity_id"] as Any)")
+    }
+    guard let body = (dictionary["request"] as? [String: Any])?["body"] as? String else {
+        return check(false, "an exchange decoded without a request.body string to Foundation", line: line)
+    }
+    let bytes = Array(body.utf8)
+    if r.provider == nil {
+        check(r.payloadBytes == Int64(bytes.count), "payload_bytes \(r.payloadBytes as Any), Foundation's body \(bytes.count)")
+    }
+    // As for lines: Foundation refuses huge numbers and drops a raw U+FEFF after a quote.
+    let bom: [UInt8] = [0x22, 0xEF, 0xBB, 0xBF]
+    if hasHugeNumber(bytes) || (0..<max(bytes.count - 3, 0)).contains(where: { bytes[$0..<$0 + 4].elementsEqual(bom) }) {
+        return
+    }
+    check(
+        (try? JSONSerialization.jsonObject(with: Data(bytes))) is [String: Any],
+        "the request body of an exchange is no JSON object to Foundation", line: line)
 }
 
 /// Whether the line holds a number literal whose magnitude a `Double` cannot hold.

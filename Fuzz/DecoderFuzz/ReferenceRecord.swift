@@ -7,6 +7,10 @@ enum ReferenceOutcome {
     case blank
     /// `field`: the key at fault for causes 7–12 (the decoder's problem text starts with it).
     case malformed(MalformedCause, field: String?)
+    /// `invalid_exchange`, with every path the reference found at fault (`request.url`,
+    /// `request.body: message.apns.live_activity_token`, …): the decoder names the first
+    /// it meets, in an order the documents leave open, so its problem starts with one of them.
+    case invalidExchange(paths: [String])
     case record(Record)
 }
 
@@ -26,7 +30,7 @@ func fieldValues(_ record: Record) -> [FieldValue] {
         return [
             text(r.apnsID), int(r.sentAt), int(r.status), text(r.reason), text(r.pushToken), text(r.activityID),
             int(r.seq), text(r.event), int(r.apsTimestamp), int(r.payloadBytes), text(r.topic), text(r.pushType),
-            int(r.priority), text(r.environment), int(r.latencyMS),
+            int(r.priority), text(r.environment), int(r.latencyMS), text(r.provider?.rawValue),
         ]
     case .render(let r):
         return [
@@ -47,7 +51,7 @@ func fieldKeys(_ kind: RecordKind) -> [String] {
     case .apns:
         [
             "apns_id", "sent_at", "status", "reason", "push_token", "activity_id", "seq", "event", "aps_timestamp",
-            "payload_bytes", "topic", "push_type", "priority", "environment", "latency_ms",
+            "payload_bytes", "topic", "push_type", "priority", "environment", "latency_ms", "provider",
         ]
     case .render:
         ["activity_id", "seq", "rendered_at", "surface", "device_id", "os_version", "device_model", "app_version"]
@@ -75,6 +79,7 @@ enum ReferenceDecoder {
             do {
                 return .record(try fields.record())
             } catch {
+                if error.cause == .invalidExchange { return .invalidExchange(paths: error.paths) }
                 return .malformed(error.cause, field: error.field)
             }
         }
@@ -83,6 +88,8 @@ enum ReferenceDecoder {
     struct Fault: Error {
         var cause: MalformedCause
         var field: String
+        /// For `invalid_exchange`: every path found at fault (`field` is the first).
+        var paths: [String] = []
     }
 
     /// The top-level members of a line's object (no key repeats: checked before).
@@ -158,12 +165,17 @@ enum ReferenceDecoder {
                 let priority = try int("priority")
                 let environment = try string("environment")
                 let latencyMS = try int("latency_ms")
+                // Absent, null and "apns" are one provider, stored as none.
+                let provider = try oneOf("provider", ["apns", "fcm", "tencent_chat"]).flatMap(PushProvider.init)
                 return .apns(
                     APNSRecord(
                         apnsID: apnsID, sentAt: sentAt, status: status, reason: reason, pushToken: pushToken,
                         activityID: activityID, seq: seq, event: event, apsTimestamp: apsTimestamp,
                         payloadBytes: payloadBytes, topic: topic, pushType: pushType, priority: priority,
-                        environment: environment, latencyMS: latencyMS))
+                        environment: environment, latencyMS: latencyMS, provider: provider))
+            }
+            if kind == Array("exchange".utf8) {
+                return .apns(try ReferenceExchange.record(self))
             }
             if kind == Array("render".utf8) {
                 let activityID = try string("activity_id", required: true)!
