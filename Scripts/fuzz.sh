@@ -10,7 +10,7 @@
 # ArrivalIngest (nothing else of the package, no package dependency) into
 # .build/fuzz, so the package's own build is never touched. It is rebuilt when
 # a source is newer than it. The seed corpus is made from SampleData/, the
-# decoder's test lines and Fuzz/regressions/; the inputs libFuzzer finds are kept in
+# decoder's test lines, the exchange lines of Fuzz/exchange_seeds.py and Fuzz/regressions/; the inputs libFuzzer finds are kept in
 # .build/fuzz/corpus for the next run. A crash or broken invariant exits
 # non-zero and leaves the input in Fuzz/crashes/.
 set -euo pipefail
@@ -151,6 +151,10 @@ for path in sorted(glob.glob("SampleData/sender/**/*.jsonl.gz", recursive=True))
         units.append(whole + b"garbage after the member\n")                           # not another member
 for case in json.load(open("Tests/ArrivalKitTests/Fixtures/decoding/line-cases.json")):
     units.append(base64.b64decode(case["line_base64"]))
+sys.dont_write_bytecode = True
+sys.path.insert(0, "Fuzz")
+from exchange_seeds import exchange_lines  # exchange lines of the three providers, good and broken
+units += exchange_lines()
 for path in sorted(glob.glob("Fuzz/regressions/*")):  # inputs that once failed, kept once fixed
     units.append(open(path, "rb").read())
 
@@ -159,7 +163,7 @@ for unit in units:
         name = hashlib.sha1(unit).hexdigest()
         with open(os.path.join(seeds, name), "wb") as f:
             f.write(unit)
-print(f"fuzz: {len(os.listdir(seeds))} seed inputs from SampleData/, the decoder's test lines and Fuzz/regressions/")
+print(f"fuzz: {len(os.listdir(seeds))} seed inputs from SampleData/, the decoder's test lines, Fuzz/exchange_seeds.py and Fuzz/regressions/")
 PY
 
 # MARK: Run
