@@ -81,7 +81,8 @@ if $stale; then
     module ArrivalModel fuzzer,address "${model[@]}"
     module ArrivalStore fuzzer,address "${store[@]}"
     module ArrivalIngest fuzzer,address "${ingest[@]}"
-    module DecoderFuzz address "${target[@]}"
+    # Extern: the custom mutator calls libFuzzer's LLVMFuzzerMutate with the C calling convention.
+    module DecoderFuzz address -enable-experimental-feature Extern "${target[@]}"
     # ld.gold warns about every AddressSanitizer helper it cannot export; nothing else is dropped.
     swiftc -sanitize=fuzzer,address "$out"/{ArrivalModel,ArrivalStore,ArrivalIngest,DecoderFuzz}.o \
         -lsqlite3 -lz -o "$binary" 2> >(grep -v "Cannot export local symbol '__asan" >&2)
