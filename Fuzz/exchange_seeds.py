@@ -302,9 +302,73 @@ def exchange_lines():
     good.append(dict(plain, provider="fcm", status=410, reason="FCM:UNREGISTERED", apns_id=""))
     good.append(dict(plain, provider="tencent_chat", status=400, reason="Tencent:90001", push_token="", apns_id="144115212910464446_1795252443_6"))
 
+    good += corner_cases()
+
     lines = [dumps(line).encode() for line in good + broken]
     # A few whole small files: an exchange and the plain record of the same request, CRLF ends.
     same = dumps(good[0]).encode() + b"\r\n" + dumps(dict(plain, provider="apns", activity_id="ride-4c1d", reason=None)).encode() + b"\n"
     lines.append(same)
     lines.append(b"\n".join(dumps(line).encode() for line in good[19:22]) + b"\n")
+    return lines
+
+
+def compact(provider, body, response, headers=None, **edit):
+    """A short exchange: short lines give libFuzzer's byte mutations better odds of meaning something."""
+    request = {"url": "https://api.push.apple.com/3/device/t", "body": body}
+    if headers is not None:
+        request["headers"] = headers
+    line = {"kind": "exchange", "provider": provider, "sent_at": "2026-11-21T09:14:03Z", "request": request}
+    if response is not None:
+        line["response"] = response
+    line.update(edit)
+    return line
+
+
+def corner_cases():
+    """Each rule's corners, one line each: the first of two headers in other cases, the response
+    read or not read, FCM's detail search, Tencent's ErrorCode, URL forms."""
+    apns_body = dumps({"aps": {"timestamp": 1, "event": "end", "content-state": {"seq": 2}}})
+    fcm = dumps({"message": {"apns": {"live_activity_token": "t", "headers": {"apns-priority": "5", "APNS-PRIORITY": "10", "Apns-Topic": "a", "apns-topic": "b"}, "payload": {"aps": {"timestamp": 1}}}}})
+    tencent = dumps({"OfflinePushInfo": {"ApnsInfo": {"LiveActivity": {"LaId": "l", "Event": "start", "ContentState": {"seq": 1}}}}})
+    lines = []
+    # APNs: which apns-id, topic, priority counts; a body read only for a status other than 200.
+    for headers in [{"apns-id": "A", "APNS-ID": "B"}, {"Apns-Priority": "10", "apns-priority": "5"},
+                    {"apns-topic": "t", "APNS-TOPIC": "u", "apns-push-type": "x", "Apns-Push-Type": "y"},
+                    {"apns-priority": "1:"}, {"apns-priority": "0010"}, {}]:
+        lines.append(compact("apns", apns_body, {"status": 200, "headers": {"apns-id": "R1", "Apns-Id": "R2"}}, headers))
+    for response in [{"status": 200, "body": dumps({"reason": "X"})}, {"status": 410, "body": dumps({"reason": "Unregistered"})},
+                     {"status": 410, "body": dumps({"reason": 5})}, {"status": 410, "body": '{"reason":"a","reason":"b"}'},
+                     {"status": 400, "body": " \n" + dumps({"reason": "BadDeviceToken"}) + "\t"}, {"status": 0}, {"status": -1},
+                     {"status": 410, "headers": {"apns-id": ""}}, {"status": 200, "body": None, "headers": None}]:
+        lines.append(compact("apns", apns_body, response, {"apns-id": "REQ"}, error="ignored"))
+    lines.append(compact("apns", apns_body, None, error="timeout", environment="sandbox"))
+    for url in ["https://api.push.apple.com/3/device/abc%2F", "x?https://h/3/device/t", "https://a@b@api.push.apple.com/3/device/t@x",
+                "https://[::1]:443/3/device/t", "https:///3/device/t", "a:b://api.push.apple.com/3/device/t",
+                "https://api.push.apple.com/3/DEVICE/t", "https://api.push.apple.com#/3/device/t", "://api.push.apple.com/3/device/t",
+                "https://API.PUSH.APPLE.COM:abc/3/device/t", "https://api.push.apple.com/3/device/t?", " https://api.push.apple.com/3/device/t ",
+                "https://api.sandbox.push.apple.com./3/device/t", "https://x/3/device/t/", "https://x/3/device/?t"]:
+        line = compact("apns", apns_body, {"status": 200})
+        line["request"]["url"] = url
+        lines.append(line)
+    # FCM: name at 200; the first ApnsError with an int statusCode; else FcmError's errorCode, else error.status.
+    for response in [{"status": 200, "body": dumps({"name": "n"})}, {"status": 200, "body": dumps({"name": 5})},
+                     {"status": 200, "body": dumps({"error": {"status": "X"}})},
+                     fcm_error(404, "NOT_FOUND", [{"@type": APNS_ERROR, "statusCode": "410"}, {"@type": APNS_ERROR, "statusCode": 410, "reason": "Unregistered"}]),
+                     fcm_error(404, "NOT_FOUND", [{"@type": FCM_ERROR, "errorCode": "UNREGISTERED"}, {"@type": APNS_ERROR, "statusCode": 403}]),
+                     fcm_error(400, "STATUS", [{"@type": FCM_ERROR}, {"@type": FCM_ERROR, "errorCode": "SECOND"}]),
+                     fcm_error(400, "STATUS", [{"@type": FCM_ERROR, "errorCode": 3}]),
+                     fcm_error(400, "STATUS", [None, 1, "x", [], {"@type": ["google.firebase.fcm.v1.ApnsError"], "statusCode": 1},
+                                               {"@type": "google.firebase.fcm.v1.ApnsError", "statusCode": 4.1e2}]),
+                     {"status": 400, "body": dumps({"error": {"status": "S", "details": {"@type": APNS_ERROR, "statusCode": 1}}})},
+                     {"status": 400, "body": dumps({"error": {"status": 5}})}, {"status": 400, "body": dumps({"error": None})}]:
+        lines.append(compact("fcm", fcm, response))
+    # Tencent: 200 only with ActionStatus "OK" and ErrorCode the int 0; MsgKey, else TaskId.
+    for body in [{"ActionStatus": "OK", "ErrorCode": 0, "MsgKey": "k", "TaskId": "t"}, {"ActionStatus": "OK", "ErrorCode": "0", "MsgKey": 1, "TaskId": "t"},
+                 {"ActionStatus": "FAIL", "ErrorCode": 0, "MsgKey": ""}, {"ActionStatus": "OK", "ErrorCode": 1}, {"ActionStatus": "OK"},
+                 {"ActionStatus": "OK", "ErrorCode": -9223372036854775808}, {"ActionStatus": "OK", "ErrorCode": 0.0}]:
+        lines.append(compact("tencent_chat", tencent, {"status": 200, "body": dumps(body)}))
+        lines.append(compact("tencent_chat", tencent, {"status": 503, "body": dumps(body)}))
+    lines.append(compact("tencent_chat", tencent, {"status": 200, "body": '{"ActionStatus":"\\u004fK","ErrorCode":-0}'}))
+    lines.append(compact("tencent_chat", tencent, None, error="i/o timeout", sent_at="1969-12-31T23:59:59.001Z"))
+    lines.append(compact("tencent_chat", tencent, None, sent_at="0000-01-01T00:00:00.999+23:59"))
     return lines
