@@ -8,16 +8,23 @@
 // otherwise (and for gzip inputs and lines that are no JSON object) it leaves
 // the input to libFuzzer's own mutations.
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// libFuzzer's own mutation, with its C calling convention (Scripts/fuzz.sh enables `Extern`
 /// for this module only).
 @_extern(c, "LLVMFuzzerMutate")
 func libFuzzerMutate(_ data: UnsafeMutablePointer<UInt8>, _ size: Int, _ maxSize: Int) -> Int
 
+/// `ARRIVAL_FUZZ_MUTATOR=bytes` leaves every mutation to libFuzzer (to compare the two).
+private let bytesOnly = getenv("ARRIVAL_FUZZ_MUTATOR").map { String(cString: $0) == "bytes" } ?? false
+
 @_cdecl("LLVMFuzzerCustomMutator")
 public func customMutator(_ data: UnsafeMutablePointer<UInt8>, _ size: Int, _ maxSize: Int, _ seed: UInt32) -> Int {
     var rng = SplitMix(seed: UInt64(seed))
     let gzip = size >= 2 && data[0] == 0x1F && data[1] == 0x8B
-    guard !gzip, rng.below(3) != 0 else { return libFuzzerMutate(data, size, maxSize) }
+    guard !gzip, !bytesOnly, rng.below(3) != 0 else { return libFuzzerMutate(data, size, maxSize) }
     var mutator = StructuredMutator(rng: rng)
     guard let mutated = mutator.mutate(Array(UnsafeBufferPointer(start: data, count: size))),
         !mutated.isEmpty, mutated.count <= maxSize
