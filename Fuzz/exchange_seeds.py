@@ -334,7 +334,8 @@ def corner_cases():
     # APNs: which apns-id, topic, priority counts; a body read only for a status other than 200.
     for headers in [{"apns-id": "A", "APNS-ID": "B"}, {"Apns-Priority": "10", "apns-priority": "5"},
                     {"apns-topic": "t", "APNS-TOPIC": "u", "apns-push-type": "x", "Apns-Push-Type": "y"},
-                    {"apns-priority": "1:"}, {"apns-priority": "0010"}, {}]:
+                    {"apns-priority": "1:"}, {"apns-priority": "0010"}, {"apns-priority": "999999999999999999"},
+                    {"apns-priority": "1234567890123456789"}, {}]:
         lines.append(compact("apns", apns_body, {"status": 200, "headers": {"apns-id": "R1", "Apns-Id": "R2"}}, headers))
     for response in [{"status": 200, "body": dumps({"reason": "X"})}, {"status": 410, "body": dumps({"reason": "Unregistered"})},
                      {"status": 410, "body": dumps({"reason": 5})}, {"status": 410, "body": '{"reason":"a","reason":"b"}'},
@@ -364,7 +365,7 @@ def corner_cases():
         lines.append(compact("fcm", fcm, response))
     # Tencent: 200 only with ActionStatus "OK" and ErrorCode the int 0; MsgKey, else TaskId.
     for body in [{"ActionStatus": "OK", "ErrorCode": 0, "MsgKey": "k", "TaskId": "t"}, {"ActionStatus": "OK", "ErrorCode": "0", "MsgKey": 1, "TaskId": "t"},
-                 {"ActionStatus": "FAIL", "ErrorCode": 0, "MsgKey": ""}, {"ActionStatus": "OK", "ErrorCode": 1}, {"ActionStatus": "OK"},
+                 {"ActionStatus": "FAIL", "ErrorCode": 0, "MsgKey": ""}, {"ActionStatus": "OK", "ErrorCode": 0, "MsgKey": "", "TaskId": "t"}, {"ActionStatus": "OK", "ErrorCode": 1}, {"ActionStatus": "OK"},
                  {"ActionStatus": "OK", "ErrorCode": -9223372036854775808}, {"ActionStatus": "OK", "ErrorCode": 0.0}]:
         lines.append(compact("tencent_chat", tencent, {"status": 200, "body": dumps(body)}))
         lines.append(compact("tencent_chat", tencent, {"status": 503, "body": dumps(body)}))
