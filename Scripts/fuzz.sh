@@ -10,7 +10,8 @@
 # ArrivalIngest (nothing else of the package, no package dependency) into
 # .build/fuzz, so the package's own build is never touched. It is rebuilt when
 # a source is newer than it. The seed corpus is made from SampleData/, the
-# decoder's test lines, the exchange lines of Fuzz/exchange_seeds.py and Fuzz/regressions/; the inputs libFuzzer finds are kept in
+# decoder's test lines, the exchange lines of Fuzz/exchange_seeds.py, the tests'
+# exchange fixtures, Documentation/examples/exchanges.jsonl and Fuzz/regressions/; the inputs libFuzzer finds are kept in
 # .build/fuzz/corpus for the next run. A crash or broken invariant exits
 # non-zero and leaves the input in Fuzz/crashes/.
 set -euo pipefail
@@ -156,6 +157,10 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, "Fuzz")
 from exchange_seeds import exchange_lines  # exchange lines of the three providers, good and broken
 units += exchange_lines()
+# The exchange fixtures of the tests (derived by the Python reference) and the documentation's examples.
+for path in sorted(glob.glob("Tests/ArrivalKitTests/Fixtures/Exchanges/*.jsonl")) + ["Documentation/examples/exchanges.jsonl"]:
+    if not path.endswith(".expected.jsonl") and os.path.exists(path):
+        units += lines_of(open(path, "rb").read())
 for path in sorted(glob.glob("Fuzz/regressions/*")):  # inputs that once failed, kept once fixed
     units.append(open(path, "rb").read())
 
@@ -164,7 +169,7 @@ for unit in units:
         name = hashlib.sha1(unit).hexdigest()
         with open(os.path.join(seeds, name), "wb") as f:
             f.write(unit)
-print(f"fuzz: {len(os.listdir(seeds))} seed inputs from SampleData/, the decoder's test lines, Fuzz/exchange_seeds.py and Fuzz/regressions/")
+print(f"fuzz: {len(os.listdir(seeds))} seed inputs from SampleData/, the decoder's test lines, the exchange seeds and fixtures, and Fuzz/regressions/")
 PY
 
 # MARK: Run
