@@ -193,16 +193,22 @@ func checkAgainstReference(_ line: [UInt8], _ outcome: RecordDecoder.Outcome, pr
             check(
                 problem?.hasPrefix(field + ": ") == true,
                 "the problem of \(b) should name \(field): \(problem ?? "nil")", line: line)
-            check(problem!.unicodeScalars.count < 400, "a problem of \(problem!.unicodeScalars.count) Unicode scalars: \(problem!.prefix(120))…", line: line)
+            check(
+                problem!.unicodeScalars.count < 400,
+                "a problem of \(problem!.unicodeScalars.count) Unicode scalars: \(problem!.prefix(120))…", line: line)
         } else {
             check(problem == nil, "\(b) concerns the whole line, yet has a problem: \(problem!)", line: line)
         }
     case (.invalidExchange(let paths), .malformed(let b)):
-        check(b == .invalidExchange, "the reference says invalid_exchange (\(paths)), the decoder \(b) (\(problem ?? "-"))", line: line)
+        check(
+            b == .invalidExchange,
+            "the reference says invalid_exchange (\(paths)), the decoder \(b) (\(problem ?? "-"))", line: line)
         check(
             paths.contains { names(problem ?? "", $0) },
             "the problem of invalid_exchange should name one of \(paths): \(problem ?? "nil")", line: line)
-        check(problem!.unicodeScalars.count < 400, "a problem of \(problem!.unicodeScalars.count) Unicode scalars: \(problem!.prefix(120))…", line: line)
+        check(
+            problem!.unicodeScalars.count < 400,
+            "a problem of \(problem!.unicodeScalars.count) Unicode scalars: \(problem!.prefix(120))…", line: line)
     default:
         check(false, "the reference says \(expected), the decoder \(outcome) (\(problem ?? "-"))", line: line)
     }
@@ -286,7 +292,9 @@ func checkExchangeAgainstFoundation(_ line: [UInt8], _ dictionary: [String: Any]
     let latency = (dictionary["latency_ms"] as? NSNumber)?.int64Value
     check(latency == r.latencyMS, "latency_ms: the record has \(r.latencyMS as Any), Foundation \(latency as Any)")
     if let environment = dictionary["environment"] as? String {
-        check(r.environment == environment, "environment: the record has \(r.environment as Any), Foundation \(environment)")
+        check(
+            r.environment == environment,
+            "environment: the record has \(r.environment as Any), Foundation \(environment)")
     }
     if r.provider != .tencentChat {
         check(
@@ -298,7 +306,9 @@ func checkExchangeAgainstFoundation(_ line: [UInt8], _ dictionary: [String: Any]
     }
     let bytes = Array(body.utf8)
     if r.provider == nil {
-        check(r.payloadBytes == Int64(bytes.count), "payload_bytes \(r.payloadBytes as Any), Foundation's body \(bytes.count)")
+        check(
+            r.payloadBytes == Int64(bytes.count),
+            "payload_bytes \(r.payloadBytes as Any), Foundation's body \(bytes.count)")
     }
     // As for lines: Foundation refuses huge numbers and drops some raw U+FEFF.
     if hasHugeNumber(bytes) || hasRawBOM(bytes) { return }
@@ -309,7 +319,8 @@ func checkExchangeAgainstFoundation(_ line: [UInt8], _ dictionary: [String: Any]
 
 /// Whether the bytes hold a U+FEFF written raw (`ef bb bf`).
 func hasRawBOM(_ bytes: [UInt8]) -> Bool {
-    bytes.count >= 3 && (0...bytes.count - 3).contains { bytes[$0] == 0xEF && bytes[$0 + 1] == 0xBB && bytes[$0 + 2] == 0xBF }
+    bytes.count >= 3
+        && (0...bytes.count - 3).contains { bytes[$0] == 0xEF && bytes[$0 + 1] == 0xBB && bytes[$0 + 2] == 0xBF }
 }
 
 /// Whether the line holds a number literal whose magnitude a `Double` cannot hold.

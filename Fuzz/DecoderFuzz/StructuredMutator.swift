@@ -51,7 +51,11 @@ struct StructuredMutator {
     var rng: SplitMix
 
     /// A step from a value to one inside it; `.text` enters the JSON text a string holds (a body).
-    enum Step { case member(Int), element(Int), text }
+    enum Step {
+        case member(Int)
+        case element(Int)
+        case text
+    }
 
     /// How a tree is written back: spacing and which escapes, so the scanner's unescaping gets exercised too.
     struct Style {
@@ -61,8 +65,6 @@ struct StructuredMutator {
         /// An ASCII letter written as `\u00XX` wherever it occurs (0: none).
         var escapedLetter: UInt8 = 0
     }
-
-    init(rng: SplitMix) { self.rng = rng }
 
     mutating func mutate(_ input: [UInt8]) -> [UInt8]? {
         // Lines with their ends, as the ingest splits them.
@@ -77,8 +79,14 @@ struct StructuredMutator {
         for (index, line) in lines.enumerated() {
             var body = line
             var end: [UInt8] = []
-            if body.last == 0x0A { body.removeLast(); end = [0x0A] }
-            if body.last == 0x0D { body.removeLast(); end.insert(0x0D, at: 0) }
+            if body.last == 0x0A {
+                body.removeLast()
+                end = [0x0A]
+            }
+            if body.last == 0x0D {
+                body.removeLast()
+                end.insert(0x0D, at: 0)
+            }
             if case .json(let tree, _, _) = ReferenceParser.parse(body), case .object = tree {
                 candidates.append((index, tree, end))
             }
@@ -110,7 +118,9 @@ struct StructuredMutator {
         switch value {
         case .object(let members):
             for (i, member) in members.enumerated() {
-                if Self.keySet.contains(ReferenceExchange.lowercasedASCII(member.key)) { named.append(prefix + [.member(i)]) }
+                if Self.keySet.contains(ReferenceExchange.lowercasedASCII(member.key)) {
+                    named.append(prefix + [.member(i)])
+                }
                 collect(member.value, prefix + [.member(i)], into: &paths, named: &named)
             }
         case .array(let elements):
@@ -293,7 +303,9 @@ struct StructuredMutator {
     private static func writeString(_ text: [UInt8], _ style: Style, into out: inout [UInt8]) {
         func hex(_ unit: UInt16) {
             out += Array("\\u".utf8)
-            for shift in [12, 8, 4, 0] { out.append(Array("0123456789abcdef".utf8)[Int((unit >> UInt16(shift)) & 0xF)]) }
+            for shift in [12, 8, 4, 0] {
+                out.append(Array("0123456789abcdef".utf8)[Int((unit >> UInt16(shift)) & 0xF)])
+            }
         }
         out.append(UInt8(ascii: "\""))
         for scalar in String(decoding: text, as: UTF8.self).unicodeScalars {
@@ -329,7 +341,8 @@ struct StructuredMutator {
     ]
     static let keySet = Set(keys.map { ReferenceExchange.lowercasedASCII(Array($0.utf8)) })
     static let numbers = [
-        "200", "200", "200", "400", "410", "0", "-0", "1", "5", "10", "200", "201", "400", "403", "404", "410", "413", "429", "500", "503", "-1", "1.0",
+        "200", "200", "200", "400", "410", "0", "-0", "1", "5", "10", "200", "201", "400", "403", "404", "410", "413",
+        "429", "500", "503", "-1", "1.0",
         "1e3", "200.0", "2e2", "9223372036854775807", "9223372036854775808", "-9223372036854775808",
         "-9223372036854775809", "1795252443", "1795252443412", "90001", "70107",
     ]
