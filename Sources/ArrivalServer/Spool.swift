@@ -57,6 +57,8 @@ final class Spool: @unchecked Sendable {
     private var entries: [UInt64: Entry] = [:]
     private var order: [UInt64] = []
     private var queuedBytes = 0
+    /// How many queued uploads have each content hash.
+    private var queuedByHash: [String: Int] = [:]
     private var reservedBytes = 0
     private var nextSequence: UInt64 = 1
     private var nextPart: UInt64 = 1
@@ -184,7 +186,7 @@ final class Spool: @unchecked Sendable {
             recycle(data.path)
             throw error
         }
-        let alreadyQueued = lock.withLock { entries.values.contains { $0.sha256 == sha256 } }
+        let alreadyQueued = lock.withLock { (queuedByHash[sha256] ?? 0) > 0 }
         lock.withLock { add(entry) }
         arrived.yield()
         return (entry, alreadyQueued)
@@ -213,8 +215,15 @@ final class Spool: @unchecked Sendable {
         recycle(dataPath(of: entry))
         lock.withLock {
             if entries.removeValue(forKey: entry.sequence) != nil {
-                order.removeAll { $0 == entry.sequence }
+                // The worker removes in arrival order: the entry is almost always the first.
+                if order.first == entry.sequence {
+                    order.removeFirst()
+                } else if let index = order.firstIndex(of: entry.sequence) {
+                    order.remove(at: index)
+                }
                 queuedBytes -= entry.byteCount
+                queuedByHash[entry.sha256, default: 1] -= 1
+                if queuedByHash[entry.sha256] == 0 { queuedByHash[entry.sha256] = nil }
             }
         }
     }
@@ -223,7 +232,10 @@ final class Spool: @unchecked Sendable {
 
     /// The queued upload with these bytes, if any.
     func queuedEntry(sha256: String) -> Entry? {
-        lock.withLock { order.lazy.compactMap { self.entries[$0] }.first { $0.sha256 == sha256 } }
+        lock.withLock {
+            guard queuedByHash[sha256] != nil else { return nil }
+            return order.lazy.compactMap { self.entries[$0] }.first { $0.sha256 == sha256 }
+        }
     }
 
     /// Uploads and bytes queued, and when the oldest of them arrived.
@@ -234,9 +246,14 @@ final class Spool: @unchecked Sendable {
     // MARK: - Internals
 
     private func add(_ entry: Entry) {
+        queuedByHash[entry.sha256, default: 0] += 1
         entries[entry.sequence] = entry
-        let index = order.firstIndex { $0 > entry.sequence } ?? order.count
-        order.insert(entry.sequence, at: index)
+        // Sequences are taken in increasing order: an upload almost always goes last.
+        if let last = order.last, last > entry.sequence {
+            order.insert(entry.sequence, at: order.firstIndex { $0 > entry.sequence } ?? order.count)
+        } else {
+            order.append(entry.sequence)
+        }
         queuedBytes += entry.byteCount
     }
 
