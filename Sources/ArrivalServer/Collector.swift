@@ -254,7 +254,7 @@ public struct Collector: Sendable {
     }
 
     func ready() throws -> Response {
-        guard engine.isOpen else { throw APIError(.serviceUnavailable, "the store is not open") }
+        guard engine.isReadable else { throw APIError(.serviceUnavailable, "the store cannot be read") }
         let probe = spool.root.appendingPathComponent("incoming/.ready-\(UUID().uuidString)")
         guard FileManager.default.createFile(atPath: probe.path, contents: Data()) else {
             throw APIError(.serviceUnavailable, "the spool is not writable")

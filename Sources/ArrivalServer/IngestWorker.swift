@@ -14,19 +14,27 @@ final class StoreEngine: @unchecked Sendable {
     let storePath: String
     private let writer = DispatchQueue(label: "arrival.ingest")
     private let readers = DispatchQueue(label: "arrival.read", attributes: .concurrent)
-    private var store: Store?
+    /// Used only on `writer`.
+    private let store: Store
     private let registryLock = NSLock()
     private let registry: UploadRegistry
 
     init(storePath: String) throws {
         self.storePath = storePath
         // Creates the store (or brings it to this arrival's schema) before anything reads it.
-        let store = try Store(path: storePath)
-        self.store = store
+        store = try Store(path: storePath)
         registry = try UploadRegistry(storePath: storePath)
     }
 
-    var isOpen: Bool { writer.sync { store != nil } }
+    /// Whether the store answers a read (what `/readyz` asks).
+    var isReadable: Bool {
+        do {
+            _ = try ingestedFile(sha256: String(repeating: "0", count: 64))
+            return true
+        } catch {
+            return false
+        }
+    }
 
     /// Ingests uploads on the writer's queue, in one run of `arrival ingest`:
     /// each upload is one all-or-nothing file of it, and all are committed
@@ -36,9 +44,7 @@ final class StoreEngine: @unchecked Sendable {
             writer.async {
                 continuation.resume(
                     returning: Result {
-                        let store = try self.store ?? Store(path: self.storePath)
-                        self.store = store
-                        return try Ingestor(store: store).ingest(
+                        try Ingestor(store: self.store).ingest(
                             uploads.map {
                                 Ingestor.NamedFile(
                                     path: $0.path, name: $0.entry.name,
