@@ -71,6 +71,7 @@ public struct Collector: Sendable {
                 "tokens":
                     "\(Role.allCases.map { "\($0.rawValue) \(configuration.tokens.count(of: $0))" }.joined(separator: ", "))",
             ])
+        for note in spool.recoveryNotes { logger.warning("spool: \(note)") }
         try await application(logger: logger).runService()
     }
 

@@ -39,7 +39,9 @@ final class StoreEngine: @unchecked Sendable {
     /// Ingests uploads on the writer's queue, in one run of `arrival ingest`:
     /// each upload is one all-or-nothing file of it, and all are committed
     /// when it returns.
-    func ingest(_ uploads: [(entry: Spool.Entry, path: String)]) async -> Result<IngestSummary, any Error> {
+    func ingest(_ uploads: [(entry: Spool.Entry, path: String, range: Range<Int>)]) async -> Result<
+        IngestSummary, any Error
+    > {
         await withCheckedContinuation { continuation in
             writer.async {
                 continuation.resume(
@@ -48,7 +50,7 @@ final class StoreEngine: @unchecked Sendable {
                             uploads.map {
                                 Ingestor.NamedFile(
                                     path: $0.path, name: $0.entry.name,
-                                    senderRecordsAllowed: $0.entry.role.mayUploadSenderRecords)
+                                    senderRecordsAllowed: $0.entry.role.mayUploadSenderRecords, range: $0.range)
                             })
                     })
             }
@@ -94,19 +96,20 @@ struct IngestWorker: Service {
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
             let entries = spool.next(Self.uploadsPerRun)
             if entries.isEmpty { return }
-            switch await engine.ingest(entries.map { ($0, spool.dataPath(of: $0)) }) {
+            switch await engine.ingest(
+                entries.map {
+                    let location = spool.location(of: $0)
+                    return ($0, location.path, location.range)
+                })
+            {
             case .success(let summary):
                 // An upload the ingest could not read stays queued (it is
                 // retried); the others are stored and leave the spool.
                 let unreadable = Set(summary.unreadable.map(\.path))
                 for entry in entries where !unreadable.contains(entry.name) {
-                    do {
-                        try spool.remove(entry)
-                    } catch {
-                        logger.error("upload \(entry.sha256) ingested but still in the spool: \(error)")
-                        return
-                    }
+                    spool.remove(entry)
                 }
+                spool.checkpoint()
                 metrics.ingested(summary, uploads: entries.count - unreadable.count)
                 logger.debug(
                     "ingested uploads",

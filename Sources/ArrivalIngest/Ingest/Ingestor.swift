@@ -77,11 +77,16 @@ public struct Ingestor {
         /// because a token that ships inside an app may speak only for the
         /// app's renders and callbacks.
         public var senderRecordsAllowed: Bool
+        /// The bytes of `path` that make up the file, when it is a part of
+        /// `path` (an upload in one of the collector's spool segments);
+        /// nil for the whole file.
+        public var range: Range<Int>?
 
-        public init(path: String, name: String, senderRecordsAllowed: Bool = true) {
+        public init(path: String, name: String, senderRecordsAllowed: Bool = true, range: Range<Int>? = nil) {
             self.path = path
             self.name = name
             self.senderRecordsAllowed = senderRecordsAllowed
+            self.range = range
         }
     }
 
@@ -341,12 +346,12 @@ public struct Ingestor {
             let path = file.path
             let name = file.name
             var expected: String?
-            let size = fileSize(path)
+            let size = file.range?.count ?? fileSize(path)
             let mayBeKnown =
                 throwaway || size.map { sizesInRun.contains($0) || lookup?.contains(byteCount: $0) == true } == true
             if mayBeKnown {
                 do throws(InputError) {
-                    let (sha256, _) = try Self.sha256(of: path)
+                    let (sha256, _) = try Self.sha256(of: path, range: file.range)
                     let known = seenInRun.contains(sha256) || lookup?.contains(sha256: sha256) == true
                     if known {
                         guard channel.send(.known(path: name, sha256: sha256)) else { return }
@@ -365,7 +370,7 @@ public struct Ingestor {
                 let candidates = lookup.earlierVersions(atPath: name, smallerThan: size)
                 if let last = candidates.last,
                     let prefixes = try? Self.hash(
-                        of: path, upTo: last.byteCount, checkpoints: candidates.map(\.byteCount)
+                        of: path, range: file.range, upTo: last.byteCount, checkpoints: candidates.map(\.byteCount)
                     ).prefixes
                 {
                     earlier = candidates.filter { prefixes[$0.byteCount] == $0.sha256 }
@@ -375,7 +380,8 @@ public struct Ingestor {
             do {
                 var hasher = PrefixHasher(checkpoints: earlier.map(\.byteCount))
                 var summary = try decode(
-                    path: path, senderRecordsAllowed: file.senderRecordsAllowed, options: options, recycle: recycle,
+                    path: path, range: file.range, senderRecordsAllowed: file.senderRecordsAllowed, options: options,
+                    recycle: recycle,
                     raw: { hasher.update($0) },
                     deliver: { channel.send(.rows($0)) })
                 let sha256 = hasher.finalize()
@@ -402,14 +408,19 @@ public struct Ingestor {
     /// them by default), and the first N bytes on the way for each N of
     /// `checkpoints` (a file shorter than N has none). The one reader for the
     /// passes that only hash: "are these bytes stored?" and "does this file
-    /// begin with a stored version of itself?".
-    static func hash(of path: String, upTo limit: Int = .max, checkpoints: [Int] = []) throws(InputError)
-        -> PrefixHasher
+    /// begin with a stored version of itself?". With `range`, only those
+    /// bytes of the file count.
+    static func hash(of path: String, range: Range<Int>? = nil, upTo limit: Int = .max, checkpoints: [Int] = [])
+        throws(InputError) -> PrefixHasher
     {
         var hasher = PrefixHasher(checkpoints: checkpoints)
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .cannotOpen(path: path, reason: String(cString: strerror(errno))) }
         defer { close(fd) }
+        if let range, lseek(fd, off_t(range.lowerBound), SEEK_SET) < 0 {
+            throw .readFailed(path: path, reason: String(cString: strerror(errno)))
+        }
+        let limit = min(limit, range?.count ?? .max)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
         while hasher.byteCount < limit {
@@ -434,7 +445,8 @@ public struct Ingestor {
     /// Reads and decodes a file, handing batches of rows to `deliver`
     /// (which returns false to stop early).
     private static func decode(
-        path: String, senderRecordsAllowed: Bool = true, options: Options, recycle: BatchChannel<RowBatch>,
+        path: String, range: Range<Int>? = nil, senderRecordsAllowed: Bool = true, options: Options,
+        recycle: BatchChannel<RowBatch>,
         raw: (UnsafeRawBufferPointer) -> Void,
         deliver: (RowBatch) throws -> Bool
     ) throws -> ReadSummary {
@@ -444,7 +456,7 @@ public struct Ingestor {
         var batch = recycle.poll() ?? RowBatch(capacity: batchSize)
         batch.removeAll()
         struct Stopped: Error {}
-        let summary = try options.reader.read(path: path, raw: raw) { line in
+        let summary = try options.reader.read(path: path, range: range, raw: raw) { line in
             guard let bytes = line.bytes else {
                 batch.appendMalformed(
                     line: line.number, cause: .lineTooLong, problem: "longer than \(options.reader.maxLineBytes) bytes")
@@ -475,8 +487,8 @@ public struct Ingestor {
     }
 
     /// The SHA-256 of a file's bytes as stored on disk, and its size.
-    static func sha256(of path: String) throws(InputError) -> (String, Int) {
-        let hasher = try hash(of: path)
+    static func sha256(of path: String, range: Range<Int>? = nil) throws(InputError) -> (String, Int) {
+        let hasher = try hash(of: path, range: range)
         return (hasher.finalize(), hasher.byteCount)
     }
 }

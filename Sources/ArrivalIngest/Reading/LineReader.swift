@@ -53,21 +53,31 @@ public struct LineReader: Sendable {
     /// decoded are the bytes it saw, even when the file changes meanwhile.
     /// After a gzip stream breaks off, the rest of the file is still read for
     /// `raw`.
+    ///
+    /// With `range`, only those bytes of the file are read, as if they were a
+    /// file of their own (an upload in one of the collector's spool
+    /// segments); the rest of the file may grow meanwhile, but the range must
+    /// be there in full.
     public func read(
-        path: String, raw: (UnsafeRawBufferPointer) -> Void = { _ in }, _ body: (LineSlice) throws -> Void
+        path: String, range: Range<Int>? = nil, raw: (UnsafeRawBufferPointer) -> Void = { _ in },
+        _ body: (LineSlice) throws -> Void
     ) throws -> ReadSummary {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             throw InputError.cannotOpen(path: path, reason: String(cString: strerror(errno)))
         }
         defer { close(fd) }
-        let opened = FileState(fd)
+        if let range, lseek(fd, off_t(range.lowerBound), SEEK_SET) < 0 {
+            throw InputError.readFailed(path: path, reason: String(cString: strerror(errno)))
+        }
+        let opened = range == nil ? FileState(fd) : nil
         var splitter = LineSplitter(maxLineBytes: maxLineBytes)
         var summary = ReadSummary()
         let input = UnsafeMutablePointer<UInt8>.allocate(capacity: chunkSize)
         defer { input.deallocate() }
         func next() throws -> Int {
-            let count = try readChunk(fd: fd, into: input, path: path)
+            let limit = range.map { min(chunkSize, $0.count - summary.bytesOnDisk) } ?? chunkSize
+            let count = limit > 0 ? try readChunk(fd: fd, into: input, limit: limit, path: path) : 0
             summary.bytesOnDisk += count
             raw(UnsafeRawBufferPointer(start: input, count: count))
             return count
@@ -89,14 +99,25 @@ public struct LineReader: Sendable {
         }
         try splitter.finish(body)
         summary.lines = splitter.lineNumber
-        summary.changedWhileRead = opened?.change(since: FileState(fd), bytesRead: summary.bytesOnDisk)
+        if let range {
+            if summary.bytesOnDisk != range.count {
+                throw InputError.readFailed(
+                    path: path,
+                    reason: "it ends \(range.count - summary.bytesOnDisk) bytes before the end of bytes "
+                        + "\(range.lowerBound)..<\(range.upperBound)")
+            }
+        } else {
+            summary.changedWhileRead = opened?.change(since: FileState(fd), bytesRead: summary.bytesOnDisk)
+        }
         return summary
     }
 
-    private func readChunk(fd: Int32, into buffer: UnsafeMutablePointer<UInt8>, path: String) throws -> Int {
+    private func readChunk(fd: Int32, into buffer: UnsafeMutablePointer<UInt8>, limit: Int, path: String) throws
+        -> Int
+    {
         var filled = 0
-        while filled < chunkSize {
-            let n = posixRead(fd, buffer + filled, chunkSize - filled)
+        while filled < limit {
+            let n = posixRead(fd, buffer + filled, limit - filled)
             if n == 0 { break }
             if n < 0 {
                 if errno == EINTR { continue }

@@ -50,6 +50,41 @@ struct LineReaderTests {
         #expect(lines[19]?.hasSuffix("}") == true)
     }
 
+    @Test(
+        "A range of a file reads as a file of its own: plain or gzip, between other bytes",
+        arguments: [16, 64, 1 << 18])
+    func range(chunkSize: Int) throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let gzip = try Data(contentsOf: URL(fileURLWithPath: fixture("dedup/more.jsonl.gz")))
+        let plain = Data("{\"a\":1}\n{\"b\":2}\n{\"c\":3".utf8)
+        // Bytes before, between and after the two parts, as in a spool segment.
+        let noise = Data("\u{1f}\u{8b}noise\n".utf8)
+        let file = directory.appendingPathComponent("segment")
+        try (noise + gzip + noise + plain + noise).write(to: file)
+        let gzipRange = noise.count..<(noise.count + gzip.count)
+        let plainRange = (gzipRange.upperBound + noise.count)..<(gzipRange.upperBound + noise.count + plain.count)
+        var raw = Data()
+        var seen: [String] = []
+        let reader = LineReader(chunkSize: chunkSize)
+        let zipped = try reader.read(path: file.path, range: gzipRange, raw: { raw.append(contentsOf: $0) }) {
+            seen.append(String(decoding: $0.bytes!, as: UTF8.self))
+        }
+        #expect(zipped.gzip && !zipped.truncatedGzip)
+        #expect(zipped.bytesOnDisk == gzip.count && raw == gzip)
+        #expect(seen.count == 2 && seen[1].contains("\"d2\""))
+        seen = []
+        let text = try reader.read(path: file.path, range: plainRange) {
+            seen.append(String(decoding: $0.bytes!, as: UTF8.self))
+        }
+        #expect(!text.gzip && text.changedWhileRead == nil)
+        #expect(seen == [#"{"a":1}"#, #"{"b":2}"#, #"{"c":3"#])
+        // A range past the end of the file is an error, not a short file.
+        #expect(throws: InputError.self) {
+            try reader.read(path: file.path, range: plainRange.lowerBound..<(plainRange.upperBound + 1000)) { _ in }
+        }
+    }
+
     @Test("gzip is recognised by its magic bytes, not its name")
     func magic() throws {
         let directory = try makeTemporaryDirectory()
