@@ -30,8 +30,9 @@ struct CollectorMetrics: Sendable {
         Counter(label: "arrival_upload_bytes_total", dimensions: [("role", role.rawValue)]).increment(by: bytes)
     }
 
-    /// What a run of ingested uploads added.
-    func ingested(_ summary: IngestSummary, uploads: Int) {
+    /// What a run of ingested uploads added, and how long it took.
+    func ingested(_ summary: IngestSummary, uploads: Int, seconds: Double) {
+        FloatingPointCounter(label: "arrival_ingest_seconds_total").increment(by: seconds)
         for kind in RecordKind.allCases {
             let count = summary.records[kind] ?? 0
             if count > 0 {
@@ -70,6 +71,7 @@ struct CollectorMetrics: Sendable {
         "arrival_records_ingested_total": "New records stored, by kind.",
         "arrival_duplicate_records_total": "Records already stored when an upload repeated them.",
         "arrival_malformed_lines_total": "Malformed lines in ingested uploads, by cause.",
+        "arrival_ingest_seconds_total": "Time the worker spent ingesting uploads, commits included.",
         "arrival_ingest_failures_total": "Attempts to ingest an upload that failed (it stays queued).",
         "arrival_spool_uploads": "Uploads acknowledged and not yet ingested.",
         "arrival_spool_bytes": "Bytes of the uploads waiting in the spool.",

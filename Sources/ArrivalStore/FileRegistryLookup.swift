@@ -4,10 +4,8 @@
 package final class FileRegistryLookup {
     private let connection: Connection
     private let statement: Statement
-    /// The sizes of the files registered when the lookup was made.
-    private let byteCounts: Set<Int>
-    /// The registered files by path, when the lookup was made.
-    private let byPath: [String: [Version]]
+    private let sizeQuery: Statement
+    private let pathQuery: Statement
 
     /// A registered file: a version of the bytes at its path.
     package struct Version: Sendable {
@@ -16,40 +14,48 @@ package final class FileRegistryLookup {
         package var sha256: String
     }
 
-    /// Nil for an in-memory store or one that cannot be opened yet (a new store).
+    /// Nil for an in-memory store or one that cannot be opened yet (a new
+    /// store). Each question is one indexed query on a read-only connection
+    /// (migration 0006), whatever the registry holds; what a query cannot
+    /// answer counts as not registered, and the writer, which decides inside
+    /// its transaction, has the last word.
     package init?(storePath: String) {
         guard storePath != ":memory:", !storePath.isEmpty,
             let connection = try? Connection(path: storePath, readOnly: true),
-            let statement = try? connection.prepare("SELECT 1 FROM files WHERE content_sha256 = ?")
+            let statement = try? connection.prepare("SELECT 1 FROM files WHERE content_sha256 = ?"),
+            let sizeQuery = try? connection.prepare("SELECT 1 FROM files WHERE byte_count = ? LIMIT 1"),
+            let pathQuery = try? connection.prepare(
+                """
+                SELECT id, byte_count, content_sha256 FROM files
+                WHERE path = ? AND byte_count > 0 AND byte_count < ? ORDER BY byte_count, id
+                """)
         else { return nil }
-        var sizes: Set<Int> = []
-        var byPath: [String: [Version]] = [:]
-        if let query = try? connection.prepare("SELECT id, path, byte_count, content_sha256 FROM files") {
-            try? query.forEachRow { row in
-                let version = Version(id: row.int(0), byteCount: Int(row.int(2)), sha256: row.string(3) ?? "")
-                sizes.insert(version.byteCount)
-                byPath[row.string(1) ?? "", default: []].append(version)
-            }
-        }
         self.connection = connection
         self.statement = statement
-        self.byteCounts = sizes
-        self.byPath = byPath
+        self.sizeQuery = sizeQuery
+        self.pathQuery = pathQuery
     }
 
     /// The files registered at `path` that are smaller than `byteCount`
     /// (and not empty), smallest first: the versions a file that grew may
     /// begin with.
     package func earlierVersions(atPath path: String, smallerThan byteCount: Int) -> [Version] {
-        (byPath[path] ?? []).filter { $0.byteCount > 0 && $0.byteCount < byteCount }.sorted {
-            $0.byteCount < $1.byteCount
+        pathQuery.bind(1, path)
+        pathQuery.bind(2, Int64(byteCount))
+        defer { pathQuery.reset() }
+        var versions: [Version] = []
+        try? pathQuery.forEachRow { row in
+            versions.append(Version(id: row.int(0), byteCount: Int(row.int(1)), sha256: row.string(2) ?? ""))
         }
+        return versions
     }
 
-    /// Whether a file of this size was registered when the lookup was made:
-    /// only such a file can hold bytes the store has.
+    /// Whether a file of this size is registered: only such a file can
+    /// hold bytes the store has.
     package func contains(byteCount: Int) -> Bool {
-        byteCounts.contains(byteCount)
+        sizeQuery.bind(1, Int64(byteCount))
+        defer { sizeQuery.reset() }
+        return (try? sizeQuery.step()) ?? false
     }
 
     /// Whether a file with this content hash was ingested (false when the store cannot say).

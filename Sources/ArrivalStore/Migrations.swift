@@ -11,7 +11,17 @@ enum Migrations {
         ("0003_malformed_problem", malformedProblem),
         ("0004_record_repeats", recordRepeats),
         ("0005_providers", providers),
+        ("0006_file_lookup", fileLookup),
     ]
+
+    /// What ingest asks of the file registry before it reads a file ("was a
+    /// file of this size stored?", "which versions of this path are?"), by
+    /// index: the collector asks it for every run of uploads, and reading
+    /// the whole registry each time grew with every file ever stored.
+    static let fileLookup = """
+        CREATE INDEX files_path ON files (path, byte_count);
+        CREATE INDEX files_byte_count ON files (byte_count);
+        """
 
     /// Exchange records and providers (Documentation/InputRecords.md): who
     /// the sender talked to, NULL for APNs itself (what every `apns` row

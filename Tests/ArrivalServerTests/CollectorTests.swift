@@ -178,6 +178,19 @@ struct CollectorTests {
         }
     }
 
+    @Test("/readyz answers 503 with the reason when the spool cannot be written; /healthz still 200")
+    func notReady() async throws {
+        try await Self.withRouter { collector, client in
+            // The spool's disk went away under the collector (unmounted, removed by hand).
+            try FileManager.default.removeItem(at: collector.spool.root.appendingPathComponent("incoming"))
+            try await client.execute(uri: "/readyz", method: .get) { response in
+                #expect(response.status == .serviceUnavailable)
+                #expect((Self.json(response)["error"] as? String)?.contains("spool") == true)
+            }
+            try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
+        }
+    }
+
     @Test(
         "A device token's apns and exchange lines are kind_not_allowed; its renders, and a sender's records, are stored"
     )

@@ -5,6 +5,10 @@ import ArrivalTestSupport
 import Foundation
 import Testing
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// The kit's uploaders against the real collector on loopback.
 @Suite("Kit uploads to the collector", .serialized)
 struct KitUploadTests {
@@ -81,6 +85,57 @@ struct KitUploadTests {
         #expect(summary.shipped == ["2026-11-21/apns-08.jsonl.gz"] && summary.receipts.first?.state == "queued")
         #expect(shipper.closedBatches().isEmpty)
         #expect(FileManager.default.fileExists(atPath: day.appendingPathComponent(".apns-09.jsonl.gz.open").path))
+    }
+
+    @Test(
+        "A full spool answers 503 with Retry-After; the uploader waits what it asks, up to its cap, then gets through")
+    func retryAfter() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try LiveCollectorTests.Server(
+            directory: directory, port: LiveCollectorTests.freePort(),
+            arguments: ["--max-upload-bytes", "4096", "--max-spool-bytes", "4096"])
+        defer { server.kill(SIGTERM) }
+        try await server.ready()
+        // Another writer holds the store (as a long ingest would): the worker waits, so what is queued stays.
+        let holder = try Store(path: directory.appendingPathComponent("store.sqlite").path)
+        let held = try holder.beginFile(path: "held", now: 0)
+        let line = Self.render + "\n"
+        let first = Data(String(repeating: line, count: 2500 / line.utf8.count).utf8)
+        let (_, status) = try await LiveCollectorTests.request(
+            "\(server.base)/v1/uploads", method: "POST", token: LiveCollectorTests.device, name: "first.jsonl",
+            body: first)
+        #expect(status == 202)
+        // The second does not fit beside the first: 503, Retry-After 30.
+        var request = URLRequest(url: URL(string: "\(server.base)/v1/uploads")!)
+        request.httpMethod = "POST"
+        request.setValue("Bearer \(LiveCollectorTests.device)", forHTTPHeaderField: "Authorization")
+        let second = Data(
+            String(
+                repeating: line.replacingOccurrences(of: "\"seq\":3", with: "\"seq\":4"), count: 2500 / line.utf8.count
+            ).utf8)
+        request.httpBody = second
+        let (_, response) = try await URLSession.shared.data(for: request)
+        let refused = try #require(response as? HTTPURLResponse)
+        #expect(refused.statusCode == 503 && refused.value(forHTTPHeaderField: "Retry-After") == "30")
+
+        // The uploader's own backoff is 0.05 s; Retry-After asks 30 s, capped by its 2 s.
+        let uploader = CollectorUploader(
+            .init(
+                baseURL: URL(string: server.base)!, token: LiveCollectorTests.device, maxAttempts: 10,
+                initialBackoff: 0.05, maxBackoff: 2))
+        let started = ContinuousClock.now
+        let upload = Task { try await uploader.upload(second, name: "second.jsonl") }
+        // The store is let go at once: the first upload is ingested within a moment, and an uploader that
+        // ignored Retry-After would be through well before 2 s.
+        try await Task.sleep(for: .milliseconds(300))
+        held.rollback()
+        try holder.commitBatch()
+        let receipt = try await upload.value
+        let waited = ContinuousClock.now - started
+        #expect(receipt.state == "queued")
+        #expect(waited >= .seconds(2), "retried after \(waited)")
+        #expect(waited < .seconds(8), "retried after \(waited)")
     }
 
     @Test("An upload retries while the collector is down and goes through once it is up")

@@ -24,15 +24,16 @@ struct LiveCollectorTests {
         let port: Int
         let log: URL
 
-        init(directory: URL, port: Int) throws {
+        init(directory: URL, port: Int, arguments: [String] = []) throws {
             self.port = port
             log = directory.appendingPathComponent("serve-\(UUID().uuidString).log")
             FileManager.default.createFile(atPath: log.path, contents: nil)
             process.executableURL = try builtProduct("arrival")
-            process.arguments = [
-                "serve", "--db", directory.appendingPathComponent("store.sqlite").path, "--spool",
-                directory.appendingPathComponent("spool").path, "--port", String(port), "--log-level", "warning",
-            ]
+            process.arguments =
+                [
+                    "serve", "--db", directory.appendingPathComponent("store.sqlite").path, "--spool",
+                    directory.appendingPathComponent("spool").path, "--port", String(port), "--log-level", "warning",
+                ] + arguments
             process.environment = ProcessInfo.processInfo.environment.merging([
                 "ARRIVAL_DEVICE_TOKENS": LiveCollectorTests.device, "ARRIVAL_SENDER_TOKENS": LiveCollectorTests.sender,
                 "ARRIVAL_READ_TOKENS": LiveCollectorTests.reader,

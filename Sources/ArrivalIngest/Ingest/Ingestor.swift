@@ -81,12 +81,22 @@ public struct Ingestor {
         /// `path` (an upload in one of the collector's spool segments);
         /// nil for the whole file.
         public var range: Range<Int>?
+        /// The SHA-256 (lower-case hex) of the file's bytes, when the caller
+        /// already checked it (the collector hashes an upload as it arrives
+        /// and again when it reopens its spool): the bytes are then not
+        /// hashed again, and whether they are stored is asked before they
+        /// are read.
+        public var sha256: String?
 
-        public init(path: String, name: String, senderRecordsAllowed: Bool = true, range: Range<Int>? = nil) {
+        public init(
+            path: String, name: String, senderRecordsAllowed: Bool = true, range: Range<Int>? = nil,
+            sha256: String? = nil
+        ) {
             self.path = path
             self.name = name
             self.senderRecordsAllowed = senderRecordsAllowed
             self.range = range
+            self.sha256 = sha256
         }
     }
 
@@ -347,9 +357,15 @@ public struct Ingestor {
             let name = file.name
             var expected: String?
             let size = file.range?.count ?? fileSize(path)
-            let mayBeKnown =
-                throwaway || size.map { sizesInRun.contains($0) || lookup?.contains(byteCount: $0) == true } == true
-            if mayBeKnown {
+            if let sha256 = file.sha256 {
+                if seenInRun.contains(sha256) || lookup?.contains(sha256: sha256) == true {
+                    guard channel.send(.known(path: name, sha256: sha256)) else { return }
+                    continue
+                }
+                expected = sha256
+            } else if throwaway
+                || size.map({ sizesInRun.contains($0) || lookup?.contains(byteCount: $0) == true }) == true
+            {
                 do throws(InputError) {
                     let (sha256, _) = try Self.sha256(of: path, range: file.range)
                     let known = seenInRun.contains(sha256) || lookup?.contains(sha256: sha256) == true
@@ -379,12 +395,21 @@ public struct Ingestor {
             guard channel.send(.file(path: name, replacing: earlier.map(\.id))) else { return }
             do {
                 var hasher = PrefixHasher(checkpoints: earlier.map(\.byteCount))
+                // Bytes whose hash the caller vouches for are hashed only as far as a stored version goes.
+                let hashed = file.sha256 == nil ? Int.max : (earlier.last?.byteCount ?? 0)
                 var summary = try decode(
                     path: path, range: file.range, senderRecordsAllowed: file.senderRecordsAllowed, options: options,
                     recycle: recycle,
-                    raw: { hasher.update($0) },
+                    raw: { bytes in
+                        let wanted = hashed - hasher.byteCount
+                        if wanted >= bytes.count {
+                            hasher.update(bytes)
+                        } else if wanted > 0 {
+                            hasher.update(UnsafeRawBufferPointer(rebasing: bytes[..<wanted]))
+                        }
+                    },
                     deliver: { channel.send(.rows($0)) })
-                let sha256 = hasher.finalize()
+                let sha256 = file.sha256 ?? hasher.finalize()
                 if let expected, expected != sha256, summary.changedWhileRead == nil {
                     summary.changedWhileRead = "its bytes changed between two reads"
                 }
