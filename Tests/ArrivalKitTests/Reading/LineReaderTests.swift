@@ -67,9 +67,9 @@ struct LineReaderTests {
         var raw = Data()
         var seen: [String] = []
         let reader = LineReader(chunkSize: chunkSize)
-        let zipped = try reader.read(path: file.path, range: gzipRange, raw: { raw.append(contentsOf: $0) }) {
-            seen.append(String(decoding: $0.bytes!, as: UTF8.self))
-        }
+        let zipped = try reader.read(
+            path: file.path, range: gzipRange, raw: { raw.append(contentsOf: $0) },
+            { seen.append(String(decoding: $0.bytes!, as: UTF8.self)) })
         #expect(zipped.gzip && !zipped.truncatedGzip)
         #expect(zipped.bytesOnDisk == gzip.count && raw == gzip)
         #expect(seen.count == 2 && seen[1].contains("\"d2\""))
