@@ -96,11 +96,14 @@ struct IngestWorker: Service {
     /// Benchmarks/collector/run.sh); an upload is readable as ingested from
     /// its commit on.
     static let uploadsPerRun = 10_000
+    /// …and at most this many bytes of uploads (at least one upload), so a
+    /// run, which SIGTERM lets finish, lasts seconds.
+    static let bytesPerRun = 64 << 20
 
     private func drain() async {
         var failures = 0
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
-            let entries = spool.next(Self.uploadsPerRun)
+            let entries = spool.next(Self.uploadsPerRun, maxBytes: Self.bytesPerRun)
             if entries.isEmpty { return }
             let started = ContinuousClock.now
             switch await engine.ingest(

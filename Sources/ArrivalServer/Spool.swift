@@ -299,9 +299,20 @@ final class Spool: @unchecked Sendable {
 
     // MARK: - The worker's side
 
-    /// The oldest queued uploads, at most `limit`, in arrival order.
-    func next(_ limit: Int) -> [Entry] {
-        lock.withLock { order.prefix(limit).compactMap { entries[$0] } }
+    /// The oldest queued uploads in arrival order: at most `limit`, and no
+    /// more than `maxBytes` of them together (but always the first).
+    func next(_ limit: Int, maxBytes: Int = .max) -> [Entry] {
+        lock.withLock {
+            var taken: [Entry] = []
+            var bytes = 0
+            for sequence in order.prefix(limit) {
+                guard let entry = entries[sequence] else { continue }
+                if !taken.isEmpty, bytes + entry.byteCount > maxBytes { break }
+                bytes += entry.byteCount
+                taken.append(entry)
+            }
+            return taken
+        }
     }
 
     /// Where an upload's bytes are: a segment file and a range of it.

@@ -95,6 +95,10 @@ struct SpoolTests {
             #expect(entry.byteCount == upload.bytes.count)
         }
         #expect(reopened.depth.uploads == sent.count)
+        // A run of the worker takes uploads up to a byte budget, always at least one.
+        #expect(reopened.next(100, maxBytes: 1).count == 1)
+        let budget = sent.prefix(3).map(\.bytes.count).reduce(0, +)
+        #expect(reopened.next(100, maxBytes: budget).map(\.sequence) == entries.prefix(3).map(\.sequence))
         #expect(reopened.depth.bytes == sent.map(\.bytes.count).reduce(0, +))
     }
 
