@@ -210,25 +210,25 @@ final class Spool: @unchecked Sendable {
         let sha256 = Self.hex(hasher.finalize())
         let receivedAt = Int64(Date().timeIntervalSince1970 * 1000)
         let name = name ?? sha256
-        var header = RecordHeader(
-            sequence: 0, sha256: sha256, name: name, role: role, byteCount: count, receivedAt: receivedAt)
-
-        let entry: Entry
+        // Its sequence and place are set where it is written.
+        var entry = Entry(
+            sequence: 0, sha256: sha256, name: name, role: role, byteCount: count, receivedAt: receivedAt, segment: 0,
+            offset: 0)
         let file: SegmentFile
         let newFile: Bool
         if let part = spill {
             // A large upload becomes a segment of its own: its header, then the bytes already written.
-            (header.sequence, file) = try queue(part)
+            (entry.sequence, file) = try queue(part)
             spill = nil
-            let headerOK = header.encoded().withUnsafeReadableBytes { Self.writeAll(file.fd, $0, at: 0) }
-            entry = Entry(header, segment: file.id, offset: headerBytes)
+            entry.segment = file.id
+            entry.offset = headerBytes
             newFile = true
-            if !headerOK {
+            guard RecordHeader.encode(entry).withUnsafeReadableBytes({ Self.writeAll(file.fd, $0, at: 0) }) else {
                 abandon(entry)
                 throw .io("cannot write the upload to the spool: \(Self.errorText())")
             }
         } else {
-            (entry, file, newFile) = try append(&header, body: inline)
+            (file, newFile) = try append(&entry, body: inline)
         }
         // Durable together with every upload that finished meanwhile.
         if let failure = await syncer.sync(file, directory: newFile) {
@@ -262,12 +262,10 @@ final class Spool: @unchecked Sendable {
     /// Appends a small upload to the open segment (opening one when there
     /// is none or it is full): its sequence is taken and it is written in
     /// one step, so a segment's records are in sequence order.
-    private func append(_ header: inout RecordHeader, body: ByteBuffer) throws(Failure) -> (
-        Entry, SegmentFile, Bool
-    ) {
+    private func append(_ entry: inout Entry, body: ByteBuffer) throws(Failure) -> (SegmentFile, Bool) {
         lock.lock()
         defer { lock.unlock() }
-        let record = RecordHeader.size(nameBytes: header.name.utf8.count) + body.readableBytes
+        let record = RecordHeader.size(nameBytes: entry.name.utf8.count) + body.readableBytes
         var opened = false
         if active == nil || active!.size + record > segmentBytes {
             retireActive()
@@ -280,21 +278,22 @@ final class Spool: @unchecked Sendable {
             opened = true
         }
         let file = active!
-        header.sequence = takeSequence()
-        var bytes = header.encoded(reserving: body.readableBytes)
+        entry.sequence = takeSequence()
+        var bytes = RecordHeader.encode(entry, reserving: body.readableBytes)
         bytes.writeImmutableBuffer(body)
         let offset = file.size
         guard bytes.withUnsafeReadableBytes({ Self.writeAll(file.fd, $0, at: offset) }) else {
             // What was written of the record ends the segment's reading: none may follow it.
             let failure = Failure.io("cannot write the upload to the spool: \(Self.errorText())")
-            inFlight.remove(header.sequence)
+            inFlight.remove(entry.sequence)
             retireActive()
             throw failure
         }
         file.size += bytes.readableBytes
         pending[file.id, default: 0] += 1
-        let entry = Entry(header, segment: file.id, offset: offset + bytes.readableBytes - body.readableBytes)
-        return (entry, file, opened)
+        entry.segment = file.id
+        entry.offset = offset + bytes.readableBytes - body.readableBytes
+        return (file, opened)
     }
 
     // MARK: - The worker's side
@@ -524,13 +523,13 @@ final class Spool: @unchecked Sendable {
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { chunk.deallocate() }
         while offset < size {
-            guard let header = RecordHeader.read(fd, at: offset, fileSize: size) else {
+            guard var header = RecordHeader.read(fd, at: offset, fileSize: size) else {
                 notes.append(
                     "\(path): \(size - offset) bytes from byte \(offset) are not a whole record "
                         + "(an upload a crash cut short, never acknowledged); dropped")
                 break
             }
-            let start = offset + header.encodedSize
+            let start = offset + RecordHeader.size(nameBytes: header.name.utf8.count)
             offset = start + header.byteCount
             highest = max(highest, header.sequence)
             if header.sequence <= checkpoint { continue }
@@ -549,17 +548,11 @@ final class Spool: @unchecked Sendable {
                         + "received with (written in part when the collector stopped, never acknowledged); dropped")
                 continue
             }
-            entries.append(Entry(header, segment: segment, offset: start))
+            header.segment = segment
+            header.offset = start
+            entries.append(header)
         }
         return (entries, highest, notes)
-    }
-}
-
-extension Spool.Entry {
-    fileprivate init(_ header: RecordHeader, segment: UInt64, offset: Int) {
-        self.init(
-            sequence: header.sequence, sha256: header.sha256, name: header.name, role: header.role,
-            byteCount: header.byteCount, receivedAt: header.receivedAt, segment: segment, offset: offset)
     }
 }
 
@@ -571,35 +564,27 @@ extension Spool.Entry {
 ///     32 SHA-256 of the body (32 bytes)
 ///     64 the name (UTF-8)
 ///     then the first 8 bytes of the SHA-256 of all of the above, then the body.
-struct RecordHeader {
+enum RecordHeader {
     static let magic: [UInt8] = Array("ARVU".utf8)
     static let fixedBytes = 64
 
-    var sequence: UInt64
-    var sha256: String
-    var name: String
-    var role: Role
-    var byteCount: Int
-    var receivedAt: Int64
-
     static func size(nameBytes: Int) -> Int { fixedBytes + nameBytes + 8 }
-    var encodedSize: Int { Self.size(nameBytes: name.utf8.count) }
 
-    /// The header's bytes, in a buffer with room for `reserving` more.
-    func encoded(reserving: Int = 0) -> ByteBuffer {
-        var bytes: [UInt8] = Self.magic
-        bytes.reserveCapacity(encodedSize)
+    /// The header of `entry`'s record, in a buffer with room for `reserving` more.
+    static func encode(_ entry: Spool.Entry, reserving: Int = 0) -> ByteBuffer {
+        let name = Array(entry.name.utf8)
+        var bytes: [UInt8] = magic
+        bytes.reserveCapacity(size(nameBytes: name.count))
         bytes.append(1)
-        bytes.append(role == .sender ? 1 : 0)
-        let name = Array(name.utf8)
-        Self.append(UInt64(name.count), bytes: 2, to: &bytes)
-        Self.append(UInt64(byteCount), bytes: 8, to: &bytes)
-        Self.append(sequence, bytes: 8, to: &bytes)
-        Self.append(UInt64(bitPattern: receivedAt), bytes: 8, to: &bytes)
+        bytes.append(entry.role == .sender ? 1 : 0)
+        append(UInt64(name.count), bytes: 2, to: &bytes)
+        append(UInt64(entry.byteCount), bytes: 8, to: &bytes)
+        append(entry.sequence, bytes: 8, to: &bytes)
+        append(UInt64(bitPattern: entry.receivedAt), bytes: 8, to: &bytes)
         var digest = [UInt8]()
-        var hex = Array(sha256.utf8)[...]
+        var hex = Array(entry.sha256.utf8)[...]
         while hex.count >= 2 {
-            digest.append(UInt8(Self.nibble(hex.removeFirst()) << 4 | Self.nibble(hex.removeFirst())))
+            digest.append(UInt8(nibble(hex.removeFirst()) << 4 | nibble(hex.removeFirst())))
         }
         bytes += digest
         bytes += name
@@ -610,8 +595,9 @@ struct RecordHeader {
         return buffer
     }
 
-    /// The header at `offset`, or nil when what is there is not one written in full.
-    static func read(_ fd: Int32, at offset: Int, fileSize: Int) -> RecordHeader? {
+    /// The upload whose header is at `offset` (its segment and place not
+    /// set), or nil when what is there is not a header written in full.
+    static func read(_ fd: Int32, at offset: Int, fileSize: Int) -> Spool.Entry? {
         guard fileSize - offset >= fixedBytes + 8 else { return nil }
         var fixed = [UInt8](repeating: 0, count: fixedBytes)
         guard fixed.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, fixedBytes, off_t(offset)) }) == fixedBytes,
@@ -629,10 +615,10 @@ struct RecordHeader {
             Array(rest[nameBytes...]) == Spool.check(fixed + rest[..<nameBytes])
         else { return nil }
         let name = String(decoding: rest[..<nameBytes], as: UTF8.self)
-        return RecordHeader(
+        return Spool.Entry(
             sequence: number(fixed, at: 16, bytes: 8), sha256: Spool.hex(fixed[32..<64]), name: name,
             role: fixed[5] == 1 ? .sender : .device, byteCount: Int(byteCount),
-            receivedAt: Int64(bitPattern: number(fixed, at: 24, bytes: 8)))
+            receivedAt: Int64(bitPattern: number(fixed, at: 24, bytes: 8)), segment: 0, offset: 0)
     }
 
     private static func append(_ value: UInt64, bytes count: Int, to bytes: inout [UInt8]) {
