@@ -73,7 +73,7 @@ final class StoreEngine: @unchecked Sendable {
 }
 
 /// Drains the spool: each upload in arrival order, ingested and then
-/// removed. On SIGTERM it finishes the upload it is on and stops; what is
+/// removed. On SIGTERM it finishes the run it is on and stops; what is
 /// queued stays for the next start.
 struct IngestWorker: Service {
     let spool: Spool
