@@ -139,22 +139,22 @@ def tencent_exchange(**edit):
     return line
 
 
-def with_request(line, **edit):
+def with_part(line, part, edit):
+    """A copy of `line` with `edit` applied to its `part` object (DROP removes a key)."""
     line = copy.deepcopy(line)
-    line["request"].update(edit)
-    for key, value in list(line["request"].items()):
+    line[part].update(edit)
+    for key, value in list(line[part].items()):
         if value is DROP:
-            del line["request"][key]
+            del line[part][key]
     return line
+
+
+def with_request(line, **edit):
+    return with_part(line, "request", edit)
 
 
 def with_response(line, **edit):
-    line = copy.deepcopy(line)
-    line["response"].update(edit)
-    for key, value in list(line["response"].items()):
-        if value is DROP:
-            del line["response"][key]
-    return line
+    return with_part(line, "response", edit)
 
 
 def without(line, key):

@@ -120,10 +120,9 @@ struct IngestWorker: Service {
                     spool.remove(entry)
                 }
                 spool.checkpoint()
-                let elapsed = ContinuousClock.now - started
                 metrics.ingested(
                     summary, uploads: entries.count - unreadable.count,
-                    seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+                    seconds: (ContinuousClock.now - started).inSeconds)
                 logger.debug(
                     "ingested uploads",
                     metadata: [

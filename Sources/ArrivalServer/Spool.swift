@@ -370,11 +370,6 @@ final class Spool: @unchecked Sendable {
         lock.withLock { (order.count, queuedBytes, order.first.flatMap { entries[$0]?.receivedAt }) }
     }
 
-    /// Segment files on disk (for tests).
-    var segmentCount: Int {
-        ((try? FileManager.default.contentsOfDirectory(atPath: segmentsPath)) ?? []).count
-    }
-
     // MARK: - Internals
 
     /// Called with `lock` held.

@@ -23,10 +23,6 @@ guard let mode = arguments.first else {
     exit(2)
 }
 
-func seconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-}
-
 let clock = ContinuousClock()
 do {
     switch mode {
@@ -50,7 +46,7 @@ do {
             }
         }
         print(
-            "decode: \(records) records, \(malformed) malformed, \(String(format: "%.2f", seconds(elapsed))) s, \(Int(Double(records) / seconds(elapsed))) records/s"
+            "decode: \(records) records, \(malformed) malformed, \(String(format: "%.2f", elapsed.inSeconds)) s, \(Int(Double(records) / elapsed.inSeconds)) records/s"
         )
     case "foundation":
         // Field names as the JSON keys, for Decodable.
@@ -88,7 +84,7 @@ do {
             }
         }
         print(
-            "foundation: \(records) records, \(malformed) malformed, \(String(format: "%.2f", seconds(elapsed))) s, \(Int(Double(records) / seconds(elapsed))) records/s"
+            "foundation: \(records) records, \(malformed) malformed, \(String(format: "%.2f", elapsed.inSeconds)) s, \(Int(Double(records) / elapsed.inSeconds)) records/s"
         )
     case "ingest":
         guard arguments.count >= 3 else { throw CocoaError(.fileNoSuchFile) }
@@ -101,7 +97,7 @@ do {
         }
         let total = summary.newRecords + summary.duplicateRecords
         print(
-            "ingest: \(total) records (\(summary.newRecords) new), \(summary.malformedLines) malformed, \(String(format: "%.2f", seconds(elapsed))) s, \(Int(Double(total) / seconds(elapsed))) records/s"
+            "ingest: \(total) records (\(summary.newRecords) new), \(summary.malformedLines) malformed, \(String(format: "%.2f", elapsed.inSeconds)) s, \(Int(Double(total) / elapsed.inSeconds)) records/s"
         )
     case "report":
         guard arguments.count >= 2 else { throw CocoaError(.fileNoSuchFile) }
@@ -111,7 +107,7 @@ do {
             report = try ReportBuilder(store: store).build(window: nil)
         }
         print(
-            "report: \(report.updates.sent) updates, \(report.requests.total) requests, \(String(format: "%.2f", seconds(elapsed))) s"
+            "report: \(report.updates.sent) updates, \(report.requests.total) requests, \(String(format: "%.2f", elapsed.inSeconds)) s"
         )
     case "html":
         guard arguments.count >= 2 else { throw CocoaError(.fileNoSuchFile) }
@@ -127,7 +123,7 @@ do {
         }
         try Data(html.utf8).write(to: URL(fileURLWithPath: arguments[1] + ".html"))
         print(
-            "html: \(daily?.report.updates.sent ?? 0) updates, \(daily?.report.requests.total ?? 0) requests, \(html.utf8.count) bytes, \(String(format: "%.2f", seconds(elapsed))) s"
+            "html: \(daily?.report.updates.sent ?? 0) updates, \(daily?.report.requests.total ?? 0) requests, \(html.utf8.count) bytes, \(String(format: "%.2f", elapsed.inSeconds)) s"
         )
     default:
         FileHandle.standardError.write(Data("unknown mode '\(mode)'\n".utf8))

@@ -144,8 +144,7 @@ public struct Ingestor {
                                 filesDone: index, filesTotal: files.count,
                                 records: summary.newRecords + summary.duplicateRecords + recordsInFile,
                                 currentPath: files[min(index, files.count - 1)],
-                                elapsedSeconds: Double(elapsed.components.seconds) + Double(
-                                    elapsed.components.attoseconds) / 1e18))
+                                elapsedSeconds: elapsed.inSeconds))
                     }
                 }
                 switch message {
