@@ -103,7 +103,13 @@ public struct FleetSimulator: Sendable {
 
     /// Writes the simulated day under `outputDirectory` (created if needed)
     /// and describes what it wrote.
-    public func run(outputDirectory: String) throws -> SimulationSummary {
+    ///
+    /// When `outputDirectory` already holds `sender` or `devices` (an earlier
+    /// run), this fails with ``SimulationError/outputNotEmpty(_:)`` unless
+    /// `replacingExisting` is true, in which case those two subdirectories,
+    /// and only those, are removed first. Leftovers of an earlier run with
+    /// another seed would otherwise mix with the new fleet.
+    public func run(outputDirectory: String, replacingExisting: Bool = false) throws -> SimulationSummary {
         guard config.activities >= 0 else { throw SimulationError.invalidActivityCount(config.activities) }
         guard let dayIndex = SimCalendar.parseDay(config.day) else { throw SimulationError.invalidDay(config.day) }
         guard !outputDirectory.isEmpty else { throw SimulationError.cannotCreate(outputDirectory) }
@@ -114,7 +120,7 @@ public struct FleetSimulator: Sendable {
             let path = root + "/" + name
             var isDirectory: ObjCBool = false
             guard fileManager.fileExists(atPath: path, isDirectory: &isDirectory) else { continue }
-            guard config.replaceExisting else { throw SimulationError.outputNotEmpty(path) }
+            guard replacingExisting else { throw SimulationError.outputNotEmpty(path) }
             do { try fileManager.removeItem(atPath: path) } catch { throw SimulationError.cannotCreate(path) }
         }
         let senderDirectory = "\(root)/sender/\(config.day)"

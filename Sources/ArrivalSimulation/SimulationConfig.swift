@@ -1,9 +1,15 @@
 import ArrivalModel
 
-/// What to simulate: how many Live Activities, which random seed, which day.
+/// What to simulate: how many Live Activities, which random seed, which day,
+/// and how the fleet deviates from the normal one.
 ///
 /// The same configuration always produces a byte-identical output tree (see
-/// ``FleetSimulator``); a different seed produces a different fleet.
+/// ``FleetSimulator``); a different seed produces a different fleet. How to
+/// treat an earlier run in the output directory is not part of the fleet:
+/// it is ``FleetSimulator/run(outputDirectory:replacingExisting:)``'s to say.
+///
+/// The initializer takes what names a fleet; ``faults`` and ``providers``
+/// keep their defaults (the normal fleet, `apns` records only) unless set.
 public struct SimulationConfig: Sendable, Equatable {
     /// Number of Live Activities to simulate. Each produces about ten `apns`
     /// records on average (start, updates, retries, end). 200 gives a sample
@@ -15,30 +21,22 @@ public struct SimulationConfig: Sendable, Equatable {
     public var seed: UInt64
     /// The simulated UTC day, `YYYY-MM-DD`. Every `sent_at` falls inside it.
     public var day: String
-    /// When the output directory already holds `sender` or `devices` (an
-    /// earlier run), `run` fails unless this is true, in which case those
-    /// two subdirectories, and only those, are removed first. Leftovers of an
-    /// earlier run with another seed would otherwise mix with the new fleet.
-    public var replaceExisting: Bool
-    /// Regressions to inject (for testing diffs and gates); none by default.
-    public var faults: SimulationFaults
+    /// Regressions to inject (for testing diffs and gates). Default: none,
+    /// the normal fleet.
+    public var faults = SimulationFaults()
     /// Senders that go through push providers: most activities' requests
     /// are logged as `exchange` lines with APNs, FCM HTTP v1 or Tencent
     /// Cloud Chat, the rest as `apns` records (see ``FleetSimulator``).
-    /// False (the default) writes only `apns` records, byte for byte as
+    /// Default: false, which writes only `apns` records, byte for byte as
     /// before the option existed.
-    public var providers: Bool
+    public var providers = false
 
-    public init(
-        activities: Int = 200, seed: UInt64 = 1, day: String = "2026-11-21", replaceExisting: Bool = false,
-        faults: SimulationFaults = SimulationFaults(), providers: Bool = false
-    ) {
+    /// `activities` Live Activities from `seed` on `day`, with the normal
+    /// fleet's faults and `apns` records only.
+    public init(activities: Int = 200, seed: UInt64 = 1, day: String = "2026-11-21") {
         self.activities = activities
         self.seed = seed
         self.day = day
-        self.replaceExisting = replaceExisting
-        self.faults = faults
-        self.providers = providers
     }
 }
 

@@ -52,13 +52,11 @@ struct Simulate: ParsableCommand {
     }
 
     func run() throws {
-        var faults = SimulationFaults()
-        for injection in inject { faults.inject(injection) }
-        let config = SimulationConfig(
-            activities: activities, seed: seed, day: day, replaceExisting: force, faults: faults,
-            providers: providers)
+        var config = SimulationConfig(activities: activities, seed: seed, day: day)
+        for injection in inject { config.faults.inject(injection) }
+        config.providers = providers
         // A SimulationError says "pass --force" only when an earlier run is in the way.
-        let summary = try FleetSimulator(config: config).run(outputDirectory: out)
+        let summary = try FleetSimulator(config: config).run(outputDirectory: out, replacingExisting: force)
         print(summary.description)
     }
 }

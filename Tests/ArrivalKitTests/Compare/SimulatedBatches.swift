@@ -26,12 +26,11 @@ enum SimulatedBatches {
     static let lostCallbacks = simulate("callbacks", seed: 11, inject: .lostCallbacks)
 
     private static func simulate(_ name: String, seed: UInt64, inject: SimulationFaults.Injection? = nil) -> String {
-        var faults = SimulationFaults()
-        if let inject { faults.inject(inject) }
+        var config = SimulationConfig(activities: activities, seed: seed)
+        if let inject { config.faults.inject(inject) }
         let path = root.appendingPathComponent(name).path
-        let config = SimulationConfig(activities: activities, seed: seed, replaceExisting: true, faults: faults)
         do {
-            _ = try FleetSimulator(config: config).run(outputDirectory: path)
+            _ = try FleetSimulator(config: config).run(outputDirectory: path, replacingExisting: true)
         } catch {
             fatalError("simulating \(name) failed: \(error)")
         }

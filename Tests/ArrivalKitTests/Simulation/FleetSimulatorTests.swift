@@ -61,7 +61,7 @@ struct FleetSimulatorTests {
         #expect(throws: SimulationError.self) {
             _ = try FleetSimulator(config: SimulationConfig(activities: 5)).run(outputDirectory: directory.path)
         }
-        _ = try FleetSimulator(config: SimulationConfig(activities: 5, replaceExisting: true)).run(
-            outputDirectory: directory.path)
+        _ = try FleetSimulator(config: SimulationConfig(activities: 5)).run(
+            outputDirectory: directory.path, replacingExisting: true)
     }
 }

@@ -15,8 +15,9 @@ struct ProviderFleetIngestTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let fleet = directory.appendingPathComponent("fleet")
-        let simulated = try FleetSimulator(config: SimulationConfig(activities: 300, seed: 101, providers: true))
-            .run(outputDirectory: fleet.path)
+        var config = SimulationConfig(activities: 300, seed: 101)
+        config.providers = true
+        let simulated = try FleetSimulator(config: config).run(outputDirectory: fleet.path)
         #expect(simulated.exchangeRecords.values.reduce(0, +) > 0)
         let (report, summary) = try ingestAndReport([fleet.path])
         #expect(summary.malformedByCause[.invalidExchange] == nil)

@@ -35,7 +35,14 @@ struct ProviderFleetTests {
         return files
     }
 
-    static let config = SimulationConfig(activities: 300, seed: 101, providers: true)
+    static let config = providerFleet(seed: 101)
+
+    /// 300 activities from `seed`, with `--providers`.
+    static func providerFleet(seed: UInt64) -> SimulationConfig {
+        var config = SimulationConfig(activities: 300, seed: seed)
+        config.providers = true
+        return config
+    }
 
     @Test("A --providers fleet is the same for the same seed, and another without the flag or with another seed")
     func deterministic() throws {
@@ -46,7 +53,7 @@ struct ProviderFleetTests {
         for (name, config) in [
             ("a", Self.config), ("b", Self.config),
             ("c", SimulationConfig(activities: 300, seed: 101)),
-            ("d", SimulationConfig(activities: 300, seed: 102, providers: true)),
+            ("d", Self.providerFleet(seed: 102)),
         ] {
             let out = directory.appendingPathComponent(name)
             var summary = try FleetSimulator(config: config).run(outputDirectory: out.path)
