@@ -40,12 +40,14 @@ case "write":
         fail("usage: beacon-stress write CONTAINER FILE_PID TAG COUNT [PAD]")
     }
     let pad = arguments.count >= 6 ? Int(arguments[5]) ?? 0 : 0
-    let writer = BeaconWriter(
-        BeaconWriter.Configuration(
-            container: URL(fileURLWithPath: arguments[1]), role: .widget, processID: pid,
-            maxFileBytes: Int.max, maxDirectoryBytes: Int.max, maxPending: 1 << 20,
-            device: DeviceInfo(deviceID: "dev-\(arguments[3])", deviceModel: String(repeating: "x", count: pad))
-        ))
+    var configuration = BeaconWriter.Configuration(
+        container: URL(fileURLWithPath: arguments[1]), role: .widget,
+        device: DeviceInfo(deviceID: "dev-\(arguments[3])", deviceModel: String(repeating: "x", count: pad)))
+    configuration.processID = pid
+    configuration.maxFileBytes = .max
+    configuration.maxDirectoryBytes = .max
+    configuration.maxPending = 1 << 20
+    let writer = BeaconWriter(configuration)
     let activity = "stress-" + arguments[3]
     if count > 0 {
         for seq in 0..<count {
@@ -75,13 +77,14 @@ case "bench":
     let clock = ContinuousClock()
     let container = URL(fileURLWithPath: arguments[1])
     func makeWriter(_ name: String) -> BeaconWriter {
-        BeaconWriter(
-            BeaconWriter.Configuration(
-                container: container.appendingPathComponent(name), role: .widget,
-                maxFileBytes: Int.max, maxDirectoryBytes: Int.max, maxPending: count + 1,
-                device: DeviceInfo(
-                    deviceID: "4f3a9c1e2b7d6a05", osVersion: "18.1", deviceModel: "iPhone16,2", appVersion: "4.2.0")
-            ))
+        var configuration = BeaconWriter.Configuration(
+            container: container.appendingPathComponent(name), role: .widget,
+            device: DeviceInfo(
+                deviceID: "4f3a9c1e2b7d6a05", osVersion: "18.1", deviceModel: "iPhone16,2", appVersion: "4.2.0"))
+        configuration.maxFileBytes = .max
+        configuration.maxDirectoryBytes = .max
+        configuration.maxPending = count + 1
+        return BeaconWriter(configuration)
     }
     let activity = "7C1E0B9A-3F2D-4E55-9A61-2B8D4C0E7F13"
 

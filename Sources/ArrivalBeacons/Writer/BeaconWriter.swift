@@ -31,47 +31,42 @@ import Foundation
 /// writers of one process append to the same file, and one rotating it away
 /// would leave the other writing to a file the collector considers closed.
 public final class BeaconWriter: @unchecked Sendable {
+    /// Where the writer writes and as whom, and its limits. The initializer
+    /// takes what every writer needs; the limits, the process id and the
+    /// clock keep the defaults written on them unless set:
+    ///
+    ///     var configuration = BeaconWriter.Configuration(container: container, role: .widget)
+    ///     configuration.maxFileBytes = 64 * 1024
+    ///     let writer = BeaconWriter(configuration)
     public struct Configuration: Sendable {
         /// The shared container: on iOS the App Group container URL.
         public var container: URL
         public var role: BeaconProcessRole
+        /// Device fields added to every record that does not set its own.
+        public var device: DeviceInfo
         /// The number in the file name; must be unique among live processes
-        /// writing to the container (the default, the process id, is).
-        public var processID: Int32
-        public var maxFileBytes: Int
+        /// writing to the container. Default: the process id, which is.
+        public var processID: Int32 = getpid()
+        /// A file is rotated rather than grow past this. Default: 256 KiB.
+        public var maxFileBytes = 256 * 1024
         /// Cap on all beacon files of all days together. Each process checks
         /// it against a measurement at most ``directoryRemeasureInterval`` old,
         /// so several processes together can overshoot it by what they wrote
-        /// in that interval.
-        public var maxDirectoryBytes: Int
-        public var directoryRemeasureInterval: TimeInterval
-        /// Records waiting for the queue beyond this are dropped.
-        public var maxPending: Int
-        /// Device fields added to every record that does not set its own.
-        public var device: DeviceInfo
-        /// The clock that picks the day directory (the records carry their own times).
-        public var now: @Sendable () -> Date
+        /// in that interval. Default: 4 MiB.
+        public var maxDirectoryBytes = 4 * 1024 * 1024
+        /// Seconds before a full directory is measured again (files may have
+        /// been uploaded and deleted meanwhile). Default: 2.
+        public var directoryRemeasureInterval: TimeInterval = 2
+        /// Records waiting for the queue beyond this are dropped. Default: 512.
+        public var maxPending = 512
+        /// The clock that picks the day directory (the records carry their
+        /// own times). Default: the system clock.
+        public var now: @Sendable () -> Date = { Date() }
 
-        public init(
-            container: URL,
-            role: BeaconProcessRole,
-            processID: Int32 = getpid(),
-            maxFileBytes: Int = 256 * 1024,
-            maxDirectoryBytes: Int = 4 * 1024 * 1024,
-            directoryRemeasureInterval: TimeInterval = 2,
-            maxPending: Int = 512,
-            device: DeviceInfo = DeviceInfo(),
-            now: @escaping @Sendable () -> Date = { Date() }
-        ) {
+        public init(container: URL, role: BeaconProcessRole, device: DeviceInfo = DeviceInfo()) {
             self.container = container
             self.role = role
-            self.processID = processID
-            self.maxFileBytes = maxFileBytes
-            self.maxDirectoryBytes = maxDirectoryBytes
-            self.directoryRemeasureInterval = directoryRemeasureInterval
-            self.maxPending = maxPending
             self.device = device
-            self.now = now
         }
     }
 

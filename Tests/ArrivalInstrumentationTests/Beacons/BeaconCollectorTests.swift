@@ -90,12 +90,16 @@ struct BeaconCollectorTests {
         let container = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: container) }
         let clock = TestClock(date(ms: 1_795_305_000_000))  // 2026-11-21T23:50:00Z
-        let widget = BeaconWriter(
-            .init(
-                container: container, role: .widget, processID: 501, maxFileBytes: 50_000,
-                maxPending: 10_000, now: { clock.now }))
-        let app = BeaconWriter(
-            .init(container: container, role: .app, processID: 502, maxPending: 10_000, now: { clock.now }))
+        func writer(_ role: BeaconProcessRole, pid: Int32, maxFileBytes: Int? = nil) -> BeaconWriter {
+            var configuration = BeaconWriter.Configuration(container: container, role: role)
+            configuration.processID = pid
+            if let maxFileBytes { configuration.maxFileBytes = maxFileBytes }
+            configuration.maxPending = 10_000
+            configuration.now = { clock.now }
+            return BeaconWriter(configuration)
+        }
+        let widget = writer(.widget, pid: 501, maxFileBytes: 50_000)
+        let app = writer(.app, pid: 502)
         var expectedRenders: Set<String> = []
         for seq in 0..<1500 {
             let activity = "activity-\(seq % 17)"

@@ -16,8 +16,9 @@ struct BeaconWriterTests {
         _ container: URL, role: BeaconProcessRole = .widget, pid: Int32 = 4411, clock: TestClock = TestClock(morning),
         configure: (inout BeaconWriter.Configuration) -> Void = { _ in }
     ) -> BeaconWriter {
-        var configuration = BeaconWriter.Configuration(
-            container: container, role: role, processID: pid, now: { clock.now })
+        var configuration = BeaconWriter.Configuration(container: container, role: role)
+        configuration.processID = pid
+        configuration.now = { clock.now }
         configure(&configuration)
         return BeaconWriter(configuration)
     }
