@@ -57,7 +57,7 @@ report clean.sqlite >clean.json
 RANDOM=42
 survived=0
 for trial in $(seq 1 "$kills"); do
-    rm -f k.sqlite k.sqlite-wal k.sqlite-shm
+    rm -f k.sqlite k.sqlite-wal k.sqlite-shm k.sqlite-journal
     "$arrival" ingest fleet --db k.sqlite --quiet 2>/dev/null &
     pid=$!
     # 0 to 1.2 s: from before the store exists to after the ingest finished.
@@ -74,7 +74,7 @@ done
 # 2. Concurrent writers.
 for writers in 2 3; do
     for trial in 1 2 3 4 5; do
-        rm -f c.sqlite c.sqlite-wal c.sqlite-shm
+        rm -f c.sqlite c.sqlite-wal c.sqlite-shm c.sqlite-journal
         pids=()
         for w in $(seq 1 "$writers"); do
             if [ $((w % 2)) = 0 ]; then inputs=(fleet/devices fleet/sender); else inputs=(fleet); fi
@@ -92,7 +92,7 @@ for writers in 2 3; do
     ok "$writers ingests of overlapping inputs into a new store at once, 5 trials: all exit 0, the clean report"
 done
 for trial in 1 2 3; do
-    rm -f c.sqlite c.sqlite-wal c.sqlite-shm
+    rm -f c.sqlite c.sqlite-wal c.sqlite-shm c.sqlite-journal
     "$arrival" ingest fleet/devices --db c.sqlite --quiet
     "$arrival" ingest fleet --db c.sqlite --quiet 2>c1.err &
     p1=$!
@@ -107,7 +107,7 @@ for trial in 1 2 3; do
     [ "$trial" = 3 ] && ok "2 ingests of overlapping inputs into an existing store at once, 3 trials: the clean report"
 done
 # A lock held longer than the wait: said as such.
-rm -f c.sqlite c.sqlite-wal c.sqlite-shm
+rm -f c.sqlite c.sqlite-wal c.sqlite-shm c.sqlite-journal
 mkdir -p big
 for i in 1 2 3 4 5 6; do find fleet/sender -name '*.gz' -exec zcat {} + 2>/dev/null; done | sed 's/"apns_id":"/"apns_id":"x/' >big/sender.jsonl
 "$arrival" ingest big --db c.sqlite --quiet &

@@ -23,6 +23,9 @@ public final class Store {
     var cachedStatements: RecordStatements?
     /// Whether a batch transaction of whole files is open.
     var batchOpen = false
+    /// Whether this connection holds the store alone with a rollback journal
+    /// (``beginBulkLoad()``).
+    public internal(set) var isBulkLoading = false
 
     /// `PRAGMA application_id` of every arrival store, 'ARRV': what tells an
     /// arrival store from any other SQLite database (`file(1)` shows it too).

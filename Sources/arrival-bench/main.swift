@@ -93,7 +93,10 @@ do {
         // left in the write-ahead log into the database file.
         let elapsed = try clock.measure {
             let store = try Store(path: arguments[1])
-            summary = try Ingestor(store: store).ingest(paths: Array(arguments.dropFirst(2)))
+            // As `arrival ingest` runs it.
+            var options = Ingestor.Options()
+            options.bulkLoadWhenNew = true
+            summary = try Ingestor(store: store, options: options).ingest(paths: Array(arguments.dropFirst(2)))
         }
         let total = summary.newRecords + summary.duplicateRecords
         print(

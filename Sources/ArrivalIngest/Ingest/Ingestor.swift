@@ -25,6 +25,13 @@ public struct Ingestor {
         public var recordsPerCommit = 200_000
         /// …or this many files.
         public var filesPerCommit = 2_000
+        /// Into a store that holds no file yet and that no other connection
+        /// has open, write with a rollback journal and the store held alone
+        /// (``Store/beginBulkLoad()``): every page is written once instead of
+        /// to the log and then again by the checkpoint. `arrival ingest`
+        /// sets it; the collector, whose store is read while it ingests, does
+        /// not.
+        public var bulkLoadWhenNew = false
         public init(strict: Bool = false) {
             self.strict = strict
         }
@@ -124,10 +131,14 @@ public struct Ingestor {
         let options = self.options
         let storePath = store.path
         let throwaway = store.isThrowaway
+        // A store loaded alone holds no file the reader could skip, and a
+        // connection of the reader's own could not read it meanwhile.
+        let bulk = options.bulkLoadWhenNew && store.beginBulkLoad()
+        defer { if bulk { store.endBulkLoad() } }
         let producer = Thread {
             Self.produce(
-                files: namedFiles, storePath: storePath, throwaway: throwaway, options: options, channel: channel,
-                recycle: recycle)
+                files: namedFiles, storePath: storePath, throwaway: throwaway, looksUpStore: !throwaway && !bulk,
+                options: options, channel: channel, recycle: recycle)
         }
         producer.stackSize = 1 << 20
         producer.start()
@@ -342,13 +353,13 @@ public struct Ingestor {
     /// file back and go on: every file is hashed first and duplicates within
     /// the run are found here, before decoding.
     private static func produce(
-        files: [NamedFile], storePath: String, throwaway: Bool, options: Options, channel: BatchChannel<Message>,
-        recycle: BatchChannel<RowBatch>
+        files: [NamedFile], storePath: String, throwaway: Bool, looksUpStore: Bool, options: Options,
+        channel: BatchChannel<Message>, recycle: BatchChannel<RowBatch>
     ) {
         defer { channel.close() }
         // A read-only look at the store, to skip decoding files it already has,
         // and the files decoded earlier in this run (a re-upload in the same run).
-        let lookup = throwaway ? nil : FileRegistryLookup(storePath: storePath)
+        let lookup = looksUpStore ? FileRegistryLookup(storePath: storePath) : nil
         var seenInRun: Set<String> = []
         var sizesInRun: Set<Int> = []
         for file in files {

@@ -1,0 +1,94 @@
+import ArrivalAnalysis
+import ArrivalIngest
+import ArrivalModel
+import ArrivalStore
+import Foundation
+import Testing
+
+/// The first load of a store (``Ingestor/Options/bulkLoadWhenNew``): a
+/// rollback journal and the store held alone, only when nobody else has it
+/// and it holds no file; the same records and report either way.
+@Suite("Ingest: the first load of a store")
+struct BulkLoadTests {
+    /// Bytes 18 and 19 of an SQLite file: 2 and 2 in WAL mode, 1 and 1 with a rollback journal.
+    func walMode(_ path: String) throws -> Bool {
+        let header = try FileHandle(forReadingFrom: URL(fileURLWithPath: path)).readData(ofLength: 20)
+        return header[18] == 2 && header[19] == 2
+    }
+
+    /// Ingests `paths` into `store`; returns the summary and whether the store was held alone meanwhile.
+    func ingest(_ paths: [String], into store: Store, bulk: Bool = true, strict: Bool = false) throws -> (
+        IngestSummary, heldAlone: Bool
+    ) {
+        var options = Ingestor.Options(strict: strict)
+        options.bulkLoadWhenNew = bulk
+        options.batchSize = 2  // several batches, so that progress is seen mid-file
+        var heldAlone = false
+        let summary = try Ingestor(store: store, options: options).ingest(paths: paths) { _ in
+            heldAlone = heldAlone || store.isBulkLoading
+        }
+        return (summary, heldAlone)
+    }
+
+    @Test("A new store is loaded alone, ends in WAL mode, and stores what a shared load stores")
+    func newStore() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let alone = directory.appendingPathComponent("alone.sqlite").path
+        let shared = directory.appendingPathComponent("shared.sqlite").path
+        let inputs = [fixture("dedup"), fixture("metrics"), fixture("badinput")]
+        var reports: [Report] = []
+        for (path, bulk) in [(alone, true), (shared, false)] {
+            let store = try Store(path: path)
+            let (summary, heldAlone) = try ingest(inputs, into: store, bulk: bulk)
+            #expect(heldAlone == bulk)
+            #expect(!store.isBulkLoading)
+            #expect(summary.filesRead > 5 && summary.newRecords > 20)
+            reports.append(try ReportBuilder(store: store).build(window: nil))
+        }
+        #expect(reports[0] == reports[1])
+        #expect(try walMode(alone))
+        // Readable by others at once, as a WAL store.
+        let reader = try Store(readingAt: alone)
+        #expect(try ReportBuilder(store: reader).build(window: nil) == reports[0])
+    }
+
+    @Test("A store that holds files, or that another connection has open, is shared as always")
+    func sharedWhenNotNew() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("store.sqlite").path
+        let store = try Store(path: path)
+        #expect(try ingest([fixture("dedup")], into: store).heldAlone)
+        // It holds files now.
+        let (second, heldAlone) = try ingest([fixture("metrics")], into: store)
+        #expect(!heldAlone && second.filesRead == 6)
+
+        let other = directory.appendingPathComponent("other.sqlite").path
+        let first = try Store(path: other)
+        let open = try Store(path: other)  // another connection, as another process's would be
+        let (summary, alone) = try ingest([fixture("metrics")], into: first)
+        #expect(!alone && summary.filesRead == 6)
+        // The other connection reads and writes as before.
+        #expect(try ReportBuilder(store: open).build(window: nil).requests.total > 0)
+        #expect(try walMode(other))
+    }
+
+    @Test("A file rolled back during the first load leaves nothing, and the store is loaded again later")
+    func rollback() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("store.sqlite").path
+        let store = try Store(path: path)
+        // --strict: the first malformed line fails the file and the run.
+        #expect(throws: (any Error).self) {
+            try ingest([fixture("badinput/torn-crlf.jsonl")], into: store, strict: true)
+        }
+        #expect(!store.isBulkLoading)
+        #expect(try walMode(path))
+        #expect(try ReportBuilder(store: store).build(window: nil).requests.total == 0)
+        // Still no file: the next run loads it alone.
+        let (summary, heldAlone) = try ingest([fixture("metrics")], into: store)
+        #expect(heldAlone && summary.filesRead == 6)
+    }
+}
