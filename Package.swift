@@ -177,7 +177,7 @@ let package = Package(
             name: "ArrivalKitTests",
             dependencies: [
                 "ArrivalModel", "ArrivalStore", "ArrivalIngest", "ArrivalAnalysis", "ArrivalRendering",
-                "ArrivalCompare", "ArrivalSimulation", "ArrivalTestSupport",
+                "ArrivalCompare", "ArrivalSimulation", "ArrivalTestSupport", "ArrivalBeacons",
             ],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings

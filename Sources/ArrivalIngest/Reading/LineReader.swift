@@ -1,6 +1,7 @@
 import ArrivalModel
 import ArrivalStore
 import CZlib
+import Foundation
 
 #if canImport(Glibc)
     import Glibc
@@ -86,8 +87,20 @@ public struct LineReader: Sendable {
         var first = try next()
         if first >= 2 && input[0] == 0x1f && input[1] == 0x8b {
             summary.gzip = true
-            summary.truncatedGzip = try inflateAll(input: input, firstCount: first, path: path, next: next) { chunk in
-                try splitter.feed(chunk, body)
+            let size = range?.count ?? opened?.size ?? 0
+            if size >= pipelineMinimumBytes {
+                // Inflating on a thread of its own while this one splits and decodes.
+                summary.truncatedGzip = try inflatePipelined(input: input, firstCount: first, path: path, next: next) {
+                    chunk in try splitter.feed(chunk, body)
+                }
+            } else {
+                let output = InflateBuffer(capacity: chunkSize)
+                summary.truncatedGzip = try inflateAll(
+                    input: input, firstCount: first, path: path, next: next, into: output
+                ) { count in
+                    try splitter.feed(UnsafeBufferPointer(start: output.bytes, count: count), body)
+                    return output
+                }
             }
             // What follows a break is not decoded, but it is part of the file's bytes.
             while try next() > 0 {}
@@ -128,18 +141,82 @@ public struct LineReader: Sendable {
         return filled
     }
 
-    /// Inflates every gzip member; returns whether the stream broke off.
-    private func inflateAll(
+    /// Gzip files at least this large (on disk) are inflated on a thread of
+    /// their own, so that one large file keeps both cores busy; smaller ones
+    /// (a device's beacon files) are not worth a thread each.
+    public var pipelineMinimumBytes = 1 << 20
+
+    /// Inflates every gzip member on a thread of its own, handing the
+    /// inflated chunks to `emit` on this one through a bounded queue
+    /// (memory: a few chunks); returns whether the stream broke off. `next`
+    /// (reading, and `raw`) runs on the inflating thread, never at the same
+    /// time as anything else that touches what it touches, and both are done
+    /// with before this returns.
+    private func inflatePipelined(
         input: UnsafeMutablePointer<UInt8>, firstCount: Int, path: String, next: () throws -> Int,
         _ emit: (UnsafeBufferPointer<UInt8>) throws -> Void
+    ) throws -> Bool {
+        let full = BatchChannel<InflateBuffer>(capacity: 16)
+        let free = BatchChannel<InflateBuffer>(capacity: 20)
+        let done = DispatchSemaphore(value: 0)
+        let chunkSize = self.chunkSize
+        return try withoutActuallyEscaping(next) { next in
+            let work = InflateWork(next: next, input: input)
+            let inflater = Thread { [self] in
+                defer {
+                    full.close()
+                    done.signal()
+                }
+                struct Stopped: Error {}
+                do {
+                    var filling = InflateBuffer(capacity: chunkSize)
+                    let truncated = try inflateAll(
+                        input: work.input, firstCount: firstCount, path: path, next: { try work.next?() ?? 0 },
+                        into: filling
+                    ) { count in
+                        filling.count = count
+                        guard full.send(filling) else { throw Stopped() }
+                        filling = free.poll() ?? InflateBuffer(capacity: chunkSize)
+                        return filling
+                    }
+                    work.result = .success(truncated)
+                } catch {
+                    work.result = .failure(error)
+                }
+            }
+            inflater.stackSize = 1 << 20
+            inflater.start()
+            do {
+                while let chunk = full.receive() {
+                    try emit(UnsafeBufferPointer(start: chunk.bytes, count: chunk.count))
+                    free.offer(chunk)
+                }
+            } catch {
+                full.cancel()
+                done.wait()
+                work.next = nil
+                throw error
+            }
+            done.wait()
+            work.next = nil
+            return try work.result.get()
+        }
+    }
+
+    /// Inflates every gzip member into `first`, then into the buffers `emit`
+    /// returns (each of `chunkSize` bytes); returns whether the stream broke
+    /// off. `emit` is given the count of bytes inflated into the last buffer
+    /// and returns the one to inflate into next.
+    private func inflateAll(
+        input: UnsafeMutablePointer<UInt8>, firstCount: Int, path: String, next: () throws -> Int,
+        into first: InflateBuffer, _ emit: (Int) throws -> InflateBuffer
     ) throws -> Bool {
         var stream = z_stream()
         guard czlib_inflate_init2(&stream, 15 + 16) == Z_OK else {
             throw InputError.readFailed(path: path, reason: "zlib could not start")
         }
         defer { inflateEnd(&stream) }
-        let output = UnsafeMutablePointer<UInt8>.allocate(capacity: chunkSize)
-        defer { output.deallocate() }
+        var output = first
 
         var available = firstCount
         var inMember = true  // bytes of a member have been (or are being) consumed without its end
@@ -156,13 +233,13 @@ public struct LineReader: Sendable {
                     inMember = true
                 }
             }
-            stream.next_out = output
+            stream.next_out = output.bytes
             stream.avail_out = UInt32(chunkSize)
             let status = inflate(&stream, Z_NO_FLUSH)
             let produced = chunkSize - Int(stream.avail_out)
             outputFull = stream.avail_out == 0
             if produced > 0 {
-                try emit(UnsafeBufferPointer(start: output, count: produced))
+                output = try emit(produced)
             }
             switch status {
             case Z_STREAM_END:
@@ -179,6 +256,37 @@ public struct LineReader: Sendable {
                 return true  // Z_DATA_ERROR, Z_NEED_DICT, Z_MEM_ERROR: the stream broke off here.
             }
         }
+    }
+}
+
+/// A buffer of inflated bytes, handed from the inflating thread to the
+/// decoding one and back.
+final class InflateBuffer: @unchecked Sendable {
+    let bytes: UnsafeMutablePointer<UInt8>
+    var count = 0
+
+    init(capacity: Int) {
+        bytes = .allocate(capacity: capacity)
+    }
+
+    deinit { bytes.deallocate() }
+}
+
+/// What the inflating thread shares with the one that started it: the
+/// reading closure (only ever called by the inflating thread, while the
+/// other waits for it to finish before returning), the buffer being filled,
+/// and the outcome, read after the thread is done.
+private final class InflateWork: @unchecked Sendable {
+    /// Let go once the inflating thread is done, so it does not outlive the
+    /// call that lent it.
+    var next: (() throws -> Int)?
+    /// The read buffer `next` fills.
+    let input: UnsafeMutablePointer<UInt8>
+    var result: Result<Bool, any Error> = .success(false)
+
+    init(next: @escaping () throws -> Int, input: UnsafeMutablePointer<UInt8>) {
+        self.next = next
+        self.input = input
     }
 }
 

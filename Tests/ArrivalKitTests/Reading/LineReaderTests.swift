@@ -1,4 +1,5 @@
 import ArrivalAnalysis
+import ArrivalBeacons
 import ArrivalCompare
 import ArrivalIngest
 import ArrivalModel
@@ -119,5 +120,88 @@ struct LineReaderTests {
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         let (lines, _) = try lines(path, chunkSize: 32, maxLineBytes: 100)
         #expect(lines == ["short", nil, String(repeating: "y", count: 100), "last"])
+    }
+}
+
+/// A large gzip file is inflated on a thread of its own
+/// (``LineReader/pipelineMinimumBytes``); what is read must not depend on it.
+@Suite("Line reading: inflating on a thread of its own")
+struct PipelinedInflateTests {
+    struct Read: Equatable {
+        var lines: [String?]
+        var summary: ReadSummary
+        var raw: [UInt8]
+    }
+
+    func read(_ path: String, chunkSize: Int, pipelined: Bool, stopAfter: Int = .max) throws -> Read {
+        var reader = LineReader(chunkSize: chunkSize)
+        reader.pipelineMinimumBytes = pipelined ? 0 : .max
+        var lines: [String?] = []
+        var raw: [UInt8] = []
+        struct Stop: Error {}
+        let summary = try reader.read(
+            path: path, raw: { raw.append(contentsOf: $0) },
+            { line in
+                if lines.count == stopAfter { throw Stop() }
+                lines.append(line.bytes.map { String(decoding: $0, as: UTF8.self) })
+            })
+        return Read(lines: lines, summary: summary, raw: raw)
+    }
+
+    /// Gzip files of many chunks: whole, in two members, cut at several
+    /// points, with a flipped byte, and with bytes after the last member.
+    func variants(in directory: URL) throws -> [String] {
+        var text: [UInt8] = []
+        for i in 0..<3000 {
+            text += Array(
+                #"{"v":1,"kind":"render","activity_id":"a-\#(i % 97)","seq":\#(i),"rendered_at":"2026-11-21T00:00:00Z"}"#
+                    .utf8)
+            text += i % 7 == 0 ? [0x0D, 0x0A] : [0x0A]
+        }
+        let whole = try GzipWriter.gzip(text)
+        let half = text.count / 2
+        let twoMembers = try GzipWriter.gzip(Array(text[..<half])) + GzipWriter.gzip(Array(text[half...]))
+        var flipped = whole
+        flipped[whole.count / 2] ^= 0x40
+        var files: [(String, [UInt8])] = [
+            ("whole", whole), ("members", twoMembers), ("flipped", flipped),
+            ("trailing", whole + Array("not gzip\n".utf8)),
+        ]
+        for cut in [11, whole.count / 3, whole.count - 9, whole.count - 1] {
+            files.append(("cut-\(cut)", Array(whole[..<cut])))
+        }
+        return try files.map { name, bytes in
+            let file = directory.appendingPathComponent(name + ".jsonl.gz")
+            try Data(bytes).write(to: file)
+            return file.path
+        }
+    }
+
+    @Test("Lines, summary and raw bytes are those of inflating inline", arguments: [64, 4096, 1 << 18])
+    func sameAsInline(chunkSize: Int) throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var truncated = 0
+        for path in try variants(in: directory) + [fixture("badinput/cut.jsonl.gz"), fixture("dedup/more.jsonl.gz")] {
+            let inline = try read(path, chunkSize: chunkSize, pipelined: false)
+            let pipelined = try read(path, chunkSize: chunkSize, pipelined: true)
+            #expect(pipelined == inline, "\(path)")
+            #expect(inline.raw == Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+            if inline.summary.truncatedGzip { truncated += 1 }
+        }
+        // The cuts, the flipped byte, the trailing bytes and the fixture cut short all break off.
+        #expect(truncated == 7)
+    }
+
+    @Test("A reader that stops early stops the inflating thread, and gets its own error back")
+    func stopsEarly() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = try variants(in: directory)[0]
+        for stopAfter in [0, 1, 500, 2999] {
+            #expect(throws: (any Error).self) { try read(path, chunkSize: 64, pipelined: true, stopAfter: stopAfter) }
+        }
+        // Every line when nothing stops it.
+        #expect(try read(path, chunkSize: 64, pipelined: true).lines.count == 3000)
     }
 }
