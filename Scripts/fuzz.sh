@@ -60,7 +60,7 @@ target=(Fuzz/DecoderFuzz/*.swift)
 flags=(
     -swift-version 6 -enable-upcoming-feature ExistentialAny -package-name arrival
     -O -assert-config Debug -gline-tables-only
-    -enable-testing -parse-as-library -I "$out/modules" -I Sources/CSQLite -I Sources/CZlib
+    -enable-testing -parse-as-library -I "$out/modules" -I Sources/CSQLite -I Sources/CZlib -I Sources/CISAL
 )
 
 stale=true
@@ -86,7 +86,7 @@ if $stale; then
     module DecoderFuzz address -enable-experimental-feature Extern "${target[@]}"
     # ld.gold warns about every AddressSanitizer helper it cannot export; nothing else is dropped.
     swiftc -sanitize=fuzzer,address "$out"/{ArrivalModel,ArrivalStore,ArrivalIngest,DecoderFuzz}.o \
-        -lsqlite3 -lz -o "$binary" 2> >(grep -v "Cannot export local symbol '__asan" >&2)
+        -lsqlite3 -lz -lisal -o "$binary" 2> >(grep -v "Cannot export local symbol '__asan" >&2)
     echo "fuzz: built $binary in $(($(date +%s) - started)) s"
 fi
 $build_only && exit 0

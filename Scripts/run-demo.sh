@@ -17,13 +17,22 @@ fi
 
 case "$(uname -s)" in
 Darwin)
-    # SQLite and zlib ship with the macOS SDK: nothing to install.
+    # SQLite and zlib ship with the macOS SDK; ISA-L comes from Homebrew.
+    if ! [ -f /opt/homebrew/include/isa-l/igzip_lib.h ] && ! [ -f /usr/local/include/isa-l/igzip_lib.h ]; then
+        if command -v brew >/dev/null 2>&1; then
+            echo "run-demo: installing isa-l with Homebrew" >&2
+            brew install isa-l
+        else
+            echo "run-demo: arrival needs ISA-L (igzip); install Homebrew, then: brew install isa-l" >&2
+            exit 1
+        fi
+    fi
     ;;
 Linux)
     if command -v dpkg >/dev/null 2>&1; then
         # Debian, Ubuntu and the official Swift images.
         missing=()
-        for package in libsqlite3-dev zlib1g-dev; do
+        for package in libsqlite3-dev zlib1g-dev libisal-dev; do
             dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
         done
         if [ ${#missing[@]} -gt 0 ]; then
@@ -53,11 +62,12 @@ Linux)
         missing=()
         found sqlite3.h || missing+=("SQLite 3 with its headers (sqlite3.h)")
         found zlib.h || missing+=("zlib with its headers (zlib.h)")
+        found isa-l/igzip_lib.h || missing+=("ISA-L with its headers (isa-l/igzip_lib.h)")
         if [ ${#missing[@]} -gt 0 ]; then
-            echo "run-demo: arrival needs the development packages of SQLite 3 and zlib; missing:" >&2
+            echo "run-demo: arrival needs the development packages of SQLite 3, zlib and ISA-L; missing:" >&2
             printf '    %s\n' "${missing[@]}" >&2
-            echo "Fedora, RHEL, Amazon Linux: sudo dnf install sqlite-devel zlib-devel" >&2
-            echo "Arch: sudo pacman -S sqlite zlib    Alpine: sudo apk add sqlite-dev zlib-dev" >&2
+            echo "Fedora, RHEL, Amazon Linux: sudo dnf install sqlite-devel zlib-devel isa-l-devel" >&2
+            echo "Arch: sudo pacman -S sqlite zlib isa-l    Alpine: sudo apk add sqlite-dev zlib-dev isa-l-dev" >&2
             exit 1
         fi
     fi

@@ -167,7 +167,7 @@ public struct Ingestor {
                         progress: report)
                 case .unreadable(let path, let error):
                     try note(IngestSummary.Unreadable(path: path, reason: error.reason), in: &summary)
-                case .rows, .end:
+                case .rows, .end, .restart:
                     throw InputError.readFailed(
                         path: files[min(index, files.count - 1)], reason: "the reader lost its place")
                 }
@@ -198,6 +198,9 @@ public struct Ingestor {
         /// `replacing`: the stored versions the file begins with (it grew since they were ingested).
         case file(path: String, replacing: [Int64])
         case rows(RowBatch)
+        /// What was sent of the file so far is void: it is read again from
+        /// its start (with zlib: ``LineReader/ReadAgainWithZlib``).
+        case restart
         case end(Result<ReadFile, InputError>)
     }
 
@@ -233,7 +236,7 @@ public struct Ingestor {
         into summary: inout IngestSummary, progress: ((Int) -> Void)?
     ) throws {
         let now = Self.now()
-        let transaction = try store.beginFile(path: path, now: now)
+        var transaction = try store.beginFile(path: path, now: now)
         // An earlier version this file grew from goes first, inside the file's
         // savepoint: its records are the file's again, not duplicates of it.
         var replaced = 0
@@ -268,6 +271,13 @@ public struct Ingestor {
                 case .end(let result):
                     end = result
                     break messages
+                case .restart:
+                    // Back to the state before the file, earlier versions included, and again.
+                    transaction.rollback()
+                    transaction = try store.beginFile(path: path, now: now)
+                    replaced = replacing.isEmpty ? 0 : try store.replaceEarlierVersions(ids: replacing).entries.count
+                    fileSummary = IngestSummary()
+                    newByKind = [0, 0, 0]
                 case .file, .known, .unreadable:
                     break messages
                 }
@@ -403,38 +413,47 @@ public struct Ingestor {
                 }
             }
             guard channel.send(.file(path: name, replacing: earlier.map(\.id))) else { return }
-            do {
-                var hasher = PrefixHasher(checkpoints: earlier.map(\.byteCount))
-                // Bytes whose hash the caller vouches for are hashed only as far as a stored version goes.
-                let hashed = file.sha256 == nil ? Int.max : (earlier.last?.byteCount ?? 0)
-                var summary = try decode(
-                    path: path, range: file.range, senderRecordsAllowed: file.senderRecordsAllowed, options: options,
-                    recycle: recycle,
-                    raw: { bytes in
-                        let wanted = hashed - hasher.byteCount
-                        if wanted >= bytes.count {
-                            hasher.update(bytes)
-                        } else if wanted > 0 {
-                            hasher.update(UnsafeRawBufferPointer(rebasing: bytes[..<wanted]))
-                        }
-                    },
-                    deliver: { channel.send(.rows($0)) })
-                let sha256 = file.sha256 ?? hasher.finalize()
-                if let expected, expected != sha256, summary.changedWhileRead == nil {
-                    summary.changedWhileRead = "its bytes changed between two reads"
+            var fileOptions = options
+            reading: while true {
+                do {
+                    var hasher = PrefixHasher(checkpoints: earlier.map(\.byteCount))
+                    // Bytes whose hash the caller vouches for are hashed only as far as a stored version goes.
+                    let hashed = file.sha256 == nil ? Int.max : (earlier.last?.byteCount ?? 0)
+                    var summary = try decode(
+                        path: path, range: file.range, senderRecordsAllowed: file.senderRecordsAllowed,
+                        options: fileOptions, recycle: recycle,
+                        raw: { bytes in
+                            let wanted = hashed - hasher.byteCount
+                            if wanted >= bytes.count {
+                                hasher.update(bytes)
+                            } else if wanted > 0 {
+                                hasher.update(UnsafeRawBufferPointer(rebasing: bytes[..<wanted]))
+                            }
+                        },
+                        deliver: { channel.send(.rows($0)) })
+                    let sha256 = file.sha256 ?? hasher.finalize()
+                    if let expected, expected != sha256, summary.changedWhileRead == nil {
+                        summary.changedWhileRead = "its bytes changed between two reads"
+                    }
+                    if earlier.contains(where: { hasher.prefixes[$0.byteCount] != $0.sha256 }),
+                        summary.changedWhileRead == nil
+                    {
+                        summary.changedWhileRead = "its first bytes changed between two reads"
+                    }
+                    seenInRun.insert(sha256)
+                    sizesInRun.insert(summary.bytesOnDisk)
+                    guard channel.send(.end(.success(ReadFile(summary: summary, sha256: sha256)))) else { return }
+                } catch is LineReader.ReadAgainWithZlib where fileOptions.reader.fastInflate {
+                    // A damaged gzip stream ISA-L read further than zlib: void what was sent, read it with zlib.
+                    fileOptions.reader.fastInflate = false
+                    guard channel.send(.restart) else { return }
+                    continue reading
+                } catch let error as InputError {
+                    guard channel.send(.end(.failure(error))) else { return }
+                } catch {
+                    return  // stopped by the writer
                 }
-                if earlier.contains(where: { hasher.prefixes[$0.byteCount] != $0.sha256 }),
-                    summary.changedWhileRead == nil
-                {
-                    summary.changedWhileRead = "its first bytes changed between two reads"
-                }
-                seenInRun.insert(sha256)
-                sizesInRun.insert(summary.bytesOnDisk)
-                guard channel.send(.end(.success(ReadFile(summary: summary, sha256: sha256)))) else { return }
-            } catch let error as InputError {
-                guard channel.send(.end(.failure(error))) else { return }
-            } catch {
-                return  // stopped by the writer
+                break reading
             }
         }
     }
