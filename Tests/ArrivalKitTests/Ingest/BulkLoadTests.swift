@@ -53,42 +53,46 @@ struct BulkLoadTests {
         #expect(try ReportBuilder(store: reader).build(window: nil) == reports[0])
     }
 
-    @Test("A store that holds files, or that another connection has open, is shared as always")
-    func sharedWhenNotNew() throws {
+    /// A new store in a directory of its own, removed after `body`.
+    func withNewStore(_ body: (URL, String, Store) throws -> Void) throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("store.sqlite").path
-        let store = try Store(path: path)
-        #expect(try ingest([fixture("dedup")], into: store).heldAlone)
-        // It holds files now.
-        let (second, heldAlone) = try ingest([fixture("metrics")], into: store)
-        #expect(!heldAlone && second.filesRead == 6)
+        try body(directory, path, try Store(path: path))
+    }
 
-        let other = directory.appendingPathComponent("other.sqlite").path
-        let first = try Store(path: other)
-        let open = try Store(path: other)  // another connection, as another process's would be
-        let (summary, alone) = try ingest([fixture("metrics")], into: first)
-        #expect(!alone && summary.filesRead == 6)
-        // The other connection reads and writes as before.
-        #expect(try ReportBuilder(store: open).build(window: nil).requests.total > 0)
-        #expect(try walMode(other))
+    @Test("A store that holds files, or that another connection has open, is shared as always")
+    func sharedWhenNotNew() throws {
+        try withNewStore { directory, _, store in
+            #expect(try ingest([fixture("dedup")], into: store).heldAlone)
+            // It holds files now.
+            let (second, heldAlone) = try ingest([fixture("metrics")], into: store)
+            #expect(!heldAlone && second.filesRead == 6)
+
+            let other = directory.appendingPathComponent("other.sqlite").path
+            let first = try Store(path: other)
+            let open = try Store(path: other)  // another connection, as another process's would be
+            let (summary, alone) = try ingest([fixture("metrics")], into: first)
+            #expect(!alone && summary.filesRead == 6)
+            // The other connection reads and writes as before.
+            #expect(try ReportBuilder(store: open).build(window: nil).requests.total > 0)
+            #expect(try walMode(other))
+        }
     }
 
     @Test("A file rolled back during the first load leaves nothing, and the store is loaded again later")
     func rollback() throws {
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("store.sqlite").path
-        let store = try Store(path: path)
-        // --strict: the first malformed line fails the file and the run.
-        #expect(throws: (any Error).self) {
-            try ingest([fixture("badinput/torn-crlf.jsonl")], into: store, strict: true)
+        try withNewStore { _, path, store in
+            // --strict: the first malformed line fails the file and the run.
+            #expect(throws: (any Error).self) {
+                try ingest([fixture("badinput/torn-crlf.jsonl")], into: store, strict: true)
+            }
+            #expect(!store.isBulkLoading)
+            #expect(try walMode(path))
+            #expect(try ReportBuilder(store: store).build(window: nil).requests.total == 0)
+            // Still no file: the next run loads it alone.
+            let (summary, heldAlone) = try ingest([fixture("metrics")], into: store)
+            #expect(heldAlone && summary.filesRead == 6)
         }
-        #expect(!store.isBulkLoading)
-        #expect(try walMode(path))
-        #expect(try ReportBuilder(store: store).build(window: nil).requests.total == 0)
-        // Still no file: the next run loads it alone.
-        let (summary, heldAlone) = try ingest([fixture("metrics")], into: store)
-        #expect(heldAlone && summary.filesRead == 6)
     }
 }
