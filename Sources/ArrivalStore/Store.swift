@@ -10,7 +10,8 @@ import CSQLite
 /// The one owner of an arrival SQLite database: it opens the file, applies
 /// the migrations, and offers the operations ingest and report need.
 ///
-/// WAL journal with `synchronous=NORMAL`; each file is ingested in one
+/// WAL journal with `synchronous=NORMAL` (a first load may hold the store
+/// alone with a rollback journal instead: `Store+BulkLoad.swift`); each file is ingested in one
 /// transaction together with its registry row, so a run killed at any moment
 /// leaves either the whole file or nothing of it, and running it again
 /// completes the job.

@@ -238,8 +238,8 @@ public struct LineReader: Sendable {
     /// `source`, not hashed again), its bytes up to what ISA-L handed out
     /// are skipped, and the rest is handed out as zlib reads it. Should zlib
     /// stop before the bytes ISA-L handed out (a damage the two inflaters
-    /// read differently), the file fails rather than be read otherwise than
-    /// zlib reads it.
+    /// read differently), it throws ``ReadAgainWithZlib``: what was handed
+    /// out is void, and the caller reads the file again with zlib alone.
     private func inflateAllFast(
         input: UnsafeMutablePointer<UInt8>, firstCount: Int, path: String, source: FileBytes,
         next: () throws -> Int, into first: InflateBuffer, _ emit: (Int) throws -> InflateBuffer
@@ -406,9 +406,9 @@ final class InflateBuffer: @unchecked Sendable {
 }
 
 /// What the inflating thread shares with the one that started it: the
-/// reading closure (only ever called by the inflating thread, while the
-/// other waits for it to finish before returning), the buffer being filled,
-/// and the outcome, read after the thread is done.
+/// reading closure and its buffer (only ever used by the inflating thread,
+/// while the other waits for it to finish before returning), and the
+/// outcome, read after the thread is done.
 private final class InflateWork: @unchecked Sendable {
     /// Let go once the inflating thread is done, so it does not outlive the
     /// call that lent it.
