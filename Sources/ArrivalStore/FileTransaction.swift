@@ -1,12 +1,22 @@
 import ArrivalModel
 
-/// The savepoint of one file being ingested. Records are inserted with
-/// prepared statements reused for every row; ``commit(sha256:byteCount:lines:gzip:)`` writes
-/// the file's registry counts and releases the file into the store's batch
-/// transaction, ``rollback()`` leaves no trace of it.
+/// One file being ingested, inside the store's batch transaction. Records
+/// are inserted with prepared statements reused for every row;
+/// ``commit(sha256:byteCount:lines:gzip:)`` writes the file's registry
+/// counts and releases the file into the batch, ``rollback()`` leaves no
+/// trace of it (``Store/beginFile(path:now:replaces:)`` says how).
 package final class FileTransaction {
+    /// How the file is rolled back.
+    enum Undo: Equatable {
+        /// `ROLLBACK TO` its savepoint.
+        case savepoint
+        /// Delete the rows it added: those past these (``RecordStatements/lastRowIDs()``).
+        case rowsAfter(RecordStatements.RowIDs)
+    }
+
     private let store: Store
     let fileID: Int64
+    private let undo: Undo
     private(set) var inserted = 0
     private(set) var duplicates = 0
     private(set) var malformed = 0
@@ -14,9 +24,10 @@ package final class FileTransaction {
 
     private let statements: RecordStatements
 
-    init(store: Store, fileID: Int64) throws(DatabaseError) {
+    init(store: Store, fileID: Int64, undo: Undo) throws(DatabaseError) {
         self.store = store
         self.fileID = fileID
+        self.undo = undo
         self.statements = try store.recordStatements()
     }
 
@@ -84,14 +95,30 @@ package final class FileTransaction {
         statement.bind(7, Int64(gzip ? 1 : 0))
         statement.bind(8, fileID)
         try statement.run()
-        try statements.release.run()
+        if undo == .savepoint { try statements.release.run() }
         finished = true
     }
 
+    /// Leaves no trace of the file. Should that fail (a full disk, an I/O
+    /// error), the whole batch is rolled back, so that no part of the file
+    /// can be committed with the files before it.
     package func rollback() {
         guard !finished else { return }
-        try? store.connection.execute("ROLLBACK TO arrival_file; RELEASE arrival_file")
         finished = true
+        switch undo {
+        case .savepoint:
+            do {
+                try store.connection.execute("ROLLBACK TO arrival_file; RELEASE arrival_file")
+            } catch {
+                store.abandonBatch()
+            }
+        case .rowsAfter(let last):
+            do {
+                try statements.deleteRows(after: last, fileID: fileID)
+            } catch {
+                store.abandonBatch()
+            }
+        }
     }
 
     deinit {
@@ -159,6 +186,10 @@ final class RecordStatements {
     let finishFile: Statement
     let savepoint: Statement
     let release: Statement
+    /// The largest ids of the record tables and rowid of `record_repeats`.
+    private let lastIDs: Statement
+    /// The deletes that undo a file that only added rows, in the order run.
+    private let undoFile: [Statement]
     private let connection: Connection
 
     init(connection: Connection) throws(DatabaseError) {
@@ -184,6 +215,46 @@ final class RecordStatements {
             """)
         savepoint = try connection.prepare("SAVEPOINT arrival_file")
         release = try connection.prepare("RELEASE arrival_file")
+        lastIDs = try connection.prepare(
+            """
+            SELECT (SELECT max(id) FROM apns), (SELECT max(id) FROM renders), (SELECT max(id) FROM callbacks),
+                   (SELECT max(rowid) FROM record_repeats)
+            """)
+        // ?1 the largest id (or rowid) before the file, ?2 its file id. Each
+        // is a range of a primary key (malformed_lines' begins with file_id).
+        undoFile = try [
+            "DELETE FROM apns WHERE id > ?1 AND file_id = ?2",
+            "DELETE FROM renders WHERE id > ?1 AND file_id = ?2",
+            "DELETE FROM callbacks WHERE id > ?1 AND file_id = ?2",
+            "DELETE FROM record_repeats WHERE rowid > ?1 AND file_id = ?2",
+            "DELETE FROM malformed_lines WHERE file_id = ?2",
+            "DELETE FROM files WHERE id = ?2",
+        ].map { (sql) throws(DatabaseError) in try connection.prepare(sql) }
+    }
+
+    /// The largest id of each record table and rowid of `record_repeats`
+    /// (0 when empty): rows added later have larger ones.
+    struct RowIDs: Equatable {
+        var apns: Int64
+        var renders: Int64
+        var callbacks: Int64
+        var repeats: Int64
+    }
+
+    func lastRowIDs() throws(DatabaseError) -> RowIDs {
+        defer { lastIDs.reset() }
+        guard try lastIDs.step() else { return RowIDs(apns: 0, renders: 0, callbacks: 0, repeats: 0) }
+        return RowIDs(apns: lastIDs.int(0), renders: lastIDs.int(1), callbacks: lastIDs.int(2), repeats: lastIDs.int(3))
+    }
+
+    /// Deletes the rows file `fileID` added after `last`, and its registry row.
+    func deleteRows(after last: RowIDs, fileID: Int64) throws(DatabaseError) {
+        let after = [last.apns, last.renders, last.callbacks, last.repeats, 0, 0]
+        for (statement, id) in zip(undoFile, after) {
+            statement.bind(1, id)
+            statement.bind(2, fileID)
+            try statement.run()
+        }
     }
 
     /// Stores `record` unless an equal one is stored; `key` overrides its

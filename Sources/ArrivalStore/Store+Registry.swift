@@ -40,23 +40,43 @@ extension Store {
         return connection.changes > 0
     }
 
-    /// Starts the savepoint that will hold one file's records, inside the
-    /// open batch transaction (begun here if none is open). A file is either
-    /// released into the batch whole or rolled back whole; the batch commits
-    /// several whole files at once (``commitBatch()``), so a run killed at any
-    /// moment leaves no part of any file, and small files do not each pay
-    /// for a commit.
+    /// Starts one file's part of the open batch transaction (begun here if
+    /// none is open). A file is either released into the batch whole or
+    /// rolled back whole; the batch commits several whole files at once
+    /// (``commitBatch()``), so a run killed at any moment leaves no part of
+    /// any file, and small files do not each pay for a commit.
+    ///
+    /// How a file is rolled back depends on what it changes. A file that
+    /// only adds rows (`replaces: false`, every file but one that grew since
+    /// an earlier version of it was stored) is undone by deleting what it
+    /// added: its records have ids past the largest stored when it began (the
+    /// batch holds the store's write lock, and ids only grow), its
+    /// `record_repeats` rows rowids past the largest, its malformed lines
+    /// and its registry row its file id. No savepoint: a savepoint makes
+    /// SQLite copy every page the file touches to its statement journal
+    /// first, which for a tree of small device files was 17.5 GB of writes
+    /// for a 174 MB store (Benchmarks/whole-job/README.md). A file that
+    /// replaces earlier versions deletes other files' rows, so it gets a
+    /// savepoint.
     ///
     /// The file's registry row is written now, so its records can name it,
     /// under a placeholder hash: its bytes are known only once the file was
     /// read to its end (``FileTransaction/commit(sha256:byteCount:lines:gzip:)``).
-    package func beginFile(path: String, now: Int64) throws(DatabaseError) -> FileTransaction {
+    package func beginFile(path: String, now: Int64, replaces: Bool = false) throws(DatabaseError)
+        -> FileTransaction
+    {
         if !batchOpen {
             try connection.execute("BEGIN IMMEDIATE")
             batchOpen = true
         }
         let statements = try recordStatements()
-        try statements.savepoint.run()
+        let undo: FileTransaction.Undo
+        if replaces {
+            try statements.savepoint.run()
+            undo = .savepoint
+        } else {
+            undo = .rowsAfter(try statements.lastRowIDs())
+        }
         do {
             let insert = statements.insertFile
             insert.bind(1, FileTransaction.pendingHash)
@@ -64,11 +84,19 @@ extension Store {
             insert.bind(3, now)
             try insert.run()
             let fileID = sqlite3_last_insert_rowid(connection.handle)
-            return try FileTransaction(store: self, fileID: fileID)
+            return try FileTransaction(store: self, fileID: fileID, undo: undo)
         } catch {
-            try? connection.execute("ROLLBACK TO arrival_file; RELEASE arrival_file")
+            if undo == .savepoint { try? connection.execute("ROLLBACK TO arrival_file; RELEASE arrival_file") }
             throw error
         }
+    }
+
+    /// Rolls back the whole open batch: the last resort when a file cannot
+    /// be undone alone.
+    func abandonBatch() {
+        guard batchOpen else { return }
+        try? connection.execute("ROLLBACK")
+        batchOpen = false
     }
 
     /// Commits the files released since the last commit.

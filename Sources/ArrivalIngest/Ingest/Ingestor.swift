@@ -52,7 +52,8 @@ public struct Ingestor {
     /// store and writes. The two are joined by a bounded channel, so memory
     /// stays bounded by the batch size whatever the input size.
     ///
-    /// A file's records go into a savepoint of their own, and only once the
+    /// A file's records go into the batch transaction as a unit that can be
+    /// rolled back alone (``Store/beginFile(path:now:replaces:)``), and only once the
     /// file was read to its end does the writer decide, by the hash of what
     /// was read and inside its write transaction, whether the bytes are new:
     /// a file ingested before (here, or by another process meanwhile) is
@@ -236,7 +237,7 @@ public struct Ingestor {
         into summary: inout IngestSummary, progress: ((Int) -> Void)?
     ) throws {
         let now = Self.now()
-        var transaction = try store.beginFile(path: path, now: now)
+        var transaction = try store.beginFile(path: path, now: now, replaces: !replacing.isEmpty)
         // An earlier version this file grew from goes first, inside the file's
         // savepoint: its records are the file's again, not duplicates of it.
         var replaced = 0
@@ -274,7 +275,7 @@ public struct Ingestor {
                 case .restart:
                     // Back to the state before the file, earlier versions included, and again.
                     transaction.rollback()
-                    transaction = try store.beginFile(path: path, now: now)
+                    transaction = try store.beginFile(path: path, now: now, replaces: !replacing.isEmpty)
                     replaced = replacing.isEmpty ? 0 : try store.replaceEarlierVersions(ids: replacing).entries.count
                     fileSummary = IngestSummary()
                     newByKind = [0, 0, 0]

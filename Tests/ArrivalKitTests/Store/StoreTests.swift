@@ -137,6 +137,61 @@ struct StoreTests {
         }
     }
 
+    /// Every row of the tables a file writes to, in id order, as text.
+    func contents(_ store: Store) throws -> [String] {
+        var rows: [String] = []
+        for table in ["files", "apns", "renders", "callbacks", "record_repeats", "malformed_lines"] {
+            let statement = try store.connection.prepare("SELECT * FROM \(table) ORDER BY 1, 2")
+            try statement.forEachRow { row in
+                rows.append(table + ": " + (0..<7).map { row.string(Int32($0)) ?? "null" }.joined(separator: "|"))
+            }
+        }
+        return rows
+    }
+
+    @Test(
+        "A file rolled back inside a batch leaves no row of its own; the file before it stays",
+        arguments: [false, true])
+    func rollbackInsideBatch(replaces: Bool) throws {
+        try withStore { store in
+            func apns(_ id: String) -> Record {
+                .apns(APNSRecord(apnsID: id, sentAt: 1, status: 200, pushToken: "t", apsTimestamp: 1))
+            }
+            func render(_ seq: Int64) -> Record {
+                .render(RenderRecord(activityID: "act", seq: seq, renderedAt: 5))
+            }
+            let kept = try store.beginFile(path: "/kept", now: 0)
+            #expect(try kept.insert(apns("a")))
+            #expect(try kept.insert(render(1)))
+            try kept.addMalformed(line: 3, cause: .invalidJSON)
+            try kept.commit(sha256: "k", byteCount: 1, lines: 3, gzip: false)
+            let before = try contents(store)
+
+            let dropped = try store.beginFile(path: "/dropped", now: 0, replaces: replaces)
+            var batch = RowBatch()
+            batch.append(apns("b"))
+            batch.append(apns("a"))  // a repeat of the kept file's record
+            batch.append(render(2))
+            batch.append(.callback(CallbackRecord(callback: .contentUpdate, activityID: "act", seq: 2, receivedAt: 6)))
+            #expect(try dropped.insertRows(of: batch) == [1, 1, 1])
+            try dropped.addMalformed(line: 1, cause: .wrongType, problem: "seq: expected an integer")
+            #expect(try contents(store).count == before.count + 6)
+            dropped.rollback()
+            #expect(try contents(store) == before)
+
+            // What comes next gets the ids it would have had without the dropped file.
+            let next = try store.beginFile(path: "/next", now: 0)
+            #expect(try next.insert(apns("c")))
+            try next.commit(sha256: "n", byteCount: 1, lines: 1, gzip: false)
+            try store.commitBatch()
+            let ids = try store.connection.prepare("SELECT (SELECT max(id) FROM files), (SELECT max(id) FROM apns)")
+            #expect(try ids.step())
+            #expect(ids.int(0) == 2 && ids.int(1) == 2)
+            ids.reset()
+            #expect(try contents(store).count == before.count + 2)
+        }
+    }
+
     @Test("A row the schema refuses fails the insert loudly, also when it comes 64 at a time")
     func multiRowConstraint() throws {
         try withStore { store in
