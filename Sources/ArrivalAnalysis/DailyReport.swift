@@ -147,37 +147,70 @@ public struct DailyReportBuilder {
     ///   - trendDays: days of the trend, ending at `trendEnd`, or at the window's
     ///     last day, or at the last day in the store.
     public func build(window: ReportWindow?, trendDays: Int? = nil) throws -> DailyReport {
-        // Map the file for this read: the analysis reads every row of the three record tables.
-        try store.read(mapped: true) { snapshot in
-            try build(snapshot: snapshot, window: window, trendDays: trendDays)
+        let partitionCount = AnalysisPartitions.count(
+            requests: try store.read { try $0.rowEstimates().requests }, rowsPerPartition: rowsPerPartition)
+        // Map the file for a read of everything at once: the analysis reads every
+        // row of the three record tables. Partitions read them once, in order.
+        return try store.read(mapped: partitionCount == 1) { snapshot in
+            try build(snapshot: snapshot, window: window, trendDays: trendDays, partitionCount: partitionCount)
         }
     }
 
-    private func build(snapshot: StoreSnapshot, window: ReportWindow?, trendDays: Int?) throws -> DailyReport {
-        let analysis = try DeliveryAnalysis(snapshot: snapshot, window: window, tallyByDayAndHour: true)
-        let keys = ReportBuilder.BreakdownKeys(analysis)
+    /// Requests per partition of the analysis (tests make it small).
+    package var rowsPerPartition = AnalysisPartitions.rowsPerPartition
+
+    /// What the page counts of the updates, in sums over the partitions of
+    /// the analysis (one partition: the whole store).
+    private struct Sums {
+        var window = UpdateSummary()
+        var days: [Int64: UpdateSummary] = [:]
+        var byHour: [Int64: UpdateCounts] = [:]
+        var byDay: [Int64: UpdateCounts] = [:]
+        /// The earliest and latest `at` of the window's updates.
+        var first: Int64?
+        var last: Int64?
+        var latency: [DailyReport.LatencyBin] = []
+        var worst: [DailyReport.ActivityTimeline] = []
+        var activitiesMissingUpdates = 0
+    }
+
+    private func build(
+        snapshot: StoreSnapshot, window: ReportWindow?, trendDays: Int?, partitionCount: Int
+    ) throws -> DailyReport {
         let storeWide = try snapshot.storeWideQuality()
         let from = window?.from ?? Int64.min
         let to = window?.to ?? Int64.max
-        let inWindow = analysis.updates.indices.filter {
-            analysis.updates[$0].at >= from && analysis.updates[$0].at < to
+        var requests: DeliveryAnalysis.RequestTally
+        var requestsByDay: [Int64: DeliveryAnalysis.RequestTally]
+        var requestsByHour: [Int64: DeliveryAnalysis.RequestTally]
+        var partitions: AnalysisPartitions?
+        var whole: DeliveryAnalysis?
+        if partitionCount > 1 {
+            let spilled = try AnalysisPartitions(
+                snapshot: snapshot, window: window, count: partitionCount, tallyByDayAndHour: true,
+                samplingRequests: false)
+            (requests, requestsByDay, requestsByHour) =
+                (spilled.requests, spilled.requestsByDay, spilled.requestsByHour)
+            partitions = spilled
+        } else {
+            let analysis = try DeliveryAnalysis(snapshot: snapshot, window: window, tallyByDayAndHour: true)
+            (requests, requestsByDay, requestsByHour) =
+                (analysis.requests, analysis.requestsByDay, analysis.requestsByHour)
+            whole = analysis
         }
+        defer { partitions?.close() }
 
-        var daily = DailyReport(
-            report: ReportBuilder.report(
-                of: analysis, keys: keys, window: window, requests: analysis.requests, updates: inWindow))
-        ReportBuilder.apply(storeWide, to: &daily.report)
+        var daily = DailyReport(report: Report(window: window))
         daily.window = window
-        daily.sources.firstDay = analysis.requestsByDay.keys.min()
-        daily.sources.lastDay = analysis.requestsByDay.keys.max()
-
-        // The days compared with and the days of the trend, each from the same analysis.
+        daily.sources.firstDay = requestsByDay.keys.min()
+        daily.sources.lastDay = requestsByDay.keys.max()
+        // The days compared with and the days of the trend.
         if let window, window.to - window.from == 86_400_000, window.from % 86_400_000 == 0 {
             daily.day = utcDay(of: window.from)
         }
         var wantedDays = Set<Int64>()
         if let day = daily.day {
-            for back in 1...7 where analysis.requestsByDay[day - Int64(back)] != nil {
+            for back in 1...7 where requestsByDay[day - Int64(back)] != nil {
                 wantedDays.insert(day - Int64(back))
             }
         }
@@ -189,52 +222,92 @@ public struct DailyReportBuilder {
                 wantedDays.formUnion(trendDayList)
             }
         }
-        var updatesByDay: [Int64: [Int]] = [:]
-        if !wantedDays.isEmpty {
-            for (index, update) in analysis.updates.enumerated() {
-                let day = utcDay(of: update.at)
-                if wantedDays.contains(day) { updatesByDay[day, default: []].append(index) }
+
+        var sums = Sums()
+        for partition in 0..<partitionCount {
+            let analysis = try whole ?? partitions!.analysis(partition)
+            let keys = ReportBuilder.BreakdownKeys(analysis)
+            let inWindow = analysis.updates.indices.filter {
+                analysis.updates[$0].at >= from && analysis.updates[$0].at < to
             }
+            sums.window.merge(UpdateSummary(of: analysis, keys: keys, updates: inWindow))
+            var updatesByDay: [Int64: [Int]] = [:]
+            if !wantedDays.isEmpty {
+                for (index, update) in analysis.updates.enumerated() {
+                    let day = utcDay(of: update.at)
+                    if wantedDays.contains(day) { updatesByDay[day, default: []].append(index) }
+                }
+            }
+            for (day, indices) in updatesByDay {
+                sums.days[day, default: UpdateSummary()].merge(
+                    UpdateSummary(of: analysis, keys: keys, updates: indices))
+            }
+            for index in inWindow {
+                let update = analysis.updates[index]
+                sums.byHour[utcHour(of: update.at), default: UpdateCounts()].count(update)
+                sums.byDay[utcDay(of: update.at), default: UpdateCounts()].count(update)
+                sums.first = min(sums.first ?? update.at, update.at)
+                sums.last = max(sums.last ?? update.at, update.at)
+            }
+            var part = DailyReport(report: Report(window: window))
+            Self.fillLatency(&part, analysis: analysis, updates: inWindow)
+            if sums.latency.isEmpty {
+                sums.latency = part.latencyHistogram
+            } else {
+                for bin in part.latencyHistogram.indices { sums.latency[bin].count += part.latencyHistogram[bin].count }
+            }
+            try Self.fillWorstActivities(&part, analysis: analysis, keys: keys, updates: inWindow, snapshot: snapshot)
+            sums.activitiesMissingUpdates += part.activitiesMissingUpdates
+            sums.worst = Self.worstFirst(sums.worst + part.worstActivities)
         }
+
+        daily.report = sums.window.report(window: window, requests: requests)
+        ReportBuilder.apply(storeWide, to: &daily.report)
         func dayReport(_ day: Int64) -> Report {
             let dayWindow = ReportWindow(from: day * 86_400_000, to: (day + 1) * 86_400_000)
-            var report = ReportBuilder.report(
-                of: analysis, keys: keys, window: dayWindow,
-                requests: analysis.requestsByDay[day] ?? DeliveryAnalysis.RequestTally(),
-                updates: updatesByDay[day] ?? [])
+            var report = (sums.days[day] ?? UpdateSummary()).report(
+                window: dayWindow, requests: requestsByDay[day] ?? DeliveryAnalysis.RequestTally())
             ReportBuilder.apply(storeWide, to: &report)
             return report
         }
         if let day = daily.day {
-            if analysis.requestsByDay[day - 1] != nil { daily.previousDay = dayReport(day - 1) }
-            daily.previousWeek = (1...7).map { day - Int64($0) }.filter { analysis.requestsByDay[$0] != nil }.map(
-                dayReport)
+            if requestsByDay[day - 1] != nil { daily.previousDay = dayReport(day - 1) }
+            daily.previousWeek = (1...7).map { day - Int64($0) }.filter { requestsByDay[$0] != nil }.map(dayReport)
         }
         // The window's own day, when the trend includes it, is the report already made.
         daily.trend = trendDayList.map { $0 == daily.day ? daily.report : dayReport($0) }
 
-        Self.fillBuckets(&daily, analysis: analysis, updates: inWindow, window: window)
-        Self.fillLatency(&daily, analysis: analysis, updates: inWindow)
-        try Self.fillWorstActivities(&daily, analysis: analysis, keys: keys, updates: inWindow, snapshot: snapshot)
+        Self.fillBuckets(
+            &daily, sums: sums, requestsByHour: requestsByHour, requestsByDay: requestsByDay, window: window)
+        daily.latencyHistogram = sums.latency
+        daily.worstActivities = sums.worst
+        daily.activitiesMissingUpdates = sums.activitiesMissingUpdates
         try Self.fillSources(&daily, snapshot: snapshot)
         try Self.fillQuality(&daily, snapshot: snapshot)
         return daily
     }
 
+    /// The ``DailyReport/topActivities`` timelines that missed the most, ties
+    /// by activity id (code points): the worst of every partition's worst.
+    private static func worstFirst(_ timelines: [DailyReport.ActivityTimeline]) -> [DailyReport.ActivityTimeline] {
+        Array(
+            timelines.sorted { a, b in
+                a.missed != b.missed ? a.missed > b.missed : ExactString(a.activityID) < ExactString(b.activityID)
+            }.prefix(DailyReport.topActivities))
+    }
+
     // MARK: - Charts
 
     private static func fillBuckets(
-        _ daily: inout DailyReport, analysis: DeliveryAnalysis, updates: [Int], window: ReportWindow?
+        _ daily: inout DailyReport, sums: Sums, requestsByHour: [Int64: DeliveryAnalysis.RequestTally],
+        requestsByDay: [Int64: DeliveryAnalysis.RequestTally], window: ReportWindow?
     ) {
         // The window's span: given, or that of the data.
         var first = window?.from
         var last = window.map { $0.to - 1 }
         if window == nil {
-            for index in updates {
-                let at = analysis.updates[index].at
-                first = min(first ?? at, at)
-                last = max(last ?? at, at)
-            }
+            first = sums.first
+            last = sums.last
             if let firstDay = daily.sources.firstDay, let lastDay = daily.sources.lastDay {
                 first = min(first ?? firstDay * 86_400_000, firstDay * 86_400_000)
                 last = max(last ?? (lastDay + 1) * 86_400_000 - 1, (lastDay + 1) * 86_400_000 - 1)
@@ -252,12 +325,10 @@ public struct DailyReportBuilder {
         daily.bucketDays = hours ? 0 : Int(perBucket)
         let count = Int((span + perBucket - 1) / perBucket)
         var buckets = (0..<count).map { DailyReport.Bucket(start: (firstUnit + Int64($0) * perBucket) * unit) }
-        for index in updates {
-            let update = analysis.updates[index]
-            let key = hours ? utcHour(of: update.at) : utcDay(of: update.at)
-            buckets[Int((key - firstUnit) / perBucket)].updates.count(update)
+        for (key, counts) in hours ? sums.byHour : sums.byDay {
+            buckets[Int((key - firstUnit) / perBucket)].updates.add(counts)
         }
-        let tallies = hours ? analysis.requestsByHour : analysis.requestsByDay
+        let tallies = hours ? requestsByHour : requestsByDay
         for (key, tally) in tallies where key >= firstUnit && key <= lastUnit {
             let i = Int((key - firstUnit) / perBucket)
             buckets[i].requests += tally.total

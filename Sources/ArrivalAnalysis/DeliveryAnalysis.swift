@@ -46,6 +46,10 @@ package struct DeliveryAnalysis {
     /// equivalent spellings are different values).
     package private(set) var activityNames = Interner()
     private(set) var apps = Interner()
+    /// The app of a topic, for the pass over all requests of a partitioned analysis.
+    static func app(ofTopic topic: String?, in apps: inout Interner) -> Int32 {
+        apps.intern(topic.map { Self.app(ofTopic: $0) } ?? "unknown")
+    }
     private var topicApp: [ExactString: Int32] = [:]
     private var updateIndex = UpdateTable()
 
@@ -162,18 +166,12 @@ package struct DeliveryAnalysis {
             if tallyByDayAndHour { requestRows.append((row.rowID, activity)) }
             let event = row.event ?? "update"
             let app = row.topic(through: &lastTopic) { self.app(ofTopic: $0) } ?? 0
-            let candidate = Update(
-                activity: activity, seq: seq, accepted: accepted, at: sentAt, apsTimestamp: row.apsTimestamp,
-                isEnd: event == "end", isStart: event == "start", app: app, priority: row.priority,
-                provider: UInt8(truncatingIfNeeded: row.providerIndex), pickRow: row.rowID)
-            if let index = updateIndex.find(activity: activity, seq: seq, in: updates) {
-                if try precedes(candidate, updates[index], candidateApnsID: { row.apnsID }, lookup: pickApnsID) {
-                    updates[index] = candidate
-                }
-            } else {
-                updates.append(candidate)
-                updateIndex.insert(updates.count - 1, in: updates)
-            }
+            try consider(
+                Update(
+                    activity: activity, seq: seq, accepted: accepted, at: sentAt, apsTimestamp: row.apsTimestamp,
+                    isEnd: event == "end", isStart: event == "start", app: app, priority: row.priority,
+                    provider: UInt8(truncatingIfNeeded: row.providerIndex), pickRow: row.rowID),
+                candidateApnsID: { row.apnsID }, lookup: pickApnsID)
         }
 
         if let currentHour { requestsByHour[currentHour] = currentHourTally }
@@ -186,11 +184,9 @@ package struct DeliveryAnalysis {
             guard let activity = row.activity(through: &lastActivity, { $0.flatMap { activityNames.id(of: $0) } })
             else { return }
             if tallyByDayAndHour { renderRows.append((row.rowID, activity)) }
-            let at = row.renderedAt
-            if let index = updateIndex.find(activity: activity, seq: row.seq, in: updates) {
-                updates[index].firstRenderedAt = min(updates[index].firstRenderedAt ?? at, at)
-            }
-            noteEvidence(activity: activity, at: at, os: { row.osVersion }, appVersion: { row.appVersion })
+            considerRender(
+                activity: activity, seq: row.seq, at: row.renderedAt, os: { row.osVersion },
+                appVersion: { row.appVersion })
         }
 
         // Callbacks: activity start, content-update and token callbacks, device evidence.
@@ -198,20 +194,89 @@ package struct DeliveryAnalysis {
         try snapshot.forEachCallback { row in
             guard let activity = row.activity(through: &lastActivity, { $0.flatMap { activityNames.id(of: $0) } })
             else { return }
-            switch row.callback {
-            case "content_update":
-                if let seq = row.seq, let index = updateIndex.find(activity: activity, seq: seq, in: updates) {
-                    updates[index].hasContentCallback = true
-                }
-            case "push_token":
-                activities[Int(activity)].hasTokenCallback = true
-            default:
-                break
-            }
-            noteEvidence(activity: activity, at: row.receivedAt, os: { row.osVersion }, appVersion: { row.appVersion })
+            considerCallback(
+                activity: activity, kind: CallbackKind(row.callback), seq: row.seq, at: row.receivedAt,
+                os: { row.osVersion }, appVersion: { row.appVersion })
         }
+        finish()
+    }
+
+    /// An empty analysis of one partition of the activities
+    /// (``AnalysisPartitions``), filled by its ``consider(_:candidateApnsID:lookup:)``,
+    /// ``considerRender(activity:seq:at:os:appVersion:)`` and
+    /// ``considerCallback(activity:kind:seq:at:os:appVersion:)`` calls, then
+    /// ``finish()``. `apps` numbers the apps as the pass over all requests
+    /// did; the request tallies stay empty (they are that pass's).
+    init(partitionNumberingAppsAs apps: Interner) {
+        self.apps = apps
+    }
+
+    /// What a callback row tells the analysis.
+    enum CallbackKind: UInt8 {
+        case other = 0
+        case contentUpdate = 1
+        case pushToken = 2
+
+        init(_ name: String?) {
+            switch name {
+            case "content_update": self = .contentUpdate
+            case "push_token": self = .pushToken
+            default: self = .other
+            }
+        }
+    }
+
+    /// Takes `candidate` as its update's deciding request if it precedes the one held.
+    mutating func consider(_ candidate: Update, candidateApnsID: () throws -> String, lookup: RowLookup) throws {
+        if let index = updateIndex.find(activity: candidate.activity, seq: candidate.seq, in: updates) {
+            if try precedes(candidate, updates[index], candidateApnsID: candidateApnsID, lookup: lookup) {
+                updates[index] = candidate
+            }
+        } else {
+            updates.append(candidate)
+            updateIndex.insert(updates.count - 1, in: updates)
+        }
+    }
+
+    /// A render: its update's first render, the activity's start and device evidence.
+    mutating func considerRender(
+        activity: Int32, seq: Int64, at: Int64, os: () -> String?, appVersion: () -> String?
+    ) {
+        if let index = updateIndex.find(activity: activity, seq: seq, in: updates) {
+            updates[index].firstRenderedAt = min(updates[index].firstRenderedAt ?? at, at)
+        }
+        noteEvidence(activity: activity, at: at, os: os, appVersion: appVersion)
+    }
+
+    /// A callback: content-update and token callbacks, the activity's start and device evidence.
+    mutating func considerCallback(
+        activity: Int32, kind: CallbackKind, seq: Int64?, at: Int64, os: () -> String?, appVersion: () -> String?
+    ) {
+        switch kind {
+        case .contentUpdate:
+            if let seq, let index = updateIndex.find(activity: activity, seq: seq, in: updates) {
+                updates[index].hasContentCallback = true
+            }
+        case .pushToken:
+            activities[Int(activity)].hasTokenCallback = true
+        case .other:
+            break
+        }
+        noteEvidence(activity: activity, at: at, os: os, appVersion: appVersion)
+    }
+
+    /// Decides every update's outcome once all rows were considered.
+    mutating func finish() {
         updateIndex = UpdateTable()
         decideOutcomes()
+    }
+
+    /// Notes a request row of an update's activity (HTML timelines).
+    mutating func noteRequestRow(_ row: Int64, activity: Int32) { requestRows.append((row, activity)) }
+    mutating func noteRenderRow(_ row: Int64, activity: Int32) { renderRows.append((row, activity)) }
+    /// Counts an in-window request of a named activity, for ``ActivitySamples``.
+    mutating func noteCluster(_ name: String, _ one: RequestCluster) {
+        requestClusters[ExactString(name), default: RequestCluster()].add(one)
     }
 
     /// The activity each push token belongs to: its `push_token` callback
@@ -245,12 +310,14 @@ package struct DeliveryAnalysis {
     /// apns_id, the smaller aps_timestamp; remaining ties by the fields the
     /// request decides (event, app, priority, provider) so the choice never
     /// depends on ingest order.
-    private func precedes(_ candidate: Update, _ current: Update, candidateApnsID: () -> String, lookup: RowLookup)
+    private func precedes(
+        _ candidate: Update, _ current: Update, candidateApnsID: () throws -> String, lookup: RowLookup
+    )
         throws -> Bool
     {
         if candidate.accepted != current.accepted { return candidate.accepted }
         if candidate.at != current.at { return candidate.at < current.at }
-        let candidateApnsID = candidateApnsID()
+        let candidateApnsID = try candidateApnsID()
         let currentApnsID = try lookup.text(ofRow: current.pickRow)
         if !candidateApnsID.utf8.elementsEqual(currentApnsID.utf8) {
             return codePointOrder(candidateApnsID, currentApnsID)
@@ -269,7 +336,7 @@ package struct DeliveryAnalysis {
         return candidate.provider < current.provider
     }
 
-    private mutating func intern(activity name: String) -> Int32 {
+    mutating func intern(activity name: String) -> Int32 {
         let id = activityNames.intern(name)
         if Int(id) == activities.count { activities.append(Activity()) }
         return id

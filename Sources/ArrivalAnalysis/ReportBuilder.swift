@@ -18,7 +18,7 @@ public struct ReportBuilder {
     /// The report, and with `sampling` the per-activity sums of its rates
     /// (for significance tests), with the analysis it came from.
     package func build(window: ReportWindow?, sampling: Bool) throws -> (
-        report: Report, samples: ActivitySamples?, analysis: DeliveryAnalysis
+        report: Report, samples: ActivitySamples?, analysis: DeliveryAnalysis?
     ) {
         // One read transaction: a consistent snapshot even while an ingest commits.
         try store.read { snapshot in
@@ -26,19 +26,55 @@ public struct ReportBuilder {
         }
     }
 
+    /// Requests per partition of the analysis (tests make it small).
+    package var rowsPerPartition = AnalysisPartitions.rowsPerPartition
+
+    /// The report of a snapshot: from one analysis of everything, or, for a
+    /// store of more than ``rowsPerPartition`` requests, from one analysis
+    /// per partition of the activities (``AnalysisPartitions``), whose
+    /// counts add up to the same report. The analysis is returned only in
+    /// the first case.
     private func build(
         snapshot: StoreSnapshot, window: ReportWindow?, sampling: Bool
-    ) throws -> (report: Report, samples: ActivitySamples?, analysis: DeliveryAnalysis) {
-        let analysis = try DeliveryAnalysis(snapshot: snapshot, window: window, samplingRequests: sampling)
+    ) throws -> (report: Report, samples: ActivitySamples?, analysis: DeliveryAnalysis?) {
         let from = window?.from ?? Int64.min
         let to = window?.to ?? Int64.max
-        var report = Self.report(
-            of: analysis, keys: BreakdownKeys(analysis), window: window, requests: analysis.requests,
-            updates: analysis.updates.indices.lazy.filter {
-                analysis.updates[$0].at >= from && analysis.updates[$0].at < to
-            })
+        let partitionCount = AnalysisPartitions.count(
+            requests: try snapshot.rowEstimates().requests, rowsPerPartition: rowsPerPartition)
+        guard partitionCount > 1 else {
+            let analysis = try DeliveryAnalysis(snapshot: snapshot, window: window, samplingRequests: sampling)
+            let summary = UpdateSummary(
+                of: analysis, keys: BreakdownKeys(analysis),
+                updates: analysis.updates.indices.lazy.filter {
+                    analysis.updates[$0].at >= from && analysis.updates[$0].at < to
+                })
+            var report = summary.report(window: window, requests: analysis.requests)
+            Self.apply(try snapshot.storeWideQuality(), to: &report)
+            return (report, sampling ? Self.samples(of: analysis, window: window) : nil, analysis)
+        }
+        let partitions = try AnalysisPartitions(
+            snapshot: snapshot, window: window, count: partitionCount, tallyByDayAndHour: false,
+            samplingRequests: sampling)
+        defer { partitions.close() }
+        var summary = UpdateSummary()
+        var samples = ActivitySamples()
+        for partition in 0..<partitionCount {
+            let analysis = try partitions.analysis(partition)
+            summary.merge(
+                UpdateSummary(
+                    of: analysis, keys: BreakdownKeys(analysis),
+                    updates: analysis.updates.indices.lazy.filter {
+                        analysis.updates[$0].at >= from && analysis.updates[$0].at < to
+                    }))
+            if sampling { samples.merge(Self.samples(of: analysis, window: window)) }
+        }
+        if sampling, partitions.unattributedClusters.accepted.clusters > 0 {
+            samples.merge(.acceptanceRate, partitions.unattributedClusters.accepted)
+            samples.merge(.oversizeShare, partitions.unattributedClusters.oversize)
+        }
+        var report = summary.report(window: window, requests: partitions.requests)
         Self.apply(try snapshot.storeWideQuality(), to: &report)
-        return (report, sampling ? Self.samples(of: analysis, window: window) : nil, analysis)
+        return (report, sampling ? samples : nil, nil)
     }
 
     /// Per-activity sums of every rate of the window: activities are the
@@ -99,65 +135,7 @@ public struct ReportBuilder {
         of analysis: DeliveryAnalysis, keys: BreakdownKeys, window: ReportWindow?,
         requests tally: DeliveryAnalysis.RequestTally, updates: some Sequence<Int>
     ) -> Report {
-        var report = Report(window: window)
-        report.requests.total = tally.total
-        report.requests.accepted = tally.accepted
-        report.requests.rejected = tally.total - tally.accepted
-        report.requests.byReason = tally.byReason
-        report.requests.oversizeFailures = tally.oversizeFailures
-        report.requests.oversizeRisk = tally.oversizeRisk
-        report.dataQuality.unattributed = tally.unattributed
-        report.dataQuality.apnsWithoutSeq = tally.withoutSeq
-
-        var byApp: [Int32: UpdateCounts] = [:]
-        var byPriority: [Int64?: UpdateCounts] = [:]
-        var byProvider = [UpdateCounts](repeating: UpdateCounts(), count: PushProvider.allCases.count)
-        var byOS: [Int32: UpdateCounts] = [:]
-        var byAppVersion: [Int32: UpdateCounts] = [:]
-        var latencies: [Int64] = []
-        var renderedActivities = Set<Int32>()
-        for index in updates {
-            let update = analysis.updates[index]
-            let activity = Int(update.activity)
-            report.updates.count(update)
-            byApp[update.app, default: UpdateCounts()].count(update)
-            byPriority[update.priority, default: UpdateCounts()].count(update)
-            byProvider[Int(update.provider)].count(update)
-            byOS[keys.osOfActivity[activity], default: UpdateCounts()].count(update)
-            byAppVersion[keys.appVersionOfActivity[activity], default: UpdateCounts()].count(update)
-            guard update.outcome == .rendered, let rendered = update.firstRenderedAt else { continue }
-            report.callbacks.contentUpdateExpected += 1
-            if update.hasContentCallback { report.callbacks.contentUpdateReceived += 1 }
-            renderedActivities.insert(update.activity)
-            let latency = rendered - update.at
-            if latency < 0 { report.dataQuality.clockSkewNegative += 1 }
-            latencies.append(max(0, latency))
-        }
-        report.callbacks.tokenExpected = renderedActivities.count
-        report.callbacks.tokenReceived =
-            renderedActivities.filter { analysis.activities[Int($0)].hasTokenCallback }.count
-        report.breakdowns["app"] = Dictionary(
-            uniqueKeysWithValues: byApp.map { (analysis.apps[Int($0.key)], $0.value) })
-        report.breakdowns["priority"] = Dictionary(
-            uniqueKeysWithValues: byPriority.map {
-                (ExactString($0.key.map { String($0) } ?? "unknown"), $0.value)
-            })
-        report.breakdowns["provider"] = Dictionary(
-            uniqueKeysWithValues: zip(PushProvider.allCases, byProvider).filter { $0.1.sent > 0 }.map {
-                (ExactString($0.0.rawValue), $0.1)
-            })
-        report.breakdowns["os_version"] = Dictionary(
-            uniqueKeysWithValues: byOS.map { (keys.versions[Int($0.key)], $0.value) })
-        report.breakdowns["app_version"] = Dictionary(
-            uniqueKeysWithValues: byAppVersion.map { (keys.versions[Int($0.key)], $0.value) })
-
-        latencies.sort()
-        report.latency = Report.Latency(
-            count: latencies.count,
-            p50: nearestRank(latencies, percent: 50),
-            p90: nearestRank(latencies, percent: 90),
-            p99: nearestRank(latencies, percent: 99))
-        return report
+        UpdateSummary(of: analysis, keys: keys, updates: updates).report(window: window, requests: tally)
     }
 
     /// Sets the data-quality counts that cover everything ingested, whatever the window.
@@ -168,7 +146,125 @@ public struct ReportBuilder {
     }
 }
 
+/// What a report counts of a set of updates, in sums that add up over
+/// disjoint sets (the partitions of an analysis): outcome counts, their
+/// breakdowns by key text, the render latencies as a count per value (so
+/// the percentiles of the sum are exact), the callback counts.
+struct UpdateSummary {
+    var updates = UpdateCounts()
+    var breakdowns: [String: [ExactString: UpdateCounts]] = [:]
+    var latencies: [Int64: Int] = [:]
+    var contentExpected = 0
+    var contentReceived = 0
+    var tokenExpected = 0
+    var tokenReceived = 0
+    var clockSkewNegative = 0
+
+    init() {}
+
+    init(of analysis: DeliveryAnalysis, keys: ReportBuilder.BreakdownKeys, updates indices: some Sequence<Int>) {
+        var byApp: [Int32: UpdateCounts] = [:]
+        var byPriority: [Int64?: UpdateCounts] = [:]
+        var byProvider = [UpdateCounts](repeating: UpdateCounts(), count: PushProvider.allCases.count)
+        var byOS: [Int32: UpdateCounts] = [:]
+        var byAppVersion: [Int32: UpdateCounts] = [:]
+        var renderedActivities = Set<Int32>()
+        for index in indices {
+            let update = analysis.updates[index]
+            let activity = Int(update.activity)
+            updates.count(update)
+            byApp[update.app, default: UpdateCounts()].count(update)
+            byPriority[update.priority, default: UpdateCounts()].count(update)
+            byProvider[Int(update.provider)].count(update)
+            byOS[keys.osOfActivity[activity], default: UpdateCounts()].count(update)
+            byAppVersion[keys.appVersionOfActivity[activity], default: UpdateCounts()].count(update)
+            guard update.outcome == .rendered, let rendered = update.firstRenderedAt else { continue }
+            contentExpected += 1
+            if update.hasContentCallback { contentReceived += 1 }
+            renderedActivities.insert(update.activity)
+            let latency = rendered - update.at
+            if latency < 0 { clockSkewNegative += 1 }
+            latencies[max(0, latency), default: 0] += 1
+        }
+        tokenExpected = renderedActivities.count
+        tokenReceived = renderedActivities.filter { analysis.activities[Int($0)].hasTokenCallback }.count
+        breakdowns["app"] = Dictionary(uniqueKeysWithValues: byApp.map { (analysis.apps[Int($0.key)], $0.value) })
+        breakdowns["priority"] = Dictionary(
+            uniqueKeysWithValues: byPriority.map {
+                (ExactString($0.key.map { String($0) } ?? "unknown"), $0.value)
+            })
+        breakdowns["provider"] = Dictionary(
+            uniqueKeysWithValues: zip(PushProvider.allCases, byProvider).filter { $0.1.sent > 0 }.map {
+                (ExactString($0.0.rawValue), $0.1)
+            })
+        breakdowns["os_version"] = Dictionary(
+            uniqueKeysWithValues: byOS.map { (keys.versions[Int($0.key)], $0.value) })
+        breakdowns["app_version"] = Dictionary(
+            uniqueKeysWithValues: byAppVersion.map { (keys.versions[Int($0.key)], $0.value) })
+    }
+
+    /// Adds the summary of a disjoint set of updates.
+    mutating func merge(_ other: UpdateSummary) {
+        updates.add(other.updates)
+        for (name, values) in other.breakdowns {
+            breakdowns[name, default: [:]].merge(values) { a, b in
+                var sum = a
+                sum.add(b)
+                return sum
+            }
+        }
+        latencies.merge(other.latencies, uniquingKeysWith: +)
+        contentExpected += other.contentExpected
+        contentReceived += other.contentReceived
+        tokenExpected += other.tokenExpected
+        tokenReceived += other.tokenReceived
+        clockSkewNegative += other.clockSkewNegative
+    }
+
+    func report(window: ReportWindow?, requests tally: DeliveryAnalysis.RequestTally) -> Report {
+        var report = Report(window: window)
+        report.requests.total = tally.total
+        report.requests.accepted = tally.accepted
+        report.requests.rejected = tally.total - tally.accepted
+        report.requests.byReason = tally.byReason
+        report.requests.oversizeFailures = tally.oversizeFailures
+        report.requests.oversizeRisk = tally.oversizeRisk
+        report.dataQuality.unattributed = tally.unattributed
+        report.dataQuality.apnsWithoutSeq = tally.withoutSeq
+        report.updates = updates
+        report.callbacks.contentUpdateExpected = contentExpected
+        report.callbacks.contentUpdateReceived = contentReceived
+        report.callbacks.tokenExpected = tokenExpected
+        report.callbacks.tokenReceived = tokenReceived
+        report.dataQuality.clockSkewNegative = clockSkewNegative
+        for name in ["app", "priority", "provider", "os_version", "app_version"] {
+            report.breakdowns[name] = breakdowns[name] ?? [:]
+        }
+        // Nearest rank over the counts per value, as ``nearestRank(_:percent:)`` over the sorted values.
+        let values = latencies.keys.sorted()
+        let n = latencies.values.reduce(0, +)
+        func percentile(_ percent: Int) -> Int64? {
+            guard n > 0 else { return nil }
+            let rank = min(max(1, (percent * n + 99) / 100), n)
+            var seen = 0
+            for value in values {
+                seen += latencies[value] ?? 0
+                if seen >= rank { return value }
+            }
+            return values.last
+        }
+        report.latency = Report.Latency(count: n, p50: percentile(50), p90: percentile(90), p99: percentile(99))
+        return report
+    }
+}
+
 extension UpdateCounts {
+    mutating func add(_ other: UpdateCounts) {
+        sent += other.sent
+        accepted += other.accepted
+        for outcome in Outcome.allCases { self[outcome] += other[outcome] }
+    }
+
     mutating func count(_ update: DeliveryAnalysis.Update) {
         sent += 1
         guard update.accepted, let outcome = update.outcome else { return }

@@ -240,6 +240,13 @@ public final class Statement {
         return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
     }
 
+    /// The column's text as bytes (nil: SQL NULL), valid only during `body`.
+    @inlinable
+    func withText<R>(_ column: Int32, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        guard let text = sqlite3_column_text(handle, column) else { return try body(nil) }
+        return try body(UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, column))))
+    }
+
     /// Whether the column holds exactly `bytes` as text (`nil`: SQL NULL),
     /// compared without making a String.
     @inlinable

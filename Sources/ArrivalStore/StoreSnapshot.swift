@@ -55,6 +55,61 @@ public struct StoreSnapshot {
         try scan.forEachRow { try body(CallbackRow(statement: $0)) }
     }
 
+    /// Resolves every push token's owner into a temporary table: its
+    /// `push_token` callback with the earliest received_at, then the
+    /// smallest activity_id (byte order is code-point order). The analysis
+    /// of a store in partitions reads requests joined to it
+    /// (``forEachRequest(resolvingTokens:_:)``) instead of holding every
+    /// token in memory.
+    package func resolveTokenOwners() throws {
+        // A reading connection is query_only, which refuses temporary
+        // tables too; only this statement, which writes nothing else, may.
+        let queryOnly = try connection.prepare("PRAGMA query_only")
+        let wasQueryOnly = try queryOnly.step() && queryOnly.int(0) != 0
+        queryOnly.reset()
+        if wasQueryOnly { try connection.execute("PRAGMA query_only = OFF") }
+        defer { if wasQueryOnly { try? connection.execute("PRAGMA query_only = ON") } }
+        try connection.execute(
+            """
+            DROP TABLE IF EXISTS temp.arrival_token_owner;
+            CREATE TEMP TABLE arrival_token_owner (push_token TEXT PRIMARY KEY, activity_id TEXT NOT NULL) WITHOUT ROWID;
+            INSERT INTO temp.arrival_token_owner
+            SELECT push_token, activity_id FROM (
+                SELECT push_token, activity_id,
+                       row_number() OVER (PARTITION BY push_token ORDER BY received_at, activity_id) AS rank
+                FROM callbacks WHERE callback = 'push_token' AND push_token IS NOT NULL AND activity_id IS NOT NULL
+            ) WHERE rank = 1;
+            """)
+    }
+
+    /// Every `apns` row, in row order, with the activity a row without one
+    /// gets through its push token's owner (``resolveTokenOwners()`` first).
+    package func forEachRequest(resolvingTokens: Bool, _ body: (RequestRow) throws -> Void) throws {
+        guard resolvingTokens else { return try forEachRequest(body) }
+        let scan = try connection.prepare(
+            """
+            SELECT a.id, a.apns_id, a.sent_at, a.status, a.reason, a.push_token,
+                   coalesce(a.activity_id, o.activity_id), a.seq, a.event, a.aps_timestamp,
+                   a.payload_bytes, a.topic, a.priority,
+                   CASE a.provider WHEN 'fcm' THEN 1 WHEN 'tencent_chat' THEN 2 ELSE 0 END
+            FROM apns AS a LEFT JOIN temp.arrival_token_owner AS o ON a.activity_id IS NULL AND o.push_token = a.push_token
+            """)
+        try scan.forEachRow { try body(RequestRow(statement: $0)) }
+    }
+
+    /// Rows in each record table (their largest id: rows are never deleted
+    /// but by `files remove`), to size the analysis' partitions.
+    package func rowEstimates() throws -> (requests: Int, renders: Int, callbacks: Int) {
+        let query = try connection.prepare(
+            """
+            SELECT (SELECT coalesce(max(id), 0) FROM apns), (SELECT coalesce(max(id), 0) FROM renders),
+                   (SELECT coalesce(max(id), 0) FROM callbacks)
+            """)
+        defer { query.reset() }
+        guard try query.step() else { return (0, 0, 0) }
+        return (Int(query.int(0)), Int(query.int(1)), Int(query.int(2)))
+    }
+
     /// Every `push_token` callback that names both its token and its activity.
     package func forEachPushTokenCallback(
         _ body: (_ token: String, _ activity: String, _ receivedAt: Int64) throws -> Void
@@ -325,6 +380,12 @@ public struct RequestRow {
     /// The provider as its index in ``PushProvider/allCases`` (0: APNs itself).
     @inlinable @inline(__always) public var providerIndex: Int { Int(statement.int(13)) }
 
+    /// The bytes of the activity id (nil: none), valid only during `body`.
+    @inlinable @inline(__always)
+    public func withActivityBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        try statement.withText(6, body)
+    }
+
     /// The topic, resolved through `last` when the row repeats the previous row's topic.
     @inlinable @inline(__always)
     public func topic(through last: inout LastText, _ make: (String?) -> Int32?) -> Int32? {
@@ -341,6 +402,13 @@ public protocol DeviceEvidenceRow {
 extension DeviceEvidenceRow {
     @inlinable @inline(__always) public var osVersion: String? { statement.string(1) }
     @inlinable @inline(__always) public var appVersion: String? { statement.string(2) }
+
+    /// The bytes of column `column` (0 the activity, 1 the OS version, 2
+    /// the app version; nil: NULL), valid only during `body`.
+    @inlinable @inline(__always)
+    public func withText<R>(_ column: Int32, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        try statement.withText(column, body)
+    }
 
     /// The activity id, resolved through `last` when the row repeats the previous row's activity.
     @inlinable @inline(__always)

@@ -69,14 +69,31 @@ public struct RecordDiff: Sendable {
     /// Compares the records of two sides read with `detail: true`.
     public init(_ a: ComparisonSide, _ b: ComparisonSide, limit: Int = 20) throws(ComparisonError) {
         self.limit = limit
-        guard let storeA = a.store, let analysisA = a.analysis else { throw .noDetail(a.path) }
-        guard let storeB = b.store, let analysisB = b.analysis else { throw .noDetail(b.path) }
+        guard let storeA = a.store else { throw .noDetail(a.path) }
+        guard let storeB = b.store else { throw .noDetail(b.path) }
         do {
             try compareApns(storeA, a.report.window, storeB, b.report.window)
         } catch {
             throw .unreadable(a.path + " / " + b.path, reason: "\(error)")
         }
-        compareUpdates(analysisA, a.report.window, analysisB, b.report.window)
+        var comparison = UpdateComparison(limit: limit)
+        if let analysisA = a.analysis, let analysisB = b.analysis {
+            comparison.add(analysisA, a.report.window, analysisB, b.report.window)
+        } else {
+            // A store too large to analyse at once: matched partition by partition.
+            do {
+                try PartitionedAnalyses.forEachPair(storeA, a.report.window, storeB, b.report.window) {
+                    comparison.add($0, a.report.window, $1, b.report.window)
+                }
+            } catch {
+                throw .unreadable(a.path + " / " + b.path, reason: "\(error)")
+            }
+        }
+        updates = comparison.tally
+        for (pair, count) in comparison.pairs { transitions["\(pair.a) → \(pair.b)"] = count }
+        updateRows = comparison.first.rows.map {
+            UpdateChange(activityID: $0.key.activity.text, seq: $0.key.seq, a: $0.a, b: $0.b)
+        }
     }
 
     // MARK: - apns records
@@ -154,37 +171,42 @@ public struct RecordDiff: Sendable {
         return outcomes
     }
 
-    private mutating func compareUpdates(
-        _ analysisA: DeliveryAnalysis, _ windowA: ReportWindow?, _ analysisB: DeliveryAnalysis, _ windowB: ReportWindow?
-    ) {
-        var remaining = Self.outcomes(analysisA, windowA)
-        var first = FirstRows(limit: limit)
+    /// Updates matched so far, over any number of pairs of analyses of
+    /// disjoint sets of activities.
+    private struct UpdateComparison {
+        var tally = Tally()
+        var first: FirstRows
         var pairs: [Pair: Int] = [:]
-        let from = windowB?.from ?? Int64.min
-        let to = windowB?.to ?? Int64.max
-        for update in analysisB.updates where update.at >= from && update.at < to {
-            let key = UpdateKey(activity: analysisB.activityNames[Int(update.activity)], seq: update.seq)
-            let outcomeB = update.accepted ? (update.outcome?.name ?? "not_accepted") : "not_accepted"
-            guard let outcomeA = remaining.removeValue(forKey: key) else {
-                updates.onlyInB += 1
-                first.offer(key, nil, outcomeB)
-                continue
+
+        init(limit: Int) { first = FirstRows(limit: limit) }
+
+        mutating func add(
+            _ analysisA: DeliveryAnalysis, _ windowA: ReportWindow?, _ analysisB: DeliveryAnalysis,
+            _ windowB: ReportWindow?
+        ) {
+            var remaining = RecordDiff.outcomes(analysisA, windowA)
+            let from = windowB?.from ?? Int64.min
+            let to = windowB?.to ?? Int64.max
+            for update in analysisB.updates where update.at >= from && update.at < to {
+                let key = UpdateKey(activity: analysisB.activityNames[Int(update.activity)], seq: update.seq)
+                let outcomeB = update.accepted ? (update.outcome?.name ?? "not_accepted") : "not_accepted"
+                guard let outcomeA = remaining.removeValue(forKey: key) else {
+                    tally.onlyInB += 1
+                    first.offer(key, nil, outcomeB)
+                    continue
+                }
+                if outcomeA == outcomeB {
+                    tally.same += 1
+                } else {
+                    tally.changed += 1
+                    pairs[Pair(a: outcomeA, b: outcomeB), default: 0] += 1
+                    first.offer(key, outcomeA, outcomeB)
+                }
             }
-            if outcomeA == outcomeB {
-                updates.same += 1
-            } else {
-                updates.changed += 1
-                pairs[Pair(a: outcomeA, b: outcomeB), default: 0] += 1
-                first.offer(key, outcomeA, outcomeB)
+            for (key, outcomeA) in remaining {
+                tally.onlyInA += 1
+                first.offer(key, outcomeA, nil)
             }
-        }
-        for (key, outcomeA) in remaining {
-            updates.onlyInA += 1
-            first.offer(key, outcomeA, nil)
-        }
-        for (pair, count) in pairs { transitions["\(pair.a) → \(pair.b)"] = count }
-        updateRows = first.rows.map {
-            UpdateChange(activityID: $0.key.activity.text, seq: $0.key.seq, a: $0.a, b: $0.b)
         }
     }
 

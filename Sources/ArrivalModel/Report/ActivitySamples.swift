@@ -30,6 +30,16 @@ public struct ClusterSums: Sendable, Equatable {
         yn += yi * ni
     }
 
+    /// Adds the sums of other clusters (integer-valued, so exact in any order).
+    package mutating func merge(_ other: ClusterSums) {
+        clusters += other.clusters
+        y += other.y
+        n += other.n
+        yy += other.yy
+        nn += other.nn
+        yn += other.yn
+    }
+
     public var rate: Double? { n > 0 ? y / n : nil }
 
     /// The cluster-robust variance of the rate; nil with fewer than two clusters.
@@ -52,5 +62,15 @@ public struct ActivitySamples: Sendable, Equatable {
 
     package mutating func add(_ metric: Metric, _ numerator: Int, of denominator: Int) {
         byMetric[metric.id, default: ClusterSums()].add(numerator, of: denominator)
+    }
+
+    /// Adds the sums of other clusters of `metric`.
+    package mutating func merge(_ metric: Metric, _ sums: ClusterSums) {
+        byMetric[metric.id, default: ClusterSums()].merge(sums)
+    }
+
+    /// Adds the samples of other clusters (another partition's activities).
+    package mutating func merge(_ other: ActivitySamples) {
+        for (id, sums) in other.byMetric { byMetric[id, default: ClusterSums()].merge(sums) }
     }
 }

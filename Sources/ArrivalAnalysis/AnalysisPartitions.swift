@@ -1,0 +1,502 @@
+import ArrivalModel
+import ArrivalStore
+import Foundation
+
+/// The analysis of a store too large to hold in memory at once, one
+/// partition of its activities at a time.
+///
+/// Every outcome rule concerns one activity's own rows, once push tokens are
+/// resolved to their owners. So:
+/// 1. token owners are resolved in SQL into a temporary table
+///    (``StoreSnapshot/resolveTokenOwners()``);
+/// 2. one pass over each table tallies the requests (sums, by window, day
+///    and hour) and writes each row an activity names, in a compact form,
+///    to the file of its partition (a hash of the activity id's bytes);
+/// 3. each partition is read back, in row order, into a
+///    ``DeliveryAnalysis`` of its own: the same rules on the same rows in
+///    the same order as one analysis of everything.
+///
+/// Memory is bounded by a partition (``rowsPerPartition`` requests), not by
+/// the store; the time is one pass over the tables plus one over the files.
+struct AnalysisPartitions {
+    /// Requests per partition the count is chosen for: a report then needs
+    /// about 160 MB whatever the store's size (Benchmarks/README.md). `ARRIVAL_PARTITION_ROWS`
+    /// overrides it (tests and benchmarks compare partitioned reports with
+    /// whole ones).
+    static let rowsPerPartition: Int = {
+        if let text = ProcessInfo.processInfo.environment["ARRIVAL_PARTITION_ROWS"], let rows = Int(text), rows > 0 {
+            return rows
+        }
+        return 300_000
+    }()
+
+    /// How many partitions a store of `requests` rows is analysed in (1: all
+    /// at once, no files). Past ``maximumCount`` partitions grow instead.
+    static func count(requests: Int, rowsPerPartition: Int = Self.rowsPerPartition) -> Int {
+        min(requests <= rowsPerPartition ? 1 : (requests - 1) / rowsPerPartition + 1, maximumCount)
+    }
+
+    /// The most partitions whose files can be open at once (those of one
+    /// table are): the limit on open files, raised to its hard limit (up to
+    /// 65,536), less a margin. 20,000 here, 300,000 requests each: 6 billion.
+    static let maximumCount: Int = {
+        var limit = rlimit()
+        #if os(Linux)
+            let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        #else
+            let resource = RLIMIT_NOFILE
+        #endif
+        guard getrlimit(resource, &limit) == 0 else { return 256 }
+        let wanted = rlim_t(1 << 16)
+        if limit.rlim_cur < min(limit.rlim_max, wanted) {
+            var raised = limit
+            raised.rlim_cur = min(limit.rlim_max, wanted)
+            if setrlimit(resource, &raised) == 0 { limit = raised }
+        }
+        return max(16, Int(min(limit.rlim_cur, wanted)) - 256)
+    }()
+
+    let count: Int
+    /// The request tallies of the pass over all requests.
+    private(set) var requests = DeliveryAnalysis.RequestTally()
+    private(set) var requestsByDay: [Int64: DeliveryAnalysis.RequestTally] = [:]
+    private(set) var requestsByHour: [Int64: DeliveryAnalysis.RequestTally] = [:]
+    /// In-window requests without an activity: each a cluster of one (``ActivitySamples``).
+    private(set) var unattributedClusters = (accepted: ClusterSums(), oversize: ClusterSums())
+    private(set) var apps = Interner()
+    private let tallyByDayAndHour: Bool
+    private let samplingRequests: Bool
+    private let directory: URL
+    private let lookup: RowLookup
+
+    private enum Table: Int, CaseIterable { case requests, renders, callbacks }
+
+    private func path(_ table: Table, _ partition: Int) -> String {
+        directory.appendingPathComponent("\(partition)-\(table.rawValue).bin").path
+    }
+
+    /// Spills the store's rows into `count` partitions (step 1 and 2 above).
+    init(
+        snapshot: StoreSnapshot, window: ReportWindow?, count: Int, tallyByDayAndHour: Bool, samplingRequests: Bool
+    ) throws {
+        self.count = count
+        self.tallyByDayAndHour = tallyByDayAndHour
+        self.samplingRequests = samplingRequests
+        self.lookup = try snapshot.apnsIDLookup()
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "arrival-analysis-\(getpid())-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        do {
+            try spill(snapshot: snapshot, window: window)
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
+    }
+
+    /// Removes the partitions' files.
+    func close() {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private static func partition(of bytes: UnsafeRawBufferPointer, count: Int) -> Int {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        return Int(hash % UInt64(count))
+    }
+
+    private mutating func spill(snapshot: StoreSnapshot, window: ReportWindow?) throws {
+        let from = window?.from ?? Int64.min
+        let to = window?.to ?? Int64.max
+        try snapshot.resolveTokenOwners()
+        let count = self.count
+        // Every partition's file of a table is open at once: 32 MiB of buffers in all.
+        let bufferBytes = max(4 << 10, min(64 << 10, (32 << 20) / count))
+
+        var writers = try (0..<count).map { try SpillWriter(path: path(.requests, $0), buffer: bufferBytes) }
+        var currentHour: Int64?
+        var currentHourTally = DeliveryAnalysis.RequestTally()
+        var lastTopic = LastText()
+        try snapshot.forEachRequest(resolvingTokens: true) { row in
+            let sentAt = row.sentAt
+            let status = row.status
+            let reason = row.reason
+            let seq = row.seq
+            let payloadBytes = row.payloadBytes
+            let inWindow = sentAt >= from && sentAt < to
+            try row.withActivityBytes { activity in
+                let attributed = activity != nil
+                if inWindow {
+                    requests.add(
+                        status: status, reason: reason, payloadBytes: payloadBytes, attributed: attributed,
+                        hasSeq: seq != nil)
+                    if samplingRequests && !attributed {
+                        let oversize = status == 413 || reason == "PayloadTooLarge"
+                        unattributedClusters.accepted.add(status == 200 ? 1 : 0, of: 1)
+                        unattributedClusters.oversize.add(oversize ? 1 : 0, of: 1)
+                    }
+                }
+                if tallyByDayAndHour {
+                    let hour = utcHour(of: sentAt)
+                    if hour != currentHour {
+                        if let currentHour { requestsByHour[currentHour] = currentHourTally }
+                        currentHour = hour
+                        currentHourTally = requestsByHour.removeValue(forKey: hour) ?? DeliveryAnalysis.RequestTally()
+                    }
+                    currentHourTally.add(
+                        status: status, reason: reason, payloadBytes: payloadBytes, attributed: attributed,
+                        hasSeq: seq != nil)
+                }
+                guard let activity, seq != nil || (inWindow && samplingRequests) else { return }
+                let oversize = status == 413 || reason == "PayloadTooLarge"
+                let event: UInt8 =
+                    switch row.event {
+                    case "end": 2
+                    case "start": 1
+                    default: 0
+                    }
+                let app = row.topic(through: &lastTopic) { DeliveryAnalysis.app(ofTopic: $0, in: &apps) } ?? 0
+                var flags: UInt8 = 0
+                if status == 200 { flags |= 1 }
+                if seq != nil { flags |= 2 }
+                if inWindow { flags |= 4 }
+                if oversize { flags |= 8 }
+                let priority = row.priority
+                if priority != nil { flags |= 16 }
+                let partition = Self.partition(of: activity, count: count)
+                writers[partition].beginRecord()
+                writers[partition].bytes(activity)
+                writers[partition].byte(flags)
+                writers[partition].byte(event)
+                writers[partition].byte(UInt8(truncatingIfNeeded: row.providerIndex))
+                writers[partition].int(Int64(app))
+                writers[partition].int(seq ?? 0)
+                writers[partition].int(sentAt)
+                writers[partition].int(row.apsTimestamp)
+                writers[partition].int(priority ?? 0)
+                writers[partition].int(row.rowID)
+                try writers[partition].endRecord()
+            }
+        }
+        if let currentHour { requestsByHour[currentHour] = currentHourTally }
+        for (hour, tally) in requestsByHour {
+            requestsByDay[utcDay(of: hour * 3_600_000), default: DeliveryAnalysis.RequestTally()].merge(tally)
+        }
+        for index in writers.indices { try writers[index].close() }
+
+        writers = try (0..<count).map { try SpillWriter(path: path(.renders, $0), buffer: bufferBytes) }
+        try snapshot.forEachRender { row in
+            try row.withText(0) { activity in
+                guard let activity else { return }
+                let partition = Self.partition(of: activity, count: count)
+                writers[partition].beginRecord()
+                writers[partition].bytes(activity)
+                writers[partition].int(row.seq)
+                writers[partition].int(row.renderedAt)
+                writers[partition].int(row.rowID)
+                row.withText(1) { writers[partition].bytes($0) }
+                row.withText(2) { writers[partition].bytes($0) }
+                try writers[partition].endRecord()
+            }
+        }
+        for index in writers.indices { try writers[index].close() }
+
+        writers = try (0..<count).map { try SpillWriter(path: path(.callbacks, $0), buffer: bufferBytes) }
+        try snapshot.forEachCallback { row in
+            try row.withText(0) { activity in
+                guard let activity else { return }
+                let partition = Self.partition(of: activity, count: count)
+                let seq = row.seq
+                writers[partition].beginRecord()
+                writers[partition].bytes(activity)
+                writers[partition].byte(DeliveryAnalysis.CallbackKind(row.callback).rawValue)
+                writers[partition].byte(seq == nil ? 0 : 1)
+                writers[partition].int(seq ?? 0)
+                writers[partition].int(row.receivedAt)
+                row.withText(1) { writers[partition].bytes($0) }
+                row.withText(2) { writers[partition].bytes($0) }
+                try writers[partition].endRecord()
+            }
+        }
+        for index in writers.indices { try writers[index].close() }
+    }
+
+    /// The analysis of partition `partition` (step 3): its rows read back in
+    /// row order, table by table, as the analysis of everything reads them.
+    func analysis(_ partition: Int) throws -> DeliveryAnalysis {
+        var analysis = DeliveryAnalysis(partitionNumberingAppsAs: apps)
+        let lookup = self.lookup
+        // Rows of one activity often follow each other: its number is found by
+        // comparing bytes with the last row's before making a String.
+        var lastName: [UInt8] = []
+        var lastActivity: Int32?
+        func activity(_ reader: borrowing SpillReader, _ name: Range<Int>, interning: Bool) -> Int32? {
+            if let lastActivity, reader.bytes(name, equal: lastName) { return lastActivity }
+            let text = reader.string(name)
+            let id = interning ? analysis.intern(activity: text) : analysis.activityNames.id(of: text)
+            lastName = reader.copy(name)
+            lastActivity = id
+            return id
+        }
+
+        var reader = try SpillReader(path: path(.requests, partition))
+        while try reader.nextRecord() {
+            let name = try reader.text() ?? 0..<0
+            let flags = try reader.byte()
+            let event = try reader.byte()
+            let provider = try reader.byte()
+            let app = Int32(truncatingIfNeeded: try reader.int())
+            let seq = try reader.int()
+            let sentAt = try reader.int()
+            let apsTimestamp = try reader.int()
+            let priority = try reader.int()
+            let rowID = try reader.int()
+            let accepted = flags & 1 != 0
+            if samplingRequests && flags & 4 != 0 {
+                analysis.noteCluster(
+                    reader.string(name),
+                    DeliveryAnalysis.RequestCluster(
+                        total: 1, accepted: accepted ? 1 : 0, oversizeFailures: flags & 8 != 0 ? 1 : 0))
+            }
+            guard flags & 2 != 0, let activity = activity(reader, name, interning: true) else { continue }
+            if tallyByDayAndHour { analysis.noteRequestRow(rowID, activity: activity) }
+            try analysis.consider(
+                DeliveryAnalysis.Update(
+                    activity: activity, seq: seq, accepted: accepted, at: sentAt, apsTimestamp: apsTimestamp,
+                    isEnd: event == 2, isStart: event == 1, app: app, priority: flags & 16 != 0 ? priority : nil,
+                    provider: provider, pickRow: rowID),
+                candidateApnsID: { try lookup.text(ofRow: rowID) }, lookup: lookup)
+        }
+        reader.close()
+        lastActivity = nil
+        reader = try SpillReader(path: path(.renders, partition))
+        while try reader.nextRecord() {
+            let name = try reader.text() ?? 0..<0
+            let seq = try reader.int()
+            let renderedAt = try reader.int()
+            let rowID = try reader.int()
+            let os = try reader.text()
+            let appVersion = try reader.text()
+            guard let activity = activity(reader, name, interning: false) else { continue }
+            if tallyByDayAndHour { analysis.noteRenderRow(rowID, activity: activity) }
+            analysis.considerRender(
+                activity: activity, seq: seq, at: renderedAt, os: { os.map { reader.string($0) } },
+                appVersion: { appVersion.map { reader.string($0) } })
+        }
+        reader.close()
+        lastActivity = nil
+        reader = try SpillReader(path: path(.callbacks, partition))
+        while try reader.nextRecord() {
+            let name = try reader.text() ?? 0..<0
+            let kind = DeliveryAnalysis.CallbackKind(rawValue: try reader.byte()) ?? .other
+            let hasSeq = try reader.byte() != 0
+            let seq = try reader.int()
+            let receivedAt = try reader.int()
+            let os = try reader.text()
+            let appVersion = try reader.text()
+            guard let activity = activity(reader, name, interning: false) else { continue }
+            analysis.considerCallback(
+                activity: activity, kind: kind, seq: hasSeq ? seq : nil, at: receivedAt,
+                os: { os.map { reader.string($0) } }, appVersion: { appVersion.map { reader.string($0) } })
+        }
+        reader.close()
+        analysis.finish()
+        return analysis
+    }
+}
+
+/// Why a partition's file could not be written or read back.
+struct SpillError: Error, CustomStringConvertible {
+    var path: String
+    var reason: String
+    var description: String { "the analysis' temporary file '\(path)': \(reason)" }
+}
+
+/// Appends records of fixed-width little-endian integers and
+/// length-prefixed texts to a file, through a buffer. A record is framed by
+/// its length, so that a reader can hold it whole.
+private struct SpillWriter {
+    private let path: String
+    private let file: UnsafeMutablePointer<FILE>
+    private var buffer: [UInt8] = []
+    private let flushAt: Int
+    private var recordStart = 0
+
+    init(path: String, buffer bytes: Int) throws {
+        guard let file = fopen(path, "wb") else {
+            throw SpillError(path: path, reason: String(cString: strerror(errno)))
+        }
+        self.path = path
+        self.file = file
+        flushAt = bytes
+        buffer.reserveCapacity(bytes + 1024)
+    }
+
+    mutating func beginRecord() {
+        recordStart = buffer.count
+        buffer.append(contentsOf: [0, 0, 0, 0])
+    }
+
+    mutating func endRecord() throws {
+        let length = UInt32(buffer.count - recordStart - 4).littleEndian
+        withUnsafeBytes(of: length) { bytes in
+            for (offset, byte) in bytes.enumerated() { buffer[recordStart + offset] = byte }
+        }
+        if buffer.count >= flushAt { try flush() }
+    }
+
+    mutating func byte(_ value: UInt8) { buffer.append(value) }
+
+    mutating func int(_ value: Int64) {
+        withUnsafeBytes(of: value.littleEndian) { buffer.append(contentsOf: $0) }
+    }
+
+    /// A text as its length (-1: none) and bytes.
+    mutating func bytes(_ text: UnsafeRawBufferPointer?) {
+        guard let text else { return int(-1) }
+        int(Int64(text.count))
+        buffer.append(contentsOf: text)
+    }
+
+    private mutating func flush() throws {
+        let written = buffer.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+        guard written == buffer.count else {
+            throw SpillError(path: path, reason: String(cString: strerror(errno)))
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    mutating func close() throws {
+        try flush()
+        guard fclose(file) == 0 else { throw SpillError(path: path, reason: String(cString: strerror(errno))) }
+    }
+}
+
+/// Reads back what a ``SpillWriter`` wrote, a record at a time: the
+/// record's bytes stay in place until the next ``nextRecord()``, so its
+/// texts are ranges, made Strings only when needed.
+private struct SpillReader {
+    private let path: String
+    private let handle: FileHandle
+    private var buffer: [UInt8] = []
+    private var position = 0
+    private var recordEnd = 0
+    private var atEnd = false
+
+    init(path: String) throws {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw SpillError(path: path, reason: "cannot be opened")
+        }
+        self.path = path
+        self.handle = handle
+    }
+
+    /// Makes `count` bytes available at `position`; false at the end of the file.
+    private mutating func ensure(_ count: Int) throws -> Bool {
+        while buffer.count - position < count {
+            if atEnd { return false }
+            buffer.removeSubrange(0..<position)
+            recordEnd -= position
+            position = 0
+            let chunk: Data
+            do {
+                chunk = try handle.read(upToCount: max(1 << 20, count)) ?? Data()
+            } catch {
+                throw SpillError(path: path, reason: "\(error)")
+            }
+            if chunk.isEmpty { atEnd = true } else { buffer.append(contentsOf: chunk) }
+        }
+        return true
+    }
+
+    /// Moves to the next record, read whole; false at the end of the file.
+    mutating func nextRecord() throws -> Bool {
+        position = max(position, recordEnd)
+        guard try ensure(4) else {
+            if buffer.count > position { throw SpillError(path: path, reason: "ends inside a record") }
+            return false
+        }
+        var length: UInt32 = 0
+        for offset in 0..<4 { length |= UInt32(buffer[position + offset]) << (8 * offset) }
+        position += 4
+        guard try ensure(Int(length)) else { throw SpillError(path: path, reason: "ends inside a record") }
+        recordEnd = position + Int(length)
+        return true
+    }
+
+    private mutating func take(_ count: Int) throws -> Int {
+        guard position + count <= recordEnd else { throw SpillError(path: path, reason: "a record is too short") }
+        defer { position += count }
+        return position
+    }
+
+    mutating func byte() throws -> UInt8 { buffer[try take(1)] }
+
+    mutating func int() throws -> Int64 {
+        let at = try take(8)
+        var value: UInt64 = 0
+        for offset in 0..<8 { value |= UInt64(buffer[at + offset]) << (8 * offset) }
+        return Int64(bitPattern: value)
+    }
+
+    /// The next text, as a range of the record's bytes; nil for none.
+    mutating func text() throws -> Range<Int>? {
+        let count = try int()
+        guard count >= 0 else { return nil }
+        let at = try take(Int(count))
+        return at..<at + Int(count)
+    }
+
+    func string(_ range: Range<Int>) -> String {
+        buffer.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self) }
+    }
+
+    func bytes(_ range: Range<Int>, equal other: [UInt8]) -> Bool {
+        range.count == other.count && buffer[range].elementsEqual(other)
+    }
+
+    func copy(_ range: Range<Int>) -> [UInt8] { Array(buffer[range]) }
+
+    func close() { try? handle.close() }
+}
+
+/// Analyses of two stores side by side, partition by partition: an activity
+/// falls in the same partition on both sides, so the updates of the two can
+/// be matched one partition at a time (`diff --records`).
+package enum PartitionedAnalyses {
+    /// Calls `body` with the analyses of each partition of `a` and `b` (one
+    /// pair when both are small enough to analyse at once).
+    package static func forEachPair(
+        _ a: Store, _ windowA: ReportWindow?, _ b: Store, _ windowB: ReportWindow?,
+        rowsPerPartition: Int = AnalysisPartitions.rowsPerPartition,
+        _ body: (DeliveryAnalysis, DeliveryAnalysis) throws -> Void
+    ) throws {
+        try a.read { snapshotA in
+            try b.read { snapshotB in
+                let count = max(
+                    AnalysisPartitions.count(
+                        requests: try snapshotA.rowEstimates().requests, rowsPerPartition: rowsPerPartition),
+                    AnalysisPartitions.count(
+                        requests: try snapshotB.rowEstimates().requests, rowsPerPartition: rowsPerPartition))
+                guard count > 1 else {
+                    return try body(
+                        try DeliveryAnalysis(snapshot: snapshotA, window: windowA),
+                        try DeliveryAnalysis(snapshot: snapshotB, window: windowB))
+                }
+                let partitionsA = try AnalysisPartitions(
+                    snapshot: snapshotA, window: windowA, count: count, tallyByDayAndHour: false,
+                    samplingRequests: false)
+                defer { partitionsA.close() }
+                let partitionsB = try AnalysisPartitions(
+                    snapshot: snapshotB, window: windowB, count: count, tallyByDayAndHour: false,
+                    samplingRequests: false)
+                defer { partitionsB.close() }
+                for partition in 0..<count {
+                    try body(try partitionsA.analysis(partition), try partitionsB.analysis(partition))
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import ArrivalIngest
+import ArrivalModel
+import ArrivalRendering
+import ArrivalSimulation
+import ArrivalStore
+import Foundation
+import Testing
+
+@testable import ArrivalAnalysis
+
+/// A store analysed in partitions of its activities gives the same bytes as
+/// one analysis of everything (issue 14): the report and its samples, the
+/// HTML page, and the updates `diff --records` matches.
+@Suite("Analysis in partitions")
+struct PartitionedAnalysisTests {
+    /// Four simulated days of fleets (requests through providers, token-only
+    /// requests, malformed lines and the simulator's other faults) in one store.
+    static func store(in directory: URL, seed: UInt64 = 7) throws -> Store {
+        let days = ["2026-11-18", "2026-11-19", "2026-11-20", "2026-11-21"]
+        for (i, day) in days.enumerated() {
+            let config = SimulationConfig(activities: 60 + 10 * i, seed: seed + UInt64(i), day: day)
+            _ = try FleetSimulator(config: config).run(outputDirectory: directory.appendingPathComponent(day).path)
+        }
+        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        _ = try Ingestor(store: store).ingest(paths: days.map { directory.appendingPathComponent($0).path })
+        return store
+    }
+
+    static let windows: [ReportWindow?] = [
+        nil, ReportWindow.day("2026-11-21"),
+        ReportWindow(from: 1_795_248_000_000 + 6 * 3_600_000, to: 1_795_248_000_000 + 18 * 3_600_000),
+    ]
+
+    @Test("The report, its samples and the HTML page are the same in 1, 2, 7 or 40 partitions")
+    func sameReports() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try Self.store(in: directory)
+        let requests = try store.read { try $0.rowEstimates().requests }
+        #expect(requests > 2_000)
+        for window in Self.windows {
+            var builder = ReportBuilder(store: store)
+            builder.rowsPerPartition = .max
+            let whole = try builder.build(window: window, sampling: true)
+            #expect(whole.analysis != nil)
+            var daily = DailyReportBuilder(store: store)
+            daily.rowsPerPartition = .max
+            let wholePage = try daily.build(window: window, trendDays: 4)
+            let wholeHTML = try wholePage.htmlText(generatedAt: 0)
+            #expect(wholePage.worstActivities.count >= 5)
+            for partitions in [2, 7, 40] {
+                builder.rowsPerPartition = (requests + partitions - 1) / partitions
+                let split = try builder.build(window: window, sampling: true)
+                #expect(split.analysis == nil, "analysed in \(partitions) partitions")
+                #expect(split.report == whole.report, "\(partitions) partitions, window \(String(describing: window))")
+                #expect(split.report.jsonText() == whole.report.jsonText())
+                #expect(split.samples == whole.samples)
+                daily.rowsPerPartition = builder.rowsPerPartition
+                let page = try daily.build(window: window, trendDays: 4)
+                #expect(page.report == wholePage.report)
+                #expect(page.trend == wholePage.trend)
+                #expect(try page.htmlText(generatedAt: 0) == wholeHTML, "\(partitions) partitions")
+            }
+        }
+    }
+
+    @Test("Two stores analysed side by side in partitions match every update of the whole analyses, once")
+    func pairs() throws {
+        let directoryA = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directoryA) }
+        let directoryB = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directoryB) }
+        let a = try Self.store(in: directoryA, seed: 7)
+        let b = try Self.store(in: directoryB, seed: 8)
+        func outcomes(_ analysis: DeliveryAnalysis) -> [String: String] {
+            var all: [String: String] = [:]
+            for update in analysis.updates {
+                let key = "\(analysis.activityNames[Int(update.activity)].text)#\(update.seq)"
+                all[key] = update.accepted ? update.outcome?.name ?? "none" : "not_accepted"
+            }
+            return all
+        }
+        var wholeA: [String: String] = [:]
+        var wholeB: [String: String] = [:]
+        var pairs = 0
+        try PartitionedAnalyses.forEachPair(a, nil, b, nil, rowsPerPartition: .max) { x, y in
+            (wholeA, wholeB) = (outcomes(x), outcomes(y))
+            pairs += 1
+        }
+        #expect(pairs == 1)
+        #expect(wholeA.count > 1_000 && wholeA != wholeB)
+        var splitA: [String: String] = [:]
+        var splitB: [String: String] = [:]
+        var activitiesSeen = Set<String>()
+        pairs = 0
+        try PartitionedAnalyses.forEachPair(a, nil, b, nil, rowsPerPartition: 500) { x, y in
+            pairs += 1
+            let here = Set(x.activityNames.values.map(\.text)).union(y.activityNames.values.map(\.text))
+            #expect(here.isDisjoint(with: activitiesSeen), "an activity is in one partition on both sides")
+            activitiesSeen.formUnion(here)
+            splitA.merge(outcomes(x)) { first, _ in first }
+            splitB.merge(outcomes(y)) { first, _ in first }
+        }
+        #expect(pairs > 4)
+        #expect(splitA == wholeA)
+        #expect(splitB == wholeB)
+    }
+}
