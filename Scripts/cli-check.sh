@@ -107,6 +107,11 @@ expect 1 "report --require-data on a day without data" -- "$arrival" report --db
 : >"$work/zero.sqlite"
 expect 1 "report on an empty file" -- "$arrival" report --db "$work/zero.sqlite"
 [ ! -s "$work/zero.sqlite" ] && echo "ok    report left the empty file empty" || { echo "FAIL  report wrote into an empty file"; failures=$((failures + 1)); }
+expect 1 "report in partitions with TMPDIR not a directory" -- env TMPDIR="$work/zero.sqlite" ARRIVAL_PARTITION_ROWS=50 "$arrival" report --db "$work/store.sqlite" --format json
+expect_text "set TMPDIR to a writable directory" err "the analysis' temporary directory is named"
+ARRIVAL_PARTITION_ROWS=50 "$arrival" report --db "$work/store.sqlite" --format json --out "$work/report-partitions.json"
+cmp -s "$work/report-after.json" "$work/report-partitions.json" && echo "ok    a report in partitions of 50 requests equals the whole one" \
+    || { echo "FAIL  a report in partitions differs from the whole one"; failures=$((failures + 1)); }
 expect 0 "demo --format html" -- "$arrival" demo --format html
 expect_text "<!DOCTYPE html>" out "demo prints the HTML page"
 expect 2 "demo --format with a format it cannot make" -- "$arrival" demo --format pdf

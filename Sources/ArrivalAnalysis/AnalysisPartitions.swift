@@ -85,7 +85,11 @@ struct AnalysisPartitions {
         self.lookup = try snapshot.apnsIDLookup()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "arrival-analysis-\(getpid())-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        guard mkdir(directory.path, 0o700) == 0 else {
+            throw SpillError(
+                path: directory.path,
+                reason: "cannot be made (\(String(cString: strerror(errno)))); set TMPDIR to a writable directory")
+        }
         do {
             try spill(snapshot: snapshot, window: window)
         } catch {
