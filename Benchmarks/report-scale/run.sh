@@ -53,8 +53,8 @@ store() { # ACTIVITIES SEED: the store's path, made once
 smallDB=$(store "$small" 42)
 largeDB=$(store "$large" 44)
 echo "arrival: $ARRIVAL ($("$ARRIVAL" --version))"
-echo "small: $smallDB ($(du -h "$smallDB" | cut -f1))"
-echo "large: $largeDB ($(du -h "$largeDB" | cut -f1))"
+echo "small: $smallDB ($(du -hL "$smallDB" | cut -f1))"
+echo "large: $largeDB ($(du -hL "$largeDB" | cut -f1))"
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 work=$(mktemp -d)

@@ -64,6 +64,8 @@ struct AnalysisPartitions {
     /// In-window requests without an activity: each a cluster of one (``ActivitySamples``).
     private(set) var unattributedClusters = (accepted: ClusterSums(), oversize: ClusterSums())
     private(set) var apps = Interner()
+    /// Request rows with a seq written to each partition: at most its updates.
+    private var updateRows: [Int]
     private let tallyByDayAndHour: Bool
     private let samplingRequests: Bool
     private let directory: URL
@@ -80,6 +82,7 @@ struct AnalysisPartitions {
         snapshot: StoreSnapshot, window: ReportWindow?, count: Int, tallyByDayAndHour: Bool, samplingRequests: Bool
     ) throws {
         self.count = count
+        self.updateRows = Array(repeating: 0, count: count)
         self.tallyByDayAndHour = tallyByDayAndHour
         self.samplingRequests = samplingRequests
         self.lookup = try snapshot.apnsIDLookup()
@@ -170,6 +173,7 @@ struct AnalysisPartitions {
                 let priority = row.priority
                 if priority != nil { flags |= 16 }
                 let partition = Self.partition(of: activity, count: count)
+                if seq != nil { updateRows[partition] += 1 }
                 writers[partition].beginRecord()
                 writers[partition].bytes(activity)
                 writers[partition].byte(flags)
@@ -231,6 +235,7 @@ struct AnalysisPartitions {
     /// row order, table by table, as the analysis of everything reads them.
     func analysis(_ partition: Int) throws -> DeliveryAnalysis {
         var analysis = DeliveryAnalysis(partitionNumberingAppsAs: apps)
+        analysis.reserve(updates: updateRows[partition])
         let lookup = self.lookup
         // Rows of one activity often follow each other: its number is found by
         // comparing bytes with the last row's before making a String.

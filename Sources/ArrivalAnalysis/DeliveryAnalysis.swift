@@ -265,6 +265,13 @@ package struct DeliveryAnalysis {
         noteEvidence(activity: activity, at: at, os: os, appVersion: appVersion)
     }
 
+    /// Makes room for `count` updates at once: growing the array and its
+    /// index by doubling would hold the old and the new copy together.
+    mutating func reserve(updates count: Int) {
+        updates.reserveCapacity(count)
+        updateIndex = UpdateTable(capacity: count)
+    }
+
     /// Decides every update's outcome once all rows were considered.
     mutating func finish() {
         updateIndex = UpdateTable()
@@ -435,8 +442,15 @@ struct UpdateTable {
         var seq: Int64 = 0
     }
 
-    private var slots = [Slot](repeating: Slot(), count: 1 << 16)
+    private var slots: [Slot]
     private var count = 0
+
+    /// An index that holds `capacity` updates without growing.
+    init(capacity: Int = 0) {
+        var size = 1 << 16
+        while size < 2 * capacity { size <<= 1 }
+        slots = [Slot](repeating: Slot(), count: size)
+    }
 
     @inline(__always)
     private static func hash(_ activity: Int32, _ seq: Int64) -> Int {

@@ -57,7 +57,10 @@ public struct StoreSnapshot {
 
     /// Resolves every push token's owner into a temporary table: its
     /// `push_token` callback with the earliest received_at, then the
-    /// smallest activity_id (byte order is code-point order). The analysis
+    /// smallest activity_id (byte order is code-point order). An upsert per
+    /// callback, not a window function: SQLite would sort every callback in
+    /// up to the page cache's size of memory first, which grows with the
+    /// store; the table's own cache is 8 MiB. The analysis
     /// of a store in partitions reads requests joined to it
     /// (``forEachRequest(resolvingTokens:_:)``) instead of holding every
     /// token in memory.
@@ -72,13 +75,16 @@ public struct StoreSnapshot {
         try connection.execute(
             """
             DROP TABLE IF EXISTS temp.arrival_token_owner;
-            CREATE TEMP TABLE arrival_token_owner (push_token TEXT PRIMARY KEY, activity_id TEXT NOT NULL) WITHOUT ROWID;
-            INSERT INTO temp.arrival_token_owner
-            SELECT push_token, activity_id FROM (
-                SELECT push_token, activity_id,
-                       row_number() OVER (PARTITION BY push_token ORDER BY received_at, activity_id) AS rank
-                FROM callbacks WHERE callback = 'push_token' AND push_token IS NOT NULL AND activity_id IS NOT NULL
-            ) WHERE rank = 1;
+            PRAGMA temp.cache_size = -8192;
+            CREATE TEMP TABLE arrival_token_owner (
+                push_token TEXT PRIMARY KEY, activity_id TEXT NOT NULL, received_at INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            INSERT INTO temp.arrival_token_owner (push_token, activity_id, received_at)
+            SELECT push_token, activity_id, received_at FROM callbacks
+            WHERE callback = 'push_token' AND push_token IS NOT NULL AND activity_id IS NOT NULL
+            ON CONFLICT (push_token) DO UPDATE SET activity_id = excluded.activity_id, received_at = excluded.received_at
+            WHERE excluded.received_at < received_at
+               OR (excluded.received_at = received_at AND excluded.activity_id < activity_id);
             """)
     }
 
