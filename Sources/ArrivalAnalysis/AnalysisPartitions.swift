@@ -19,15 +19,16 @@ import Foundation
 /// Memory is bounded by a partition (``rowsPerPartition`` requests), not by
 /// the store; the time is one pass over the tables plus one over the files.
 struct AnalysisPartitions {
-    /// Requests per partition the count is chosen for: a report then needs
-    /// about 160 MB whatever the store's size (Benchmarks/README.md). `ARRIVAL_PARTITION_ROWS`
+    /// Requests per partition the count is chosen for: two partitions are
+    /// analysed at once, and a report then needs about 160 MB whatever the
+    /// store's size (Benchmarks/report-scale/README.md). `ARRIVAL_PARTITION_ROWS`
     /// overrides it (tests and benchmarks compare partitioned reports with
     /// whole ones).
     static let rowsPerPartition: Int = {
         if let text = ProcessInfo.processInfo.environment["ARRIVAL_PARTITION_ROWS"], let rows = Int(text), rows > 0 {
             return rows
         }
-        return 300_000
+        return 150_000
     }()
 
     /// How many partitions a store of `requests` rows is analysed in (1: all
@@ -38,7 +39,7 @@ struct AnalysisPartitions {
 
     /// The most partitions whose files can be open at once (those of one
     /// table are): the limit on open files, raised to its hard limit (up to
-    /// 65,536), less a margin. 20,000 here, 300,000 requests each: 6 billion.
+    /// 65,536), less a margin. 20,000 here, 150,000 requests each: 3 billion.
     static let maximumCount: Int = {
         var limit = rlimit()
         #if os(Linux)
@@ -70,6 +71,9 @@ struct AnalysisPartitions {
     private let samplingRequests: Bool
     private let directory: URL
     private let lookup: RowLookup
+    /// The snapshot's connection is for one thread at a time: partitions
+    /// analysed on two threads reach it only through ``withConnection(_:)``.
+    private let connectionLock = NSLock()
 
     private enum Table: Int, CaseIterable { case requests, renders, callbacks }
 
@@ -99,6 +103,41 @@ struct AnalysisPartitions {
             try? FileManager.default.removeItem(at: directory)
             throw error
         }
+    }
+
+    /// Runs `body` holding the snapshot's connection alone.
+    func withConnection<R>(_ body: () throws -> R) rethrows -> R {
+        connectionLock.lock()
+        defer { connectionLock.unlock() }
+        return try body()
+    }
+
+    /// Runs `body` on every partition's analysis and hands each result to
+    /// `combine` (one call at a time, in no set order: sums). Two partitions
+    /// are analysed at once, on two threads (they are independent;
+    /// ``rowsPerPartition`` is sized for two in memory); `body` must reach
+    /// SQLite only through ``withConnection(_:)``.
+    func forEach<T>(_ body: (Int, DeliveryAnalysis) throws -> T, combine: (T) -> Void) throws {
+        let state = PartitionQueue(count: count)
+        withoutActuallyEscaping(body) { body in
+            withoutActuallyEscaping(combine) { combine in
+                // The closures run on two threads at once: `body` touches only its
+                // partition and SQLite under the lock, `combine` runs under the lock.
+                let shared = Unchecked((body: body, combine: combine, partitions: self))
+                DispatchQueue.concurrentPerform(iterations: min(2, count)) { _ in
+                    while let partition = state.next() {
+                        do {
+                            let analysis = try shared.value.partitions.analysis(partition)
+                            let result = try shared.value.body(partition, analysis)
+                            state.withLock { shared.value.combine(result) }
+                        } catch {
+                            state.fail(error)
+                        }
+                    }
+                }
+            }
+        }
+        try state.check()
     }
 
     /// Removes the partitions' files.
@@ -237,6 +276,7 @@ struct AnalysisPartitions {
         var analysis = DeliveryAnalysis(partitionNumberingAppsAs: apps)
         analysis.reserve(updates: updateRows[partition])
         let lookup = self.lookup
+        let apnsID = { (row: Int64) throws -> String in try self.withConnection { try lookup.text(ofRow: row) } }
         // Rows of one activity often follow each other: its number is found by
         // comparing bytes with the last row's before making a String.
         var lastName: [UInt8] = []
@@ -276,7 +316,7 @@ struct AnalysisPartitions {
                     activity: activity, seq: seq, accepted: accepted, at: sentAt, apsTimestamp: apsTimestamp,
                     isEnd: event == 2, isStart: event == 1, app: app, priority: flags & 16 != 0 ? priority : nil,
                     provider: provider, pickRow: rowID),
-                candidateApnsID: { try lookup.text(ofRow: rowID) }, lookup: lookup)
+                candidateApnsID: { try apnsID(rowID) }, apnsID: apnsID)
         }
         reader.close()
         lastActivity = nil
@@ -314,6 +354,39 @@ struct AnalysisPartitions {
         analysis.finish()
         return analysis
     }
+}
+
+/// A value shared by the threads of ``AnalysisPartitions/forEach(_:combine:)``,
+/// which keep to its rules (see there).
+private struct Unchecked<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+/// The partitions still to analyse, shared by the threads of
+/// ``AnalysisPartitions/forEach(_:combine:)``, and the first error.
+private final class PartitionQueue: @unchecked Sendable {
+    private let lock = NSLock()
+    private var upcoming = 0
+    private let count: Int
+    private var error: (any Error)?
+
+    init(count: Int) { self.count = count }
+
+    /// The next partition, or nil when all are taken or one failed.
+    func next() -> Int? {
+        lock.withLock {
+            guard error == nil, upcoming < count else { return nil }
+            defer { upcoming += 1 }
+            return upcoming
+        }
+    }
+
+    func withLock(_ body: () -> Void) { lock.withLock(body) }
+
+    func fail(_ failure: any Error) { lock.withLock { if error == nil { error = failure } } }
+
+    func check() throws { if let error = lock.withLock({ error }) { throw error } }
 }
 
 /// Why a partition's file could not be written or read back.

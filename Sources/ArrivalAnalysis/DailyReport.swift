@@ -172,6 +172,23 @@ public struct DailyReportBuilder {
         var latency: [DailyReport.LatencyBin] = []
         var worst: [DailyReport.ActivityTimeline] = []
         var activitiesMissingUpdates = 0
+
+        /// Adds the sums of a disjoint set of activities.
+        mutating func merge(_ other: Sums) {
+            window.merge(other.window)
+            for (day, summary) in other.days { days[day, default: UpdateSummary()].merge(summary) }
+            for (hour, counts) in other.byHour { byHour[hour, default: UpdateCounts()].add(counts) }
+            for (day, counts) in other.byDay { byDay[day, default: UpdateCounts()].add(counts) }
+            if let first = other.first { self.first = min(self.first ?? first, first) }
+            if let last = other.last { self.last = max(self.last ?? last, last) }
+            if latency.isEmpty {
+                latency = other.latency
+            } else {
+                for bin in other.latency.indices { latency[bin].count += other.latency[bin].count }
+            }
+            worst = DailyReportBuilder.worstFirst(worst + other.worst)
+            activitiesMissingUpdates += other.activitiesMissingUpdates
+        }
     }
 
     private func build(
@@ -223,14 +240,14 @@ public struct DailyReportBuilder {
             }
         }
 
-        var sums = Sums()
-        for partition in 0..<partitionCount {
-            let analysis = try whole ?? partitions!.analysis(partition)
+        // What one analysis (of everything, or of one partition) adds to the sums.
+        func part(_ analysis: DeliveryAnalysis, sql: (() throws -> Void) throws -> Void) throws -> Sums {
+            var part = Sums()
             let keys = ReportBuilder.BreakdownKeys(analysis)
             let inWindow = analysis.updates.indices.filter {
                 analysis.updates[$0].at >= from && analysis.updates[$0].at < to
             }
-            sums.window.merge(UpdateSummary(of: analysis, keys: keys, updates: inWindow))
+            part.window = UpdateSummary(of: analysis, keys: keys, updates: inWindow)
             var updatesByDay: [Int64: [Int]] = [:]
             if !wantedDays.isEmpty {
                 for (index, update) in analysis.updates.enumerated() {
@@ -239,26 +256,35 @@ public struct DailyReportBuilder {
                 }
             }
             for (day, indices) in updatesByDay {
-                sums.days[day, default: UpdateSummary()].merge(
-                    UpdateSummary(of: analysis, keys: keys, updates: indices))
+                part.days[day] = UpdateSummary(of: analysis, keys: keys, updates: indices)
             }
             for index in inWindow {
                 let update = analysis.updates[index]
-                sums.byHour[utcHour(of: update.at), default: UpdateCounts()].count(update)
-                sums.byDay[utcDay(of: update.at), default: UpdateCounts()].count(update)
-                sums.first = min(sums.first ?? update.at, update.at)
-                sums.last = max(sums.last ?? update.at, update.at)
+                part.byHour[utcHour(of: update.at), default: UpdateCounts()].count(update)
+                part.byDay[utcDay(of: update.at), default: UpdateCounts()].count(update)
+                part.first = min(part.first ?? update.at, update.at)
+                part.last = max(part.last ?? update.at, update.at)
             }
-            var part = DailyReport(report: Report(window: window))
-            Self.fillLatency(&part, analysis: analysis, updates: inWindow)
-            if sums.latency.isEmpty {
-                sums.latency = part.latencyHistogram
-            } else {
-                for bin in part.latencyHistogram.indices { sums.latency[bin].count += part.latencyHistogram[bin].count }
+            var page = DailyReport(report: Report(window: window))
+            Self.fillLatency(&page, analysis: analysis, updates: inWindow)
+            part.latency = page.latencyHistogram
+            try sql {
+                try Self.fillWorstActivities(
+                    &page, analysis: analysis, keys: keys, updates: inWindow, snapshot: snapshot)
             }
-            try Self.fillWorstActivities(&part, analysis: analysis, keys: keys, updates: inWindow, snapshot: snapshot)
-            sums.activitiesMissingUpdates += part.activitiesMissingUpdates
-            sums.worst = Self.worstFirst(sums.worst + part.worstActivities)
+            part.activitiesMissingUpdates = page.activitiesMissingUpdates
+            part.worst = page.worstActivities
+            return part
+        }
+        var sums = Sums()
+        if let whole {
+            sums.merge(try part(whole) { try $0() })
+        } else if let partitions {
+            try partitions.forEach { _, analysis in
+                try part(analysis) { body in try partitions.withConnection(body) }
+            } combine: {
+                sums.merge($0)
+            }
         }
 
         daily.report = sums.window.report(window: window, requests: requests)
@@ -289,7 +315,7 @@ public struct DailyReportBuilder {
 
     /// The ``DailyReport/topActivities`` timelines that missed the most, ties
     /// by activity id (code points): the worst of every partition's worst.
-    private static func worstFirst(_ timelines: [DailyReport.ActivityTimeline]) -> [DailyReport.ActivityTimeline] {
+    fileprivate static func worstFirst(_ timelines: [DailyReport.ActivityTimeline]) -> [DailyReport.ActivityTimeline] {
         Array(
             timelines.sorted { a, b in
                 a.missed != b.missed ? a.missed > b.missed : ExactString(a.activityID) < ExactString(b.activityID)

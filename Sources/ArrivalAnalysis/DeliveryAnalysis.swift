@@ -171,7 +171,7 @@ package struct DeliveryAnalysis {
                     activity: activity, seq: seq, accepted: accepted, at: sentAt, apsTimestamp: row.apsTimestamp,
                     isEnd: event == "end", isStart: event == "start", app: app, priority: row.priority,
                     provider: UInt8(truncatingIfNeeded: row.providerIndex), pickRow: row.rowID),
-                candidateApnsID: { row.apnsID }, lookup: pickApnsID)
+                candidateApnsID: { row.apnsID }, apnsID: { try pickApnsID.text(ofRow: $0) })
         }
 
         if let currentHour { requestsByHour[currentHour] = currentHourTally }
@@ -202,7 +202,7 @@ package struct DeliveryAnalysis {
     }
 
     /// An empty analysis of one partition of the activities
-    /// (``AnalysisPartitions``), filled by its ``consider(_:candidateApnsID:lookup:)``,
+    /// (``AnalysisPartitions``), filled by its ``consider(_:candidateApnsID:apnsID:)``,
     /// ``considerRender(activity:seq:at:os:appVersion:)`` and
     /// ``considerCallback(activity:kind:seq:at:os:appVersion:)`` calls, then
     /// ``finish()``. `apps` numbers the apps as the pass over all requests
@@ -227,9 +227,12 @@ package struct DeliveryAnalysis {
     }
 
     /// Takes `candidate` as its update's deciding request if it precedes the one held.
-    mutating func consider(_ candidate: Update, candidateApnsID: () throws -> String, lookup: RowLookup) throws {
+    /// `apnsID` reads the `apns_id` of a request by row id (for ties).
+    mutating func consider(
+        _ candidate: Update, candidateApnsID: () throws -> String, apnsID: (Int64) throws -> String
+    ) throws {
         if let index = updateIndex.find(activity: candidate.activity, seq: candidate.seq, in: updates) {
-            if try precedes(candidate, updates[index], candidateApnsID: candidateApnsID, lookup: lookup) {
+            if try precedes(candidate, updates[index], candidateApnsID: candidateApnsID, apnsID: apnsID) {
                 updates[index] = candidate
             }
         } else {
@@ -318,14 +321,15 @@ package struct DeliveryAnalysis {
     /// request decides (event, app, priority, provider) so the choice never
     /// depends on ingest order.
     private func precedes(
-        _ candidate: Update, _ current: Update, candidateApnsID: () throws -> String, lookup: RowLookup
+        _ candidate: Update, _ current: Update, candidateApnsID: () throws -> String,
+        apnsID: (Int64) throws -> String
     )
         throws -> Bool
     {
         if candidate.accepted != current.accepted { return candidate.accepted }
         if candidate.at != current.at { return candidate.at < current.at }
         let candidateApnsID = try candidateApnsID()
-        let currentApnsID = try lookup.text(ofRow: current.pickRow)
+        let currentApnsID = try apnsID(current.pickRow)
         if !candidateApnsID.utf8.elementsEqual(currentApnsID.utf8) {
             return codePointOrder(candidateApnsID, currentApnsID)
         }

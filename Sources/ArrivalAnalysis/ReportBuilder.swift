@@ -58,15 +58,18 @@ public struct ReportBuilder {
         defer { partitions.close() }
         var summary = UpdateSummary()
         var samples = ActivitySamples()
-        for partition in 0..<partitionCount {
-            let analysis = try partitions.analysis(partition)
-            summary.merge(
+        try partitions.forEach { _, analysis in
+            (
                 UpdateSummary(
                     of: analysis, keys: BreakdownKeys(analysis),
                     updates: analysis.updates.indices.lazy.filter {
                         analysis.updates[$0].at >= from && analysis.updates[$0].at < to
-                    }))
-            if sampling { samples.merge(Self.samples(of: analysis, window: window)) }
+                    }),
+                sampling ? Self.samples(of: analysis, window: window) : nil
+            )
+        } combine: { part, partSamples in
+            summary.merge(part)
+            if let partSamples { samples.merge(partSamples) }
         }
         if sampling, partitions.unattributedClusters.accepted.clusters > 0 {
             samples.merge(.acceptanceRate, partitions.unattributedClusters.accepted)
