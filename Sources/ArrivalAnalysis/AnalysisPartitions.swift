@@ -2,6 +2,43 @@ import ArrivalModel
 import ArrivalStore
 import Foundation
 
+/// When a store is analysed in partitions, and how large they are.
+package struct PartitionPolicy: Sendable {
+    /// Requests per partition: two partitions are analysed at once, and a
+    /// report then needs under about 220 MB whatever the store's size
+    /// (Benchmarks/report-scale/README.md).
+    package var rowsPerPartition: Int
+    /// Stores of up to this many requests are analysed at once, which is
+    /// faster and, this small, needs about as much memory (about 210 MB at
+    /// 1,000,000 requests).
+    package var analysedWholeUpTo: Int
+
+    /// Partitions of `rowsPerPartition` requests for any store larger than one.
+    package init(rowsPerPartition: Int) {
+        self.rowsPerPartition = max(1, rowsPerPartition)
+        analysedWholeUpTo = self.rowsPerPartition
+    }
+
+    /// 150,000 requests a partition, stores up to 1,000,000 requests at
+    /// once. `ARRIVAL_PARTITION_ROWS=N` sets both to N (tests and benchmarks
+    /// compare partitioned reports with whole ones).
+    package static let standard: PartitionPolicy = {
+        if let text = ProcessInfo.processInfo.environment["ARRIVAL_PARTITION_ROWS"], let rows = Int(text), rows > 0 {
+            return PartitionPolicy(rowsPerPartition: rows)
+        }
+        var policy = PartitionPolicy(rowsPerPartition: 150_000)
+        policy.analysedWholeUpTo = 1_000_000
+        return policy
+    }()
+
+    /// How many partitions a store of `requests` rows is analysed in (1: all
+    /// at once, no files). Past ``AnalysisPartitions/maximumCount`` partitions grow instead.
+    func count(requests: Int) -> Int {
+        guard requests > analysedWholeUpTo else { return 1 }
+        return min((requests - 1) / rowsPerPartition + 1, AnalysisPartitions.maximumCount)
+    }
+}
+
 /// The analysis of a store too large to hold in memory at once, one
 /// partition of its activities at a time.
 ///
@@ -16,27 +53,9 @@ import Foundation
 ///    ``DeliveryAnalysis`` of its own: the same rules on the same rows in
 ///    the same order as one analysis of everything.
 ///
-/// Memory is bounded by a partition (``rowsPerPartition`` requests), not by
-/// the store; the time is one pass over the tables plus one over the files.
+/// Memory is bounded by a partition (``PartitionPolicy``), not by the
+/// store; the time is one pass over the tables plus one over the files.
 struct AnalysisPartitions {
-    /// Requests per partition the count is chosen for: two partitions are
-    /// analysed at once, and a report then needs about 160 MB whatever the
-    /// store's size (Benchmarks/report-scale/README.md). `ARRIVAL_PARTITION_ROWS`
-    /// overrides it (tests and benchmarks compare partitioned reports with
-    /// whole ones).
-    static let rowsPerPartition: Int = {
-        if let text = ProcessInfo.processInfo.environment["ARRIVAL_PARTITION_ROWS"], let rows = Int(text), rows > 0 {
-            return rows
-        }
-        return 150_000
-    }()
-
-    /// How many partitions a store of `requests` rows is analysed in (1: all
-    /// at once, no files). Past ``maximumCount`` partitions grow instead.
-    static func count(requests: Int, rowsPerPartition: Int = Self.rowsPerPartition) -> Int {
-        min(requests <= rowsPerPartition ? 1 : (requests - 1) / rowsPerPartition + 1, maximumCount)
-    }
-
     /// The most partitions whose files can be open at once (those of one
     /// table are): the limit on open files, raised to its hard limit (up to
     /// 65,536), less a margin. 20,000 here, 150,000 requests each: 3 billion.
@@ -115,7 +134,7 @@ struct AnalysisPartitions {
     /// Runs `body` on every partition's analysis and hands each result to
     /// `combine` (one call at a time, in no set order: sums). Two partitions
     /// are analysed at once, on two threads (they are independent;
-    /// ``rowsPerPartition`` is sized for two in memory); `body` must reach
+    /// ``PartitionPolicy`` sizes them for two in memory); `body` must reach
     /// SQLite only through ``withConnection(_:)``.
     func forEach<T>(_ body: (Int, DeliveryAnalysis) throws -> T, combine: (T) -> Void) throws {
         let state = PartitionQueue(count: count)
@@ -552,16 +571,14 @@ package enum PartitionedAnalyses {
     /// pair when both are small enough to analyse at once).
     package static func forEachPair(
         _ a: Store, _ windowA: ReportWindow?, _ b: Store, _ windowB: ReportWindow?,
-        rowsPerPartition: Int = AnalysisPartitions.rowsPerPartition,
+        partitioning: PartitionPolicy = .standard,
         _ body: (DeliveryAnalysis, DeliveryAnalysis) throws -> Void
     ) throws {
         try a.read { snapshotA in
             try b.read { snapshotB in
                 let count = max(
-                    AnalysisPartitions.count(
-                        requests: try snapshotA.rowEstimates().requests, rowsPerPartition: rowsPerPartition),
-                    AnalysisPartitions.count(
-                        requests: try snapshotB.rowEstimates().requests, rowsPerPartition: rowsPerPartition))
+                    partitioning.count(requests: try snapshotA.rowEstimates().requests),
+                    partitioning.count(requests: try snapshotB.rowEstimates().requests))
                 guard count > 1 else {
                     return try body(
                         try DeliveryAnalysis(snapshot: snapshotA, window: windowA),

@@ -147,8 +147,7 @@ public struct DailyReportBuilder {
     ///   - trendDays: days of the trend, ending at `trendEnd`, or at the window's
     ///     last day, or at the last day in the store.
     public func build(window: ReportWindow?, trendDays: Int? = nil) throws -> DailyReport {
-        let partitionCount = AnalysisPartitions.count(
-            requests: try store.read { try $0.rowEstimates().requests }, rowsPerPartition: rowsPerPartition)
+        let partitionCount = partitioning.count(requests: try store.read { try $0.rowEstimates().requests })
         // Map the file for a read of everything at once: the analysis reads every
         // row of the three record tables. Partitions read them once, in order.
         return try store.read(mapped: partitionCount == 1) { snapshot in
@@ -156,8 +155,8 @@ public struct DailyReportBuilder {
         }
     }
 
-    /// Requests per partition of the analysis (tests make it small).
-    package var rowsPerPartition = AnalysisPartitions.rowsPerPartition
+    /// When the analysis goes in partitions (tests make them small).
+    package var partitioning = PartitionPolicy.standard
 
     /// What the page counts of the updates, in sums over the partitions of
     /// the analysis (one partition: the whole store).

@@ -26,11 +26,11 @@ public struct ReportBuilder {
         }
     }
 
-    /// Requests per partition of the analysis (tests make it small).
-    package var rowsPerPartition = AnalysisPartitions.rowsPerPartition
+    /// When the analysis goes in partitions (tests make them small).
+    package var partitioning = PartitionPolicy.standard
 
     /// The report of a snapshot: from one analysis of everything, or, for a
-    /// store of more than ``rowsPerPartition`` requests, from one analysis
+    /// store of more than ``PartitionPolicy/analysedWholeUpTo`` requests, from one analysis
     /// per partition of the activities (``AnalysisPartitions``), whose
     /// counts add up to the same report. The analysis is returned only in
     /// the first case.
@@ -39,8 +39,7 @@ public struct ReportBuilder {
     ) throws -> (report: Report, samples: ActivitySamples?, analysis: DeliveryAnalysis?) {
         let from = window?.from ?? Int64.min
         let to = window?.to ?? Int64.max
-        let partitionCount = AnalysisPartitions.count(
-            requests: try snapshot.rowEstimates().requests, rowsPerPartition: rowsPerPartition)
+        let partitionCount = partitioning.count(requests: try snapshot.rowEstimates().requests)
         guard partitionCount > 1 else {
             let analysis = try DeliveryAnalysis(snapshot: snapshot, window: window, samplingRequests: sampling)
             let summary = UpdateSummary(

@@ -40,22 +40,22 @@ struct PartitionedAnalysisTests {
         #expect(requests > 2_000)
         for window in Self.windows {
             var builder = ReportBuilder(store: store)
-            builder.rowsPerPartition = .max
+            builder.partitioning = PartitionPolicy(rowsPerPartition: .max)
             let whole = try builder.build(window: window, sampling: true)
             #expect(whole.analysis != nil)
             var daily = DailyReportBuilder(store: store)
-            daily.rowsPerPartition = .max
+            daily.partitioning = PartitionPolicy(rowsPerPartition: .max)
             let wholePage = try daily.build(window: window, trendDays: 4)
             let wholeHTML = try wholePage.htmlText(generatedAt: 0)
             #expect(wholePage.worstActivities.count >= 5)
             for partitions in [2, 7, 40] {
-                builder.rowsPerPartition = (requests + partitions - 1) / partitions
+                builder.partitioning = PartitionPolicy(rowsPerPartition: (requests + partitions - 1) / partitions)
                 let split = try builder.build(window: window, sampling: true)
                 #expect(split.analysis == nil, "analysed in \(partitions) partitions")
                 #expect(split.report == whole.report, "\(partitions) partitions, window \(String(describing: window))")
                 #expect(split.report.jsonText() == whole.report.jsonText())
                 #expect(split.samples == whole.samples)
-                daily.rowsPerPartition = builder.rowsPerPartition
+                daily.partitioning = builder.partitioning
                 let page = try daily.build(window: window, trendDays: 4)
                 #expect(page.report == wholePage.report)
                 #expect(page.trend == wholePage.trend)
@@ -83,7 +83,8 @@ struct PartitionedAnalysisTests {
         var wholeA: [String: String] = [:]
         var wholeB: [String: String] = [:]
         var pairs = 0
-        try PartitionedAnalyses.forEachPair(a, nil, b, nil, rowsPerPartition: .max) { x, y in
+        try PartitionedAnalyses.forEachPair(a, nil, b, nil, partitioning: PartitionPolicy(rowsPerPartition: .max)) {
+            x, y in
             (wholeA, wholeB) = (outcomes(x), outcomes(y))
             pairs += 1
         }
@@ -93,7 +94,8 @@ struct PartitionedAnalysisTests {
         var splitB: [String: String] = [:]
         var activitiesSeen = Set<String>()
         pairs = 0
-        try PartitionedAnalyses.forEachPair(a, nil, b, nil, rowsPerPartition: 500) { x, y in
+        try PartitionedAnalyses.forEachPair(a, nil, b, nil, partitioning: PartitionPolicy(rowsPerPartition: 500)) {
+            x, y in
             pairs += 1
             let here = Set(x.activityNames.values.map(\.text)).union(y.activityNames.values.map(\.text))
             #expect(here.isDisjoint(with: activitiesSeen), "an activity is in one partition on both sides")
