@@ -457,12 +457,19 @@ struct UpdateTable {
     }
 
     @inline(__always)
+    /// Runs of 16 seqs of one activity sit side by side (4 cache lines), the
+    /// runs scattered by a hash of the activity and the run: the renders and
+    /// callbacks of one activity, which come one after another, find their
+    /// updates in the same few lines instead of a miss each (the table of two
+    /// million updates is 32 MB), and an activity with thousands of updates
+    /// makes no long cluster for others to probe through.
     private static func hash(_ activity: Int32, _ seq: Int64) -> Int {
-        var h = UInt64(bitPattern: seq) &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(UInt32(bitPattern: activity))
+        let run = UInt64(bitPattern: seq >> 4)
+        var h = run &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(UInt32(bitPattern: activity))
         h ^= h >> 31
         h = h &* 0xBF58_476D_1CE4_E5B9
         h ^= h >> 29
-        return Int(truncatingIfNeeded: h)
+        return Int(truncatingIfNeeded: (h << 4) | UInt64(bitPattern: seq & 15))
     }
 
     func find(activity: Int32, seq: Int64, in updates: [DeliveryAnalysis.Update]) -> Int? {
