@@ -65,7 +65,7 @@ public struct InputWalker: Sendable {
                     path: directory, reason: "the directory cannot be listed (\(String(cString: strerror(errno))))"))
             return
         }
-        for (name, isUTF8) in names {
+        for (name, isUTF8, type) in names {
             if name.utf8.first == UInt8(ascii: ".") {
                 skipped.append(Skipped(path: (directory == "/" ? "/" : directory + "/") + name, kind: "hidden"))
                 continue
@@ -75,6 +75,15 @@ public struct InputWalker: Sendable {
                 continue
             }
             let child = directory == "/" ? "/" + name : directory + "/" + name
+            // The directory listing says what most entries are; others are asked.
+            if type == UInt8(DT_REG) {
+                files.append(child)
+                continue
+            }
+            if type == UInt8(DT_DIR) {
+                walk(directory: child)
+                continue
+            }
             var info = stat()
             guard lstat(child, &info) == 0 else {
                 unreadable.append(IngestSummary.Unreadable(path: child, reason: String(cString: strerror(errno))))
@@ -97,20 +106,21 @@ public struct InputWalker: Sendable {
         }
     }
 
-    /// The names in a directory but `.` and `..`, in code point order. A
+    /// The names in a directory but `.` and `..`, in code point order, with
+    /// their `d_type` (`DT_UNKNOWN` where the file system does not say). A
     /// name that is not UTF-8 cannot be named in a Swift path: it is listed
     /// as skipped, not silently lost.
-    private static func entries(of directory: String) -> [(name: String, isUTF8: Bool)]? {
+    private static func entries(of directory: String) -> [(name: String, isUTF8: Bool, type: UInt8)]? {
         guard let stream = opendir(directory) else { return nil }
         defer { closedir(stream) }
-        var names: [(name: String, isUTF8: Bool)] = []
+        var names: [(name: String, isUTF8: Bool, type: UInt8)] = []
         while let entry = readdir(stream) {
             let bytes: [UInt8] = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 Array(raw.prefix(while: { $0 != 0 }))
             }
             guard !bytes.isEmpty, bytes != [0x2E], bytes != [0x2E, 0x2E] else { continue }  // `.` and `..`
             let isUTF8 = bytes.withUnsafeBufferPointer { UTF8Validation.isValid($0) }
-            names.append((String(decoding: bytes, as: UTF8.self), isUTF8))
+            names.append((String(decoding: bytes, as: UTF8.self), isUTF8, entry.pointee.d_type))
         }
         return names.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
     }
