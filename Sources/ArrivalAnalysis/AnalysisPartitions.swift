@@ -252,38 +252,41 @@ struct AnalysisPartitions {
         }
         for index in writers.indices { try writers[index].close() }
 
-        writers = try (0..<count).map { try SpillWriter(path: path(.renders, $0), buffer: bufferBytes) }
-        try snapshot.forEachRender { row in
-            try row.withText(0) { activity in
-                guard let activity else { return }
-                let partition = Self.partition(of: activity, count: count)
-                writers[partition].beginRecord()
-                writers[partition].bytes(activity)
-                writers[partition].int(row.seq)
-                writers[partition].int(row.renderedAt)
-                writers[partition].int(row.rowID)
-                row.withText(1) { writers[partition].bytes($0) }
-                row.withText(2) { writers[partition].bytes($0) }
-                try writers[partition].endRecord()
-            }
+        try spillEvidence(.renders, bufferBytes: bufferBytes, snapshot.forEachRender) { row, writer in
+            writer.int(row.seq)
+            writer.int(row.renderedAt)
+            writer.int(row.rowID)
         }
-        for index in writers.indices { try writers[index].close() }
+        try spillEvidence(.callbacks, bufferBytes: bufferBytes, snapshot.forEachCallback) { row, writer in
+            let seq = row.seq
+            writer.byte(DeliveryAnalysis.CallbackKind(row.callback).rawValue)
+            writer.byte(seq == nil ? 0 : 1)
+            writer.int(seq ?? 0)
+            writer.int(row.receivedAt)
+        }
+    }
 
-        writers = try (0..<count).map { try SpillWriter(path: path(.callbacks, $0), buffer: bufferBytes) }
-        try snapshot.forEachCallback { row in
-            try row.withText(0) { activity in
-                guard let activity else { return }
-                let partition = Self.partition(of: activity, count: count)
-                let seq = row.seq
-                writers[partition].beginRecord()
-                writers[partition].bytes(activity)
-                writers[partition].byte(DeliveryAnalysis.CallbackKind(row.callback).rawValue)
-                writers[partition].byte(seq == nil ? 0 : 1)
-                writers[partition].int(seq ?? 0)
-                writers[partition].int(row.receivedAt)
-                row.withText(1) { writers[partition].bytes($0) }
-                row.withText(2) { writers[partition].bytes($0) }
-                try writers[partition].endRecord()
+    /// Spills the rows of a table of device evidence (renders, callbacks)
+    /// that name an activity: the activity, the table's own `fields`, then
+    /// the OS and app versions.
+    private func spillEvidence<Row: DeviceEvidenceRow>(
+        _ table: Table, bufferBytes: Int, _ scan: ((Row) throws -> Void) throws -> Void,
+        fields: (Row, inout SpillWriter) -> Void
+    ) throws {
+        let count = self.count
+        var writers = try (0..<count).map { try SpillWriter(path: path(table, $0), buffer: bufferBytes) }
+        try withoutActuallyEscaping(fields) { fields in
+            try scan { row in
+                try row.withText(0) { activity in
+                    guard let activity else { return }
+                    let partition = Self.partition(of: activity, count: count)
+                    writers[partition].beginRecord()
+                    writers[partition].bytes(activity)
+                    fields(row, &writers[partition])
+                    row.withText(1) { writers[partition].bytes($0) }
+                    row.withText(2) { writers[partition].bytes($0) }
+                    try writers[partition].endRecord()
+                }
             }
         }
         for index in writers.indices { try writers[index].close() }
