@@ -418,8 +418,8 @@ struct SpillError: Error, CustomStringConvertible {
     var description: String { "the analysis' temporary file '\(path)': \(reason)" }
 }
 
-/// Appends records of fixed-width little-endian integers and
-/// length-prefixed texts to a file, through a buffer. A record is framed by
+/// Appends records of varint numbers and length-prefixed texts to a file,
+/// through a buffer. A record is framed by
 /// its length, so that a reader can hold it whole.
 private struct SpillWriter {
     private let path: String
@@ -453,8 +453,14 @@ private struct SpillWriter {
 
     mutating func byte(_ value: UInt8) { buffer.append(value) }
 
+    /// A number as a zigzag varint: seqs and lengths take a byte, times six.
     mutating func int(_ value: Int64) {
-        withUnsafeBytes(of: value.littleEndian) { buffer.append(contentsOf: $0) }
+        var rest = UInt64(bitPattern: (value << 1) ^ (value >> 63))
+        while rest >= 0x80 {
+            buffer.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+            rest >>= 7
+        }
+        buffer.append(UInt8(rest))
     }
 
     /// A text as its length (-1: none) and bytes.
@@ -539,10 +545,16 @@ private struct SpillReader {
     mutating func byte() throws -> UInt8 { buffer[try take(1)] }
 
     mutating func int() throws -> Int64 {
-        let at = try take(8)
         var value: UInt64 = 0
-        for offset in 0..<8 { value |= UInt64(buffer[at + offset]) << (8 * offset) }
-        return Int64(bitPattern: value)
+        var shift: UInt64 = 0
+        while true {
+            let byte = buffer[try take(1)]
+            value |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 { break }
+            shift += 7
+            guard shift < 64 else { throw SpillError(path: path, reason: "a number is longer than 10 bytes") }
+        }
+        return Int64(bitPattern: value >> 1) ^ -Int64(bitPattern: value & 1)
     }
 
     /// The next text, as a range of the record's bytes; nil for none.

@@ -64,6 +64,49 @@ struct PartitionedAnalysisTests {
         }
     }
 
+    @Test("Extreme seqs, priorities and names survive the partitions' files: the same report as at once")
+    func extremes() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let seqs: [Int64] = [.min, -1, 0, 1, 127, 128, 1 << 40, .max]
+        let names = ["a", "é", "e\u{301}", String(repeating: "x", count: 300), "act-\u{1F600}"]
+        var sender = ""
+        var devices = ""
+        for (n, name) in names.enumerated() {
+            for (i, seq) in seqs.enumerated() {
+                let second = String(format: "%02d", (n * 8 + i) % 60)
+                let priority = i % 2 == 0 ? "\"priority\":\(Int64.min + Int64(i))," : ""
+                sender += """
+                    {"v":1,"kind":"apns","apns_id":"id-\(n)-\(i)","sent_at":"2026-11-21T10:\(second):00.000Z",\
+                    "status":\(i == 3 ? 410 : 200),"push_token":"t\(n)","activity_id":"\(name)","seq":\(seq),\
+                    \(priority)"aps_timestamp":\(1_795_255_200 + i)}
+
+                    """
+                if i % 3 != 1 {
+                    devices += """
+                        {"v":1,"kind":"render","activity_id":"\(name)","seq":\(seq),\
+                        "rendered_at":"2026-11-21T11:\(second):00.000Z","os_version":"\(i % 2 == 0 ? "18.2" : "")"}
+
+                        """
+                }
+            }
+        }
+        try sender.write(to: directory.appendingPathComponent("apns.jsonl"), atomically: true, encoding: .utf8)
+        try devices.write(to: directory.appendingPathComponent("renders.jsonl"), atomically: true, encoding: .utf8)
+        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        let summary = try Ingestor(store: store).ingest(paths: [directory.path])
+        #expect(summary.records[.apns] == names.count * seqs.count)
+        var builder = ReportBuilder(store: store)
+        builder.partitioning = PartitionPolicy(rowsPerPartition: .max)
+        let whole = try builder.build(window: nil, sampling: true)
+        #expect(whole.report.updates.sent == names.count * seqs.count)
+        builder.partitioning = PartitionPolicy(rowsPerPartition: 3)
+        let split = try builder.build(window: nil, sampling: true)
+        #expect(split.analysis == nil)
+        #expect(split.report.jsonText() == whole.report.jsonText())
+        #expect(split.samples == whole.samples)
+    }
+
     @Test("Two stores analysed side by side in partitions match every update of the whole analyses, once")
     func pairs() throws {
         let directoryA = try makeTemporaryDirectory()
