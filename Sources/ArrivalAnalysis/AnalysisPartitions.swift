@@ -88,17 +88,15 @@ struct AnalysisPartitions {
     private var updateRows: [Int]
     private let tallyByDayAndHour: Bool
     private let samplingRequests: Bool
-    private let directory: URL
+    private let files: PartitionFiles
     private let lookup: RowLookup
     /// The snapshot's connection is for one thread at a time: partitions
     /// analysed on two threads reach it only through ``withConnection(_:)``.
     private let connectionLock = NSLock()
 
-    private enum Table: Int, CaseIterable { case requests, renders, callbacks }
-
-    private func path(_ table: Table, _ partition: Int) -> String {
-        directory.appendingPathComponent("\(partition)-\(table.rawValue).bin").path
-    }
+    /// The three sections of a partition's file, one per table, in the order written.
+    enum Section: Int, CaseIterable { case requests, renders, callbacks }
+    private typealias Table = Section
 
     /// Spills the store's rows into `count` partitions (step 1 and 2 above).
     init(
@@ -109,17 +107,11 @@ struct AnalysisPartitions {
         self.tallyByDayAndHour = tallyByDayAndHour
         self.samplingRequests = samplingRequests
         self.lookup = try snapshot.apnsIDLookup()
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "arrival-analysis-\(getpid())-\(UUID().uuidString)")
-        guard mkdir(directory.path, 0o700) == 0 else {
-            throw SpillError(
-                path: directory.path,
-                reason: "cannot be made (\(String(cString: strerror(errno)))); set TMPDIR to a writable directory")
-        }
+        files = try PartitionFiles(count: count)
         do {
             try spill(snapshot: snapshot, window: window)
         } catch {
-            try? FileManager.default.removeItem(at: directory)
+            files.close()
             throw error
         }
     }
@@ -159,9 +151,9 @@ struct AnalysisPartitions {
         try state.check()
     }
 
-    /// Removes the partitions' files.
+    /// Closes the partitions' files (already unlinked: the space is freed).
     func close() {
-        try? FileManager.default.removeItem(at: directory)
+        files.close()
     }
 
     private static func partition(of bytes: UnsafeRawBufferPointer, count: Int) -> Int {
@@ -180,7 +172,7 @@ struct AnalysisPartitions {
         // Every partition's file of a table is open at once: 32 MiB of buffers in all.
         let bufferBytes = max(4 << 10, min(64 << 10, (32 << 20) / count))
 
-        var writers = try (0..<count).map { try SpillWriter(path: path(.requests, $0), buffer: bufferBytes) }
+        var writers = (0..<count).map { SpillWriter(files, $0, buffer: bufferBytes) }
         var currentHour: Int64?
         var currentHourTally = DeliveryAnalysis.RequestTally()
         var lastTopic = LastText()
@@ -250,7 +242,7 @@ struct AnalysisPartitions {
         for (hour, tally) in requestsByHour {
             requestsByDay[utcDay(of: hour * 3_600_000), default: DeliveryAnalysis.RequestTally()].merge(tally)
         }
-        for index in writers.indices { try writers[index].close() }
+        try files.endSection(.requests, writers: &writers)
 
         try spillEvidence(.renders, bufferBytes: bufferBytes, snapshot.forEachRender) { row, writer in
             writer.int(row.seq)
@@ -274,7 +266,7 @@ struct AnalysisPartitions {
         fields: (Row, inout SpillWriter) -> Void
     ) throws {
         let count = self.count
-        var writers = try (0..<count).map { try SpillWriter(path: path(table, $0), buffer: bufferBytes) }
+        var writers = (0..<count).map { SpillWriter(files, $0, buffer: bufferBytes) }
         try withoutActuallyEscaping(fields) { fields in
             try scan { row in
                 try row.withText(0) { activity in
@@ -289,7 +281,7 @@ struct AnalysisPartitions {
                 }
             }
         }
-        for index in writers.indices { try writers[index].close() }
+        try files.endSection(table, writers: &writers)
     }
 
     /// The analysis of partition `partition` (step 3): its rows read back in
@@ -312,7 +304,7 @@ struct AnalysisPartitions {
             return id
         }
 
-        var reader = try SpillReader(path: path(.requests, partition))
+        var reader = try SpillReader(files, partition, .requests)
         while try reader.nextRecord() {
             let name = try reader.text() ?? 0..<0
             let flags = try reader.byte()
@@ -340,9 +332,8 @@ struct AnalysisPartitions {
                     provider: provider, pickRow: rowID),
                 candidateApnsID: { try apnsID(rowID) }, apnsID: apnsID)
         }
-        reader.close()
         lastActivity = nil
-        reader = try SpillReader(path: path(.renders, partition))
+        reader = try SpillReader(files, partition, .renders)
         while try reader.nextRecord() {
             let name = try reader.text() ?? 0..<0
             let seq = try reader.int()
@@ -356,9 +347,8 @@ struct AnalysisPartitions {
                 activity: activity, seq: seq, at: renderedAt, os: { os.map { reader.string($0) } },
                 appVersion: { appVersion.map { reader.string($0) } })
         }
-        reader.close()
         lastActivity = nil
-        reader = try SpillReader(path: path(.callbacks, partition))
+        reader = try SpillReader(files, partition, .callbacks)
         while try reader.nextRecord() {
             let name = try reader.text() ?? 0..<0
             let kind = DeliveryAnalysis.CallbackKind(rawValue: try reader.byte()) ?? .other
@@ -372,7 +362,6 @@ struct AnalysisPartitions {
                 activity: activity, kind: kind, seq: hasSeq ? seq : nil, at: receivedAt,
                 os: { os.map { reader.string($0) } }, appVersion: { appVersion.map { reader.string($0) } })
         }
-        reader.close()
         analysis.finish()
         return analysis
     }
@@ -411,6 +400,98 @@ private final class PartitionQueue: @unchecked Sendable {
     func check() throws { if let error = lock.withLock({ error }) { throw error } }
 }
 
+/// One temporary file per partition, in `TMPDIR`, unlinked as soon as it
+/// is made: what a report writes there is freed when it ends, also when it
+/// is interrupted or killed. Each file holds a section per table, written
+/// one after another by the passes over the tables.
+final class PartitionFiles: @unchecked Sendable {
+    private var descriptors: [Int32] = []
+    private let directory: String
+    /// Per partition, where each section ends (sections written so far).
+    private var ends: [[Int]]
+
+    init(count: Int) throws {
+        directory =
+            FileManager.default.temporaryDirectory.appendingPathComponent(
+                "arrival-analysis-\(getpid())-\(UUID().uuidString)"
+            ).path
+        ends = Array(repeating: [], count: count)
+        guard mkdir(directory, 0o700) == 0 else {
+            throw SpillError(
+                path: directory,
+                reason: "cannot be made (\(String(cString: strerror(errno)))); set TMPDIR to a writable directory")
+        }
+        defer { rmdir(directory) }
+        for partition in 0..<count {
+            let path = name(partition)
+            let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            guard fd >= 0 else {
+                let reason = String(cString: strerror(errno))
+                close()
+                throw SpillError(path: path, reason: "cannot be made (\(reason))")
+            }
+            unlink(path)
+            descriptors.append(fd)
+        }
+    }
+
+    deinit { close() }
+
+    /// The name partition `partition`'s file had, for messages.
+    func name(_ partition: Int) -> String { directory + "/\(partition).bin" }
+
+    func close() {
+        for fd in descriptors { closeDescriptor(fd) }
+        descriptors = []
+    }
+
+    func append(_ bytes: UnsafeRawBufferPointer, to partition: Int) throws {
+        var done = 0
+        while done < bytes.count {
+            let count = write(descriptors[partition], bytes.baseAddress! + done, bytes.count - done)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else {
+                throw SpillError(path: name(partition), reason: String(cString: strerror(errno)))
+            }
+            done += count
+        }
+    }
+
+    func read(into bytes: UnsafeMutableRawBufferPointer, at offset: Int, of partition: Int) throws {
+        var done = 0
+        while done < bytes.count {
+            let count = pread(
+                descriptors[partition], bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else {
+                throw SpillError(
+                    path: name(partition), reason: count == 0 ? "ends early" : String(cString: strerror(errno)))
+            }
+            done += count
+        }
+    }
+
+    /// Ends the section `table` of every partition: flushes its writers and notes where it ends.
+    fileprivate func endSection(_ table: AnalysisPartitions.Section, writers: inout [SpillWriter]) throws {
+        for partition in writers.indices {
+            try writers[partition].flush()
+            precondition(ends[partition].count == table.rawValue, "sections are written in order")
+            ends[partition].append((ends[partition].last ?? 0) + writers[partition].written)
+        }
+    }
+
+    /// The bytes of section `index` of partition `partition`'s file.
+    func section(_ index: Int, of partition: Int) -> Range<Int> {
+        let start = index == 0 ? 0 : ends[partition][index - 1]
+        return start..<ends[partition][index]
+    }
+}
+
+/// `close(2)`, which ``PartitionFiles/close()`` hides inside the class.
+private func closeDescriptor(_ fd: Int32) {
+    close(fd)
+}
+
 /// Why a partition's file could not be written or read back.
 struct SpillError: Error, CustomStringConvertible {
     var path: String
@@ -422,18 +503,17 @@ struct SpillError: Error, CustomStringConvertible {
 /// through a buffer. A record is framed by
 /// its length, so that a reader can hold it whole.
 private struct SpillWriter {
-    private let path: String
-    private let file: UnsafeMutablePointer<FILE>
+    private let files: PartitionFiles
+    private let partition: Int
     private var buffer: [UInt8] = []
     private let flushAt: Int
     private var recordStart = 0
+    /// Bytes written to the file so far.
+    private(set) var written = 0
 
-    init(path: String, buffer bytes: Int) throws {
-        guard let file = fopen(path, "wb") else {
-            throw SpillError(path: path, reason: String(cString: strerror(errno)))
-        }
-        self.path = path
-        self.file = file
+    init(_ files: PartitionFiles, _ partition: Int, buffer bytes: Int) {
+        self.files = files
+        self.partition = partition
         flushAt = bytes
         buffer.reserveCapacity(bytes + 1024)
     }
@@ -470,17 +550,10 @@ private struct SpillWriter {
         buffer.append(contentsOf: text)
     }
 
-    private mutating func flush() throws {
-        let written = buffer.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
-        guard written == buffer.count else {
-            throw SpillError(path: path, reason: String(cString: strerror(errno)))
-        }
+    mutating func flush() throws {
+        try buffer.withUnsafeBytes { try files.append($0, to: partition) }
+        written += buffer.count
         buffer.removeAll(keepingCapacity: true)
-    }
-
-    mutating func close() throws {
-        try flush()
-        guard fclose(file) == 0 else { throw SpillError(path: path, reason: String(cString: strerror(errno))) }
     }
 }
 
@@ -488,35 +561,39 @@ private struct SpillWriter {
 /// record's bytes stay in place until the next ``nextRecord()``, so its
 /// texts are ranges, made Strings only when needed.
 private struct SpillReader {
-    private let path: String
-    private let handle: FileHandle
+    private let files: PartitionFiles
+    private let partition: Int
+    /// The bytes of the file not yet read.
+    private var unread: Range<Int>
     private var buffer: [UInt8] = []
     private var position = 0
     private var recordEnd = 0
-    private var atEnd = false
 
-    init(path: String) throws {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw SpillError(path: path, reason: "cannot be opened")
-        }
-        self.path = path
-        self.handle = handle
+    /// Reads the section `table` of partition `partition`'s file.
+    init(_ files: PartitionFiles, _ partition: Int, _ table: AnalysisPartitions.Section) {
+        self.files = files
+        self.partition = partition
+        unread = files.section(table.rawValue, of: partition)
     }
 
-    /// Makes `count` bytes available at `position`; false at the end of the file.
+    private var path: String { files.name(partition) }
+
+    /// Makes `count` bytes available at `position`; false at the end of the section.
     private mutating func ensure(_ count: Int) throws -> Bool {
         while buffer.count - position < count {
-            if atEnd { return false }
+            if unread.isEmpty { return false }
             buffer.removeSubrange(0..<position)
             recordEnd -= position
             position = 0
-            let chunk: Data
-            do {
-                chunk = try handle.read(upToCount: max(1 << 20, count)) ?? Data()
-            } catch {
-                throw SpillError(path: path, reason: "\(error)")
+            let chunk = min(unread.count, max(1 << 20, count))
+            let start = buffer.count
+            buffer.append(contentsOf: repeatElement(0, count: chunk))
+            try buffer.withUnsafeMutableBytes { bytes in
+                try files.read(
+                    into: UnsafeMutableRawBufferPointer(rebasing: bytes[start..<start + chunk]), at: unread.lowerBound,
+                    of: partition)
             }
-            if chunk.isEmpty { atEnd = true } else { buffer.append(contentsOf: chunk) }
+            unread = unread.lowerBound + chunk..<unread.upperBound
         }
         return true
     }
@@ -575,7 +652,6 @@ private struct SpillReader {
 
     func copy(_ range: Range<Int>) -> [UInt8] { Array(buffer[range]) }
 
-    func close() { try? handle.close() }
 }
 
 /// Analyses of two stores side by side, partition by partition: an activity

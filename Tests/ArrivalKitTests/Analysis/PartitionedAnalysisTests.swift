@@ -107,6 +107,23 @@ struct PartitionedAnalysisTests {
         #expect(split.samples == whole.samples)
     }
 
+    @Test("The partitions' files are unlinked as soon as they are made: nothing is left in TMPDIR, even if killed")
+    func unlinkedFiles() throws {
+        let files = try PartitionFiles(count: 3)
+        defer { files.close() }
+        let directory = URL(fileURLWithPath: files.name(0)).deletingLastPathComponent().path
+        #expect(!FileManager.default.fileExists(atPath: directory))
+        #expect(!FileManager.default.fileExists(atPath: files.name(1)))
+        let bytes: [UInt8] = Array(0..<200)
+        try bytes.withUnsafeBytes { try files.append($0, to: 1) }
+        var back = [UInt8](repeating: 0, count: 50)
+        try back.withUnsafeMutableBytes { try files.read(into: $0, at: 100, of: 1) }
+        #expect(back == Array(100..<150))
+        #expect(throws: SpillError.self) {
+            try back.withUnsafeMutableBytes { try files.read(into: $0, at: 190, of: 1) }
+        }
+    }
+
     @Test("Two stores analysed side by side in partitions match every update of the whole analyses, once")
     func pairs() throws {
         let directoryA = try makeTemporaryDirectory()
