@@ -165,49 +165,28 @@ struct AnalysisPartitions {
     }
 
     private mutating func spill(snapshot: StoreSnapshot, window: ReportWindow?) throws {
-        let from = window?.from ?? Int64.min
-        let to = window?.to ?? Int64.max
         try snapshot.resolveTokenOwners()
         let count = self.count
         // Every partition's file of a table is open at once: 32 MiB of buffers in all.
         let bufferBytes = max(4 << 10, min(64 << 10, (32 << 20) / count))
 
         var writers = (0..<count).map { SpillWriter(files, $0, buffer: bufferBytes) }
-        var currentHour: Int64?
-        var currentHourTally = DeliveryAnalysis.RequestTally()
+        var tallies = RequestTallies(window: window, byDayAndHour: tallyByDayAndHour)
         var lastTopic = LastText()
         try snapshot.forEachRequest(resolvingTokens: true) { row in
-            let sentAt = row.sentAt
             let status = row.status
             let reason = row.reason
             let seq = row.seq
-            let payloadBytes = row.payloadBytes
-            let inWindow = sentAt >= from && sentAt < to
             try row.withActivityBytes { activity in
-                let attributed = activity != nil
-                if inWindow {
-                    requests.add(
-                        status: status, reason: reason, payloadBytes: payloadBytes, attributed: attributed,
-                        hasSeq: seq != nil)
-                    if samplingRequests && !attributed {
-                        let oversize = status == 413 || reason == "PayloadTooLarge"
-                        unattributedClusters.accepted.add(status == 200 ? 1 : 0, of: 1)
-                        unattributedClusters.oversize.add(oversize ? 1 : 0, of: 1)
-                    }
-                }
-                if tallyByDayAndHour {
-                    let hour = utcHour(of: sentAt)
-                    if hour != currentHour {
-                        if let currentHour { requestsByHour[currentHour] = currentHourTally }
-                        currentHour = hour
-                        currentHourTally = requestsByHour.removeValue(forKey: hour) ?? DeliveryAnalysis.RequestTally()
-                    }
-                    currentHourTally.add(
-                        status: status, reason: reason, payloadBytes: payloadBytes, attributed: attributed,
-                        hasSeq: seq != nil)
+                let inWindow = tallies.add(
+                    sentAt: row.sentAt, status: status, reason: reason, payloadBytes: row.payloadBytes,
+                    attributed: activity != nil, hasSeq: seq != nil)
+                if inWindow && samplingRequests && activity == nil {
+                    unattributedClusters.accepted.add(status == 200 ? 1 : 0, of: 1)
+                    unattributedClusters.oversize.add(isOversizeFailure(status, reason) ? 1 : 0, of: 1)
                 }
                 guard let activity, seq != nil || (inWindow && samplingRequests) else { return }
-                let oversize = status == 413 || reason == "PayloadTooLarge"
+                let oversize = isOversizeFailure(status, reason)
                 let event: UInt8 =
                     switch row.event {
                     case "end": 2
@@ -231,17 +210,15 @@ struct AnalysisPartitions {
                 writers[partition].byte(UInt8(truncatingIfNeeded: row.providerIndex))
                 writers[partition].int(Int64(app))
                 writers[partition].int(seq ?? 0)
-                writers[partition].int(sentAt)
+                writers[partition].int(row.sentAt)
                 writers[partition].int(row.apsTimestamp)
                 writers[partition].int(priority ?? 0)
                 writers[partition].int(row.rowID)
                 try writers[partition].endRecord()
             }
         }
-        if let currentHour { requestsByHour[currentHour] = currentHourTally }
-        for (hour, tally) in requestsByHour {
-            requestsByDay[utcDay(of: hour * 3_600_000), default: DeliveryAnalysis.RequestTally()].merge(tally)
-        }
+        tallies.finish()
+        (requests, requestsByDay, requestsByHour) = (tallies.window, tallies.byDay, tallies.byHour)
         try files.endSection(.requests, writers: &writers)
 
         try spillEvidence(.renders, bufferBytes: bufferBytes, snapshot.forEachRender) { row, writer in

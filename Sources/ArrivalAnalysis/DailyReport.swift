@@ -194,8 +194,6 @@ public struct DailyReportBuilder {
         snapshot: StoreSnapshot, window: ReportWindow?, trendDays: Int?, partitionCount: Int
     ) throws -> DailyReport {
         let storeWide = try snapshot.storeWideQuality()
-        let from = window?.from ?? Int64.min
-        let to = window?.to ?? Int64.max
         var requests: DeliveryAnalysis.RequestTally
         var requestsByDay: [Int64: DeliveryAnalysis.RequestTally]
         var requestsByHour: [Int64: DeliveryAnalysis.RequestTally]
@@ -243,9 +241,7 @@ public struct DailyReportBuilder {
         func part(_ analysis: DeliveryAnalysis, sql: (() throws -> Void) throws -> Void) throws -> Sums {
             var part = Sums()
             let keys = ReportBuilder.BreakdownKeys(analysis)
-            let inWindow = analysis.updates.indices.filter {
-                analysis.updates[$0].at >= from && analysis.updates[$0].at < to
-            }
+            let inWindow = Array(analysis.updateIndices(in: window))
             part.window = UpdateSummary(of: analysis, keys: keys, updates: inWindow)
             var updatesByDay: [Int64: [Int]] = [:]
             if !wantedDays.isEmpty {

@@ -68,7 +68,7 @@ package struct DeliveryAnalysis {
                 let key = reason ?? (status == 0 ? "NoResponse" : "HTTP\(status)")
                 byReason[ExactString(key), default: 0] += 1
             }
-            if status == 413 || reason == "PayloadTooLarge" { oversizeFailures += 1 }
+            if isOversizeFailure(status, reason) { oversizeFailures += 1 }
             if !attributed { unattributed += 1 }
             if !hasSeq { withoutSeq += 1 }
         }
@@ -116,17 +116,14 @@ package struct DeliveryAnalysis {
     init(
         snapshot: StoreSnapshot, window: ReportWindow?, tallyByDayAndHour: Bool = false, samplingRequests: Bool = false
     ) throws {
-        let from = window?.from ?? Int64.min
-        let to = window?.to ?? Int64.max
         let owners = try Self.tokenOwners(snapshot)
         let pickApnsID = try snapshot.apnsIDLookup()
 
         // Consecutive rows often repeat the previous row's topic or activity.
         var lastTopic = LastText()
         var lastActivity = LastText()
-        var currentHour: Int64?
-        var currentHourTally = RequestTally()
-        // Requests: tally the window, and pick each update's deciding request.
+        var tallies = RequestTallies(window: window, byDayAndHour: tallyByDayAndHour)
+        // Requests: tally them, and pick each update's deciding request.
         try snapshot.forEachRequest { row in
             let sentAt = row.sentAt
             let status = row.status
@@ -134,32 +131,17 @@ package struct DeliveryAnalysis {
             let accepted = status == 200
             let seq = row.seq
             let activityName = row.activityID ?? row.pushToken.flatMap { owners[ExactString($0)] }
-            let payloadBytes = row.payloadBytes
-            if sentAt >= from && sentAt < to {
-                requests.add(
-                    status: status, reason: reason, payloadBytes: payloadBytes, attributed: activityName != nil,
-                    hasSeq: seq != nil)
-                if samplingRequests {
-                    let oversize = status == 413 || reason == "PayloadTooLarge"
-                    let one = RequestCluster(total: 1, accepted: accepted ? 1 : 0, oversizeFailures: oversize ? 1 : 0)
-                    if let activityName {
-                        requestClusters[ExactString(activityName), default: RequestCluster()].add(one)
-                    } else {
-                        unattributedClusters.append(one)
-                    }
+            let inWindow = tallies.add(
+                sentAt: sentAt, status: status, reason: reason, payloadBytes: row.payloadBytes,
+                attributed: activityName != nil, hasSeq: seq != nil)
+            if inWindow && samplingRequests {
+                let one = RequestCluster(
+                    total: 1, accepted: accepted ? 1 : 0, oversizeFailures: isOversizeFailure(status, reason) ? 1 : 0)
+                if let activityName {
+                    requestClusters[ExactString(activityName), default: RequestCluster()].add(one)
+                } else {
+                    unattributedClusters.append(one)
                 }
-            }
-            if tallyByDayAndHour {
-                // Rows come roughly in time order: keep the current hour's tally at hand.
-                let hour = utcHour(of: sentAt)
-                if hour != currentHour {
-                    if let currentHour { requestsByHour[currentHour] = currentHourTally }
-                    currentHour = hour
-                    currentHourTally = requestsByHour.removeValue(forKey: hour) ?? RequestTally()
-                }
-                currentHourTally.add(
-                    status: status, reason: reason, payloadBytes: payloadBytes, attributed: activityName != nil,
-                    hasSeq: seq != nil)
             }
             guard let activityName, let seq else { return }
             let activity = intern(activity: activityName)
@@ -174,10 +156,8 @@ package struct DeliveryAnalysis {
                 candidateApnsID: { row.apnsID }, apnsID: { try pickApnsID.text(ofRow: $0) })
         }
 
-        if let currentHour { requestsByHour[currentHour] = currentHourTally }
-        for (hour, tally) in requestsByHour {
-            requestsByDay[utcDay(of: hour * 3_600_000), default: RequestTally()].merge(tally)
-        }
+        tallies.finish()
+        (requests, requestsByDay, requestsByHour) = (tallies.window, tallies.byDay, tallies.byHour)
 
         // Renders: first render per update, activity start, device evidence.
         try snapshot.forEachRender { row in
@@ -268,6 +248,13 @@ package struct DeliveryAnalysis {
         noteEvidence(activity: activity, at: at, os: os, appVersion: appVersion)
     }
 
+    /// The indices of the updates whose time falls in `window` (all, without one).
+    func updateIndices(in window: ReportWindow?) -> LazyFilterSequence<Range<Int>> {
+        let from = window?.from ?? Int64.min
+        let to = window?.to ?? Int64.max
+        return updates.indices.lazy.filter { updates[$0].at >= from && updates[$0].at < to }
+    }
+
     /// Makes room for `count` updates at once: growing the array and its
     /// index by doubling would hold the old and the new copy together.
     mutating func reserve(updates count: Int) {
@@ -355,10 +342,10 @@ package struct DeliveryAnalysis {
 
     /// The app of a topic (cached: a fleet has few topics).
     private mutating func app(ofTopic topic: String?) -> Int32 {
-        guard let topic else { return apps.intern("unknown") }
+        guard let topic else { return Self.app(ofTopic: nil, in: &apps) }
         let key = ExactString(topic)
         if let app = topicApp[key] { return app }
-        let app = apps.intern(Self.app(ofTopic: topic))
+        let app = Self.app(ofTopic: topic, in: &apps)
         topicApp[key] = app
         return app
     }
@@ -429,6 +416,62 @@ package struct DeliveryAnalysis {
                 earlierMax = max(earlierMax ?? u.apsTimestamp, u.apsTimestamp)
             }
             start = end
+        }
+    }
+}
+
+/// Whether a request failed for its size (413, or APNs's `PayloadTooLarge`).
+func isOversizeFailure(_ status: Int64, _ reason: String?) -> Bool {
+    status == 413 || reason == "PayloadTooLarge"
+}
+
+/// The request tallies of one pass over every request: those of a window,
+/// and, with `byDayAndHour`, every request's by UTC hour and day.
+struct RequestTallies {
+    private(set) var window = DeliveryAnalysis.RequestTally()
+    private(set) var byHour: [Int64: DeliveryAnalysis.RequestTally] = [:]
+    private(set) var byDay: [Int64: DeliveryAnalysis.RequestTally] = [:]
+    private let from: Int64
+    private let to: Int64
+    private let byDayAndHour: Bool
+    private var currentHour: Int64?
+    private var currentHourTally = DeliveryAnalysis.RequestTally()
+
+    init(window: ReportWindow?, byDayAndHour: Bool) {
+        from = window?.from ?? Int64.min
+        to = window?.to ?? Int64.max
+        self.byDayAndHour = byDayAndHour
+    }
+
+    /// Counts one request; returns whether it was sent in the window.
+    mutating func add(
+        sentAt: Int64, status: Int64, reason: String?, payloadBytes: Int64?, attributed: Bool, hasSeq: Bool
+    ) -> Bool {
+        let inWindow = sentAt >= from && sentAt < to
+        if inWindow {
+            window.add(
+                status: status, reason: reason, payloadBytes: payloadBytes, attributed: attributed, hasSeq: hasSeq)
+        }
+        if byDayAndHour {
+            // Rows come roughly in time order: keep the current hour's tally at hand.
+            let hour = utcHour(of: sentAt)
+            if hour != currentHour {
+                if let currentHour { byHour[currentHour] = currentHourTally }
+                currentHour = hour
+                currentHourTally = byHour.removeValue(forKey: hour) ?? DeliveryAnalysis.RequestTally()
+            }
+            currentHourTally.add(
+                status: status, reason: reason, payloadBytes: payloadBytes, attributed: attributed, hasSeq: hasSeq)
+        }
+        return inWindow
+    }
+
+    /// Puts the hour at hand away and sums the hours into days; call once, after the last request.
+    mutating func finish() {
+        if let currentHour { byHour[currentHour] = currentHourTally }
+        currentHour = nil
+        for (hour, tally) in byHour {
+            byDay[utcDay(of: hour * 3_600_000), default: DeliveryAnalysis.RequestTally()].merge(tally)
         }
     }
 }

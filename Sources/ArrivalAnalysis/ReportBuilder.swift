@@ -37,19 +37,20 @@ public struct ReportBuilder {
     private func build(
         snapshot: StoreSnapshot, window: ReportWindow?, sampling: Bool
     ) throws -> (report: Report, samples: ActivitySamples?, analysis: DeliveryAnalysis?) {
-        let from = window?.from ?? Int64.min
-        let to = window?.to ?? Int64.max
+        // What the report counts of one analysis (of everything, or of one partition).
+        func part(_ analysis: DeliveryAnalysis) -> (summary: UpdateSummary, samples: ActivitySamples?) {
+            (
+                UpdateSummary(of: analysis, keys: BreakdownKeys(analysis), updates: analysis.updateIndices(in: window)),
+                sampling ? Self.samples(of: analysis, window: window) : nil
+            )
+        }
         let partitionCount = partitioning.count(requests: try snapshot.rowEstimates().requests)
         guard partitionCount > 1 else {
             let analysis = try DeliveryAnalysis(snapshot: snapshot, window: window, samplingRequests: sampling)
-            let summary = UpdateSummary(
-                of: analysis, keys: BreakdownKeys(analysis),
-                updates: analysis.updates.indices.lazy.filter {
-                    analysis.updates[$0].at >= from && analysis.updates[$0].at < to
-                })
+            let (summary, samples) = part(analysis)
             var report = summary.report(window: window, requests: analysis.requests)
             Self.apply(try snapshot.storeWideQuality(), to: &report)
-            return (report, sampling ? Self.samples(of: analysis, window: window) : nil, analysis)
+            return (report, samples, analysis)
         }
         let partitions = try AnalysisPartitions(
             snapshot: snapshot, window: window, count: partitionCount, tallyByDayAndHour: false,
@@ -58,17 +59,10 @@ public struct ReportBuilder {
         var summary = UpdateSummary()
         var samples = ActivitySamples()
         try partitions.forEach { _, analysis in
-            (
-                UpdateSummary(
-                    of: analysis, keys: BreakdownKeys(analysis),
-                    updates: analysis.updates.indices.lazy.filter {
-                        analysis.updates[$0].at >= from && analysis.updates[$0].at < to
-                    }),
-                sampling ? Self.samples(of: analysis, window: window) : nil
-            )
-        } combine: { part, partSamples in
-            summary.merge(part)
-            if let partSamples { samples.merge(partSamples) }
+            part(analysis)
+        } combine: { part in
+            summary.merge(part.summary)
+            if let partSamples = part.samples { samples.merge(partSamples) }
         }
         if sampling, partitions.unattributedClusters.accepted.clusters > 0 {
             samples.merge(.acceptanceRate, partitions.unattributedClusters.accepted)
@@ -83,11 +77,10 @@ public struct ReportBuilder {
     /// sampling unit of ``Significance`` (updates of one activity are not
     /// independent). Requests without an activity are clusters of one.
     static func samples(of analysis: DeliveryAnalysis, window: ReportWindow?) -> ActivitySamples {
-        let from = window?.from ?? Int64.min
-        let to = window?.to ?? Int64.max
         var perActivity = Array(repeating: UpdateCounts(), count: analysis.activities.count)
         var contentReceived = Array(repeating: 0, count: analysis.activities.count)
-        for update in analysis.updates where update.at >= from && update.at < to {
+        for index in analysis.updateIndices(in: window) {
+            let update = analysis.updates[index]
             let activity = Int(update.activity)
             perActivity[activity].count(update)
             if update.outcome == .rendered, update.firstRenderedAt != nil, update.hasContentCallback {

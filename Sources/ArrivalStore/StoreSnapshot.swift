@@ -23,17 +23,28 @@ public struct StoreSnapshot {
 
     // MARK: - Cursors over the record tables
 
-    /// Every `apns` row, in row order.
+    /// Every `apns` row, in row order. With `resolvingTokens`, a row without
+    /// an activity gets its push token's owner's (``resolveTokenOwners()``
+    /// first) in ``RequestRow/activityID``.
     @inlinable
-    public func forEachRequest(_ body: (RequestRow) throws -> Void) throws {
-        let scan = try connection.prepare(
-            """
-            SELECT id, apns_id, sent_at, status, reason, push_token, activity_id, seq, event, aps_timestamp,
-                   payload_bytes, topic, priority,
-                   CASE provider WHEN 'fcm' THEN 1 WHEN 'tencent_chat' THEN 2 ELSE 0 END
-            FROM apns
-            """)
+    public func forEachRequest(resolvingTokens: Bool = false, _ body: (RequestRow) throws -> Void) throws {
+        let scan = try connection.prepare(Self.requestScan(resolvingTokens: resolvingTokens))
         try scan.forEachRow { try body(RequestRow(statement: $0)) }
+    }
+
+    /// The query of ``forEachRequest(resolvingTokens:_:)``, its columns in ``RequestRow``'s order.
+    @usableFromInline
+    static func requestScan(resolvingTokens: Bool) -> String {
+        """
+        SELECT a.id, a.apns_id, a.sent_at, a.status, a.reason, a.push_token,
+               \(resolvingTokens ? "coalesce(a.activity_id, o.activity_id)" : "a.activity_id"), a.seq, a.event,
+               a.aps_timestamp, a.payload_bytes, a.topic, a.priority,
+               CASE a.provider WHEN 'fcm' THEN 1 WHEN 'tencent_chat' THEN 2 ELSE 0 END
+        FROM apns AS a
+        """
+            + (resolvingTokens
+                ? " LEFT JOIN temp.arrival_token_owner AS o ON a.activity_id IS NULL AND o.push_token = a.push_token"
+                : "")
     }
 
     /// Every `renders` row, in row order.
@@ -60,8 +71,8 @@ public struct StoreSnapshot {
     /// smallest activity_id (byte order is code-point order). An upsert per
     /// callback, not a window function: SQLite would sort every callback in
     /// up to the page cache's size of memory first, which grows with the
-    /// store; the table's own cache is 8 MiB. The analysis
-    /// of a store in partitions reads requests joined to it
+    /// store; the table's own cache is 8 MiB. The analysis of a store in
+    /// partitions reads requests joined to it
     /// (``forEachRequest(resolvingTokens:_:)``) instead of holding every
     /// token in memory.
     package func resolveTokenOwners() throws {
@@ -86,21 +97,6 @@ public struct StoreSnapshot {
             WHERE excluded.received_at < received_at
                OR (excluded.received_at = received_at AND excluded.activity_id < activity_id);
             """)
-    }
-
-    /// Every `apns` row, in row order, with the activity a row without one
-    /// gets through its push token's owner (``resolveTokenOwners()`` first).
-    package func forEachRequest(resolvingTokens: Bool, _ body: (RequestRow) throws -> Void) throws {
-        guard resolvingTokens else { return try forEachRequest(body) }
-        let scan = try connection.prepare(
-            """
-            SELECT a.id, a.apns_id, a.sent_at, a.status, a.reason, a.push_token,
-                   coalesce(a.activity_id, o.activity_id), a.seq, a.event, a.aps_timestamp,
-                   a.payload_bytes, a.topic, a.priority,
-                   CASE a.provider WHEN 'fcm' THEN 1 WHEN 'tencent_chat' THEN 2 ELSE 0 END
-            FROM apns AS a LEFT JOIN temp.arrival_token_owner AS o ON a.activity_id IS NULL AND o.push_token = a.push_token
-            """)
-        try scan.forEachRow { try body(RequestRow(statement: $0)) }
     }
 
     /// Rows in each record table (their largest id: rows are never deleted

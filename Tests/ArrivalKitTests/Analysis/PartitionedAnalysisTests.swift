@@ -91,20 +91,52 @@ struct PartitionedAnalysisTests {
                 }
             }
         }
+        // Requests that name only their push token: "shared" was claimed by b and a at the same
+        // moment (the smaller id, a, owns it), "later" by z before y (z owns it).
+        for (seq, token) in [(900, "shared"), (901, "later")] {
+            sender += """
+                {"v":1,"kind":"apns","apns_id":"tok-\(seq)","sent_at":"2026-11-21T12:00:00.000Z","status":200,\
+                "push_token":"\(token)","seq":\(seq),"aps_timestamp":1795262400}
+
+                """
+        }
+        for (activity, token, at) in [
+            ("b", "shared", "10:00"), ("a", "shared", "10:00"), ("y", "later", "11:00"),
+            ("z", "later", "09:00"),
+        ] {
+            devices += """
+                {"v":1,"kind":"callback","callback":"push_token","activity_id":"\(activity)","push_token":"\(token)",\
+                "received_at":"2026-11-21T\(at):00.000Z"}
+
+                """
+        }
         try sender.write(to: directory.appendingPathComponent("apns.jsonl"), atomically: true, encoding: .utf8)
         try devices.write(to: directory.appendingPathComponent("renders.jsonl"), atomically: true, encoding: .utf8)
         let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
         let summary = try Ingestor(store: store).ingest(paths: [directory.path])
-        #expect(summary.records[.apns] == names.count * seqs.count)
+        #expect(summary.records[.apns] == names.count * seqs.count + 2)
         var builder = ReportBuilder(store: store)
         builder.partitioning = PartitionPolicy(rowsPerPartition: .max)
         let whole = try builder.build(window: nil, sampling: true)
-        #expect(whole.report.updates.sent == names.count * seqs.count)
+        #expect(whole.report.updates.sent == names.count * seqs.count + 2)
         builder.partitioning = PartitionPolicy(rowsPerPartition: 3)
         let split = try builder.build(window: nil, sampling: true)
         #expect(split.analysis == nil)
         #expect(split.report.jsonText() == whole.report.jsonText())
         #expect(split.samples == whole.samples)
+        // Token owners, resolved in Swift for one analysis and in SQL for partitions, agree.
+        let reader = try Store(readingAt: directory.appendingPathComponent("s.sqlite").path)
+        for rows in [Int.max, 3] {
+            var owners: [Int64: String] = [:]
+            try PartitionedAnalyses.forEachPair(
+                store, nil, reader, nil, partitioning: PartitionPolicy(rowsPerPartition: rows)
+            ) { analysis, _ in
+                for update in analysis.updates where update.seq >= 900 && update.seq <= 901 {
+                    owners[update.seq] = analysis.activityNames[Int(update.activity)].text
+                }
+            }
+            #expect(owners == [900: "a", 901: "z"], "partitions of \(rows) requests")
+        }
     }
 
     @Test("The partitions' files are unlinked as soon as they are made: nothing is left in TMPDIR, even if killed")
