@@ -9,6 +9,7 @@ import Foundation
 // generated fleet. Each mode prints one line: what it did, records, seconds,
 // records per second.
 //
+//   arrival-bench walk PATH…             only list the files an ingest of PATH… would read
 //   arrival-bench decode FILE…           read + inflate + decode only (one thread)
 //   arrival-bench foundation FILE…       the same with JSONDecoder + Date.ISO8601FormatStyle,
 //                                        for comparison (no duplicate-key, depth or type checks)
@@ -48,6 +49,10 @@ do {
         print(
             "decode: \(records) records, \(malformed) malformed, \(String(format: "%.2f", elapsed.inSeconds)) s, \(Int(Double(records) / elapsed.inSeconds)) records/s"
         )
+    case "walk":
+        var files = 0
+        let elapsed = clock.measure { files = InputWalker(paths: Array(arguments.dropFirst())).files.count }
+        print("walk: \(files) files, \(String(format: "%.3f", elapsed.inSeconds)) s")
     case "foundation":
         // Field names as the JSON keys, for Decodable.
         // swift-format-ignore: AlwaysUseLowerCamelCase

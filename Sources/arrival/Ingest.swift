@@ -113,7 +113,7 @@ final class TerminalProgress {
         lastDraw = now
         let rate = progress.elapsedSeconds > 0 ? Int(Double(progress.records) / progress.elapsedSeconds) : 0
         let line =
-            "ingesting: file \(progress.filesDone + 1)/\(progress.filesTotal), \(progress.records) records, \(rate) records/s"
+            "ingesting: file \(progress.filesDone + 1)/\(progress.filesTotal)\(progress.listing ? "+" : ""), \(progress.records) records, \(rate) records/s"
         FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
         drawn = true
     }

@@ -62,7 +62,10 @@ public struct IngestSummary: Sendable, Equatable {
 /// Where an ingest is, for a progress line on a terminal.
 public struct IngestProgress: Sendable {
     public var filesDone: Int
+    /// The files listed so far: all of them once `listing` is false.
     public var filesTotal: Int
+    /// Whether the paths are still being walked (more files may come).
+    public var listing: Bool
     public var records: Int
     public var currentPath: String
     public var elapsedSeconds: Double

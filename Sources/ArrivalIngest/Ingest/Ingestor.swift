@@ -65,14 +65,43 @@ public struct Ingestor {
     ///
     /// A file or directory that cannot be read is named in
     /// ``IngestSummary/unreadable`` and the run goes on.
+    ///
+    /// The paths are walked on a thread of their own while the first files
+    /// are read (listing a tree of 22,000 device files takes a quarter of a
+    /// second); what the walk skipped or could not read comes first in the
+    /// summary, as if it had been listed before. A throwaway store, which
+    /// must stop at the first path it cannot read, lists everything first.
     public func ingest(
         paths: [String], progress: ((IngestProgress) -> Void)? = nil
     ) throws -> IngestSummary {
-        let walker = InputWalker(paths: paths)
-        var summary = IngestSummary()
+        guard !store.isThrowaway else {
+            let walker = InputWalker(paths: paths)
+            var summary = IngestSummary()
+            summary.skippedEntries = walker.skipped
+            for unreadable in walker.unreadable { try note(unreadable, in: &summary) }
+            return try ingest(
+                .list(walker.files.map { NamedFile(path: $0, name: $0) }), into: summary, progress: progress)
+        }
+        let listing = FileListing()
+        let walk = Thread {
+            var chunk: [String] = []
+            let walker = InputWalker.walk(paths: paths) { path in
+                chunk.append(path)
+                guard chunk.count == FileListing.chunkSize else { return true }
+                defer { chunk.removeAll(keepingCapacity: true) }
+                return listing.send(chunk)
+            }
+            if !chunk.isEmpty { _ = listing.send(chunk) }
+            listing.finish(walker)
+        }
+        walk.stackSize = 1 << 20
+        walk.start()
+        defer { listing.cancel() }
+        var summary = try ingest(.listing(listing), into: IngestSummary(), progress: progress)
+        guard let walker = listing.result() else { return summary }
         summary.skippedEntries = walker.skipped
-        for unreadable in walker.unreadable { try note(unreadable, in: &summary) }
-        return try ingest(walker.files.map { NamedFile(path: $0, name: $0) }, into: summary, progress: progress)
+        summary.unreadable.insert(contentsOf: walker.unreadable, at: 0)
+        return summary
     }
 
     /// A file to read, and the name the store registers it by (its path,
@@ -112,11 +141,11 @@ public struct Ingestor {
     /// the name is what the store's file table shows and what "the same
     /// bytes under another name" compares.
     public func ingest(_ files: [NamedFile], progress: ((IngestProgress) -> Void)? = nil) throws -> IngestSummary {
-        try ingest(files, into: IngestSummary(), progress: progress)
+        try ingest(.list(files), into: IngestSummary(), progress: progress)
     }
 
     private func ingest(
-        _ namedFiles: [NamedFile], into start: IngestSummary, progress: ((IngestProgress) -> Void)?
+        _ source: FileSource, into start: IngestSummary, progress: ((IngestProgress) -> Void)?
     ) throws -> IngestSummary {
         var summary = start
         let clock = ContinuousClock()
@@ -128,7 +157,6 @@ public struct Ingestor {
         // Written batches go back to the reading thread to be refilled: their
         // buffers are allocated once per ingest, never per record.
         let recycle = BatchChannel<RowBatch>(capacity: 8)
-        let files = namedFiles.map(\.name)
         let options = self.options
         let storePath = store.path
         let throwaway = store.isThrowaway
@@ -138,7 +166,7 @@ public struct Ingestor {
         defer { if bulk { store.endBulkLoad() } }
         let producer = Thread {
             Self.produce(
-                files: namedFiles, storePath: storePath, throwaway: throwaway, looksUpStore: !throwaway && !bulk,
+                files: source, storePath: storePath, throwaway: throwaway, looksUpStore: !throwaway && !bulk,
                 options: options, channel: channel, recycle: recycle)
         }
         producer.stackSize = 1 << 20
@@ -146,17 +174,23 @@ public struct Ingestor {
         defer { channel.cancel() }
 
         var index = 0
+        // The file the writer is at (named when the reader loses its place).
+        var current = ""
         do {
             while let message = channel.receive() {
+                switch message {
+                case .known(let path, _), .unreadable(let path, _), .file(let path, _): current = path
+                case .rows, .end, .restart: break
+                }
                 let report: ((Int) -> Void)? = progress.map { progress in
-                    { [summary, index] recordsInFile in
+                    { [summary, index, current] recordsInFile in
                         let elapsed = clock.now - started
+                        let (listed, listing) = source.listed
                         progress(
                             IngestProgress(
-                                filesDone: index, filesTotal: files.count,
+                                filesDone: index, filesTotal: listed, listing: listing,
                                 records: summary.newRecords + summary.duplicateRecords + recordsInFile,
-                                currentPath: files[min(index, files.count - 1)],
-                                elapsedSeconds: elapsed.inSeconds))
+                                currentPath: current, elapsedSeconds: elapsed.inSeconds))
                     }
                 }
                 switch message {
@@ -169,8 +203,7 @@ public struct Ingestor {
                 case .unreadable(let path, let error):
                     try note(IngestSummary.Unreadable(path: path, reason: error.reason), in: &summary)
                 case .rows, .end, .restart:
-                    throw InputError.readFailed(
-                        path: files[min(index, files.count - 1)], reason: "the reader lost its place")
+                    throw InputError.readFailed(path: current, reason: "the reader lost its place")
                 }
                 index += 1
                 if summary.newRecords + summary.duplicateRecords - committedRecords >= options.recordsPerCommit
@@ -364,16 +397,19 @@ public struct Ingestor {
     /// file back and go on: every file is hashed first and duplicates within
     /// the run are found here, before decoding.
     private static func produce(
-        files: [NamedFile], storePath: String, throwaway: Bool, looksUpStore: Bool, options: Options,
+        files source: FileSource, storePath: String, throwaway: Bool, looksUpStore: Bool, options: Options,
         channel: BatchChannel<Message>, recycle: BatchChannel<RowBatch>
     ) {
         defer { channel.close() }
+        // Stopped early (the writer cancelled): the walk stops too.
+        defer { source.cancel() }
+        var files = source.makeIterator()
         // A read-only look at the store, to skip decoding files it already has,
         // and the files decoded earlier in this run (a re-upload in the same run).
         let lookup = looksUpStore ? FileRegistryLookup(storePath: storePath) : nil
         var seenInRun: Set<String> = []
         var sizesInRun: Set<Int> = []
-        for file in files {
+        while let file = files.next() {
             let path = file.path
             let name = file.name
             var expected: String?

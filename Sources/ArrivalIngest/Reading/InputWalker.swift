@@ -30,24 +30,44 @@ public struct InputWalker: Sendable {
     /// that cannot be listed: nothing under them was read.
     public private(set) var unreadable: [IngestSummary.Unreadable] = []
 
+    /// Every file under `paths`, listed before this returns.
     public init(paths: [String]) {
-        for path in paths {
+        var files: [String] = []
+        self = Self.walk(paths: paths) {
+            files.append($0)
+            return true
+        }
+        self.files = files
+    }
+
+    private init() {}
+
+    /// Walks `paths` in the order ``init(paths:)`` lists them, handing each
+    /// file to `found` as soon as it is met (an ingest reads the first files
+    /// while the rest are listed); `found` returns false to stop the walk.
+    /// Returns what was skipped and what could not be read, with no
+    /// ``files``.
+    public static func walk(paths: [String], found: (String) -> Bool) -> InputWalker {
+        var walker = InputWalker()
+        var stopped = false
+        for path in paths where !stopped {
             let absolute = Self.normalise(path)
             var info = stat()
             guard stat(absolute, &info) == 0 else {
-                unreadable.append(IngestSummary.Unreadable(path: path, reason: String(cString: strerror(errno))))
+                walker.unreadable.append(IngestSummary.Unreadable(path: path, reason: String(cString: strerror(errno))))
                 continue
             }
             switch info.st_mode & S_IFMT {
             case S_IFREG:
-                files.append(absolute)
+                stopped = !found(absolute)
             case S_IFDIR:
-                walk(directory: absolute)
+                stopped = !walker.walk(directory: absolute, found: found)
             default:
                 // Named, but a FIFO, socket or device: skipped and listed like one met in a walk.
-                skipped.append(Skipped(path: absolute, kind: Self.kind(of: info.st_mode)))
+                walker.skipped.append(Skipped(path: absolute, kind: Self.kind(of: info.st_mode)))
             }
         }
+        return walker
     }
 
     /// The absolute, normalised form used to compare paths (Documentation/InputRecords.md).
@@ -58,12 +78,13 @@ public struct InputWalker: Sendable {
         return result
     }
 
-    private mutating func walk(directory: String) {
+    /// Returns false when `found` stopped the walk.
+    private mutating func walk(directory: String, found: (String) -> Bool) -> Bool {
         guard let names = Self.entries(of: directory) else {
             unreadable.append(
                 IngestSummary.Unreadable(
                     path: directory, reason: "the directory cannot be listed (\(String(cString: strerror(errno))))"))
-            return
+            return true
         }
         for (name, isUTF8, type) in names {
             if name.utf8.first == UInt8(ascii: ".") {
@@ -77,11 +98,11 @@ public struct InputWalker: Sendable {
             let child = directory == "/" ? "/" + name : directory + "/" + name
             // The directory listing says what most entries are; others are asked.
             if type == UInt8(DT_REG) {
-                files.append(child)
+                guard found(child) else { return false }
                 continue
             }
             if type == UInt8(DT_DIR) {
-                walk(directory: child)
+                guard walk(directory: child, found: found) else { return false }
                 continue
             }
             var info = stat()
@@ -90,11 +111,12 @@ public struct InputWalker: Sendable {
                 continue
             }
             switch info.st_mode & S_IFMT {
-            case S_IFREG: files.append(child)
-            case S_IFDIR: walk(directory: child)
+            case S_IFREG: guard found(child) else { return false }
+            case S_IFDIR: guard walk(directory: child, found: found) else { return false }
             default: skipped.append(Skipped(path: child, kind: Self.kind(of: info.st_mode)))
             }
         }
+        return true
     }
 
     private static func kind(of mode: mode_t) -> String {

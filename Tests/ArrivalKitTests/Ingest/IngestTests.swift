@@ -190,6 +190,68 @@ struct IngestTests {
         #expect(summary.filesRead == 1 && summary.newRecords > 0)
     }
 
+    @Test(
+        "A tree is read while it is walked: every file in walk order, what the walk skipped and missed in the summary")
+    func walkedWhileRead() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // More files than one chunk of the listing (256), in nested directories, with a
+        // hidden file among them and a missing path named after the tree.
+        let fm = FileManager.default
+        let lines = try String(contentsOfFile: fixture("outcomes/lost.jsonl"), encoding: .utf8)
+        var expected: [String] = []
+        for group in 0..<3 {
+            let sub = directory.appendingPathComponent("g\(group)/day").path
+            try fm.createDirectory(atPath: sub, withIntermediateDirectories: true)
+            for index in 0..<200 {
+                let path = sub + "/f\(String(format: "%03d", index)).jsonl"
+                // Each file its own bytes: a line no other file has (malformed, counted).
+                try (lines + "{\"file\": \(group * 1000 + index)}\n").write(
+                    toFile: path, atomically: true, encoding: .utf8)
+                expected.append(path)
+            }
+        }
+        try lines.write(
+            toFile: directory.appendingPathComponent("g1/.hidden.jsonl").path, atomically: true, encoding: .utf8)
+        let missing = directory.appendingPathComponent("nope").path
+        let storeDirectory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: storeDirectory) }
+        let store = try Store(path: storeDirectory.appendingPathComponent("s.sqlite").path)
+        var options = Ingestor.Options()
+        options.bulkLoadWhenNew = true
+        var seen: [IngestProgress] = []
+        let summary = try Ingestor(store: store, options: options).ingest(
+            paths: [directory.path, missing], progress: { seen.append($0) })
+        #expect(summary.filesRead == 600)
+        #expect(summary.unreadable.map(\.path) == [missing])
+        #expect(summary.skippedEntries.map { ($0.path as NSString).lastPathComponent } == [".hidden.jsonl"])
+        #expect(summary.malformedLines == 600)
+        // Registered in the order the walk lists them (sorted, depth first).
+        #expect(try store.listFiles().sorted { $0.id < $1.id }.map(\.path) == expected)
+        // Progress counts the files listed so far; once the walk is over, all of them.
+        #expect(!seen.isEmpty)
+        #expect(seen.allSatisfy { $0.filesTotal <= 600 && $0.filesDone < $0.filesTotal })
+        #expect(seen.filter { !$0.listing }.allSatisfy { $0.filesTotal == 600 })
+    }
+
+    @Test("A run stopped by a malformed line (--strict) stops the walk too")
+    func walkStopsWithTheRun() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for index in 0..<300 {
+            try "{\"v\": 1, \"kind\": \"nope\", \"n\": \(index)}\n".write(
+                toFile: directory.appendingPathComponent("f\(String(format: "%03d", index)).jsonl").path,
+                atomically: true, encoding: .utf8)
+        }
+        let storeDirectory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: storeDirectory) }
+        let store = try Store(path: storeDirectory.appendingPathComponent("s.sqlite").path)
+        #expect(throws: IngestError.self) {
+            try Ingestor(store: store, options: Ingestor.Options(strict: true)).ingest(paths: [directory.path])
+        }
+        #expect(try store.listFiles().isEmpty)
+    }
+
     @Test("Links, FIFOs and hidden files met in a walk are skipped and listed")
     func walk() throws {
         let directory = try makeTemporaryDirectory()
