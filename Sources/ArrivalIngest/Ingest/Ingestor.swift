@@ -25,6 +25,14 @@ public struct Ingestor {
         public var recordsPerCommit = 200_000
         /// …or this many files.
         public var filesPerCommit = 2_000
+        /// In a bulk load (``bulkLoadWhenNew``), whole files are committed
+        /// together for this long instead, however many they are: a commit
+        /// there syncs the store, and every page the next batch changes
+        /// again is journaled first, so committing every 200,000 records
+        /// cost 10% of a 70,000-activity fleet's ingest. A run killed
+        /// meanwhile loses at most this much work: the next run ingests the
+        /// files it had not committed.
+        public var bulkCommitInterval: Duration = .seconds(10)
         /// Into a store that holds no file yet and that no other connection
         /// has open, write with a rollback journal and the store held alone
         /// (``Store/beginBulkLoad()``): every page is written once instead of
@@ -152,6 +160,7 @@ public struct Ingestor {
         let started = clock.now
         var committedRecords = 0
         var committedFiles = 0
+        var committedAt = started
 
         let channel = BatchChannel<Message>(capacity: 8)
         // Written batches go back to the reading thread to be refilled: their
@@ -206,12 +215,16 @@ public struct Ingestor {
                     throw InputError.readFailed(path: current, reason: "the reader lost its place")
                 }
                 index += 1
-                if summary.newRecords + summary.duplicateRecords - committedRecords >= options.recordsPerCommit
-                    || summary.filesRead - committedFiles >= options.filesPerCommit
-                {
+                let due =
+                    bulk
+                    ? clock.now - committedAt >= options.bulkCommitInterval
+                    : summary.newRecords + summary.duplicateRecords - committedRecords >= options.recordsPerCommit
+                        || summary.filesRead - committedFiles >= options.filesPerCommit
+                if due {
                     try store.commitBatch()
                     committedRecords = summary.newRecords + summary.duplicateRecords
                     committedFiles = summary.filesRead
+                    committedAt = clock.now
                 }
             }
         } catch {
