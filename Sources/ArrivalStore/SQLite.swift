@@ -24,6 +24,9 @@ public struct DatabaseError: Error, CustomStringConvertible {
 @usableFromInline
 final class Connection {
     let handle: OpaquePointer
+    /// Held by whichever thread uses the connection while a cursor's rows
+    /// are read on another (``Statement/forEachFetchedRow(kinds:_:)``).
+    let lock = NSLock()
 
     /// Process-wide settings, applied once before the first connection opens.
     private static let configured: Bool = {
@@ -143,7 +146,7 @@ final class Connection {
 /// its calls stay internal to the store.
 public final class Statement {
     @usableFromInline let handle: OpaquePointer
-    private unowned let connection: Connection
+    unowned let connection: Connection
     let sql: String
 
     init(connection: Connection, sql: String) throws(DatabaseError) {

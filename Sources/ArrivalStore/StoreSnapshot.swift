@@ -29,7 +29,7 @@ public struct StoreSnapshot {
     @inlinable
     public func forEachRequest(resolvingTokens: Bool = false, _ body: (RequestRow) throws -> Void) throws {
         let scan = try connection.prepare(Self.requestScan(resolvingTokens: resolvingTokens))
-        try scan.forEachRow { try body(RequestRow(statement: $0)) }
+        try scan.forEachFetchedRow(kinds: RequestRow.kinds) { try body(RequestRow(row: $0)) }
     }
 
     /// The query of ``forEachRequest(resolvingTokens:_:)``, its columns in ``RequestRow``'s order.
@@ -52,7 +52,7 @@ public struct StoreSnapshot {
     public func forEachRender(_ body: (RenderRow) throws -> Void) throws {
         let scan = try connection.prepare(
             "SELECT activity_id, os_version, app_version, seq, rendered_at, id FROM renders")
-        try scan.forEachRow { try body(RenderRow(statement: $0)) }
+        try scan.forEachFetchedRow(kinds: RenderRow.kinds) { try body(RenderRow(row: $0)) }
     }
 
     /// Every `callbacks` row that names its activity, in row order.
@@ -63,7 +63,7 @@ public struct StoreSnapshot {
             SELECT activity_id, os_version, app_version, callback, seq, received_at FROM callbacks
             WHERE activity_id IS NOT NULL
             """)
-        try scan.forEachRow { try body(CallbackRow(statement: $0)) }
+        try scan.forEachFetchedRow(kinds: CallbackRow.kinds) { try body(CallbackRow(row: $0)) }
     }
 
     /// Resolves every push token's owner into a temporary table: its
@@ -353,8 +353,11 @@ public struct StoreSnapshot {
 package struct RowLookup {
     let statement: Statement
 
-    /// The text of row `id` (empty when the row has none).
+    /// The text of row `id` (empty when the row has none). Safe while a
+    /// cursor of the same snapshot reads its rows ahead on another thread.
     package func text(ofRow id: Int64) throws -> String {
+        statement.connection.lock.lock()
+        defer { statement.connection.lock.unlock() }
         statement.bind(1, id)
         defer { statement.reset() }
         return try statement.step() ? statement.string(0) ?? "" : ""
@@ -363,82 +366,91 @@ package struct RowLookup {
 
 /// One `apns` row of ``StoreSnapshot/forEachRequest(_:)``.
 public struct RequestRow {
-    @usableFromInline let statement: Statement
+    @usableFromInline let row: FetchedRow
 
-    @inlinable init(statement: Statement) { self.statement = statement }
+    @inlinable init(row: FetchedRow) { self.row = row }
 
-    @inlinable @inline(__always) public var rowID: Int64 { statement.int(0) }
-    @inlinable @inline(__always) public var apnsID: String { statement.string(1) ?? "" }
-    @inlinable @inline(__always) public var sentAt: Int64 { statement.int(2) }
-    @inlinable @inline(__always) public var status: Int64 { statement.int(3) }
-    @inlinable @inline(__always) public var reason: String? { statement.string(4) }
-    @inlinable @inline(__always) public var pushToken: String? { statement.string(5) }
-    @inlinable @inline(__always) public var activityID: String? { statement.string(6) }
-    @inlinable @inline(__always) public var seq: Int64? { statement.optionalInt(7) }
-    @inlinable @inline(__always) public var event: String? { statement.string(8) }
-    @inlinable @inline(__always) public var apsTimestamp: Int64 { statement.int(9) }
-    @inlinable @inline(__always) public var payloadBytes: Int64? { statement.optionalInt(10) }
-    @inlinable @inline(__always) public var priority: Int64? { statement.optionalInt(12) }
+    /// How its columns are read, in the order of ``StoreSnapshot/requestScan(resolvingTokens:)``.
+    @usableFromInline static let kinds: [FetchedRow.Kind] = [
+        .int, .text, .int, .int, .text, .text, .text, .int, .text, .int, .int, .text, .int, .int,
+    ]
+
+    @inlinable @inline(__always) public var rowID: Int64 { row.int(0) }
+    @inlinable @inline(__always) public var apnsID: String { row.string(1) ?? "" }
+    @inlinable @inline(__always) public var sentAt: Int64 { row.int(2) }
+    @inlinable @inline(__always) public var status: Int64 { row.int(3) }
+    @inlinable @inline(__always) public var reason: String? { row.string(4) }
+    @inlinable @inline(__always) public var pushToken: String? { row.string(5) }
+    @inlinable @inline(__always) public var activityID: String? { row.string(6) }
+    @inlinable @inline(__always) public var seq: Int64? { row.optionalInt(7) }
+    @inlinable @inline(__always) public var event: String? { row.string(8) }
+    @inlinable @inline(__always) public var apsTimestamp: Int64 { row.int(9) }
+    @inlinable @inline(__always) public var payloadBytes: Int64? { row.optionalInt(10) }
+    @inlinable @inline(__always) public var priority: Int64? { row.optionalInt(12) }
     /// The provider as its index in ``PushProvider/allCases`` (0: APNs itself).
-    @inlinable @inline(__always) public var providerIndex: Int { Int(statement.int(13)) }
+    @inlinable @inline(__always) public var providerIndex: Int { Int(row.int(13)) }
 
     /// The bytes of the activity id (nil: none), valid only during `body`.
     @inlinable @inline(__always)
     public func withActivityBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
-        try statement.withText(6, body)
+        try row.withText(6, body)
     }
 
     /// The topic, resolved through `last` when the row repeats the previous row's topic.
     @inlinable @inline(__always)
     public func topic(through last: inout LastText, _ make: (String?) -> Int32?) -> Int32? {
-        last.resolve(statement, 11, make)
+        last.resolve(row, 11, make)
     }
 }
 
 /// What a `renders` row and a `callbacks` row share, in the same columns:
 /// the activity (0) and the device's OS and app versions (1, 2).
 public protocol DeviceEvidenceRow {
-    var statement: Statement { get }
+    var row: FetchedRow { get }
 }
 
 extension DeviceEvidenceRow {
-    @inlinable @inline(__always) public var osVersion: String? { statement.string(1) }
-    @inlinable @inline(__always) public var appVersion: String? { statement.string(2) }
+    @inlinable @inline(__always) public var osVersion: String? { row.string(1) }
+    @inlinable @inline(__always) public var appVersion: String? { row.string(2) }
 
     /// The bytes of column `column` (0 the activity, 1 the OS version, 2
     /// the app version; nil: NULL), valid only during `body`.
     @inlinable @inline(__always)
     public func withText<R>(_ column: Int32, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
-        try statement.withText(column, body)
+        try row.withText(column, body)
     }
 
     /// The activity id, resolved through `last` when the row repeats the previous row's activity.
     @inlinable @inline(__always)
     public func activity(through last: inout LastText, _ make: (String?) -> Int32?) -> Int32? {
-        last.resolve(statement, 0, make)
+        last.resolve(row, 0, make)
     }
 }
 
 /// One `renders` row of ``StoreSnapshot/forEachRender(_:)``.
 public struct RenderRow: DeviceEvidenceRow {
-    public let statement: Statement
+    public let row: FetchedRow
 
-    @inlinable init(statement: Statement) { self.statement = statement }
+    @inlinable init(row: FetchedRow) { self.row = row }
 
-    @inlinable @inline(__always) public var seq: Int64 { statement.int(3) }
-    @inlinable @inline(__always) public var renderedAt: Int64 { statement.int(4) }
-    @inlinable @inline(__always) public var rowID: Int64 { statement.int(5) }
+    @usableFromInline static let kinds: [FetchedRow.Kind] = [.text, .text, .text, .int, .int, .int]
+
+    @inlinable @inline(__always) public var seq: Int64 { row.int(3) }
+    @inlinable @inline(__always) public var renderedAt: Int64 { row.int(4) }
+    @inlinable @inline(__always) public var rowID: Int64 { row.int(5) }
 }
 
 /// One `callbacks` row of ``StoreSnapshot/forEachCallback(_:)``.
 public struct CallbackRow: DeviceEvidenceRow {
-    public let statement: Statement
+    public let row: FetchedRow
 
-    @inlinable init(statement: Statement) { self.statement = statement }
+    @inlinable init(row: FetchedRow) { self.row = row }
 
-    @inlinable @inline(__always) public var callback: String? { statement.string(3) }
-    @inlinable @inline(__always) public var seq: Int64? { statement.optionalInt(4) }
-    @inlinable @inline(__always) public var receivedAt: Int64 { statement.int(5) }
+    @usableFromInline static let kinds: [FetchedRow.Kind] = [.text, .text, .text, .text, .int, .int]
+
+    @inlinable @inline(__always) public var callback: String? { row.string(3) }
+    @inlinable @inline(__always) public var seq: Int64? { row.optionalInt(4) }
+    @inlinable @inline(__always) public var receivedAt: Int64 { row.int(5) }
 }
 
 /// The last text read from a column and what it resolved to, so a row that
@@ -456,7 +468,7 @@ public struct LastText {
     public init() {}
 
     @inlinable
-    mutating func resolve(_ row: Statement, _ column: Int32, _ make: (String?) -> Int32?) -> Int32? {
+    mutating func resolve(_ row: FetchedRow, _ column: Int32, _ make: (String?) -> Int32?) -> Int32? {
         if let value, row.text(column, equals: bytes) { return value }
         let text = row.string(column)
         let made = make(text)

@@ -1,3 +1,4 @@
+import ArrivalStore
 import Foundation
 
 /// The files of one ingest, in the order they are read: a list made up

@@ -1,23 +1,23 @@
-import ArrivalModel
-import ArrivalStore
 import Foundation
 
-/// A bounded hand-off between the thread that reads and decodes a file and
-/// the thread that writes it: the producer waits when `capacity` batches are
-/// queued, so memory stays bounded by batch size, not input size.
-final class BatchChannel<Element: Sendable>: @unchecked Sendable {
+/// A bounded hand-off between two threads: the one that reads and decodes a
+/// file and the one that writes it (ingest), or the one that steps a query
+/// and the one that analyses its rows (``StoreSnapshot``). The producer
+/// waits when `capacity` batches are queued, so memory stays bounded by
+/// batch size, not input size.
+package final class BatchChannel<Element: Sendable>: @unchecked Sendable {
     private let condition = NSCondition()
     private var queue: [Element] = []
     private var closed = false
     private var cancelled = false
     private let capacity: Int
 
-    init(capacity: Int) {
+    package init(capacity: Int) {
         self.capacity = capacity
     }
 
     /// Returns false when the consumer cancelled: stop producing.
-    func send(_ element: Element) -> Bool {
+    package func send(_ element: Element) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         while queue.count >= capacity && !cancelled { condition.wait() }
@@ -27,14 +27,14 @@ final class BatchChannel<Element: Sendable>: @unchecked Sendable {
         return true
     }
 
-    func close() {
+    package func close() {
         condition.lock()
         closed = true
         condition.broadcast()
         condition.unlock()
     }
 
-    func cancel() {
+    package func cancel() {
         condition.lock()
         cancelled = true
         queue.removeAll()
@@ -45,7 +45,7 @@ final class BatchChannel<Element: Sendable>: @unchecked Sendable {
     /// Adds `element` if there is room and nobody cancelled; never waits.
     /// Returns whether it was taken.
     @discardableResult
-    func offer(_ element: Element) -> Bool {
+    package func offer(_ element: Element) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         guard queue.count < capacity, !cancelled, !closed else { return false }
@@ -55,7 +55,7 @@ final class BatchChannel<Element: Sendable>: @unchecked Sendable {
     }
 
     /// The next element if one is queued; never waits.
-    func poll() -> Element? {
+    package func poll() -> Element? {
         condition.lock()
         defer { condition.unlock() }
         guard !queue.isEmpty else { return nil }
@@ -65,7 +65,7 @@ final class BatchChannel<Element: Sendable>: @unchecked Sendable {
     }
 
     /// The next element, or nil once the channel is closed and drained.
-    func receive() -> Element? {
+    package func receive() -> Element? {
         condition.lock()
         defer { condition.unlock() }
         while queue.isEmpty && !closed { condition.wait() }
