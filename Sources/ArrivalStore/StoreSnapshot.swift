@@ -120,7 +120,7 @@ public struct StoreSnapshot {
             """
             SELECT push_token, activity_id, received_at FROM callbacks WHERE callback = 'push_token'
             """)
-        try scan.forEachRow { row in
+        try scan.forEachFetchedRow(kinds: [.text, .text, .int]) { row in
             guard let token = row.string(0), let activity = row.string(1) else { return }
             try body(token, activity, row.int(2))
         }
@@ -420,10 +420,11 @@ extension DeviceEvidenceRow {
         try row.withText(column, body)
     }
 
-    /// The activity id, resolved through `last` when the row repeats the previous row's activity.
+    /// The activity id, resolved from its bytes (nil: none) through `last`
+    /// when the row repeats the previous row's activity.
     @inlinable @inline(__always)
-    public func activity(through last: inout LastText, _ make: (String?) -> Int32?) -> Int32? {
-        last.resolve(row, 0, make)
+    public func activity(through last: inout LastText, _ make: (UnsafeRawBufferPointer?) -> Int32?) -> Int32? {
+        last.resolveBytes(row, 0, make)
     }
 }
 
@@ -475,5 +476,19 @@ public struct LastText {
         bytes = text.map { Array($0.utf8) }
         value = .some(made)
         return made
+    }
+
+    /// As ``resolve(_:_:_:)``, with the column's bytes rather than a String.
+    @inlinable
+    mutating func resolveBytes(_ row: FetchedRow, _ column: Int32, _ make: (UnsafeRawBufferPointer?) -> Int32?)
+        -> Int32?
+    {
+        if let value, row.text(column, equals: bytes) { return value }
+        return row.withText(column) { text in
+            let made = make(text)
+            bytes = text.map { Array($0) }
+            value = .some(made)
+            return made
+        }
     }
 }
