@@ -22,10 +22,24 @@ enum FileSource: Sendable {
 
     func makeIterator() -> Iterator { Iterator(source: self) }
 
+    /// The files in order, with the next ``Iterator/window`` of them asked
+    /// of the kernel ahead of their reading (`POSIX_FADV_WILLNEED`): a tree
+    /// of small files not in the page cache is read from disk while the files
+    /// before it are decoded, instead of one file's wait at a time (a cold
+    /// 70,000-activity fleet's ingest took 6.4 s against 4.2 s warm).
     struct Iterator {
         let source: FileSource
+        /// Files asked ahead of their reading.
+        static let window = 256
+        /// At most this much of a file is asked ahead: the kernel reads a
+        /// large file ahead as it is read.
+        static let aheadBytes = 4 << 20
         private var index = 0
         private var chunk: [String] = []
+        private var chunkIndex = 0
+        private var ahead: [Ingestor.NamedFile] = []
+        private var head = 0
+        private var ended = false
 
         init(source: FileSource) {
             self.source = source
@@ -33,19 +47,59 @@ enum FileSource: Sendable {
 
         /// The next file, waiting for the walk to find it; nil at the end.
         mutating func next() -> Ingestor.NamedFile? {
+            if head >= Self.window {  // what was handed out goes, so memory stays at a window
+                ahead.removeFirst(head)
+                head = 0
+            }
+            if head == ahead.count {
+                guard let file = pull(waiting: true) else { return nil }
+                Self.readAhead(file)
+                ahead.append(file)
+            }
+            // Fill the window with what is listed already, never waiting for the walk.
+            while ahead.count - head <= Self.window, let file = pull(waiting: false) {
+                Self.readAhead(file)
+                ahead.append(file)
+            }
+            defer { head += 1 }
+            return ahead[head]
+        }
+
+        /// The next file of the source; without `waiting`, nil when the walk has listed none yet.
+        private mutating func pull(waiting: Bool) -> Ingestor.NamedFile? {
+            guard !ended else { return nil }
             switch source {
             case .list(let files):
-                guard index < files.count else { return nil }
+                guard index < files.count else {
+                    ended = true
+                    return nil
+                }
                 defer { index += 1 }
                 return files[index]
             case .listing(let listing):
-                while index == chunk.count {
-                    guard let next = listing.receive() else { return nil }
-                    (chunk, index) = (next, 0)
+                while chunkIndex == chunk.count {
+                    guard let next = waiting ? listing.receive() : listing.poll() else {
+                        if waiting { ended = true }
+                        return nil
+                    }
+                    (chunk, chunkIndex) = (next, 0)
                 }
-                defer { index += 1 }
-                return Ingestor.NamedFile(path: chunk[index], name: chunk[index])
+                defer { chunkIndex += 1 }
+                return Ingestor.NamedFile(path: chunk[chunkIndex], name: chunk[chunkIndex])
             }
+        }
+
+        /// Asks the kernel to read the start of `file` into the page cache, without waiting for it.
+        private static func readAhead(_ file: Ingestor.NamedFile) {
+            #if os(Linux)
+                // Non-blocking: a FIFO put in a file's place since the walk must not hold the open.
+                let fd = open(file.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+                guard fd >= 0 else { return }
+                defer { close(fd) }
+                let start = file.range?.lowerBound ?? 0
+                let length = min(file.range?.count ?? Int.max, aheadBytes)
+                _ = posix_fadvise(fd, off_t(start), off_t(length), POSIX_FADV_WILLNEED)
+            #endif
         }
     }
 }
@@ -76,6 +130,9 @@ final class FileListing: @unchecked Sendable {
 
     /// The next chunk, or nil once the walk ended and every chunk was taken.
     func receive() -> [String]? { chunks.receive() }
+
+    /// The next chunk if one is listed already; never waits.
+    func poll() -> [String]? { chunks.poll() }
 
     func cancel() { chunks.cancel() }
 
