@@ -102,7 +102,8 @@ public struct Ingestor {
             if !chunk.isEmpty { _ = listing.send(chunk) }
             listing.finish(walker)
         }
-        walk.stackSize = 1 << 20
+        // The walk recurses once per directory level: as deep as a path can go (PATH_MAX) fits.
+        walk.stackSize = 8 << 20
         walk.start()
         defer { listing.cancel() }
         var summary = try ingest(.listing(listing), into: IngestSummary(), progress: progress)

@@ -234,6 +234,25 @@ struct IngestTests {
         #expect(seen.filter { !$0.listing }.allSatisfy { $0.filesTotal == 600 })
     }
 
+    @Test("A tree as deep as a path can go is walked on the walk's own thread")
+    func deepTree() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Nested directories up to about 4,000 bytes of path (PATH_MAX is 4,096), a file at the bottom.
+        let levels = (4_000 - directory.path.utf8.count) / 2
+        let deepest = directory.path + String(repeating: "/a", count: levels)
+        try FileManager.default.createDirectory(atPath: deepest, withIntermediateDirectories: true)
+        try
+            "{\"v\": 1, \"kind\": \"render\", \"activity_id\": \"a\", \"seq\": 1, \"rendered_at\": \"2026-11-21T00:00:00Z\"}\n"
+            .write(toFile: deepest + "/x.jsonl", atomically: true, encoding: .utf8)
+        let storeDirectory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: storeDirectory) }
+        let store = try Store(path: storeDirectory.appendingPathComponent("s.sqlite").path)
+        let summary = try Ingestor(store: store).ingest(paths: [directory.path])
+        #expect(levels > 1_900)
+        #expect(summary.filesRead == 1 && summary.newRecords == 1 && summary.unreadable.isEmpty)
+    }
+
     @Test("A run stopped by a malformed line (--strict) stops the walk too")
     func walkStopsWithTheRun() throws {
         let directory = try makeTemporaryDirectory()
