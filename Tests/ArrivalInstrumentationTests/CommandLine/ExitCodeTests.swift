@@ -20,17 +20,31 @@ struct CommandOutcome: CustomStringConvertible {
 /// Runs the built `arrival` (next to the test bundle) with swift-subprocess.
 /// `asUnprivileged` runs it as `nobody` when the tests run as root, for whom
 /// no permission bit is ever in the way.
+///
+/// The user is changed by `setpriv` (util-linux), in a process of its own,
+/// not by swift-subprocess in the child it forks: `setgroups` in the forked
+/// child of this many-threaded test process can wait forever for a thread
+/// that was starting or ending at the fork (glibc's set-ID broadcast), which
+/// hung CI once. Without `setpriv`, the child changes user itself.
 func arrival(
     _ arguments: [String], in directory: URL? = nil, asUnprivileged: Bool = false
 ) async throws -> CommandOutcome {
     var options = PlatformOptions()
+    var executable = try builtProduct("arrival").path
+    var arguments = arguments
+    let setpriv = "/usr/bin/setpriv"
     if asUnprivileged, getuid() == 0 {
-        options.userID = 65534
-        options.groupID = 65534
-        options.supplementaryGroups = []
+        if FileManager.default.isExecutableFile(atPath: setpriv) {
+            arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "--", executable] + arguments
+            executable = setpriv
+        } else {
+            options.userID = 65534
+            options.groupID = 65534
+            options.supplementaryGroups = []
+        }
     }
     let result = try await Subprocess.run(
-        .path(.init(try builtProduct("arrival").path)),
+        .path(.init(executable)),
         arguments: Arguments(arguments),
         workingDirectory: directory.map { .init($0.path) },
         platformOptions: options,
