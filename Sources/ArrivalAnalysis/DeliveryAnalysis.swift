@@ -1,6 +1,5 @@
 import ArrivalModel
 import ArrivalStore
-import Foundation
 
 /// The outcomes and metrics (Documentation/Outcomes.md, Metrics.md)
 /// computed in one pass over each table.
@@ -131,24 +130,21 @@ package struct DeliveryAnalysis {
             let reason = row.reason
             let accepted = status == 200
             let seq = row.seq
-            // The activity the row names, else its push token's owner's.
-            let named = row.withActivityBytes { $0 != nil }
-            let owner = named ? nil : row.pushToken.flatMap { owners[ExactString($0)] }
+            let activityName = row.activityID ?? row.pushToken.flatMap { owners[ExactString($0)] }
             let inWindow = tallies.add(
                 sentAt: sentAt, status: status, reason: reason, payloadBytes: row.payloadBytes,
-                attributed: named || owner != nil, hasSeq: seq != nil)
+                attributed: activityName != nil, hasSeq: seq != nil)
             if inWindow && samplingRequests {
                 let one = RequestCluster(
                     total: 1, accepted: accepted ? 1 : 0, oversizeFailures: isOversizeFailure(status, reason) ? 1 : 0)
-                if let activityName = owner ?? row.activityID {
+                if let activityName {
                     requestClusters[ExactString(activityName), default: RequestCluster()].add(one)
                 } else {
                     unattributedClusters.append(one)
                 }
             }
-            guard named || owner != nil, let seq else { return }
-            // Numbered from the row's bytes: no String is made for an activity seen before.
-            let activity = owner.map { intern(activity: $0) } ?? row.withActivityBytes { intern(activityBytes: $0!) }
+            guard let activityName, let seq else { return }
+            let activity = intern(activity: activityName)
             if tallyByDayAndHour { requestRows.append((row.rowID, activity)) }
             let event = row.event ?? "update"
             let app = row.topic(through: &lastTopic) { self.app(ofTopic: $0) } ?? 0
@@ -165,7 +161,7 @@ package struct DeliveryAnalysis {
 
         // Renders: first render per update, activity start, device evidence.
         try snapshot.forEachRender { row in
-            guard let activity = row.activity(through: &lastActivity, { $0.flatMap { activityNames.id(ofBytes: $0) } })
+            guard let activity = row.activity(through: &lastActivity, { $0.flatMap { activityNames.id(of: $0) } })
             else { return }
             if tallyByDayAndHour { renderRows.append((row.rowID, activity)) }
             considerRender(
@@ -176,7 +172,7 @@ package struct DeliveryAnalysis {
         // Callbacks: activity start, content-update and token callbacks, device evidence.
         lastActivity = LastText()
         try snapshot.forEachCallback { row in
-            guard let activity = row.activity(through: &lastActivity, { $0.flatMap { activityNames.id(ofBytes: $0) } })
+            guard let activity = row.activity(through: &lastActivity, { $0.flatMap { activityNames.id(of: $0) } })
             else { return }
             considerCallback(
                 activity: activity, kind: CallbackKind(row.callback), seq: row.seq, at: row.receivedAt,
@@ -340,13 +336,6 @@ package struct DeliveryAnalysis {
 
     mutating func intern(activity name: String) -> Int32 {
         let id = activityNames.intern(name)
-        if Int(id) == activities.count { activities.append(Activity()) }
-        return id
-    }
-
-    /// The number of the activity with this id's UTF-8 bytes (a new one the first time).
-    mutating func intern(activityBytes bytes: UnsafeRawBufferPointer) -> Int32 {
-        let id = activityNames.intern(bytes: bytes)
         if Int(id) == activities.count { activities.append(Activity()) }
         return id
     }
@@ -562,94 +551,21 @@ struct UpdateTable {
 }
 
 /// Numbers distinct strings (by code point) in order of first appearance.
-///
-/// Found by their UTF-8 bytes in a table of its own (open addressing, at
-/// most half full, Swift's seeded hash of the bytes): a row's activity is
-/// looked up without making a String, and a String is made once per
-/// distinct value.
 package struct Interner {
+    private var ids: [ExactString: Int32] = [:]
     private(set) var values: [ExactString] = []
-    /// Per slot: the number + 1 of the value there (0: empty).
-    private var slots = [Int32](repeating: 0, count: 16)
-    /// Per value: the hash of its bytes.
-    private var hashes: [Int] = []
 
     package subscript(id: Int) -> ExactString { values[id] }
 
-    func id(of text: String) -> Int32? {
-        var text = text
-        return text.withUTF8 { id(ofBytes: UnsafeRawBufferPointer($0)) }
-    }
+    func id(of text: String) -> Int32? { ids[ExactString(text)] }
 
     mutating func intern(_ text: String) -> Int32 {
-        var text = text
-        return text.withUTF8 { intern(bytes: UnsafeRawBufferPointer($0)) }
-    }
-
-    /// The number of the value with these bytes, if it has one.
-    func id(ofBytes bytes: UnsafeRawBufferPointer) -> Int32? {
-        Self.asText(bytes) { bytes in find(bytes, hash: Self.hash(bytes)).id }
-    }
-
-    /// The number of the value with these bytes, a new one the first time.
-    mutating func intern(bytes: UnsafeRawBufferPointer) -> Int32 {
-        Self.asText(bytes) { bytes in
-            let hash = Self.hash(bytes)
-            let (found, slot) = find(bytes, hash: hash)
-            if let found { return found }
-            let id = Int32(values.count)
-            values.append(ExactString(String(decoding: bytes, as: UTF8.self)))
-            hashes.append(hash)
-            slots[slot] = id + 1
-            if values.count * 2 > slots.count { grow() }
-            return id
-        }
-    }
-
-    /// Calls `body` with the bytes a String of them holds: themselves when
-    /// they are UTF-8, else their decoding (each bad sequence a U+FFFD), so
-    /// that bytes and the String made of them find the same value.
-    private static func asText<R>(_ bytes: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> R) -> R {
-        if bytes.allSatisfy({ $0 < 0x80 }) || String(validating: bytes, as: UTF8.self) != nil { return body(bytes) }
-        var text = String(decoding: bytes, as: UTF8.self)
-        return text.withUTF8 { body(UnsafeRawBufferPointer($0)) }
-    }
-
-    private static func hash(_ bytes: UnsafeRawBufferPointer) -> Int {
-        var hasher = Hasher()
-        hasher.combine(bytes: bytes)
-        return hasher.finalize()
-    }
-
-    /// The value with these bytes, or the empty slot where it would go.
-    private func find(_ bytes: UnsafeRawBufferPointer, hash: Int) -> (id: Int32?, slot: Int) {
-        let mask = slots.count - 1
-        var slot = hash & mask
-        while true {
-            let entry = slots[slot]
-            if entry == 0 { return (nil, slot) }
-            let id = Int(entry - 1)
-            if hashes[id] == hash && Self.equal(values[id], bytes) { return (Int32(id), slot) }
-            slot = (slot + 1) & mask
-        }
-    }
-
-    private static func equal(_ value: ExactString, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        value.text.utf8.withContiguousStorageIfAvailable { stored in
-            guard stored.count == bytes.count else { return false }
-            guard let a = stored.baseAddress, let b = bytes.baseAddress else { return true }  // both empty
-            return memcmp(a, b, stored.count) == 0
-        } ?? value.text.utf8.elementsEqual(bytes)
-    }
-
-    private mutating func grow() {
-        slots = [Int32](repeating: 0, count: slots.count * 2)
-        let mask = slots.count - 1
-        for (id, hash) in hashes.enumerated() {
-            var slot = hash & mask
-            while slots[slot] != 0 { slot = (slot + 1) & mask }
-            slots[slot] = Int32(id) + 1
-        }
+        let key = ExactString(text)
+        if let id = ids[key] { return id }
+        let id = Int32(values.count)
+        ids[key] = id
+        values.append(key)
+        return id
     }
 }
 

@@ -243,27 +243,6 @@ public final class Statement {
         return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
     }
 
-    /// The column's text as bytes (nil: SQL NULL), valid only during `body`.
-    @inlinable
-    func withText<R>(_ column: Int32, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
-        guard let text = sqlite3_column_text(handle, column) else { return try body(nil) }
-        return try body(UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, column))))
-    }
-
-    /// Whether the column holds exactly `bytes` as text (`nil`: SQL NULL),
-    /// compared without making a String.
-    @inlinable
-    func text(_ column: Int32, equals bytes: [UInt8]?) -> Bool {
-        guard let text = sqlite3_column_text(handle, column) else { return bytes == nil }
-        guard let bytes else { return false }
-        let count = Int(sqlite3_column_bytes(handle, column))
-        guard count == bytes.count else { return false }
-        return bytes.withUnsafeBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { return true }  // both empty
-            return memcmp(text, base, count) == 0
-        }
-    }
-
     /// Runs a query and calls `body` for each row.
     @usableFromInline
     func forEachRow(_ body: (Statement) throws -> Void) throws {

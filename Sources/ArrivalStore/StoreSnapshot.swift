@@ -420,11 +420,10 @@ extension DeviceEvidenceRow {
         try row.withText(column, body)
     }
 
-    /// The activity id, resolved from its bytes (nil: none) through `last`
-    /// when the row repeats the previous row's activity.
+    /// The activity id, resolved through `last` when the row repeats the previous row's activity.
     @inlinable @inline(__always)
-    public func activity(through last: inout LastText, _ make: (UnsafeRawBufferPointer?) -> Int32?) -> Int32? {
-        last.resolveBytes(row, 0, make)
+    public func activity(through last: inout LastText, _ make: (String?) -> Int32?) -> Int32? {
+        last.resolve(row, 0, make)
     }
 }
 
@@ -476,19 +475,5 @@ public struct LastText {
         bytes = text.map { Array($0.utf8) }
         value = .some(made)
         return made
-    }
-
-    /// As ``resolve(_:_:_:)``, with the column's bytes rather than a String.
-    @inlinable
-    mutating func resolveBytes(_ row: FetchedRow, _ column: Int32, _ make: (UnsafeRawBufferPointer?) -> Int32?)
-        -> Int32?
-    {
-        if let value, row.text(column, equals: bytes) { return value }
-        return row.withText(column) { text in
-            let made = make(text)
-            bytes = text.map { Array($0) }
-            value = .some(made)
-            return made
-        }
     }
 }

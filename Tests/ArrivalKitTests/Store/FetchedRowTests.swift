@@ -40,7 +40,7 @@ struct FetchedRowTests {
                 direct.append(
                     (
                         row.int(0), row.optionalInt(1), row.string(2), row.optionalInt(3),
-                        row.withText(2) { $0.map { Array($0) } }
+                        row.string(2).map { Array($0.utf8) }
                     ))
             }
             var fetched: [Values] = []
