@@ -256,7 +256,8 @@ extension Store {
                 let list = Self.placeholders(present.count)
                 let total = removal.total
                 // Children before parents: malformed_lines and skipped_files
-                // reference files, and foreign keys are on.
+                // reference files, and foreign keys are on (outside an
+                // ingest batch; inside one, this order keeps them whole).
                 let steps =
                     FileRemoval.Part.allCases.map { (sql: $0.deleteSQL(list), expected: total[$0]) }
                     + [(sql: "DELETE FROM files WHERE id IN (\(list))", expected: present.count)]

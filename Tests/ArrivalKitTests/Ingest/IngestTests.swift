@@ -162,6 +162,62 @@ struct IngestTests {
         #expect(try store.listFiles().count == 1)
     }
 
+    /// The rows of `PRAGMA foreign_key_check`: every row whose key names no parent.
+    func foreignKeyViolations(_ store: Store) throws -> [String] {
+        let check = try store.connection.prepare("PRAGMA foreign_key_check")
+        var violations: [String] = []
+        try check.forEachRow { violations.append("\($0.string(0) ?? "?") row \($0.int(1)) -> \($0.string(2) ?? "?")") }
+        return violations
+    }
+
+    @Test(
+        "Ingest keeps every foreign key whole although it does not enforce them inside its batch, and they are enforced again after it",
+        arguments: [false, true])
+    func foreignKeysWhole(bulk: Bool) throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fm = FileManager.default
+        // Repeated records (record_repeats), malformed lines, the same bytes under a
+        // second path (skipped_files), and a gzip file stored cut short, then whole
+        // (its earlier version replaced, with its children).
+        let sample = GoldenReportTests.packageRoot.appendingPathComponent(
+            "SampleData/sender/2026-11-21/apns-06.jsonl.gz")
+        let whole = try Data(contentsOf: sample)
+        let grown = directory.appendingPathComponent("grown.jsonl.gz").path
+        try whole.prefix(whole.count / 3).write(to: URL(fileURLWithPath: grown))
+        try fm.copyItem(
+            atPath: fixture("dedup/records.jsonl"), toPath: directory.appendingPathComponent("a.jsonl").path)
+        try fm.copyItem(
+            atPath: fixture("dedup/records.jsonl"), toPath: directory.appendingPathComponent("b.jsonl").path)
+        try fm.copyItem(
+            atPath: fixture("dedup/more.jsonl.gz"), toPath: directory.appendingPathComponent("more.jsonl.gz").path)
+        try fm.copyItem(
+            atPath: fixture("hostile/hostile.jsonl"), toPath: directory.appendingPathComponent("hostile.jsonl").path)
+        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        var options = Ingestor.Options()
+        options.bulkLoadWhenNew = bulk
+        options.recordsPerCommit = 3  // several batches
+        let first = try Ingestor(store: store, options: options).ingest(paths: [directory.path])
+        #expect(first.filesSkippedAsDuplicate == 1 && first.duplicateRecords > 0 && first.malformedLines > 0)
+        try whole.write(to: URL(fileURLWithPath: grown))
+        let second = try Ingestor(store: store, options: options).ingest(paths: [grown])
+        #expect(second.filesReplaced == 1)
+
+        let counts = try store.connection.prepare(
+            "SELECT (SELECT count(*) FROM record_repeats), (SELECT count(*) FROM skipped_files), (SELECT count(*) FROM malformed_lines)"
+        )
+        #expect(try counts.step())
+        #expect(counts.int(0) > 0 && counts.int(1) == 1 && counts.int(2) > 0)
+        counts.reset()
+        #expect(try foreignKeyViolations(store) == [])
+        #expect(try store.enforcesForeignKeys)
+        // Enforced: a malformed line of no file is refused.
+        #expect(throws: DatabaseError.self) {
+            try store.connection.execute(
+                "INSERT INTO malformed_lines (file_id, line, cause) VALUES (9999, 1, 'invalid_json')")
+        }
+    }
+
     @Test("A file rewritten at the same path with other bytes (not grown) is a second file, and nothing is replaced")
     func rewrittenFileIsAnotherFile() throws {
         let directory = try makeTemporaryDirectory()
