@@ -1,3 +1,4 @@
+import ArrivalModel
 import Crypto
 import Foundation
 import Hummingbird
@@ -458,16 +459,8 @@ final class Spool: @unchecked Sendable {
         lock.withLock { reservedBytes -= bytes }
     }
 
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-
     static func hex<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-        var text: [UInt8] = []
-        text.reserveCapacity(64)
-        for byte in bytes {
-            text.append(hexDigits[Int(byte >> 4)])
-            text.append(hexDigits[Int(byte & 15)])
-        }
-        return String(decoding: text, as: UTF8.self)
+        LowercaseHex.string(bytes)
     }
 
     /// The first 8 bytes of the SHA-256 of `bytes`: what tells a header or

@@ -1,3 +1,4 @@
+import ArrivalModel
 import Foundation
 
 /// A `callback` record: the app observed an ActivityKit callback. Each case
@@ -53,14 +54,7 @@ public struct CallbackReport: Sendable, Equatable {
 
     /// Lower-case hex of a token's bytes, as APNs and the contract write tokens.
     public static func hex(_ token: Data) -> String {
-        let digits: [UInt8] = Array("0123456789abcdef".utf8)
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(token.count * 2)
-        for byte in token {
-            bytes.append(digits[Int(byte >> 4)])
-            bytes.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        LowercaseHex.string(token)
     }
 
     /// The JSON line (with its `\n`), device fields falling back to `defaults`.

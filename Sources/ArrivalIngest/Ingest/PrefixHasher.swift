@@ -1,5 +1,5 @@
+import ArrivalModel
 import Crypto
-import Foundation
 
 /// SHA-256 of a stream of bytes, and of its first N bytes for chosen N on the
 /// way: how ingest tells that a file begins with the bytes of a version of it
@@ -39,6 +39,6 @@ struct PrefixHasher {
     var isPastCheckpoints: Bool { checkpoints.isEmpty }
 
     static func hex(_ digest: SHA256.Digest) -> String {
-        digest.map { String(format: "%02x", $0) }.joined()
+        LowercaseHex.string(digest)
     }
 }
