@@ -67,7 +67,7 @@ extension Store {
     /// ends). Setting the file's hash changes a parent key (`skipped_files`
     /// references it), and with enforcement on SQLite must be able to undo
     /// that one statement alone, so it first copied every page the statement
-    /// touched to a statement journal: about six pages of 16 KiB per file,
+    /// touched to a statement journal: about six pages (of 16 KiB then) per file,
     /// 2.1 GB of writes to a temporary file for the 22,094 files of a 70k
     /// fleet (Benchmarks/whole-job/README.md). The batch cannot break a key:
     /// every row it adds names the file being written, whose registry row

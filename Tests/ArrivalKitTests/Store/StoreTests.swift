@@ -27,7 +27,7 @@ struct StoreTests {
         #expect(try Store(path: path).appliedMigrations() == names)  // reopening applies nothing again
     }
 
-    @Test("Store uses WAL and, when new, 16 KiB pages")
+    @Test("Store uses WAL and, when new, 32 KiB pages")
     func wal() throws {
         try withStore { store in
             let statement = try store.connection.prepare("PRAGMA journal_mode")
@@ -36,7 +36,7 @@ struct StoreTests {
             statement.reset()
             let pageSize = try store.connection.prepare("PRAGMA page_size")
             #expect(try pageSize.step())
-            #expect(pageSize.int(0) == 16384)
+            #expect(pageSize.int(0) == 32768)
             pageSize.reset()
         }
     }
