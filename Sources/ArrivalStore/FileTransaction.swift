@@ -282,6 +282,14 @@ final class RecordStatements {
         _ done: (_ row: RowBatch.Row, _ storedKey: Int64?) throws(DatabaseError) -> Void
     ) throws(DatabaseError) {
         let rows = batch.rows
+        // The kinds whose statements were bound (indexed by ``RecordKind/index``).
+        var bound = [false, false, false]
+        // The arena goes back to the reader: leave no statement pointing into it.
+        defer {
+            for statements in [apns, renders, callbacks] where bound[statements.kind.index] {
+                for statement in statements.all { statement.clearBindings() }
+            }
+        }
         try batch.bytes.withUnsafeBufferPointer { (arena) throws(DatabaseError) in
             // The arena is never empty-addressed: an empty string binds as '' not NULL.
             let base = arena.baseAddress.map(UnsafeRawPointer.init) ?? UnsafeRawPointer(emptyCString)
@@ -289,6 +297,7 @@ final class RecordStatements {
             var index = 0
             while index < rows.count {
                 let statements = self.statements(for: rows[index].kind)
+                bound[statements.kind.index] = true
                 var run = 1
                 while index + run < rows.count, run < 64, rows[index + run].kind == statements.kind { run += 1 }
                 guard let (count, insert) = statements.multi.first(where: { $0.rows <= run }) else {
@@ -340,10 +349,6 @@ final class RecordStatements {
                 }
                 index += count
             }
-        }
-        // The arena goes back to the reader: leave no statement pointing into it.
-        for statements in [apns, renders, callbacks] {
-            for statement in statements.all { statement.clearBindings() }
         }
     }
 
