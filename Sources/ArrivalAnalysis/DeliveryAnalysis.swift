@@ -153,7 +153,7 @@ package struct DeliveryAnalysis {
                     activity: activity, seq: seq, accepted: accepted, at: sentAt, apsTimestamp: row.apsTimestamp,
                     isEnd: event == "end", isStart: event == "start", app: app, priority: row.priority,
                     provider: UInt8(truncatingIfNeeded: row.providerIndex), pickRow: row.rowID),
-                candidateApnsID: { row.apnsID }, apnsID: { try pickApnsID.text(ofRow: $0) })
+                candidateApnsID: { try pickApnsID.text(ofRow: row.rowID) }, apnsID: { try pickApnsID.text(ofRow: $0) })
         }
 
         tallies.finish()

@@ -36,7 +36,7 @@ public struct StoreSnapshot {
     @usableFromInline
     static func requestScan(resolvingTokens: Bool) -> String {
         """
-        SELECT a.id, a.apns_id, a.sent_at, a.status, a.reason, a.push_token,
+        SELECT a.id, a.sent_at, a.status, a.reason, a.push_token,
                \(resolvingTokens ? "coalesce(a.activity_id, o.activity_id)" : "a.activity_id"), a.seq, a.event,
                a.aps_timestamp, a.payload_bytes, a.topic, a.priority,
                CASE a.provider WHEN 'fcm' THEN 1 WHEN 'tencent_chat' THEN 2 ELSE 0 END
@@ -371,35 +371,37 @@ public struct RequestRow {
     @inlinable init(row: FetchedRow) { self.row = row }
 
     /// How its columns are read, in the order of ``StoreSnapshot/requestScan(resolvingTokens:)``.
+    /// No `apns_id`: it decides only ties, where it is looked up by row id
+    /// (``StoreSnapshot/apnsIDLookup()``), and copying its 36 bytes for
+    /// every request was most of what the scan copied.
     @usableFromInline static let kinds: [FetchedRow.Kind] = [
-        .int, .text, .int, .int, .text, .text, .text, .int, .text, .int, .int, .text, .int, .int,
+        .int, .int, .int, .text, .text, .text, .int, .text, .int, .int, .text, .int, .int,
     ]
 
     @inlinable @inline(__always) public var rowID: Int64 { row.int(0) }
-    @inlinable @inline(__always) public var apnsID: String { row.string(1) ?? "" }
-    @inlinable @inline(__always) public var sentAt: Int64 { row.int(2) }
-    @inlinable @inline(__always) public var status: Int64 { row.int(3) }
-    @inlinable @inline(__always) public var reason: String? { row.string(4) }
-    @inlinable @inline(__always) public var pushToken: String? { row.string(5) }
-    @inlinable @inline(__always) public var activityID: String? { row.string(6) }
-    @inlinable @inline(__always) public var seq: Int64? { row.optionalInt(7) }
-    @inlinable @inline(__always) public var event: String? { row.string(8) }
-    @inlinable @inline(__always) public var apsTimestamp: Int64 { row.int(9) }
-    @inlinable @inline(__always) public var payloadBytes: Int64? { row.optionalInt(10) }
-    @inlinable @inline(__always) public var priority: Int64? { row.optionalInt(12) }
+    @inlinable @inline(__always) public var sentAt: Int64 { row.int(1) }
+    @inlinable @inline(__always) public var status: Int64 { row.int(2) }
+    @inlinable @inline(__always) public var reason: String? { row.string(3) }
+    @inlinable @inline(__always) public var pushToken: String? { row.string(4) }
+    @inlinable @inline(__always) public var activityID: String? { row.string(5) }
+    @inlinable @inline(__always) public var seq: Int64? { row.optionalInt(6) }
+    @inlinable @inline(__always) public var event: String? { row.string(7) }
+    @inlinable @inline(__always) public var apsTimestamp: Int64 { row.int(8) }
+    @inlinable @inline(__always) public var payloadBytes: Int64? { row.optionalInt(9) }
+    @inlinable @inline(__always) public var priority: Int64? { row.optionalInt(11) }
     /// The provider as its index in ``PushProvider/allCases`` (0: APNs itself).
-    @inlinable @inline(__always) public var providerIndex: Int { Int(row.int(13)) }
+    @inlinable @inline(__always) public var providerIndex: Int { Int(row.int(12)) }
 
     /// The bytes of the activity id (nil: none), valid only during `body`.
     @inlinable @inline(__always)
     public func withActivityBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
-        try row.withText(6, body)
+        try row.withText(5, body)
     }
 
     /// The topic, resolved through `last` when the row repeats the previous row's topic.
     @inlinable @inline(__always)
     public func topic(through last: inout LastText, _ make: (String?) -> Int32?) -> Int32? {
-        last.resolve(row, 11, make)
+        last.resolve(row, 10, make)
     }
 }
 

@@ -5,6 +5,7 @@ import ArrivalModel
 import ArrivalRendering
 import ArrivalSimulation
 import ArrivalStore
+import Foundation
 import Testing
 
 /// One test per metric group of Documentation/Metrics.md, on hand-made fixtures.
@@ -41,6 +42,39 @@ struct MetricTests {
         let (only, _) = try ingestAndReport([fixture("metrics/requests.jsonl")], window: edge)
         #expect(only.requests.total == 1)
         #expect(only.jsonText().contains("\"from\": \"2026-11-20T23:59:59.999Z\""))
+    }
+
+    @Test(
+        "A tie on acceptance and sent_at goes to the smaller apns_id, in either ingest order, whole and in partitions",
+        arguments: [false, true])
+    func tieOnApnsID(partitioned: Bool) throws {
+        // Two accepted requests of update (T, 1) at the same instant: "t-a" direct to
+        // APNs, "t-b" through FCM. "t-a" decides, whichever was stored first, so the
+        // update counts under APNs in breakdowns.provider.
+        let a =
+            #"{"v":1,"kind":"apns","apns_id":"t-a","sent_at":"2026-11-21T12:00:00Z","status":200,"push_token":"ab01","activity_id":"T","seq":1,"aps_timestamp":5}"#
+        let b =
+            #"{"v":1,"kind":"apns","apns_id":"t-b","sent_at":"2026-11-21T12:00:00Z","status":200,"push_token":"ab01","activity_id":"T","seq":1,"aps_timestamp":9,"provider":"fcm"}"#
+        // Another update first, so that the tie is not on the first rows read.
+        let other =
+            #"{"v":1,"kind":"apns","apns_id":"o-1","sent_at":"2026-11-21T11:00:00Z","status":200,"push_token":"ab02","activity_id":"U","seq":1,"aps_timestamp":1}"#
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func report(_ lines: [String], _ name: String) throws -> Report {
+            let path = directory.appendingPathComponent(name + ".jsonl").path
+            try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+            let store = try Store(path: directory.appendingPathComponent(name + ".sqlite").path)
+            _ = try Ingestor(store: store).ingest(paths: [path])
+            var builder = ReportBuilder(store: store)
+            if partitioned { builder.partitioning = PartitionPolicy(rowsPerPartition: 1) }
+            return try builder.build(window: nil)
+        }
+        let first = try report([other, a, b], "ab")
+        let second = try report([other, b, a], "ba")
+        #expect(first.jsonText() == second.jsonText())
+        let providers = first.breakdowns["provider"] ?? [:]
+        #expect(providers.keys.map(\.text).sorted() == ["apns"])
+        #expect(providers["apns"]?.sent == 2)
     }
 
     @Test("attribution through push_token callbacks; unattributed and seq-less requests")
