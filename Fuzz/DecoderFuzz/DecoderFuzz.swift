@@ -152,9 +152,18 @@ func checkDecoding(_ line: [UInt8], number: Int) -> Record? {
         check(stored == record, "the batch holds \(stored), decode(_:) gave \(record)", line: line)
         check(fieldValues(stored) == fieldValues(record), "the batch's bytes differ from decode(_:)'s", line: line)
         // A record made in code and the same record decoded share their store key (the de-duplication hash).
+        batch.computeKeys()
+        let key = batch.rows[rows].key
         var made = RowBatch()
         made.append(record, line: number)
-        check(made.rows[0].key == row.key, "the decoded row's key differs from the key of the same record", line: line)
+        check(made.rows[0].key == key, "the decoded row's key differs from the key of the same record", line: line)
+        // Four of it keyed side by side (RowBatch.computeKeys) get the same key.
+        var four = RowBatch()
+        for _ in 0..<4 { _ = longLived.decode(bytes, line: number, into: &four) }
+        four.computeKeys()
+        check(
+            four.rows.count == 4 && four.rows.allSatisfy { $0.key == key }, "keys hashed four at a time differ",
+            line: line)
     case (.blank, .blank), (.malformed, .malformed):
         if case .malformed(let a) = outcome, case .malformed(let b) = appended {
             check(a == b, "decode(_:) says \(a), the batch path \(b)", line: line)

@@ -281,6 +281,14 @@ final class RecordStatements {
         of batch: RowBatch, fileID: Int64, keys: [UInt64]? = nil,
         _ done: (_ row: RowBatch.Row, _ storedKey: Int64?) throws(DatabaseError) -> Void
     ) throws(DatabaseError) {
+        guard batch.keyed == batch.rows.count else {
+            // The reader computes the keys before handing a batch on; a batch
+            // that missed it is keyed here rather than stored under key 0.
+            assertionFailure("a batch reached the store before RowBatch.computeKeys()")
+            var keyedBatch = batch
+            keyedBatch.computeKeys()
+            return try insertRows(of: keyedBatch, fileID: fileID, keys: keys, done)
+        }
         let rows = batch.rows
         // The kinds whose statements were bound (indexed by ``RecordKind/index``).
         var bound = [false, false, false]

@@ -582,12 +582,16 @@ public struct Ingestor {
                 batch.appendMalformed(line: line.number, cause: cause, problem: decoder.lastProblem)
             }
             if batch.count >= batchSize || batch.byteCount >= batchBytes {
+                batch.computeKeys()
                 guard try deliver(batch) else { throw Stopped() }
                 batch = recycle.poll() ?? RowBatch(capacity: batchSize)
                 batch.removeAll()
             }
         }
-        if !batch.isEmpty { guard try deliver(batch) else { throw Stopped() } }
+        if !batch.isEmpty {
+            batch.computeKeys()
+            guard try deliver(batch) else { throw Stopped() }
+        }
         return summary
     }
 
