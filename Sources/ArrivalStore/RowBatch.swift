@@ -181,6 +181,7 @@ public struct RowBatch: Sendable {
     /// then refuses, such as an `apns` record uploaded with a device token).
     package mutating func removeLastRow(since mark: Mark) {
         rows.removeLast()
+        keyed = min(keyed, rows.count)
         abandon(mark)
     }
 
