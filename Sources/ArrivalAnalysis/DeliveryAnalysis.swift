@@ -118,6 +118,9 @@ package struct DeliveryAnalysis {
     ) throws {
         let owners = try Self.tokenOwners(snapshot)
         let pickApnsID = try snapshot.apnsIDLookup()
+        // At most one update a request: room for them all at once, where
+        // doubling would copy the updates and rebuild the index as they grow.
+        reserve(updates: try snapshot.rowEstimates().requests)
 
         // Consecutive rows often repeat the previous row's topic or activity.
         var lastTopic = LastText()
