@@ -307,7 +307,7 @@ struct AnalysisPartitions {
                     activity: activity, seq: seq, accepted: accepted, at: sentAt, apsTimestamp: apsTimestamp,
                     isEnd: event == 2, isStart: event == 1, app: app, priority: flags & 16 != 0 ? priority : nil,
                     provider: provider, pickRow: rowID),
-                candidateApnsID: { try apnsID(rowID) }, apnsID: apnsID)
+                apnsID: apnsID)
         }
         lastActivity = nil
         reader = try SpillReader(files, partition, .renders)

@@ -156,7 +156,7 @@ package struct DeliveryAnalysis {
                     activity: activity, seq: seq, accepted: accepted, at: sentAt, apsTimestamp: row.apsTimestamp,
                     isEnd: event == "end", isStart: event == "start", app: app, priority: row.priority,
                     provider: UInt8(truncatingIfNeeded: row.providerIndex), pickRow: row.rowID),
-                candidateApnsID: { try pickApnsID.text(ofRow: row.rowID) }, apnsID: { try pickApnsID.text(ofRow: $0) })
+                apnsID: { try pickApnsID.text(ofRow: $0) })
         }
 
         tallies.finish()
@@ -185,7 +185,7 @@ package struct DeliveryAnalysis {
     }
 
     /// An empty analysis of one partition of the activities
-    /// (``AnalysisPartitions``), filled by its ``consider(_:candidateApnsID:apnsID:)``,
+    /// (``AnalysisPartitions``), filled by its ``consider(_:apnsID:)``,
     /// ``considerRender(activity:seq:at:os:appVersion:)`` and
     /// ``considerCallback(activity:kind:seq:at:os:appVersion:)`` calls, then
     /// ``finish()``. `apps` numbers the apps as the pass over all requests
@@ -212,10 +212,10 @@ package struct DeliveryAnalysis {
     /// Takes `candidate` as its update's deciding request if it precedes the one held.
     /// `apnsID` reads the `apns_id` of a request by row id (for ties).
     mutating func consider(
-        _ candidate: Update, candidateApnsID: () throws -> String, apnsID: (Int64) throws -> String
+        _ candidate: Update, apnsID: (Int64) throws -> String
     ) throws {
         if let index = updateIndex.find(activity: candidate.activity, seq: candidate.seq, in: updates) {
-            if try precedes(candidate, updates[index], candidateApnsID: candidateApnsID, apnsID: apnsID) {
+            if try precedes(candidate, updates[index], apnsID: apnsID) {
                 updates[index] = candidate
             }
         } else {
@@ -311,14 +311,13 @@ package struct DeliveryAnalysis {
     /// request decides (event, app, priority, provider) so the choice never
     /// depends on ingest order.
     private func precedes(
-        _ candidate: Update, _ current: Update, candidateApnsID: () throws -> String,
-        apnsID: (Int64) throws -> String
+        _ candidate: Update, _ current: Update, apnsID: (Int64) throws -> String
     )
         throws -> Bool
     {
         if candidate.accepted != current.accepted { return candidate.accepted }
         if candidate.at != current.at { return candidate.at < current.at }
-        let candidateApnsID = try candidateApnsID()
+        let candidateApnsID = try apnsID(candidate.pickRow)
         let currentApnsID = try apnsID(current.pickRow)
         if !candidateApnsID.utf8.elementsEqual(currentApnsID.utf8) {
             return codePointOrder(candidateApnsID, currentApnsID)

@@ -289,23 +289,15 @@ public struct RowBatch: Sendable {
     /// `provider` (APNs itself, the last `apns` column) is left out, so an
     /// `apns` record hashes as it did before providers existed and a store
     /// written then still finds it a repeat.
-    @inlinable
     func contentHash(kind: RecordKind, firstCell: Int) -> UInt64 {
         var h = StableHash()
         h.combine(UInt64(kind.index + 1))
         var end = firstCell + kind.columnCount
         if kind == .apns, cells[end - 1] == .noText { end -= 1 }
         bytes.withUnsafeBufferPointer { arena in
-            for index in firstCell..<end {
-                switch cells[index] {
-                case .int(let value): h.combine(value as Int64?)
-                case .noInt: h.combine(nil as Int64?)
-                case .noText: h.combine(nil as String?)
-                case .text(let offset, let count):
-                    h.combine(UnsafeBufferPointer(rebasing: arena[Int(offset)..<Int(offset + count)]))
-                    h.combine(UInt64(count) | 1 << 63)
-                }
-            }
+            // Only empty texts can point into an empty arena: no byte is read there.
+            let base = arena.baseAddress ?? UnsafeRawPointer(emptyCString).assumingMemoryBound(to: UInt8.self)
+            for index in firstCell..<end { Self.combine(cells[index], into: &h, arena: base) }
         }
         return h.finish()
     }
@@ -321,7 +313,6 @@ public struct RowBatch: Sendable {
         let columns = kind.columnCount
         cells.withUnsafeBufferPointer { cells in
             bytes.withUnsafeBufferPointer { arena in
-                // Only empty texts can point into an empty arena: no byte is read there.
                 let base = arena.baseAddress ?? UnsafeRawPointer(emptyCString).assumingMemoryBound(to: UInt8.self)
                 for column in 0..<columns {
                     let (c0, c1, c2, c3) = (
@@ -365,7 +356,8 @@ public struct RowBatch: Sendable {
         h.combine(UInt64(count) | 1 << 63)
     }
 
-    /// One cell into a row's hash, as ``contentHash(kind:firstCell:)`` does.
+    /// One cell into a row's hash: the rule of ``contentHash(kind:firstCell:)``
+    /// and ``contentHashes(kind:firstCells:)``.
     @inline(__always)
     private static func combine(_ cell: Cell, into h: inout StableHash, arena: UnsafePointer<UInt8>) {
         switch cell {

@@ -164,7 +164,7 @@ extension Statement {
             try batch.cells.withUnsafeBufferPointer { cells in
                 try batch.arena.withUnsafeBufferPointer { arena in
                     // An empty arena has no address: no cell points into it then.
-                    let base = arena.baseAddress ?? UnsafePointer(emptyText)
+                    let base = arena.baseAddress ?? UnsafeRawPointer(emptyCString).assumingMemoryBound(to: UInt8.self)
                     let columns = kinds.count
                     for row in 0..<batch.rowCount {
                         try body(FetchedRow(cells: cells.baseAddress! + row * columns, arena: base))
@@ -206,10 +206,3 @@ private struct UncheckedStatement: @unchecked Sendable {
     let statement: Statement
     init(_ statement: Statement) { self.statement = statement }
 }
-
-/// One byte to point an empty arena at.
-nonisolated(unsafe) private let emptyText: UnsafeMutablePointer<UInt8> = {
-    let pointer = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
-    pointer.initialize(to: 0)
-    return pointer
-}()
