@@ -129,7 +129,7 @@ package final class FileTransaction {
 /// The prepared statements of ingest, made once per store and reused for every row.
 final class RecordStatements {
     /// The statements that store rows of one kind.
-    private final class KindStatements {
+    final class KindStatements {
         let kind: RecordKind
         /// Inserts of 64 and of 8 rows at once, largest first: one statement
         /// run per many rows spares SQLite its per-run work (opening cursors,
@@ -162,6 +162,10 @@ final class RecordStatements {
             }
             multi = [(64, try insert(rows: 64)), (8, try insert(rows: 8))]
             single = try insert(rows: 1)
+            let row = "(" + Array(repeating: "?", count: columns.count + 2).joined(separator: ", ") + ")"
+            let names = "record_key, file_id, " + columns.joined(separator: ", ")
+            ignoringOne = try connection.prepare("INSERT OR IGNORE INTO \(table) (\(names)) VALUES \(row)")
+            strictOne = try connection.prepare("INSERT INTO \(table) (\(names)) VALUES \(row)")
             // `IS` compares NULL equal to NULL: the contract's "absent equal to null".
             let conditions = columns.enumerated().map { "\($0.element) IS ?\($0.offset + 3)" }
             same = try connection.prepare(
@@ -169,9 +173,21 @@ final class RecordStatements {
                 SELECT 1 FROM \(table) WHERE record_key = ?1 AND \(conditions.joined(separator: " AND "))
                 """)
             keysInRange = try connection.prepare("SELECT record_key FROM \(table) WHERE id BETWEEN ? AND ?")
+            sameAt = try connection.prepare(
+                """
+                SELECT 1 FROM \(table) WHERE id = ?1 AND \(conditions.joined(separator: " AND "))
+                """)
         }
 
-        var all: [Statement] { multi.map(\.statement) + [single, same, keysInRange] }
+        // While the key indexes are put off (``DeferredKeyIndex``), where
+        // `single` and `same` cannot be used: an insert of one row that
+        // skips it on a constraint, one that fails on it, and whether the
+        // row with an id equals the row bound.
+        let ignoringOne: Statement
+        let strictOne: Statement
+        let sameAt: Statement
+
+        var all: [Statement] { multi.map(\.statement) + [single, same, keysInRange, ignoringOne, strictOne, sameAt] }
     }
 
     private let apns: KindStatements
@@ -190,7 +206,10 @@ final class RecordStatements {
     private let lastIDs: Statement
     /// The deletes that undo a file that only added rows, in the order run.
     private let undoFile: [Statement]
-    private let connection: Connection
+    let connection: Connection
+    /// The unique indexes on `record_key` while they are put off, and the
+    /// keys kept in their stead (nil: the indexes are there).
+    var deferred: DeferredKeyIndex?
 
     init(connection: Connection) throws(DatabaseError) {
         self.connection = connection
@@ -255,6 +274,7 @@ final class RecordStatements {
             statement.bind(2, fileID)
             try statement.run()
         }
+        deferred?.forgetRows(after: [last.apns, last.renders, last.callbacks])
     }
 
     /// Stores `record` unless an equal one is stored; `key` overrides its
@@ -289,6 +309,7 @@ final class RecordStatements {
             keyedBatch.computeKeys()
             return try insertRows(of: keyedBatch, fileID: fileID, keys: keys, done)
         }
+        if deferred != nil { try makeRoomForKeys(of: batch) }
         let rows = batch.rows
         // The kinds whose statements were bound (indexed by ``RecordKind/index``).
         var bound = [false, false, false]
@@ -308,6 +329,13 @@ final class RecordStatements {
                 bound[statements.kind.index] = true
                 var run = 1
                 while index + run < rows.count, run < 64, rows[index + run].kind == statements.kind { run += 1 }
+                if let deferred, try deferred.keepsKeys(of: statements.kind, statements: self) {
+                    try insertRunDeferred(
+                        index..<(index + run), of: batch, fileID: fileID, keys: keys, arena: base,
+                        directory: deferred, done)
+                    index += run
+                    continue
+                }
                 guard let (count, insert) = statements.multi.first(where: { $0.rows <= run }) else {
                     let row = rows[index]
                     let stored = try insertProbing(key: key(index), statements: statements, fileID: fileID) { s in
@@ -360,7 +388,7 @@ final class RecordStatements {
         }
     }
 
-    private func statements(for kind: RecordKind) -> KindStatements {
+    func statements(for kind: RecordKind) -> KindStatements {
         switch kind {
         case .apns: apns
         case .render: renders

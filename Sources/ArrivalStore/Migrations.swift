@@ -12,7 +12,89 @@ enum Migrations {
         ("0004_record_repeats", recordRepeats),
         ("0005_providers", providers),
         ("0006_file_lookup", fileLookup),
+        ("0007_record_key_indexes", recordKeyIndexes),
     ]
+
+    /// The names of the unique indexes on `record_key`, by ``RecordKind/index``.
+    static let recordKeyIndexNames = ["apns_record_key", "renders_record_key", "callbacks_record_key"]
+
+    /// `record_key` unique by an index of its own rather than by a `UNIQUE`
+    /// in the table's definition, which SQLite cannot drop: the first load
+    /// of a store puts the index off until the load commits and keeps the
+    /// keys in memory meanwhile (`DeferredKeyIndex.swift`), because keeping
+    /// the index while rows arrive in no order of their keys was the larger
+    /// part of what SQLite did in such a load (Benchmarks/whole-job/README.md).
+    /// The same columns, ids and rows; SQLite cannot change a constraint, so
+    /// each table is copied, once (a store of 2 M records takes seconds).
+    /// The rename must not rewrite or check the outcome views, which name
+    /// the tables and are made again afterwards in any case (legacy rename).
+    static let recordKeyIndexes = """
+        PRAGMA legacy_alter_table = ON;
+        CREATE TABLE apns_0007 (
+            id            INTEGER PRIMARY KEY,
+            record_key    INTEGER NOT NULL,
+            file_id       INTEGER NOT NULL,
+            apns_id       TEXT    NOT NULL,
+            sent_at       INTEGER NOT NULL,
+            status        INTEGER NOT NULL,
+            reason        TEXT,
+            push_token    TEXT    NOT NULL,
+            activity_id   TEXT,
+            seq           INTEGER,
+            event         TEXT CHECK (event = 'start' OR event = 'update' OR event = 'end'),
+            aps_timestamp INTEGER NOT NULL,
+            payload_bytes INTEGER,
+            topic         TEXT,
+            push_type     TEXT,
+            priority      INTEGER,
+            environment   TEXT,
+            latency_ms    INTEGER,
+            provider      TEXT CHECK (provider = 'fcm' OR provider = 'tencent_chat')
+        );
+        INSERT INTO apns_0007 SELECT * FROM apns;
+        DROP TABLE apns;
+        ALTER TABLE apns_0007 RENAME TO apns;
+        CREATE UNIQUE INDEX apns_record_key ON apns (record_key);
+        CREATE TABLE renders_0007 (
+            id           INTEGER PRIMARY KEY,
+            record_key   INTEGER NOT NULL,
+            file_id      INTEGER NOT NULL,
+            activity_id  TEXT    NOT NULL,
+            seq          INTEGER NOT NULL,
+            rendered_at  INTEGER NOT NULL,
+            surface      TEXT,
+            device_id    TEXT,
+            os_version   TEXT,
+            device_model TEXT,
+            app_version  TEXT
+        );
+        INSERT INTO renders_0007 SELECT * FROM renders;
+        DROP TABLE renders;
+        ALTER TABLE renders_0007 RENAME TO renders;
+        CREATE UNIQUE INDEX renders_record_key ON renders (record_key);
+        CREATE TABLE callbacks_0007 (
+            id           INTEGER PRIMARY KEY,
+            record_key   INTEGER NOT NULL,
+            file_id      INTEGER NOT NULL,
+            callback     TEXT    NOT NULL CHECK (callback = 'push_token' OR callback = 'push_to_start_token'
+                                                 OR callback = 'content_update' OR callback = 'activity_state'),
+            activity_id  TEXT CHECK (activity_id IS NOT NULL OR callback = 'push_to_start_token'),
+            push_token   TEXT CHECK (push_token IS NOT NULL OR callback NOT IN ('push_token', 'push_to_start_token')),
+            seq          INTEGER CHECK (seq IS NOT NULL OR callback <> 'content_update'),
+            state        TEXT CHECK ((state = 'active' OR state = 'ended' OR state = 'dismissed' OR state = 'stale')
+                                     AND (state IS NOT NULL OR callback <> 'activity_state')),
+            received_at  INTEGER NOT NULL,
+            device_id    TEXT,
+            os_version   TEXT,
+            device_model TEXT,
+            app_version  TEXT
+        );
+        INSERT INTO callbacks_0007 SELECT * FROM callbacks;
+        DROP TABLE callbacks;
+        ALTER TABLE callbacks_0007 RENAME TO callbacks;
+        CREATE UNIQUE INDEX callbacks_record_key ON callbacks (record_key);
+        PRAGMA legacy_alter_table = OFF;
+        """
 
     /// What ingest asks of the file registry before it reads a file ("was a
     /// file of this size stored?", "which versions of this path are?"), by

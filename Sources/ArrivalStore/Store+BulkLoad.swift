@@ -41,6 +41,7 @@ extension Store {
                 return false
             }
             isBulkLoading = true
+            keyIndexDeferralTried = false
             try connection.execute("PRAGMA synchronous = FULL")
             // Asked under the lock, so nobody can have added a file since.
             let files = try connection.prepare("SELECT EXISTS (SELECT 1 FROM files)")

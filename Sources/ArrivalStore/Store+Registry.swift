@@ -89,8 +89,21 @@ extension Store {
             batchOpen = true
         }
         let statements = try recordStatements()
+        if isBulkLoading && statements.deferred == nil && !keyIndexDeferralTried {
+            // Once per load: its first transaction fills empty tables.
+            keyIndexDeferralTried = true
+            do {
+                _ = try statements.deferKeyIndexes(limits: deferredKeyLimits)
+            } catch {
+                abandonBatch()
+                throw error
+            }
+        }
         let undo: FileTransaction.Undo
         if replaces {
+            // A savepoint cannot undo what the directories noted: replacing
+            // a stored file needs the indexes (never so in a first load).
+            try statements.buildKeyIndexes()
             try statements.savepoint.run()
             undo = .savepoint
         } else {
@@ -115,6 +128,7 @@ extension Store {
     func abandonBatch() {
         guard batchOpen else { return }
         try? connection.execute("ROLLBACK")
+        cachedStatements?.forgetDeferral()
         batchOpen = false
         try? connection.execute("PRAGMA foreign_keys = ON")
     }
@@ -122,6 +136,13 @@ extension Store {
     /// Commits the files released since the last commit.
     public func commitBatch() throws(DatabaseError) {
         guard batchOpen else { return }
+        do {
+            // No store is committed without its key indexes.
+            try cachedStatements?.buildKeyIndexes()
+        } catch {
+            abandonBatch()
+            throw error
+        }
         try connection.execute("COMMIT")
         batchOpen = false
         try connection.execute("PRAGMA foreign_keys = ON")

@@ -27,6 +27,11 @@ public final class Store {
     /// Whether this connection holds the store alone with a rollback journal
     /// (``beginBulkLoad()``).
     public internal(set) var isBulkLoading = false
+    /// Whether this bulk load already had its chance to put the key indexes
+    /// off (its first transaction; ``RecordStatements/deferKeyIndexes(limits:)``).
+    var keyIndexDeferralTried = false
+    /// How much a bulk load may keep in memory while its key indexes are put off (tests set less).
+    package var deferredKeyLimits = DeferredKeyIndex.Limits()
 
     /// `PRAGMA application_id` of every arrival store, 'ARRV': what tells an
     /// arrival store from any other SQLite database (`file(1)` shows it too).

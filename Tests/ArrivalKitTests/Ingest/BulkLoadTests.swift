@@ -1,9 +1,10 @@
 import ArrivalAnalysis
 import ArrivalIngest
 import ArrivalModel
-import ArrivalStore
 import Foundation
 import Testing
+
+@testable import ArrivalStore
 
 /// The first load of a store (``Ingestor/Options/bulkLoadWhenNew``): a
 /// rollback journal and the store held alone, only when nobody else has it
@@ -51,6 +52,30 @@ struct BulkLoadTests {
         // Readable by others at once, as a WAL store.
         let reader = try Store(readingAt: alone)
         #expect(try ReportBuilder(store: reader).build(window: nil) == reports[0])
+    }
+
+    @Test("The same bytes twice in a first load: one copy rolled back by the writer, every row as a shared load's")
+    func sameBytesTwice() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let tree = directory.appendingPathComponent("tree")
+        try FileManager.default.createDirectory(at: tree, withIntermediateDirectories: true)
+        let records = try Data(contentsOf: URL(fileURLWithPath: fixture("metrics/requests.jsonl")))
+        // Two paths with the same bytes: the second is decoded and inserted, then found a copy and rolled back.
+        try records.write(to: tree.appendingPathComponent("a.jsonl"))
+        try records.write(to: tree.appendingPathComponent("b.jsonl"))
+        var dumps: [[String]] = []
+        for bulk in [true, false] {
+            let store = try Store(path: directory.appendingPathComponent("\(bulk).sqlite").path)
+            let (summary, heldAlone) = try ingest(
+                [fixture("dedup"), tree.path, fixture("metrics")], into: store, bulk: bulk)
+            #expect(heldAlone == bulk)
+            #expect(summary.filesSkippedAsDuplicate >= 1)
+            dumps.append(try DeferredKeyIndexTests.dump(store, files: false))
+            #expect(try DeferredKeyIndexTests.indexNames(store).isSuperset(of: Migrations.recordKeyIndexNames))
+        }
+        #expect(dumps[0].count > 50)
+        #expect(dumps[0] == dumps[1])
     }
 
     /// A new store in a directory of its own, removed after `body`.

@@ -1,0 +1,272 @@
+import ArrivalModel
+import CSQLite
+
+/// The unique indexes on `record_key`, put off while the first transaction
+/// of a bulk load fills empty record tables, and the keys kept in memory in
+/// their stead.
+///
+/// Why: rows reach a store in the order of their files, not of their keys.
+/// A device's file holds one activity's records over hours, so in a tree of
+/// device files each new row's index entry lands on a page of its own, and
+/// keeping the indexes was the larger part of what SQLite did in a first
+/// load. Built once the rows are in, an index is one sort and pages written
+/// in order. A table whose keys do arrive in order (a sender's log: the
+/// key's high bits are the record's time) gets its index back after its
+/// first rows (``Limits/sampleRows``): there each entry lands on the last page, and
+/// the index kept as rows arrive costs less than one sorted at the end.
+/// Benchmarks/whole-job/README.md has the measurements.
+///
+/// Nothing changes for what is stored: the writer asks its
+/// ``KeyDirectory`` what it would have asked the index (is a row stored at
+/// this key, and is it equal to this one; else the next key), so every row
+/// gets the key and id it would have got. The indexes are made again before
+/// the transaction commits (or when the directories would pass their
+/// memory limit, and the load goes on with them), so no committed store
+/// lacks them: a run killed meanwhile rolls back to the empty store,
+/// indexes and all, since SQLite's `DROP INDEX` is part of the transaction.
+package final class DeferredKeyIndex {
+    /// By ``RecordKind/index``; nil once that table has its index again.
+    var directories: [KeyDirectory?]
+    /// The id the next row of each table gets: its largest id plus one
+    /// (SQLite's choice, no other writer having the store meanwhile).
+    var nextIDs: [Int64] = [1, 1, 1]
+    /// The largest id each directory holds: past ``nextIDs`` while rows
+    /// planned are not inserted yet, or when their insert failed.
+    private var largestIDs: [Int64] = [0, 0, 0]
+    let limits: Limits
+    /// Per table, of its first ``Limits/sampleRows`` new rows: the largest key
+    /// seen, and how many rows came more than ``farBehind`` below it.
+    private var largestKeys: [Int64] = [.min, .min, .min]
+    private var sampled = [0, 0, 0]
+    private var behind = [0, 0, 0]
+    private var decided = [false, false, false]
+
+    /// Keys of records ten minutes older than the newest so far.
+    static let farBehind = Int64(600_000) << 20
+
+    package struct Limits: Sendable {
+        /// The most bytes the directories may take together: by default
+        /// enough for three tables of 700,000 rows (a 70,000-activity
+        /// fleet's day) or one of 2.9 M.
+        package var byteLimit = 64 << 20
+        /// The rows a table's order is judged on.
+        package var sampleRows = 8192
+        /// The slots a directory starts with (a power of two).
+        package var initialSlots = KeyDirectory.initialSlots
+
+        package init() {}
+    }
+
+    init(limits: Limits) {
+        self.limits = limits
+        directories = Array(repeating: KeyDirectory(slots: limits.initialSlots), count: 3)
+    }
+
+    var byteCount: Int { directories.reduce(0) { $0 + ($1?.byteCount ?? 0) } }
+
+    /// Notes a new row's key for the judgement of its table's order.
+    @inline(__always)
+    func sample(_ key: Int64, kind: Int) {
+        guard !decided[kind] else { return }
+        if key < largestKeys[kind] &- Self.farBehind { behind[kind] += 1 }
+        largestKeys[kind] = max(largestKeys[kind], key)
+        sampled[kind] += 1
+    }
+
+    /// Whether rows of `kind` go through the directory: once its first rows
+    /// were sampled, a table whose keys come in order (at most a quarter
+    /// far behind the newest) has its index made now, on those rows.
+    func keepsKeys(of kind: RecordKind, statements: RecordStatements) throws(DatabaseError) -> Bool {
+        let index = kind.index
+        guard directories[index] != nil else { return false }
+        if !decided[index], sampled[index] >= limits.sampleRows {
+            decided[index] = true
+            if behind[index] * 4 <= sampled[index] {
+                try statements.buildKeyIndex(of: kind)
+                return false
+            }
+        }
+        return true
+    }
+
+    /// Notes in a table's directory that the row to get `id` is stored at `key`.
+    @inline(__always)
+    func note(_ key: Int64, id: Int64, kind: Int) {
+        directories[kind]?.insert(key, id: id)
+        largestIDs[kind] = max(largestIDs[kind], id)
+    }
+
+    /// A rolled-back file's rows are gone, their ids to be given again.
+    func forgetRows(after last: [Int64]) {
+        for kind in 0..<3 where largestIDs[kind] > last[kind] {
+            directories[kind]?.removeIDs(after: last[kind])
+            largestIDs[kind] = last[kind]
+        }
+        for kind in 0..<3 { nextIDs[kind] = min(nextIDs[kind], last[kind] + 1) }
+    }
+}
+
+extension RecordStatements {
+    /// Drops the three unique indexes on `record_key`, inside the open
+    /// transaction, when every record table is empty; returns whether it did.
+    func deferKeyIndexes(limits: DeferredKeyIndex.Limits) throws(DatabaseError) -> Bool {
+        guard deferred == nil else { return true }
+        let last = try lastRowIDs()
+        guard last.apns == 0, last.renders == 0, last.callbacks == 0 else { return false }
+        for name in Migrations.recordKeyIndexNames {
+            try connection.execute("DROP INDEX \(name)")
+        }
+        // Rows are only appended meanwhile: a small page cache does, and leaves the memory to the keys.
+        try connection.execute("PRAGMA cache_size = -8192")
+        deferred = DeferredKeyIndex(limits: limits)
+        return true
+    }
+
+    /// Makes a table's unique index again from its rows, inside the open
+    /// transaction, and leaves its keys to the index from here on.
+    func buildKeyIndex(of kind: RecordKind) throws(DatabaseError) {
+        guard let deferred, deferred.directories[kind.index] != nil else { return }
+        // The sort that builds an index takes its memory from the page
+        // cache's size; a small one did it faster (Benchmarks/whole-job/README.md).
+        try connection.execute("PRAGMA cache_size = -4096")
+        try connection.execute(
+            "CREATE UNIQUE INDEX \(Migrations.recordKeyIndexNames[kind.index]) ON \(kind.table) (record_key)")
+        deferred.directories[kind.index] = nil
+        if deferred.directories.allSatisfy({ $0 == nil }) {
+            self.deferred = nil
+            try connection.execute("PRAGMA cache_size = -65536")
+        } else {
+            try connection.execute("PRAGMA cache_size = -8192")
+        }
+    }
+
+    /// Makes every index still put off.
+    func buildKeyIndexes() throws(DatabaseError) {
+        for kind in RecordKind.allCases { try buildKeyIndex(of: kind) }
+    }
+
+    /// The transaction that dropped the indexes was rolled back, and with it the drop.
+    func forgetDeferral() {
+        guard deferred != nil else { return }
+        deferred = nil
+        try? connection.execute("PRAGMA cache_size = -65536")
+    }
+
+    /// Builds every index still put off when the directories could not take
+    /// all rows of `batch` as new within their memory limit, or ids past 32
+    /// bits; the load goes on with the indexes.
+    func makeRoomForKeys(of batch: RowBatch) throws(DatabaseError) {
+        guard let deferred else { return }
+        var counts = [0, 0, 0]
+        for row in batch.rows { counts[row.kind.index] += 1 }
+        var bytes = 0
+        for kind in 0..<3 {
+            guard let directory = deferred.directories[kind] else { continue }
+            var slots = directory.slots
+            while (directory.count + counts[kind]) * 10 > slots * 7 { slots *= 2 }
+            bytes += slots * KeyDirectory.bytesPerSlot
+        }
+        let idsFit = deferred.nextIDs.allSatisfy { $0 + Int64(batch.rows.count) < Int64(UInt32.max) }
+        if bytes > deferred.limits.byteLimit || !idsFit { try buildKeyIndexes() }
+    }
+
+    /// Stores the rows of `run` (all of one kind) while that table's key
+    /// index is put off, and tells `done` for each, in order, as
+    /// ``insertRows(of:fileID:keys:_:)`` does.
+    ///
+    /// Each row's key is looked up in the table's directory: a row stored
+    /// there and equal is the row's duplicate, a different one sends it on
+    /// to the next key (as ``insertProbing`` does with the index), and a
+    /// free key makes it new, with the next id. The new rows go in 64, 8 or
+    /// 1 at a time; a row that may equal one not yet inserted has those
+    /// inserted first, then is compared by id.
+    func insertRunDeferred(
+        _ run: Range<Int>, of batch: RowBatch, fileID: Int64, keys: [UInt64]?, arena base: UnsafeRawPointer,
+        directory deferred: DeferredKeyIndex,
+        _ done: (_ row: RowBatch.Row, _ storedKey: Int64?) throws(DatabaseError) -> Void
+    ) throws(DatabaseError) {
+        let rows = batch.rows
+        let kind = rows[run.lowerBound].kind
+        let statements = self.statements(for: kind)
+        // Planned as new and not yet inserted, with their keys.
+        var pending: [(index: Int, key: Int64)] = []
+        pending.reserveCapacity(run.count)
+        var storedKeys = [Int64?](repeating: nil, count: run.count)
+
+        func flush() throws(DatabaseError) {
+            var start = 0
+            while start < pending.count {
+                let remaining = pending.count - start
+                let (count, insert) =
+                    statements.multi.first(where: { $0.rows <= remaining }) ?? (1, statements.ignoringOne)
+                let stride = Int32(kind.columnCount + 2)
+                for offset in 0..<count {
+                    let (index, key) = pending[start + offset]
+                    let first = Int32(offset) * stride
+                    insert.bind(first + 1, key)
+                    insert.bind(first + 2, fileID)
+                    insert.bind(batch.cells(of: rows[index]), from: first + 3, arena: base)
+                }
+                try insert.run()
+                let firstID = deferred.nextIDs[kind.index]
+                guard connection.changes == count, connection.lastInsertRowID == firstID + Int64(count) - 1 else {
+                    try refused(Array(pending[start..<(start + count)]), firstID: firstID)
+                }
+                deferred.nextIDs[kind.index] += Int64(count)
+                start += count
+            }
+            pending.removeAll(keepingCapacity: true)
+        }
+
+        /// A row broke a NOT NULL or CHECK constraint and was skipped: the
+        /// rows added before it have the first ids. Inserted alone and
+        /// strictly it fails with SQLite's own message; the file is then
+        /// rolled back, directory and all (``DeferredKeyIndex/forgetRows(after:)``).
+        func refused(_ chunk: [(index: Int, key: Int64)], firstID: Int64) throws(DatabaseError) -> Never {
+            let range = statements.keysInRange
+            range.bind(1, firstID)
+            range.bind(2, firstID + Int64(chunk.count) - 1)
+            var added: [Int64] = []
+            defer { range.reset() }
+            while try range.step() { added.append(range.int(0)) }
+            let skipped = chunk.indices.first { $0 >= added.count || chunk[$0].key != added[$0] } ?? 0
+            let strict = statements.strictOne
+            strict.bind(1, chunk[skipped].key)
+            strict.bind(2, fileID)
+            strict.bind(batch.cells(of: rows[chunk[skipped].index]), from: 3, arena: base)
+            try strict.run()
+            throw DatabaseError(
+                code: SQLITE_INTERNAL, message: "a \(kind.rawValue) row was skipped, then taken alone",
+                context: "inserting records")
+        }
+
+        for index in run {
+            let row = rows[index]
+            var key = Int64(bitPattern: keys?[index] ?? row.key)
+            var duplicate = false
+            while let id = deferred.directories[kind.index]?.id(of: key) {
+                // Planned in this run: inserted first, to be compared.
+                if id >= deferred.nextIDs[kind.index] { try flush() }
+                let same = statements.sameAt
+                same.bind(1, id)
+                same.bind(batch.cells(of: row), from: 3, arena: base)
+                let equal = try same.step()
+                same.reset()
+                if equal {
+                    duplicate = true
+                    break
+                }
+                key = key &+ 1
+            }
+            if duplicate {
+                storedKeys[index - run.lowerBound] = key
+                continue
+            }
+            deferred.note(key, id: deferred.nextIDs[kind.index] + Int64(pending.count), kind: kind.index)
+            deferred.sample(key, kind: kind.index)
+            pending.append((index, key))
+        }
+        try flush()
+        for index in run { try done(rows[index], storedKeys[index - run.lowerBound]) }
+    }
+}

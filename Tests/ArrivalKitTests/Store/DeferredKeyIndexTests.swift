@@ -1,0 +1,312 @@
+import ArrivalModel
+import Foundation
+import Testing
+
+@testable import ArrivalStore
+
+/// A first load with its `record_key` indexes put off
+/// (`RecordStatements+DeferredKeys.swift`) stores exactly what a load
+/// with them stores, and no committed store lacks them.
+@Suite("Store: the key indexes of a first load")
+struct DeferredKeyIndexTests {
+    @Test("The key directory answers as a dictionary does, through growth and forgotten rows")
+    func directoryAgreesWithDictionary() {
+        var random = SplitMix(seed: 7)
+        var directory = KeyDirectory(slots: 16)
+        var model: [Int64: Int64] = [:]
+        var nextID: Int64 = 1
+        for round in 0..<6 {
+            for _ in 0..<5_000 {
+                // Keys in runs (as times with one hash apart) and anywhere; slots collide in both.
+                let key =
+                    random.next() % 2 == 0
+                    ? Int64(bitPattern: random.next()) : Int64(random.next() % 64) << 20 | Int64(random.next() % 8)
+                guard model[key] == nil else {
+                    #expect(directory.id(of: key) == model[key])
+                    continue
+                }
+                #expect(directory.id(of: key) == nil)
+                directory.insert(key, id: nextID)
+                model[key] = nextID
+                nextID += 1
+            }
+            #expect(directory.count == model.count)
+            // A rolled-back file: the last rows are forgotten, their ids given again.
+            let last = nextID - Int64(100 * (round + 1))
+            directory.removeIDs(after: last)
+            model = model.filter { $0.value <= last }
+            nextID = last + 1
+            #expect(directory.count == model.count)
+            for (key, id) in model { #expect(directory.id(of: key) == id) }
+        }
+        #expect(directory.slots * 7 >= directory.count * 10)
+    }
+
+    /// One step of a load: a file's records in batches, keys forced on some, committed or rolled back.
+    struct File {
+        var records: [Record]
+        /// Records inserted one by one under a forced key (a hash collision made on purpose).
+        var forced: [(Record, UInt64)] = []
+        var rolledBack = false
+    }
+
+    /// Four files of renders (times out of order), apns records (times in
+    /// order) and callbacks; repeats within a batch, across files and of a
+    /// rolled-back file's records; two different records forced onto one key.
+    static func files() -> [File] {
+        var random = SplitMix(seed: 42)
+        let day: Int64 = 1_795_219_200_000
+        var sent = day
+        func record(_ index: Int) -> Record {
+            switch random.next() % 3 {
+            case 0:
+                sent += Int64(random.next() % 5_000)
+                return .apns(
+                    APNSRecord(
+                        apnsID: "id-\(index)", sentAt: sent, status: 200, pushToken: "t\(index % 7)",
+                        activityID: "a\(index % 40)", seq: Int64(index), event: "update", apsTimestamp: sent / 1000))
+            case 1:
+                return .render(
+                    RenderRecord(
+                        activityID: "a\(index % 40)", seq: Int64(index),
+                        renderedAt: day + Int64(random.next() % 28_800_000),
+                        surface: index % 2 == 0 ? "lock_screen" : nil))
+            default:
+                return .callback(
+                    CallbackRecord(
+                        callback: .contentUpdate, activityID: "a\(index % 40)", seq: Int64(index),
+                        receivedAt: day + Int64(random.next() % 28_800_000)))
+            }
+        }
+        var files: [File] = []
+        var index = 0
+        for (count, rolledBack) in [(700, false), (300, true), (500, false), (400, false)] {
+            var records: [Record] = []
+            for _ in 0..<count {
+                index += 1
+                let fresh = record(index)
+                records.append(fresh)
+                // Repeats: at once (often the same batch), and of earlier files, the rolled-back one too.
+                if random.next() % 9 == 0 { records.append(fresh) }
+                if let earlier = files.randomElement(using: &random)?.records, random.next() % 6 == 0 {
+                    records.append(earlier[Int(random.next() % UInt64(earlier.count))])
+                }
+            }
+            files.append(File(records: records, rolledBack: rolledBack))
+        }
+        let a = Record.render(RenderRecord(activityID: "x", seq: 1, renderedAt: day))
+        let b = Record.render(RenderRecord(activityID: "y", seq: 1, renderedAt: day))
+        files[2].forced = [(a, 4242), (b, 4242), (b, 4242), (a, 4242)]
+        return files
+    }
+
+    enum Mode: CustomStringConvertible {
+        case indexed
+        case deferred(DeferredKeyIndex.Limits)
+        var description: String {
+            switch self {
+            case .indexed: "indexed"
+            case .deferred(let limits): "deferred \(limits.sampleRows) \(limits.byteLimit)"
+            }
+        }
+    }
+
+    /// Every row of the record tables, `record_repeats` and (unless left
+    /// out: it holds the time of ingest) `files`, in id order, as JSON arrays.
+    static func dump(_ store: Store, files: Bool = true) throws -> [String] {
+        var rows: [String] = []
+        for table in ["apns", "renders", "callbacks", "record_repeats"] + (files ? ["files"] : []) {
+            var columns: [String] = []
+            try store.connection.prepare("SELECT name FROM pragma_table_info('\(table)')").forEachRow {
+                columns.append($0.string(0) ?? "")
+            }
+            let query = try store.connection.prepare(
+                "SELECT json_array(\(columns.joined(separator: ", "))) FROM \(table) ORDER BY rowid")
+            try query.forEachRow { rows.append(table + " " + ($0.string(0) ?? "")) }
+        }
+        return rows
+    }
+
+    static func indexNames(_ store: Store) throws -> Set<String> {
+        var names: Set<String> = []
+        try store.connection.prepare("SELECT name FROM sqlite_master WHERE type = 'index'").forEachRow {
+            names.insert($0.string(0) ?? "")
+        }
+        return names
+    }
+
+    /// Loads `files` into a new store; `check` sees the store after each file.
+    static func load(
+        _ files: [File], mode: Mode, in directory: URL, check: (Int, Store) throws -> Void = { _, _ in }
+    ) throws -> [String] {
+        let path = directory.appendingPathComponent("\(UUID()).sqlite").path
+        let store = try Store(path: path)
+        if case .deferred(let limits) = mode {
+            store.deferredKeyLimits = limits
+            #expect(store.beginBulkLoad())
+        }
+        for (number, file) in files.enumerated() {
+            let transaction = try store.beginFile(path: "/f\(number)", now: 0)
+            for start in stride(from: 0, to: file.records.count, by: 37) {
+                var batch = RowBatch(capacity: 37)
+                for record in file.records[start..<min(start + 37, file.records.count)] { batch.append(record) }
+                batch.computeKeys()
+                _ = try transaction.insertRows(of: batch)
+            }
+            for (record, key) in file.forced { try transaction.insert(record, key: key) }
+            if file.rolledBack {
+                transaction.rollback()
+            } else {
+                try transaction.commit(sha256: "sha-\(number)", byteCount: 1, lines: file.records.count, gzip: false)
+            }
+            try check(number, store)
+        }
+        try store.commitBatch()
+        store.endBulkLoad()
+        let names = try indexNames(store)
+        #expect(names.isSuperset(of: Migrations.recordKeyIndexNames))
+        let integrity = try store.connection.prepare("PRAGMA integrity_check")
+        #expect(try integrity.step() && integrity.string(0) == "ok")
+        integrity.reset()
+        return try dump(store)
+    }
+
+    @Test("Put off, kept in order, or built when memory runs out: the same rows, keys, ids and repeats")
+    func sameRowsEveryWay() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let files = Self.files()
+        let expected = try Self.load(files, mode: .indexed, in: directory)
+        #expect(expected.count > 1_500)
+        #expect(expected.contains { $0.hasPrefix("record_repeats") })
+
+        // Put off until the commit: nothing judged, every table in the directories.
+        var whole = DeferredKeyIndex.Limits()
+        whole.initialSlots = 16  // grows many times over
+        let put = try Self.load(files, mode: .deferred(whole), in: directory) { _, store in
+            #expect(store.cachedStatements?.deferred?.directories.allSatisfy { $0 != nil } == true)
+        }
+        #expect(put == expected)
+
+        // Judged on 64 rows: the apns records (in order) get their index back, the renders (not) do not.
+        var judged = whole
+        judged.sampleRows = 64
+        let ordered = try Self.load(files, mode: .deferred(judged), in: directory) { _, store in
+            let directories = store.cachedStatements?.deferred?.directories
+            #expect(directories?[RecordKind.apns.index] == nil)
+            #expect(directories?[RecordKind.render.index] != nil)
+        }
+        #expect(ordered == expected)
+
+        // Room for a few hundred keys: the indexes are built during the first file, and the load goes on.
+        var small = whole
+        small.byteLimit = 3 * 256 * KeyDirectory.bytesPerSlot
+        let built = try Self.load(files, mode: .deferred(small), in: directory) { _, store in
+            #expect(store.cachedStatements?.deferred == nil)
+        }
+        #expect(built == expected)
+    }
+
+    @Test("A first load rolled back whole leaves an empty store with its key indexes")
+    func rolledBackWhole() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("s.sqlite").path
+        let store = try Store(path: path)
+        #expect(store.beginBulkLoad())
+        let transaction = try store.beginFile(path: "/f", now: 0)
+        _ = try transaction.insertRows(
+            of: {
+                var batch = RowBatch(capacity: 8)
+                for seq in 0..<8 {
+                    batch.append(.render(RenderRecord(activityID: "a", seq: Int64(seq), renderedAt: 1)))
+                }
+                batch.computeKeys()
+                return batch
+            }())
+        #expect(!(try Self.indexNames(store)).contains("renders_record_key"))
+        store.abandonBatch()  // what a killed run comes to
+        #expect(store.cachedStatements?.deferred == nil)
+        store.endBulkLoad()
+        // Another connection, as the next run's, finds the indexes and no rows.
+        let reopened = try Store(path: path)
+        #expect(try Self.indexNames(reopened).isSuperset(of: Migrations.recordKeyIndexNames))
+        #expect(try Self.dump(reopened).isEmpty)
+    }
+
+    @Test("A row the store refuses fails its file with SQLite's message, put off or not, and the load goes on")
+    func refusedRow() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // A content_update without an activity breaks a CHECK (the decoder never makes one).
+        let broken = Record.callback(CallbackRecord(callback: .contentUpdate, seq: 3, receivedAt: 5))
+        func good(_ seq: Int) -> Record {
+            .callback(
+                CallbackRecord(callback: .contentUpdate, activityID: "a", seq: Int64(seq), receivedAt: Int64(seq)))
+        }
+        var dumps: [[String]] = []
+        for mode in [Mode.indexed, .deferred(DeferredKeyIndex.Limits())] {
+            let store = try Store(path: directory.appendingPathComponent("\(dumps.count).sqlite").path)
+            if case .deferred = mode { #expect(store.beginBulkLoad()) }
+            for (number, brokenAt) in [(0, nil), (1, 12), (2, nil)] as [(Int, Int?)] {
+                let transaction = try store.beginFile(path: "/f\(number)", now: 0)
+                var batch = RowBatch(capacity: 30)
+                for seq in 0..<30 { batch.append(seq == brokenAt ? broken : good(number * 20 + seq)) }
+                batch.computeKeys()
+                if brokenAt != nil {
+                    let error = #expect(throws: DatabaseError.self) { try transaction.insertRows(of: batch) }
+                    #expect(error?.message.contains("CHECK constraint failed") == true, "\(mode)")
+                    transaction.rollback()
+                    continue
+                }
+                _ = try transaction.insertRows(of: batch)
+                try transaction.commit(sha256: "sha-\(number)", byteCount: 1, lines: 30, gzip: false)
+            }
+            try store.commitBatch()
+            store.endBulkLoad()
+            dumps.append(try Self.dump(store))
+        }
+        #expect(dumps[0] == dumps[1])
+        // Files 0 and 2; file 1's records 40 to 49, rolled back with it, are file 2's.
+        #expect(dumps[0].filter { $0.hasPrefix("callbacks") }.count == 60)
+    }
+
+    @Test("A store of the UNIQUE-column schema is copied to the indexed one: the same rows and ids, still unique")
+    func upgradeToKeyIndexes() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("old.sqlite").path
+        let old = try Connection(path: path)
+        try old.execute("CREATE TABLE arrival_migrations (name TEXT NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL)")
+        let before = Migrations.all.firstIndex { $0.name == "0007_record_key_indexes" } ?? 0
+        for (name, sql) in Migrations.all.prefix(before) {
+            try old.execute(sql)
+            try old.execute("INSERT INTO arrival_migrations VALUES ('\(name)', 0)")
+        }
+        try old.execute(
+            """
+            INSERT INTO files VALUES (1, 'abc', '/old.jsonl', 10, 0, 4, 3, 0, 0, 0);
+            INSERT INTO apns (id, record_key, file_id, apns_id, sent_at, status, push_token, aps_timestamp, provider)
+                VALUES (7, 1882457741722325672, 1, 'a', 1795251600000, 200, 'ab', 1795251600, 'fcm');
+            INSERT INTO renders (id, record_key, file_id, activity_id, seq, rendered_at) VALUES (3, 99, 1, 'r', 1, 2);
+            INSERT INTO callbacks (id, record_key, file_id, callback, push_token, received_at)
+                VALUES (5, 12, 1, 'push_to_start_token', 'p', 4);
+            """)
+        let store = try Store(path: path)
+        #expect(try store.appliedMigrations() == Migrations.all.map(\.name))
+        let names = try Self.indexNames(store)
+        #expect(names.isSuperset(of: Migrations.recordKeyIndexNames))
+        #expect(!names.contains("sqlite_autoindex_apns_1"))
+        #expect(
+            try Self.dump(store).filter { !$0.hasPrefix("files") } == [
+                #"apns [7,1882457741722325672,1,"a",1795251600000,200,null,"ab",null,null,null,1795251600,null,null,null,null,null,null,"fcm"]"#,
+                #"renders [3,99,1,"r",1,2,null,null,null,null,null]"#,
+                #"callbacks [5,12,1,"push_to_start_token",null,"p",null,null,4,null,null,null,null]"#,
+            ])
+        // Still one row per key.
+        #expect(throws: DatabaseError.self) {
+            try store.connection.execute(
+                "INSERT INTO renders (record_key, file_id, activity_id, seq, rendered_at) VALUES (99, 1, 's', 2, 3)")
+        }
+    }
+}
