@@ -2,30 +2,34 @@
 /// memory: what the table's unique index on `record_key` would answer, kept
 /// by the writer while that index is put off (``DeferredKeyIndex``).
 ///
-/// Open addressing with linear probing over two arrays, 12 bytes a slot,
-/// never more than 70% full. A row id is kept in 32 bits: the index is put
-/// off only while a load fills empty tables, whose ids start at 1. Id 0
-/// marks an empty slot.
+/// Open addressing with linear probing, never more than 70% full. A slot
+/// holds a key and its row's id side by side (16 bytes), so a probe reads
+/// one cache line: the directory of a fleet's day is larger than the
+/// caches, and each lookup is a miss. A row id is kept in 32 bits: the
+/// index is put off only while a load fills empty tables, whose ids start
+/// at 1. Id 0 marks an empty slot.
 package struct KeyDirectory {
-    private var keys: [Int64]
-    private var ids: [UInt32]
+    struct Slot {
+        var key: Int64
+        var id: UInt32
+    }
+    private var table: [Slot]
     private(set) var count = 0
     /// 64 minus log2 of the slot count: a key's home slot is the top bits
     /// of its Fibonacci hash (the low bits of a key are a content hash, the
     /// high bits its record's time, so neither alone spreads well).
     private var shift: Int
 
-    static let bytesPerSlot = MemoryLayout<Int64>.stride + MemoryLayout<UInt32>.stride
+    static let bytesPerSlot = MemoryLayout<Slot>.stride
     package static let initialSlots = 1 << 14
 
     init(slots: Int = initialSlots) {
         precondition(slots > 1 && slots & (slots - 1) == 0, "a power of two")
-        keys = Array(repeating: 0, count: slots)
-        ids = Array(repeating: 0, count: slots)
+        table = Array(repeating: Slot(key: 0, id: 0), count: slots)
         shift = 64 - slots.trailingZeroBitCount
     }
 
-    var slots: Int { ids.count }
+    var slots: Int { table.count }
     var byteCount: Int { slots * Self.bytesPerSlot }
     /// The bytes the directory would take after its next growth.
     var byteCountAfterGrowth: Int { 2 * byteCount }
@@ -41,15 +45,25 @@ package struct KeyDirectory {
     func id(of key: Int64) -> Int64? {
         let mask = slots - 1
         var slot = home(key)
-        return ids.withUnsafeBufferPointer { ids in
-            keys.withUnsafeBufferPointer { keys in
-                while true {
-                    let id = ids[slot]
-                    if id == 0 { return nil }
-                    if keys[slot] == key { return Int64(id) }
-                    slot = (slot + 1) & mask
-                }
+        return table.withUnsafeBufferPointer { table in
+            while true {
+                let entry = table[slot]
+                if entry.id == 0 { return nil }
+                if entry.key == key { return Int64(entry.id) }
+                slot = (slot + 1) & mask
             }
+        }
+    }
+
+    /// Reads the home slot of each key, without waiting for one before the
+    /// next: the lookups that follow find their slots in the cache instead
+    /// of each waiting for memory in turn. Returns a value made of what was
+    /// read, for the caller to keep (so the reads are not left out).
+    func touch(_ keys: some Sequence<Int64>) -> UInt64 {
+        table.withUnsafeBufferPointer { table in
+            var seen: UInt64 = 0
+            for key in keys { seen ^= UInt64(bitPattern: table[home(key)].key) }
+            return seen
         }
     }
 
@@ -66,12 +80,13 @@ package struct KeyDirectory {
     private mutating func put(_ key: Int64, _ id: UInt32) {
         let mask = slots - 1
         var slot = home(key)
-        while ids[slot] != 0 {
-            assert(keys[slot] != key, "a key is noted once")
-            slot = (slot + 1) & mask
+        table.withUnsafeMutableBufferPointer { table in
+            while table[slot].id != 0 {
+                assert(table[slot].key != key, "a key is noted once")
+                slot = (slot + 1) & mask
+            }
+            table[slot] = Slot(key: key, id: id)
         }
-        keys[slot] = key
-        ids[slot] = id
     }
 
     private mutating func grow() {
@@ -85,11 +100,10 @@ package struct KeyDirectory {
     }
 
     private mutating func rebuild(slots: Int, keeping keep: (UInt32) -> Bool) {
-        let oldKeys = keys
-        let oldIDs = ids
+        let old = table
         self = KeyDirectory(slots: slots)
-        for slot in 0..<oldIDs.count where oldIDs[slot] != 0 && keep(oldIDs[slot]) {
-            put(oldKeys[slot], oldIDs[slot])
+        for entry in old where entry.id != 0 && keep(entry.id) {
+            put(entry.key, entry.id)
             count += 1
         }
     }

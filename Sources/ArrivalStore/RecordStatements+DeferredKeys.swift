@@ -40,6 +40,8 @@ package final class DeferredKeyIndex {
     private var sampled = [0, 0, 0]
     private var behind = [0, 0, 0]
     private var decided = [false, false, false]
+    /// What ``KeyDirectory/touch(_:)`` read, kept so that its reads are made.
+    private(set) var touched: UInt64 = 0
 
     /// Keys of records ten minutes older than the newest so far.
     static let farBehind = Int64(600_000) << 20
@@ -47,7 +49,7 @@ package final class DeferredKeyIndex {
     package struct Limits: Sendable {
         /// The most bytes the directories may take together: by default
         /// enough for three tables of 700,000 rows (a 70,000-activity
-        /// fleet's day) or one of 2.9 M.
+        /// fleet's day) or one of 1.4 M.
         package var byteLimit = 64 << 20
         /// The rows a table's order is judged on.
         package var sampleRows = 8192
@@ -63,6 +65,11 @@ package final class DeferredKeyIndex {
     }
 
     var byteCount: Int { directories.reduce(0) { $0 + ($1?.byteCount ?? 0) } }
+
+    /// Brings the home slots of `keys` in a table's directory into the cache, all at once.
+    func prefetch(_ keys: some Sequence<Int64>, kind: Int) {
+        if let directory = directories[kind] { touched ^= directory.touch(keys) }
+    }
 
     /// Notes a new row's key for the judgement of its table's order.
     @inline(__always)
@@ -240,6 +247,7 @@ extension RecordStatements {
                 context: "inserting records")
         }
 
+        deferred.prefetch(run.lazy.map { Int64(bitPattern: keys?[$0] ?? rows[$0].key) }, kind: kind.index)
         for index in run {
             let row = rows[index]
             var key = Int64(bitPattern: keys?[index] ?? row.key)
