@@ -125,12 +125,14 @@ enum FileSource: Sendable {
 final class ReadAhead: @unchecked Sendable {
     private let chunks = BatchChannel<[Ingestor.NamedFile]>(capacity: 8)
 
-    init() {
+    /// `ended` is called on the thread as it ends (tests).
+    init(ended: (@Sendable () -> Void)? = nil) {
         let chunks = self.chunks
         let thread = Thread {
             while let chunk = chunks.receive() {
                 for file in chunk { FileSource.Iterator.readAhead(file) }
             }
+            ended?()
         }
         thread.stackSize = 256 << 10
         thread.start()

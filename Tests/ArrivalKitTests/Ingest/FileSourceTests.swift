@@ -50,6 +50,31 @@ struct FileSourceTests {
     }
 }
 
+extension FileSourceTests {
+    @Test("The read-ahead thread asks for what it is handed and ends with its owner, asked or not")
+    func readAheadThreadEnds() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("a.jsonl").path
+        try "{}\n".write(toFile: path, atomically: true, encoding: .utf8)
+        for chunks in [0, 1, 50] {
+            let ended = DispatchSemaphore(value: 0)
+            var asker: ReadAhead? = ReadAhead(ended: { ended.signal() })
+            for chunk in 0..<chunks {
+                // Files that exist, do not, and a part of one: none is an error.
+                asker?.ask([
+                    Ingestor.NamedFile(path: path, name: "a"),
+                    Ingestor.NamedFile(path: "/nonexistent/\(chunk)", name: "b"),
+                    Ingestor.NamedFile(path: path, name: "c", range: 1..<2),
+                ])
+            }
+            #expect(asker != nil)
+            asker = nil
+            #expect(ended.wait(timeout: .now() + 10) == .success, "chunks: \(chunks)")
+        }
+    }
+}
+
 /// A flag one thread sets and another reads.
 private final class Flag: @unchecked Sendable {
     private let lock = NSLock()
