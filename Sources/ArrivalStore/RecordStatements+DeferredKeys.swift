@@ -247,10 +247,13 @@ extension RecordStatements {
                 context: "inserting records")
         }
 
-        deferred.prefetch(run.lazy.map { Int64(bitPattern: keys?[$0] ?? rows[$0].key) }, kind: kind.index)
+        /// The key a row is first looked up at (the caller's, or its content's).
+        func firstKey(_ index: Int) -> Int64 { Int64(bitPattern: keys?[index] ?? rows[index].key) }
+
+        deferred.prefetch(run.lazy.map(firstKey), kind: kind.index)
         for index in run {
             let row = rows[index]
-            var key = Int64(bitPattern: keys?[index] ?? row.key)
+            var key = firstKey(index)
             var duplicate = false
             while let id = deferred.directories[kind.index]?.id(of: key) {
                 // Planned in this run: inserted first, to be compared.
