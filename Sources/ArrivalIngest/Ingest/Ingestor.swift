@@ -403,9 +403,11 @@ public struct Ingestor {
     }
 
     /// The reading thread: for each file, hash it first when its bytes may be
-    /// known (its size matches a stored file's, or, for a throwaway store,
-    /// always), and skip it when they are; else decode and hash in one
-    /// pass; send.
+    /// known (its size matches a stored file's, or one read earlier in the
+    /// run and it is larger than a chunk, or, for a throwaway store, always),
+    /// and skip it when they are; else decode and hash in one pass; send. A
+    /// file of a size read earlier that its first chunk holds whole is
+    /// skipped when that chunk's hash is known, before a line is decoded.
     ///
     /// A throwaway store keeps no journal, so the writer must never roll a
     /// file back and go on: every file is hashed first and duplicates within
@@ -435,7 +437,10 @@ public struct Ingestor {
                 }
                 expected = sha256
             } else if throwaway
-                || size.map({ sizesInRun.contains($0) || lookup?.contains(byteCount: $0) == true }) == true
+                || size.map({
+                    (sizesInRun.contains($0) && !Self.decidedFromFirstChunk(size: $0, options.reader))
+                        || lookup?.contains(byteCount: $0) == true
+                }) == true
             {
                 do throws(InputError) {
                     let (sha256, _) = try Self.sha256(of: path, range: file.range)
@@ -463,7 +468,17 @@ public struct Ingestor {
                     earlier = candidates.filter { prefixes[$0.byteCount] == $0.sha256 }
                 }
             }
-            guard channel.send(.file(path: name, replacing: earlier.map(\.id))) else { return }
+            // A file of the same size as one read earlier in this run may be a copy of it: when the
+            // first chunk read is the whole file, its hash decides before a line is decoded.
+            let mayBeCopy = expected == nil && file.sha256 == nil && size.map { sizesInRun.contains($0) } == true
+            // `.file` goes to the writer with the file's first rows or its end, so that a copy found
+            // from its first chunk is sent as `.known` instead.
+            var announced = false
+            func announce() -> Bool {
+                guard !announced else { return true }
+                announced = true
+                return channel.send(.file(path: name, replacing: earlier.map(\.id)))
+            }
             var fileOptions = options
             reading: while true {
                 do {
@@ -481,7 +496,12 @@ public struct Ingestor {
                                 hasher.update(UnsafeRawBufferPointer(rebasing: bytes[..<wanted]))
                             }
                         },
-                        deliver: { channel.send(.rows($0)) })
+                        afterFirstChunk: { wholeFile in
+                            guard mayBeCopy, wholeFile else { return }
+                            let sha256 = hasher.finalize()
+                            if seenInRun.contains(sha256) { throw SeenInRun(sha256: sha256) }
+                        },
+                        deliver: { announce() && channel.send(.rows($0)) })
                     let sha256 = file.sha256 ?? hasher.finalize()
                     if let expected, expected != sha256, summary.changedWhileRead == nil {
                         summary.changedWhileRead = "its bytes changed between two reads"
@@ -493,20 +513,39 @@ public struct Ingestor {
                     }
                     seenInRun.insert(sha256)
                     sizesInRun.insert(summary.bytesOnDisk)
-                    guard channel.send(.end(.success(ReadFile(summary: summary, sha256: sha256)))) else { return }
+                    guard announce(), channel.send(.end(.success(ReadFile(summary: summary, sha256: sha256)))) else {
+                        return
+                    }
+                } catch let copy as SeenInRun {
+                    // Nothing of it was sent: it is skipped as a file whose bytes are known.
+                    guard channel.send(.known(path: name, sha256: copy.sha256)) else { return }
                 } catch is LineReader.ReadAgainWithZlib where fileOptions.reader.fastInflate {
                     // A damaged gzip stream ISA-L read further than zlib: void what was sent, read it with zlib.
                     fileOptions.reader.fastInflate = false
-                    guard channel.send(.restart) else { return }
+                    guard !announced || channel.send(.restart) else { return }
                     continue reading
                 } catch let error as InputError {
-                    guard channel.send(.end(.failure(error))) else { return }
+                    guard announce(), channel.send(.end(.failure(error))) else { return }
                 } catch {
                     return  // stopped by the writer
                 }
                 break reading
             }
         }
+    }
+
+    /// A file read earlier in the run had the same bytes (found from its first chunk).
+    private struct SeenInRun: Error {
+        var sha256: String
+    }
+
+    /// Whether a file of `size` bytes is read whole by its first chunk, so
+    /// that whether it copies a file read earlier in the run is decided from
+    /// that chunk, in the pass that decodes it, instead of by a pass that
+    /// only hashes: 6,585 of a 70,000-activity fleet's 22,094 files share
+    /// their size with an earlier one, and nearly none are copies.
+    static func decidedFromFirstChunk(size: Int, _ reader: LineReader) -> Bool {
+        size < reader.chunkSize
     }
 
     /// Hashes a file's bytes from the start, up to `limit` bytes (all of
@@ -553,6 +592,7 @@ public struct Ingestor {
         path: String, range: Range<Int>? = nil, senderRecordsAllowed: Bool = true, options: Options,
         recycle: BatchChannel<RowBatch>,
         raw: (UnsafeRawBufferPointer) -> Void,
+        afterFirstChunk: (_ wholeFile: Bool) throws -> Void = { _ in },
         deliver: (RowBatch) throws -> Bool
     ) throws -> ReadSummary {
         var decoder = RecordDecoder()
@@ -561,7 +601,8 @@ public struct Ingestor {
         var batch = recycle.poll() ?? RowBatch(capacity: batchSize)
         batch.removeAll()
         struct Stopped: Error {}
-        let summary = try options.reader.read(path: path, range: range, raw: raw) { line in
+        let summary = try options.reader.read(path: path, range: range, raw: raw, afterFirstChunk: afterFirstChunk) {
+            line in
             guard let bytes = line.bytes else {
                 batch.appendMalformed(
                     line: line.number, cause: .lineTooLong, problem: "longer than \(options.reader.maxLineBytes) bytes")

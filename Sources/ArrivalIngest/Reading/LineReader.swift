@@ -60,8 +60,14 @@ public struct LineReader: Sendable {
     /// file of their own (an upload in one of the collector's spool
     /// segments); the rest of the file may grow meanwhile, but the range must
     /// be there in full.
+    ///
+    /// `afterFirstChunk` is called once the first chunk was read and given
+    /// to `raw`, before any line is decoded, with whether that chunk is the
+    /// whole file (it may throw to stop there: ingest stops a file whose
+    /// bytes it has seen before).
     public func read(
         path: String, range: Range<Int>? = nil, raw: (UnsafeRawBufferPointer) -> Void = { _ in },
+        afterFirstChunk: (_ wholeFile: Bool) throws -> Void = { _ in },
         _ body: (LineSlice) throws -> Void
     ) throws -> ReadSummary {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -86,6 +92,8 @@ public struct LineReader: Sendable {
         }
 
         var first = try next()
+        // A read of less than a chunk met the end of the file (``readChunk``).
+        try afterFirstChunk(range.map { summary.bytesOnDisk == $0.count } ?? (first < chunkSize))
         if first >= 2 && input[0] == 0x1f && input[1] == 0x8b {
             summary.gzip = true
             let size = range?.count ?? opened?.size ?? 0

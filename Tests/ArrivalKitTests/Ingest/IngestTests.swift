@@ -52,6 +52,40 @@ struct IngestTests {
         #expect(report.requests.total == 10)
     }
 
+    @Test(
+        "Files of one size: copies are skipped whether or not the first chunk read holds them whole, the rest kept",
+        arguments: [1 << 18, 64], [true, false])
+    func sameSizeFiles(chunkSize: Int, bulk: Bool) throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func renders(_ activity: String) -> Data {
+            Data(
+                (0..<20).map {
+                    #"{"v":1,"kind":"render","activity_id":"\#(activity)","seq":\#($0),"rendered_at":"2026-11-21T10:00:00Z"}"#
+                        + "\n"
+                }.joined().utf8)
+        }
+        // a and b differ and are of one size; c and d are copies of a, e of b (another name, another folder).
+        try FileManager.default.createDirectory(
+            at: directory.appendingPathComponent("tree/later"), withIntermediateDirectories: true)
+        for (name, activity) in [("a", "A1"), ("b", "B1"), ("c", "A1"), ("d", "A1"), ("later/e", "B1")] {
+            try renders(activity).write(to: directory.appendingPathComponent("tree/\(name).jsonl"))
+        }
+        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        var options = Ingestor.Options()
+        options.reader = LineReader(chunkSize: chunkSize)
+        options.bulkLoadWhenNew = bulk
+        let summary = try Ingestor(store: store, options: options).ingest(
+            paths: [directory.appendingPathComponent("tree").path])
+        #expect(summary.filesRead == 2)
+        #expect(summary.filesSkippedAsDuplicate == 3)
+        #expect(summary.records == [.render: 40])
+        #expect(summary.duplicateRecords == 0)
+        #expect(summary.unreadable.isEmpty)
+        let report = try ReportBuilder(store: store).build(window: nil)
+        #expect(report.dataQuality.filesSkippedAsDuplicate == 3)
+    }
+
     @Test("Paths compare byte for byte: canonically equivalent names are two paths")
     func equivalentPaths() throws {
         let directory = try makeTemporaryDirectory()

@@ -22,6 +22,30 @@ struct LineReaderTests {
         return (out, summary)
     }
 
+    @Test("The first chunk is called whole only when it is the whole file or range, and a throw stops before any line")
+    func firstChunk() throws {
+        let path = fixture("badinput/torn-crlf.jsonl")
+        let size = try Data(contentsOf: URL(fileURLWithPath: path)).count
+        struct Stop: Error {}
+        for (chunkSize, range, whole) in [
+            (size + 1, nil, true), (size, nil, false), (16, nil, false),
+            (16, 3..<19, true), (16, 3..<20, false), (size + 1, 0..<size, true),
+        ] as [(Int, Range<Int>?, Bool)] {
+            let reader = LineReader(chunkSize: chunkSize)
+            var calls: [Bool] = []
+            var lines = 0
+            let count: (LineSlice) -> Void = { _ in lines += 1 }
+            _ = try reader.read(path: path, range: range, afterFirstChunk: { calls.append($0) }, count)
+            #expect(calls == [whole], "chunk \(chunkSize), range \(String(describing: range))")
+            #expect(lines > 0)
+            lines = 0
+            #expect(throws: Stop.self) {
+                _ = try reader.read(path: path, range: range, afterFirstChunk: { _ in throw Stop() }, count)
+            }
+            #expect(lines == 0)
+        }
+    }
+
     @Test("Plain file with CRLF, blank lines and a torn last line, across tiny chunks")
     func crlf() throws {
         let (lines, summary) = try lines(fixture("badinput/torn-crlf.jsonl"))
