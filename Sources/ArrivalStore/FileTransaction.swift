@@ -45,12 +45,12 @@ package final class FileTransaction {
     /// many of each kind were new (indexed by ``RecordKind/index``).
     package func insertRows(of batch: RowBatch) throws(DatabaseError) -> [Int] {
         var new = [0, 0, 0]
-        try statements.insertRows(of: batch, fileID: fileID) { (row, storedKey) throws(DatabaseError) in
-            guard let storedKey else {
+        try statements.insertRows(of: batch, fileID: fileID) { (row, stored) throws(DatabaseError) in
+            guard let stored else {
                 new[row.kind.index] += 1
                 return
             }
-            try noteRepeat(kind: row.kind, storedKey: storedKey)
+            try noteRepeat(kind: row.kind, of: stored)
         }
         let total = new[0] + new[1] + new[2]
         inserted += total
@@ -58,13 +58,14 @@ package final class FileTransaction {
         return new
     }
 
-    /// Notes that a line of this file held a record equal to the stored one
-    /// at `storedKey`, so that which files repeat which records can be told
-    /// in any ingest order.
-    private func noteRepeat(kind: RecordKind, storedKey: Int64) throws(DatabaseError) {
+    /// Notes that a line of this file held a record equal to the `stored`
+    /// one, so that which files repeat which records can be told in any
+    /// ingest order.
+    private func noteRepeat(kind: RecordKind, of stored: StoredRecord) throws(DatabaseError) {
         statements.repeated.bind(1, fileID)
         statements.repeated.bind(2, kind.rawValue)
-        statements.repeated.bind(3, storedKey)
+        statements.repeated.bind(3, stored.key)
+        statements.repeated.bind(4, stored.id)
         try statements.repeated.run()
     }
 
@@ -126,6 +127,12 @@ package final class FileTransaction {
     }
 }
 
+/// The stored record a row was found equal to: its key and its row's id.
+struct StoredRecord: Equatable {
+    var key: Int64
+    var id: Int64
+}
+
 /// The prepared statements of ingest, made once per store and reused for every row.
 final class RecordStatements {
     /// The statements that store rows of one kind.
@@ -136,7 +143,7 @@ final class RecordStatements {
         /// checking the schema, halting); see Benchmarks/README.md.
         let multi: [(rows: Int, statement: Statement)]
         let single: Statement
-        /// Whether a stored row at a key equals the row bound.
+        /// The id of the row stored at a key, when it equals the row bound.
         let same: Statement
         /// The keys of the rows with ids in a range: the rows one multi-row
         /// insert added, when it skipped some.
@@ -170,7 +177,7 @@ final class RecordStatements {
             let conditions = columns.enumerated().map { "\($0.element) IS ?\($0.offset + 3)" }
             same = try connection.prepare(
                 """
-                SELECT 1 FROM \(table) WHERE record_key = ?1 AND \(conditions.joined(separator: " AND "))
+                SELECT id FROM \(table) WHERE record_key = ?1 AND \(conditions.joined(separator: " AND "))
                 """)
             keysInRange = try connection.prepare("SELECT record_key FROM \(table) WHERE id BETWEEN ? AND ?")
             sameAt = try connection.prepare(
@@ -216,7 +223,8 @@ final class RecordStatements {
         apns = try KindStatements(kind: .apns, connection: connection)
         renders = try KindStatements(kind: .render, connection: connection)
         callbacks = try KindStatements(kind: .callback, connection: connection)
-        repeated = try connection.prepare("INSERT INTO record_repeats (file_id, kind, record_key) VALUES (?, ?, ?)")
+        repeated = try connection.prepare(
+            "INSERT INTO record_repeats (file_id, kind, record_key, record_id) VALUES (?, ?, ?, ?)")
         malformed = try connection.prepare(
             "INSERT INTO malformed_lines (file_id, line, cause, problem) VALUES (?, ?, ?, ?)")
         fileStatus = try connection.prepare("SELECT path FROM files WHERE content_sha256 = ?")
@@ -283,13 +291,13 @@ final class RecordStatements {
         var batch = RowBatch(capacity: 1)
         batch.append(record)
         var new = false
-        try insertRows(of: batch, fileID: fileID, keys: key.map { [$0] }) { _, storedKey in new = storedKey == nil }
+        try insertRows(of: batch, fileID: fileID, keys: key.map { [$0] }) { _, stored in new = stored == nil }
         return new
     }
 
     /// Inserts the rows of `batch`, binding strings straight from its arena,
     /// and tells `done`, in row order, for each row nil when it was new, or
-    /// the key of the equal record already stored. `keys`
+    /// the equal record already stored. `keys`
     /// overrides the rows' own keys (tests use it to force collisions).
     ///
     /// Runs of rows of one kind go in by 64 or 8 at a time. When such an
@@ -299,7 +307,7 @@ final class RecordStatements {
     /// next free key.
     func insertRows(
         of batch: RowBatch, fileID: Int64, keys: [UInt64]? = nil,
-        _ done: (_ row: RowBatch.Row, _ storedKey: Int64?) throws(DatabaseError) -> Void
+        _ done: (_ row: RowBatch.Row, _ stored: StoredRecord?) throws(DatabaseError) -> Void
     ) throws(DatabaseError) {
         guard batch.keyed == batch.rows.count else {
             // The reader computes the keys before handing a batch on; a batch
@@ -399,11 +407,11 @@ final class RecordStatements {
     /// Inserts one row at `key`; when the key is taken, either by an equal
     /// record (a duplicate) or, rarely, by a different record with the same
     /// hash (then the next key is tried: open addressing, so lookups stay
-    /// exact). Returns nil when the row was new, else the key of the equal
-    /// record stored before.
+    /// exact). Returns nil when the row was new, else the equal record
+    /// stored before.
     private func insertProbing(
         key: Int64, statements: KindStatements, fileID: Int64, bindFields: (Statement) -> Void
-    ) throws(DatabaseError) -> Int64? {
+    ) throws(DatabaseError) -> StoredRecord? {
         let insert = statements.single
         let same = statements.same
         var slot = key
@@ -416,8 +424,9 @@ final class RecordStatements {
             bindFields(same)
             same.bind(1, slot)
             let equal = try same.step()
+            let id = equal ? same.int(0) : 0
             same.reset()
-            if equal { return slot }
+            if equal { return StoredRecord(key: slot, id: id) }
             slot = slot &+ 1
         }
     }

@@ -13,6 +13,7 @@ enum Migrations {
         ("0005_providers", providers),
         ("0006_file_lookup", fileLookup),
         ("0007_record_key_indexes", recordKeyIndexes),
+        ("0008_repeat_record_ids", repeatRecordIDs),
     ]
 
     /// The names of the unique indexes on `record_key`, by ``RecordKind/index``.
@@ -94,6 +95,20 @@ enum Migrations {
         ALTER TABLE callbacks_0007 RENAME TO callbacks;
         CREATE UNIQUE INDEX callbacks_record_key ON callbacks (record_key);
         PRAGMA legacy_alter_table = OFF;
+        """
+
+    /// The id of the stored record each `record_repeats` row repeats, beside
+    /// its key, filled for the rows already there. Who stored a repeated
+    /// record is then found by the record table's primary key, which every
+    /// store has, rather than by the unique index on `record_key`, which a
+    /// first load puts off (`RecordStatements+DeferredKeys.swift`).
+    static let repeatRecordIDs = """
+        ALTER TABLE record_repeats ADD COLUMN record_id INTEGER;
+        UPDATE record_repeats SET record_id = CASE kind
+            WHEN 'apns' THEN (SELECT id FROM apns WHERE apns.record_key = record_repeats.record_key)
+            WHEN 'render' THEN (SELECT id FROM renders WHERE renders.record_key = record_repeats.record_key)
+            ELSE (SELECT id FROM callbacks WHERE callbacks.record_key = record_repeats.record_key)
+        END;
         """
 
     /// What ingest asks of the file registry before it reads a file ("was a

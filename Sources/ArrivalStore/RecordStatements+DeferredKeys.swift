@@ -190,7 +190,7 @@ extension RecordStatements {
     func insertRunDeferred(
         _ run: Range<Int>, of batch: RowBatch, fileID: Int64, keys: [UInt64]?, arena base: UnsafeRawPointer,
         directory deferred: DeferredKeyIndex,
-        _ done: (_ row: RowBatch.Row, _ storedKey: Int64?) throws(DatabaseError) -> Void
+        _ done: (_ row: RowBatch.Row, _ stored: StoredRecord?) throws(DatabaseError) -> Void
     ) throws(DatabaseError) {
         let rows = batch.rows
         let kind = rows[run.lowerBound].kind
@@ -198,7 +198,7 @@ extension RecordStatements {
         // Planned as new and not yet inserted, with their keys.
         var pending: [(index: Int, key: Int64)] = []
         pending.reserveCapacity(run.count)
-        var storedKeys = [Int64?](repeating: nil, count: run.count)
+        var stored = [StoredRecord?](repeating: nil, count: run.count)
 
         func flush() throws(DatabaseError) {
             var start = 0
@@ -254,7 +254,7 @@ extension RecordStatements {
         for index in run {
             let row = rows[index]
             var key = firstKey(index)
-            var duplicate = false
+            var duplicate: StoredRecord?
             while let id = deferred.directories[kind.index]?.id(of: key) {
                 // Planned in this run: inserted first, to be compared.
                 if id >= deferred.nextIDs[kind.index] { try flush() }
@@ -264,13 +264,13 @@ extension RecordStatements {
                 let equal = try same.step()
                 same.reset()
                 if equal {
-                    duplicate = true
+                    duplicate = StoredRecord(key: key, id: id)
                     break
                 }
                 key = key &+ 1
             }
-            if duplicate {
-                storedKeys[index - run.lowerBound] = key
+            if let duplicate {
+                stored[index - run.lowerBound] = duplicate
                 continue
             }
             deferred.note(key, id: deferred.nextIDs[kind.index] + Int64(pending.count), kind: kind.index)
@@ -278,6 +278,6 @@ extension RecordStatements {
             pending.append((index, key))
         }
         try flush()
-        for index in run { try done(rows[index], storedKeys[index - run.lowerBound]) }
+        for index in run { try done(rows[index], stored[index - run.lowerBound]) }
     }
 }

@@ -81,12 +81,13 @@ package struct FileRemoval: Equatable, Sendable {
             }
         }
 
-        /// The file that stored the record a `record_repeats` row repeats.
+        /// The file that stored the record a `record_repeats` row repeats
+        /// (by the record's id: its key's index may be put off).
         private static let repeatedRecordOwner = """
             CASE kind
-                WHEN 'apns' THEN (SELECT file_id FROM apns WHERE apns.record_key = record_repeats.record_key)
-                WHEN 'render' THEN (SELECT file_id FROM renders WHERE renders.record_key = record_repeats.record_key)
-                ELSE (SELECT file_id FROM callbacks WHERE callbacks.record_key = record_repeats.record_key)
+                WHEN 'apns' THEN (SELECT file_id FROM apns WHERE apns.id = record_repeats.record_id)
+                WHEN 'render' THEN (SELECT file_id FROM renders WHERE renders.id = record_repeats.record_id)
+                ELSE (SELECT file_id FROM callbacks WHERE callbacks.id = record_repeats.record_id)
             END
             """
 

@@ -284,21 +284,21 @@ public struct StoreSnapshot {
     /// Counted here rather than in one SQL statement: SQLite's version
     /// materialised and sorted every holder through temporary b-trees, three
     /// times the instructions of one pass over `record_repeats` and a look-up
-    /// of each repeated record's owner by its unique key.
+    /// of each repeated record's owner by its id.
     package func duplicatesByFile(limit: Int) throws -> [(path: String, records: Int)] {
         var lines: [Int64: Int] = [:]
         var repeated: [String: Set<Int64>] = [:]
-        let scan = try connection.prepare("SELECT file_id, kind, record_key FROM record_repeats")
+        let scan = try connection.prepare("SELECT file_id, kind, record_id FROM record_repeats")
         try scan.forEachRow { row in
             lines[row.int(0), default: 0] += 1
             repeated[row.string(1) ?? "", default: []].insert(row.int(2))
         }
         guard !lines.isEmpty else { return [] }
-        for (kind, keys) in repeated {
+        for (kind, ids) in repeated {
             let table = (RecordKind(rawValue: kind) ?? .apns).table
-            let owner = try connection.prepare("SELECT file_id FROM \(table) WHERE record_key = ?")
-            for key in keys {
-                owner.bind(1, key)
+            let owner = try connection.prepare("SELECT file_id FROM \(table) WHERE id = ?")
+            for id in ids {
+                owner.bind(1, id)
                 if try owner.step() { lines[owner.int(0), default: 0] += 1 }
                 owner.reset()
             }

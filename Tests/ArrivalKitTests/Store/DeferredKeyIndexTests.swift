@@ -291,6 +291,9 @@ struct DeferredKeyIndexTests {
             INSERT INTO renders (id, record_key, file_id, activity_id, seq, rendered_at) VALUES (3, 99, 1, 'r', 1, 2);
             INSERT INTO callbacks (id, record_key, file_id, callback, push_token, received_at)
                 VALUES (5, 12, 1, 'push_to_start_token', 'p', 4);
+            INSERT INTO files VALUES (2, 'def', '/again.jsonl', 10, 0, 3, 0, 3, 0, 0);
+            INSERT INTO record_repeats VALUES (2, 'render', 99), (2, 'callback', 12),
+                (2, 'apns', 1882457741722325672);
             """)
         let store = try Store(path: path)
         #expect(try store.appliedMigrations() == Migrations.all.map(\.name))
@@ -298,10 +301,16 @@ struct DeferredKeyIndexTests {
         #expect(names.isSuperset(of: Migrations.recordKeyIndexNames))
         #expect(!names.contains("sqlite_autoindex_apns_1"))
         #expect(
-            try Self.dump(store).filter { !$0.hasPrefix("files") } == [
+            try Self.dump(store).filter { !$0.hasPrefix("files") && !$0.hasPrefix("record_repeats") } == [
                 #"apns [7,1882457741722325672,1,"a",1795251600000,200,null,"ab",null,null,null,1795251600,null,null,null,null,null,null,"fcm"]"#,
                 #"renders [3,99,1,"r",1,2,null,null,null,null,null]"#,
                 #"callbacks [5,12,1,"push_to_start_token",null,"p",null,null,4,null,null,null,null]"#,
+            ])
+        // Each repeat names its record's id too (migration 0008), which finds the owner.
+        #expect(
+            try Self.dump(store).filter { $0.hasPrefix("record_repeats") } == [
+                #"record_repeats [2,"render",99,3]"#, #"record_repeats [2,"callback",12,5]"#,
+                #"record_repeats [2,"apns",1882457741722325672,7]"#,
             ])
         // Still one row per key.
         #expect(throws: DatabaseError.self) {
