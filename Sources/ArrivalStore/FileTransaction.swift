@@ -164,7 +164,9 @@ final class RecordStatements {
                 // alone, which either finds it a duplicate or fails loudly.
                 return try connection.prepare(
                     rows == 1
-                        ? "INSERT INTO \(table) (\(names)) VALUES \(values) ON CONFLICT (record_key) DO NOTHING"
+                        // No conflict target (the key is the only unique column bound), so that
+                        // it is made even while the key's index is put off, when it is not used.
+                        ? "INSERT INTO \(table) (\(names)) VALUES \(values) ON CONFLICT DO NOTHING"
                         : "INSERT OR IGNORE INTO \(table) (\(names)) VALUES \(values)")
             }
             multi = [(64, try insert(rows: 64)), (8, try insert(rows: 8))]
@@ -209,6 +211,8 @@ final class RecordStatements {
     let finishFile: Statement
     let savepoint: Statement
     let release: Statement
+    /// Which of the `record_key` indexes the store has (``ensureKeyIndexes()``).
+    let keyIndexNames: Statement
     /// The largest ids of the record tables and rowid of `record_repeats`.
     private let lastIDs: Statement
     /// The deletes that undo a file that only added rows, in the order run.
@@ -240,6 +244,9 @@ final class RecordStatements {
                              malformed_count = ?, gzip = ?
             WHERE id = ?
             """)
+        keyIndexNames = try connection.prepare(
+            "SELECT name FROM sqlite_schema WHERE type = 'index' AND name IN ("
+                + Migrations.recordKeyIndexNames.map { "'\($0)'" }.joined(separator: ", ") + ")")
         savepoint = try connection.prepare("SAVEPOINT arrival_file")
         release = try connection.prepare("RELEASE arrival_file")
         lastIDs = try connection.prepare(

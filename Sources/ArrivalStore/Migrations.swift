@@ -101,7 +101,7 @@ enum Migrations {
     /// its key, filled for the rows already there. Who stored a repeated
     /// record is then found by the record table's primary key, which every
     /// store has, rather than by the unique index on `record_key`, which a
-    /// first load puts off (`RecordStatements+DeferredKeys.swift`).
+    /// first load leaves to the next write (`RecordStatements+DeferredKeys.swift`).
     static let repeatRecordIDs = """
         ALTER TABLE record_repeats ADD COLUMN record_id INTEGER;
         UPDATE record_repeats SET record_id = CASE kind

@@ -19,11 +19,18 @@ import CSQLite
 /// Nothing changes for what is stored: the writer asks its
 /// ``KeyDirectory`` what it would have asked the index (is a row stored at
 /// this key, and is it equal to this one; else the next key), so every row
-/// gets the key and id it would have got. The indexes are made again before
-/// the transaction commits (or when the directories would pass their
-/// memory limit, and the load goes on with them), so no committed store
-/// lacks them: a run killed meanwhile rolls back to the empty store,
-/// indexes and all, since SQLite's `DROP INDEX` is part of the transaction.
+/// gets the key and id it would have got. An index still put off when the
+/// transaction commits is left to the next write transaction, of this run
+/// or any later one, which makes it before it stores a record
+/// (``RecordStatements/ensureKeyIndexes()``): a store ingested once and
+/// then only read (a day's tree loaded for its report) never pays for the
+/// indexes of its device tables, and a store written again pays once, the
+/// same sort it would have paid at the commit. Nothing that reads a store
+/// needs them: a repeated record's owner is found by its id
+/// (`record_repeats.record_id`). When the directories would pass their
+/// memory limit, the indexes are made at once and the load goes on with
+/// them. A run killed meanwhile rolls back to the empty store, indexes and
+/// all, since SQLite's `DROP INDEX` is part of the transaction.
 package final class DeferredKeyIndex {
     /// By ``RecordKind/index``; nil once that table has its index again.
     var directories: [KeyDirectory?]
@@ -121,7 +128,8 @@ extension RecordStatements {
         let last = try lastRowIDs()
         guard last.apns == 0, last.renders == 0, last.callbacks == 0 else { return false }
         for name in Migrations.recordKeyIndexNames {
-            try connection.execute("DROP INDEX \(name)")
+            // A first load that committed no record left them to this one.
+            try connection.execute("DROP INDEX IF EXISTS \(name)")
         }
         // Rows are only appended meanwhile: a small page cache does, and leaves the memory to the keys.
         try connection.execute("PRAGMA cache_size = -8192")
@@ -152,11 +160,34 @@ extension RecordStatements {
         for kind in RecordKind.allCases { try buildKeyIndex(of: kind) }
     }
 
-    /// The transaction that dropped the indexes was rolled back, and with it the drop.
+    /// The transaction that dropped the indexes ended: rolled back, and with
+    /// it the drop, or committed, the indexes still put off left to the next
+    /// write (``ensureKeyIndexes()``). The directories are let go either way.
     func forgetDeferral() {
         guard deferred != nil else { return }
         deferred = nil
         try? connection.execute("PRAGMA cache_size = -65536")
+    }
+
+    /// Makes the `record_key` indexes a committed first load left off,
+    /// inside the open write transaction, before it stores any record: each
+    /// is one sort of the table's keys. Asked at the start of every write
+    /// transaction that does not put them off itself; when they are there,
+    /// that is one look at the schema.
+    func ensureKeyIndexes() throws(DatabaseError) {
+        precondition(deferred == nil, "the indexes of a load that puts them off are made by buildKeyIndexes()")
+        var present: Set<String> = []
+        while try keyIndexNames.step() { present.insert(keyIndexNames.string(0) ?? "") }
+        keyIndexNames.reset()
+        let missing = RecordKind.allCases.filter { !present.contains(Migrations.recordKeyIndexNames[$0.index]) }
+        guard !missing.isEmpty else { return }
+        // As in buildKeyIndex(of:): the sort takes its memory from the page cache's size.
+        try connection.execute("PRAGMA cache_size = -4096")
+        defer { try? connection.execute("PRAGMA cache_size = -65536") }
+        for kind in missing {
+            try connection.execute(
+                "CREATE UNIQUE INDEX \(Migrations.recordKeyIndexNames[kind.index]) ON \(kind.table) (record_key)")
+        }
     }
 
     /// Builds every index still put off when the directories could not take

@@ -77,7 +77,8 @@ extension Store {
     package func beginFile(path: String, now: Int64, replaces: Bool = false) throws(DatabaseError)
         -> FileTransaction
     {
-        if !batchOpen {
+        let begins = !batchOpen
+        if begins {
             // A no-op inside a transaction, so set before it begins.
             try connection.execute("PRAGMA foreign_keys = OFF")
             do {
@@ -94,6 +95,14 @@ extension Store {
             keyIndexDeferralTried = true
             do {
                 _ = try statements.deferKeyIndexes(limits: deferredKeyLimits)
+            } catch {
+                abandonBatch()
+                throw error
+            }
+        }
+        if begins && statements.deferred == nil {
+            do {
+                try statements.ensureKeyIndexes()
             } catch {
                 abandonBatch()
                 throw error
@@ -133,18 +142,14 @@ extension Store {
         try? connection.execute("PRAGMA foreign_keys = ON")
     }
 
-    /// Commits the files released since the last commit.
+    /// Commits the files released since the last commit. A `record_key`
+    /// index a first load put off stays off until the next write
+    /// transaction (``RecordStatements/ensureKeyIndexes()``).
     public func commitBatch() throws(DatabaseError) {
         guard batchOpen else { return }
-        do {
-            // No store is committed without its key indexes.
-            try cachedStatements?.buildKeyIndexes()
-        } catch {
-            abandonBatch()
-            throw error
-        }
         try connection.execute("COMMIT")
         batchOpen = false
+        cachedStatements?.forgetDeferral()
         try connection.execute("PRAGMA foreign_keys = ON")
     }
 
