@@ -5,12 +5,20 @@ import Foundation
 /// and the one that analyses its rows (``StoreSnapshot``). The producer
 /// waits when `capacity` batches are queued, so memory stays bounded by
 /// batch size, not input size.
+///
+/// A producer that found the queue full is woken once the consumer took it
+/// down to half, not after each element: otherwise, while the consumer is
+/// the slower side, every element taken wakes the producer for one element
+/// more, two context switches per element (a device tree's small files are
+/// three messages each). Nobody is signalled who does not wait.
 package final class BatchChannel<Element: Sendable>: @unchecked Sendable {
     private let condition = NSCondition()
     private var queue: [Element] = []
     private var closed = false
     private var cancelled = false
     private let capacity: Int
+    private var waitingProducers = 0
+    private var waitingConsumers = 0
 
     package init(capacity: Int) {
         self.capacity = capacity
@@ -20,11 +28,20 @@ package final class BatchChannel<Element: Sendable>: @unchecked Sendable {
     package func send(_ element: Element) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        while queue.count >= capacity && !cancelled { condition.wait() }
+        while queue.count >= capacity && !cancelled {
+            waitingProducers += 1
+            condition.wait()
+            waitingProducers -= 1
+        }
         if cancelled { return false }
         queue.append(element)
-        condition.broadcast()
+        if waitingConsumers > 0 { condition.broadcast() }
         return true
+    }
+
+    /// After an element was taken: wakes a waiting producer once there is room for half the capacity.
+    private func tookOne() {
+        if waitingProducers > 0 && queue.count <= capacity / 2 { condition.broadcast() }
     }
 
     package func close() {
@@ -50,7 +67,7 @@ package final class BatchChannel<Element: Sendable>: @unchecked Sendable {
         defer { condition.unlock() }
         guard queue.count < capacity, !cancelled, !closed else { return false }
         queue.append(element)
-        condition.broadcast()
+        if waitingConsumers > 0 { condition.broadcast() }
         return true
     }
 
@@ -60,7 +77,7 @@ package final class BatchChannel<Element: Sendable>: @unchecked Sendable {
         defer { condition.unlock() }
         guard !queue.isEmpty else { return nil }
         let element = queue.removeFirst()
-        condition.broadcast()
+        tookOne()
         return element
     }
 
@@ -68,10 +85,14 @@ package final class BatchChannel<Element: Sendable>: @unchecked Sendable {
     package func receive() -> Element? {
         condition.lock()
         defer { condition.unlock() }
-        while queue.isEmpty && !closed { condition.wait() }
+        while queue.isEmpty && !closed {
+            waitingConsumers += 1
+            condition.wait()
+            waitingConsumers -= 1
+        }
         if queue.isEmpty { return nil }
         let element = queue.removeFirst()
-        condition.broadcast()
+        tookOne()
         return element
     }
 }
