@@ -158,44 +158,73 @@ struct UpdateSummary {
     init() {}
 
     init(of analysis: DeliveryAnalysis, keys: ReportBuilder.BreakdownKeys, updates indices: some Sequence<Int>) {
-        var byApp: [Int32: UpdateCounts] = [:]
-        var byPriority: [Int64?: UpdateCounts] = [:]
+        // Apps and versions are numbered densely, so their counts are arrays
+        // (a hash per update and key was most of this loop); a key counted
+        // at least once has `sent` > 0, and only those are reported.
+        var byApp = [UpdateCounts](repeating: UpdateCounts(), count: analysis.apps.values.count)
+        var byPriority = SmallCounts()
         var byProvider = [UpdateCounts](repeating: UpdateCounts(), count: PushProvider.allCases.count)
-        var byOS: [Int32: UpdateCounts] = [:]
-        var byAppVersion: [Int32: UpdateCounts] = [:]
-        var renderedActivities = Set<Int32>()
+        var byOS = [UpdateCounts](repeating: UpdateCounts(), count: keys.versions.values.count)
+        var byAppVersion = byOS
+        var renderedActivity = [Bool](repeating: false, count: analysis.activities.count)
         for index in indices {
             let update = analysis.updates[index]
             let activity = Int(update.activity)
             updates.count(update)
-            byApp[update.app, default: UpdateCounts()].count(update)
-            byPriority[update.priority, default: UpdateCounts()].count(update)
+            byApp[Int(update.app)].count(update)
+            byPriority.count(update, key: update.priority)
             byProvider[Int(update.provider)].count(update)
-            byOS[keys.osOfActivity[activity], default: UpdateCounts()].count(update)
-            byAppVersion[keys.appVersionOfActivity[activity], default: UpdateCounts()].count(update)
+            byOS[Int(keys.osOfActivity[activity])].count(update)
+            byAppVersion[Int(keys.appVersionOfActivity[activity])].count(update)
             guard update.outcome == .rendered, let rendered = update.firstRenderedAt else { continue }
             contentExpected += 1
             if update.hasContentCallback { contentReceived += 1 }
-            renderedActivities.insert(update.activity)
+            if !renderedActivity[activity] {
+                renderedActivity[activity] = true
+                tokenExpected += 1
+                if analysis.activities[activity].hasTokenCallback { tokenReceived += 1 }
+            }
             let latency = rendered - update.at
             if latency < 0 { clockSkewNegative += 1 }
             latencies[max(0, latency), default: 0] += 1
         }
-        tokenExpected = renderedActivities.count
-        tokenReceived = renderedActivities.filter { analysis.activities[Int($0)].hasTokenCallback }.count
-        breakdowns["app"] = Dictionary(uniqueKeysWithValues: byApp.map { (analysis.apps[Int($0.key)], $0.value) })
+        func counted(_ counts: [UpdateCounts], named name: (Int) -> ExactString) -> [ExactString: UpdateCounts] {
+            Dictionary(
+                uniqueKeysWithValues: counts.indices.filter { counts[$0].sent > 0 }.map { (name($0), counts[$0]) })
+        }
+        breakdowns["app"] = counted(byApp) { analysis.apps[$0] }
         breakdowns["priority"] = Dictionary(
-            uniqueKeysWithValues: byPriority.map {
-                (ExactString($0.key.map { String($0) } ?? "unknown"), $0.value)
+            uniqueKeysWithValues: byPriority.entries.map {
+                (ExactString($0.key.map { String($0) } ?? "unknown"), $0.counts)
             })
-        breakdowns["provider"] = Dictionary(
-            uniqueKeysWithValues: zip(PushProvider.allCases, byProvider).filter { $0.1.sent > 0 }.map {
-                (ExactString($0.0.rawValue), $0.1)
-            })
-        breakdowns["os_version"] = Dictionary(
-            uniqueKeysWithValues: byOS.map { (keys.versions[Int($0.key)], $0.value) })
-        breakdowns["app_version"] = Dictionary(
-            uniqueKeysWithValues: byAppVersion.map { (keys.versions[Int($0.key)], $0.value) })
+        breakdowns["provider"] = counted(byProvider) { ExactString(PushProvider.allCases[$0].rawValue) }
+        breakdowns["os_version"] = counted(byOS) { keys.versions[$0] }
+        breakdowns["app_version"] = counted(byAppVersion) { keys.versions[$0] }
+    }
+
+    /// Counts by a key that usually has few values (an update's priority: 5,
+    /// 10 or none), found along a short list; past ``listed`` values (a
+    /// sender's own numbering) the others go to a dictionary.
+    private struct SmallCounts {
+        private var listed: [(key: Int64?, counts: UpdateCounts)] = []
+        private var others: [Int64?: UpdateCounts] = [:]
+        static let listed = 8
+
+        var entries: [(key: Int64?, counts: UpdateCounts)] {
+            listed + others.map { (key: $0.key, counts: $0.value) }
+        }
+
+        mutating func count(_ update: DeliveryAnalysis.Update, key: Int64?) {
+            if let index = listed.firstIndex(where: { $0.key == key }) {
+                listed[index].counts.count(update)
+            } else if listed.count < Self.listed {
+                var counts = UpdateCounts()
+                counts.count(update)
+                listed.append((key, counts))
+            } else {
+                others[key, default: UpdateCounts()].count(update)
+            }
+        }
     }
 
     /// Adds the summary of a disjoint set of updates.

@@ -142,6 +142,30 @@ struct MetricTests {
                 "unknown": counts(sent: 1, accepted: 1, lost: 1),
             ])
     }
+
+    @Test("breakdowns: a priority per value however many values a sender uses")
+    func manyPriorities() throws {
+        // 20 values (past the short list the summary looks along first), value v on v + 1 updates.
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var lines: [String] = []
+        for value in 0..<20 {
+            for seq in 0...value {
+                lines.append(
+                    #"{"v":1,"kind":"apns","apns_id":"p\#(value)-\#(seq)","sent_at":"2026-11-21T12:00:00Z","#
+                        + #""status":200,"push_token":"aa","activity_id":"A\#(value)","seq":\#(seq),"#
+                        + #""aps_timestamp":\#(seq),"priority":\#(value * 7)}"#)
+            }
+        }
+        let file = directory.appendingPathComponent("priorities.jsonl")
+        try (lines.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
+        let (report, _) = try ingestAndReport([file.path])
+        var expected: [ExactString: UpdateCounts] = [:]
+        for value in 0..<20 {
+            expected[ExactString(String(value * 7))] = counts(sent: value + 1, accepted: value + 1, lost: value + 1)
+        }
+        #expect(report.breakdowns["priority"] == expected)
+    }
 }
 
 @Suite("Values are compared by code point")
