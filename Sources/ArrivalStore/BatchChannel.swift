@@ -3,8 +3,10 @@ import Foundation
 /// A bounded hand-off between two threads: the one that reads and decodes a
 /// file and the one that writes it (ingest), or the one that steps a query
 /// and the one that analyses its rows (``StoreSnapshot``). The producer
-/// waits when `capacity` batches are queued, so memory stays bounded by
-/// batch size, not input size.
+/// waits while the queued elements weigh `capacity` (each weighs 1 unless
+/// the channel is given a `weight`), so memory stays bounded by batch size,
+/// not input size. An element heavier than the capacity is taken when the
+/// queue is empty.
 ///
 /// A producer that found the queue full is woken once the consumer took it
 /// down to half, not after each element: otherwise, while the consumer is
@@ -17,31 +19,44 @@ package final class BatchChannel<Element: Sendable>: @unchecked Sendable {
     private var closed = false
     private var cancelled = false
     private let capacity: Int
+    private let weight: @Sendable (Element) -> Int
+    /// The weight of what is queued.
+    private var load = 0
     private var waitingProducers = 0
     private var waitingConsumers = 0
 
-    package init(capacity: Int) {
+    package init(capacity: Int, weight: @escaping @Sendable (Element) -> Int = { _ in 1 }) {
         self.capacity = capacity
+        self.weight = weight
     }
+
+    /// Whether an element of weight `w` may be queued now.
+    private func hasRoom(for w: Int) -> Bool { queue.isEmpty || load + w <= capacity }
 
     /// Returns false when the consumer cancelled: stop producing.
     package func send(_ element: Element) -> Bool {
+        let w = max(1, weight(element))
         condition.lock()
         defer { condition.unlock() }
-        while queue.count >= capacity && !cancelled {
+        while !hasRoom(for: w) && !cancelled {
             waitingProducers += 1
             condition.wait()
             waitingProducers -= 1
         }
         if cancelled { return false }
         queue.append(element)
+        load += w
         if waitingConsumers > 0 { condition.broadcast() }
         return true
     }
 
-    /// After an element was taken: wakes a waiting producer once there is room for half the capacity.
-    private func tookOne() {
-        if waitingProducers > 0 && queue.count <= capacity / 2 { condition.broadcast() }
+    /// Takes the first element (the queue is not empty); wakes a waiting
+    /// producer once the load is down to half the capacity.
+    private func takeFirst() -> Element {
+        let element = queue.removeFirst()
+        load -= max(1, weight(element))
+        if waitingProducers > 0 && load <= capacity / 2 { condition.broadcast() }
+        return element
     }
 
     package func close() {
@@ -55,6 +70,7 @@ package final class BatchChannel<Element: Sendable>: @unchecked Sendable {
         condition.lock()
         cancelled = true
         queue.removeAll()
+        load = 0
         condition.broadcast()
         condition.unlock()
     }
@@ -65,8 +81,10 @@ package final class BatchChannel<Element: Sendable>: @unchecked Sendable {
     package func offer(_ element: Element) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        guard queue.count < capacity, !cancelled, !closed else { return false }
+        let w = max(1, weight(element))
+        guard hasRoom(for: w), !cancelled, !closed else { return false }
         queue.append(element)
+        load += w
         if waitingConsumers > 0 { condition.broadcast() }
         return true
     }
@@ -76,9 +94,7 @@ package final class BatchChannel<Element: Sendable>: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         guard !queue.isEmpty else { return nil }
-        let element = queue.removeFirst()
-        tookOne()
-        return element
+        return takeFirst()
     }
 
     /// The next element, or nil once the channel is closed and drained.
@@ -91,8 +107,6 @@ package final class BatchChannel<Element: Sendable>: @unchecked Sendable {
             waitingConsumers -= 1
         }
         if queue.isEmpty { return nil }
-        let element = queue.removeFirst()
-        tookOne()
-        return element
+        return takeFirst()
     }
 }

@@ -163,16 +163,18 @@ public struct Ingestor {
         var committedFiles = 0
         var committedAt = started
 
-        // Room for 16 messages: a device file is three (`.file`, `.rows`, `.end`),
-        // and with 8 the two threads took turns waiting on each other every
-        // few files (the 70k fleet's ingest: about 10,000 voluntary context
-        // switches and a median 2.42 s, against 4,900 and 2.15 s with 16; peak
-        // RSS 136 MB against 146 MB, and 67 MB against 82 MB for one 2 M-line
-        // sender file). At most 16 batches are queued, 16 more kept for reuse.
-        let channel = BatchChannel<Message>(capacity: 16)
+        // Messages weigh 1, and a batch of rows 1 more per 256 KiB of its
+        // strings: a device file is three light messages (`.file`, `.rows`,
+        // `.end`), and room for only 8 messages made the two threads take
+        // turns waiting on each other every few files, while a sender's
+        // batch of 4,096 rows (1.7 MB) weighs 7, so that few are queued.
+        let channel = BatchChannel<Message>(capacity: 32) { message in
+            guard case .rows(let batch) = message else { return 1 }
+            return 1 + batch.byteCount >> 18
+        }
         // Written batches go back to the reading thread to be refilled: their
         // buffers are allocated once per ingest, never per record.
-        let recycle = BatchChannel<RowBatch>(capacity: 16)
+        let recycle = BatchChannel<RowBatch>(capacity: 8)
         let options = self.options
         let storePath = store.path
         let throwaway = store.isThrowaway

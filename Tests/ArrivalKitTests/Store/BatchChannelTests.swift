@@ -42,6 +42,36 @@ struct BatchChannelTests {
         #expect(received == Array(0..<20_000))
     }
 
+    @Test("With weights, the queued elements weigh at most the capacity, and a heavier one goes alone")
+    func weights() {
+        let channel = BatchChannel<Int>(capacity: 8) { $0 }
+        #expect(channel.offer(3))
+        #expect(channel.offer(4))  // 7
+        #expect(!channel.offer(2))  // 9 would pass 8
+        #expect(channel.offer(1))  // 8
+        #expect(channel.poll() == 3)  // 5
+        #expect(channel.offer(3))  // 8
+        #expect([channel.poll(), channel.poll(), channel.poll(), channel.poll()] == [4, 1, 3, nil])
+        #expect(channel.offer(20))  // alone in an empty queue
+        #expect(!channel.offer(1))
+        #expect(channel.poll() == 20)
+        #expect(channel.offer(8))
+
+        // A producer of weighed elements gets every element through, in order.
+        let sent = Array(repeating: [1, 5, 2, 9, 1, 1, 3], count: 500).joined()
+        let weighed = BatchChannel<Int>(capacity: 8) { $0 }
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            for element in sent { _ = weighed.send(element) }
+            weighed.close()
+            done.signal()
+        }.start()
+        var received: [Int] = []
+        while let element = weighed.receive() { received.append(element) }
+        done.wait()
+        #expect(received == Array(sent))
+    }
+
     @Test("A producer waiting on a full channel goes on once the consumer takes half, and stops when it cancels")
     func fullChannel() {
         let channel = BatchChannel<Int>(capacity: 4)
