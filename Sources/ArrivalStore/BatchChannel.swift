@@ -15,7 +15,8 @@ import Foundation
 /// three messages each). Nobody is signalled who does not wait.
 package final class BatchChannel<Element: Sendable>: @unchecked Sendable {
     private let condition = NSCondition()
-    private var queue: [Element] = []
+    /// Each queued element with its weight, as weighed when it came.
+    private var queue: [(element: Element, weight: Int)] = []
     private var closed = false
     private var cancelled = false
     private let capacity: Int
@@ -44,7 +45,7 @@ package final class BatchChannel<Element: Sendable>: @unchecked Sendable {
             waitingProducers -= 1
         }
         if cancelled { return false }
-        queue.append(element)
+        queue.append((element, w))
         load += w
         if waitingConsumers > 0 { condition.broadcast() }
         return true
@@ -53,8 +54,8 @@ package final class BatchChannel<Element: Sendable>: @unchecked Sendable {
     /// Takes the first element (the queue is not empty); wakes a waiting
     /// producer once the load is down to half the capacity.
     private func takeFirst() -> Element {
-        let element = queue.removeFirst()
-        load -= max(1, weight(element))
+        let (element, w) = queue.removeFirst()
+        load -= w
         if waitingProducers > 0 && load <= capacity / 2 { condition.broadcast() }
         return element
     }
@@ -83,7 +84,7 @@ package final class BatchChannel<Element: Sendable>: @unchecked Sendable {
         defer { condition.unlock() }
         let w = max(1, weight(element))
         guard hasRoom(for: w), !cancelled, !closed else { return false }
-        queue.append(element)
+        queue.append((element, w))
         load += w
         if waitingConsumers > 0 { condition.broadcast() }
         return true

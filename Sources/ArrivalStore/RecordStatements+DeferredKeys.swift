@@ -141,11 +141,7 @@ extension RecordStatements {
     /// transaction, and leaves its keys to the index from here on.
     func buildKeyIndex(of kind: RecordKind) throws(DatabaseError) {
         guard let deferred, deferred.directories[kind.index] != nil else { return }
-        // The sort that builds an index takes its memory from the page
-        // cache's size; a small one did it faster (Benchmarks/whole-job/README.md).
-        try connection.execute("PRAGMA cache_size = -4096")
-        try connection.execute(
-            "CREATE UNIQUE INDEX \(Migrations.recordKeyIndexNames[kind.index]) ON \(kind.table) (record_key)")
+        try createKeyIndex(of: kind)
         deferred.directories[kind.index] = nil
         if deferred.directories.allSatisfy({ $0 == nil }) {
             self.deferred = nil
@@ -153,6 +149,16 @@ extension RecordStatements {
         } else {
             try connection.execute("PRAGMA cache_size = -8192")
         }
+    }
+
+    /// Creates a table's unique index on `record_key` from its rows, with the
+    /// page cache at 4 MiB: the sort takes its memory from the cache's size,
+    /// and a small one did it faster (Benchmarks/whole-job/README.md). The
+    /// caller sets the cache for what follows.
+    private func createKeyIndex(of kind: RecordKind) throws(DatabaseError) {
+        try connection.execute("PRAGMA cache_size = -4096")
+        try connection.execute(
+            "CREATE UNIQUE INDEX \(Migrations.recordKeyIndexNames[kind.index]) ON \(kind.table) (record_key)")
     }
 
     /// Makes every index still put off.
@@ -181,13 +187,8 @@ extension RecordStatements {
         keyIndexNames.reset()
         let missing = RecordKind.allCases.filter { !present.contains(Migrations.recordKeyIndexNames[$0.index]) }
         guard !missing.isEmpty else { return }
-        // As in buildKeyIndex(of:): the sort takes its memory from the page cache's size.
-        try connection.execute("PRAGMA cache_size = -4096")
         defer { try? connection.execute("PRAGMA cache_size = -65536") }
-        for kind in missing {
-            try connection.execute(
-                "CREATE UNIQUE INDEX \(Migrations.recordKeyIndexNames[kind.index]) ON \(kind.table) (record_key)")
-        }
+        for kind in missing { try createKeyIndex(of: kind) }
     }
 
     /// Builds every index still put off when the directories could not take
