@@ -6,6 +6,7 @@ package final class FileRegistryLookup {
     private let statement: Statement
     private let sizeQuery: Statement
     private let pathQuery: Statement
+    private let refusedQuery: Statement
 
     /// A registered file: a version of the bytes at its path.
     package struct Version: Sendable {
@@ -28,12 +29,14 @@ package final class FileRegistryLookup {
                 """
                 SELECT id, byte_count, content_sha256 FROM files
                 WHERE path = ? AND byte_count > 0 AND byte_count < ? ORDER BY byte_count, id
-                """)
+                """),
+            let refusedQuery = try? connection.prepare(Store.restrictedCopySQL)
         else { return nil }
         self.connection = connection
         self.statement = statement
         self.sizeQuery = sizeQuery
         self.pathQuery = pathQuery
+        self.refusedQuery = refusedQuery
     }
 
     /// The files registered at `path` that are smaller than `byteCount`
@@ -63,5 +66,13 @@ package final class FileRegistryLookup {
         statement.bind(1, sha256)
         defer { statement.reset() }
         return (try? statement.step()) ?? false
+    }
+
+    /// Whether the stored copy of these bytes was uploaded with a device
+    /// token and had lines refused for it (`Store.restrictedCopy(ofContent:)`).
+    package func hasRefusedLines(sha256: String) -> Bool {
+        refusedQuery.bind(1, sha256)
+        defer { refusedQuery.reset() }
+        return (try? refusedQuery.step()) ?? false
     }
 }

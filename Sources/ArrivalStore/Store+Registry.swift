@@ -24,6 +24,23 @@ extension Store {
         return first.utf8.elementsEqual(path.utf8) ? .alreadyIngestedHere : .alreadyIngestedFrom(first)
     }
 
+    /// The stored file with these bytes when an upload with a device token
+    /// stored it with lines refused for that token (`kind_not_allowed`):
+    /// bytes sent again with a sender token are not its duplicate but take
+    /// its place (Documentation/Collector.md, "Duplicates and roles").
+    package func restrictedCopy(ofContent sha256: String) throws(DatabaseError) -> Int64? {
+        let statement = try connection.prepare(Self.restrictedCopySQL)
+        statement.bind(1, sha256)
+        guard try statement.step() else { return nil }
+        return statement.int(0)
+    }
+
+    /// The stored file of a content hash that has a `kind_not_allowed` line.
+    package static let restrictedCopySQL = """
+        SELECT id FROM files WHERE content_sha256 = ?
+            AND EXISTS (SELECT 1 FROM malformed_lines WHERE file_id = files.id AND cause = 'kind_not_allowed')
+        """
+
     /// Records that `path` held content already ingested from elsewhere;
     /// returns whether this (content, path) pair is new.
     @discardableResult

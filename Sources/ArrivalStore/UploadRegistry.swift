@@ -4,6 +4,7 @@
 package final class UploadRegistry {
     private let connection: Connection
     private let byHash: Statement
+    private let refused: Statement
 
     /// Opens the store at `path` for reading (it must exist: the collector creates it first).
     package init(storePath path: String) throws(DatabaseError) {
@@ -14,6 +15,7 @@ package final class UploadRegistry {
                    malformed_count, ingested_at
             FROM files WHERE content_sha256 = ? ORDER BY id LIMIT 1
             """)
+        refused = try connection.prepare(Store.restrictedCopySQL)
     }
 
     /// The file the bytes with this SHA-256 (lower-case hex) were first ingested as, if any.
@@ -26,5 +28,13 @@ package final class UploadRegistry {
             byteCount: byHash.int(3), gzip: byHash.int(4) != 0, lines: Int(byHash.int(5)),
             records: Int(byHash.int(6)), duplicates: Int(byHash.int(7)), malformed: Int(byHash.int(8)),
             ingestedAt: byHash.int(9))
+    }
+
+    /// Whether the stored copy of these bytes had lines refused for the
+    /// device token that uploaded it: a sender's upload of them is no duplicate.
+    package func hasRefusedLines(sha256: String) throws(DatabaseError) -> Bool {
+        refused.bind(1, sha256)
+        defer { refused.reset() }
+        return try refused.step()
     }
 }

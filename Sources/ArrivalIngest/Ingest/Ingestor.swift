@@ -197,7 +197,7 @@ public struct Ingestor {
         do {
             while let message = channel.receive() {
                 switch message {
-                case .known(let path, _), .unreadable(let path, _), .file(let path, _): current = path
+                case .known(let path, _), .unreadable(let path, _), .file(let path, _, _): current = path
                 case .rows, .end, .restart: break
                 }
                 let report: ((Int) -> Void)? = progress.map { progress in
@@ -214,10 +214,10 @@ public struct Ingestor {
                 switch message {
                 case .known(let path, let sha256):
                     try skip(known: path, sha256: sha256, into: &summary)
-                case .file(let path, let replacing):
+                case .file(let path, let replacing, let upgrading):
                     try ingest(
-                        file: path, replacing: replacing, from: channel, recycle: recycle, into: &summary,
-                        progress: report)
+                        file: path, replacing: replacing, upgrading: upgrading, from: channel, recycle: recycle,
+                        into: &summary, progress: report)
                 case .unreadable(let path, let error):
                     try note(IngestSummary.Unreadable(path: path, reason: error.reason), in: &summary)
                 case .rows, .end, .restart:
@@ -252,7 +252,10 @@ public struct Ingestor {
         case known(path: String, sha256: String)
         case unreadable(path: String, InputError)
         /// `replacing`: the stored versions the file begins with (it grew since they were ingested).
-        case file(path: String, replacing: [Int64])
+        /// `upgrading`: the content hash of a stored copy of these very bytes that an upload with a
+        /// device token stored with lines refused (`kind_not_allowed`); this file may carry those
+        /// lines, so it takes that copy's place instead of being skipped as its duplicate.
+        case file(path: String, replacing: [Int64], upgrading: String?)
         case rows(RowBatch)
         /// What was sent of the file so far is void: it is read again from
         /// its start (with zlib: ``LineReader/ReadAgainWithZlib``).
@@ -288,10 +291,14 @@ public struct Ingestor {
     /// Stores one file whose `.file` message was received, consuming its
     /// `.rows` and `.end` from `channel`.
     private func ingest(
-        file path: String, replacing: [Int64], from channel: BatchChannel<Message>, recycle: BatchChannel<RowBatch>,
-        into summary: inout IngestSummary, progress: ((Int) -> Void)?
+        file path: String, replacing earlierVersions: [Int64], upgrading: String?, from channel: BatchChannel<Message>,
+        recycle: BatchChannel<RowBatch>, into summary: inout IngestSummary, progress: ((Int) -> Void)?
     ) throws {
         let now = Self.now()
+        // The writer has the last word on which stored copy a file upgrades (the reader may have
+        // met it earlier in this run, before it was stored).
+        var replacing = earlierVersions
+        if let upgrading, let id = try store.restrictedCopy(ofContent: upgrading) { replacing.append(id) }
         var transaction = try store.beginFile(path: path, now: now, replaces: !replacing.isEmpty)
         // An earlier version this file grew from goes first, inside the file's
         // savepoint: its records are the file's again, not duplicates of it.
@@ -432,17 +439,32 @@ public struct Ingestor {
         // and the files decoded earlier in this run (a re-upload in the same run).
         let lookup = looksUpStore ? FileRegistryLookup(storePath: storePath) : nil
         var seenInRun: Set<String> = []
+        // Bytes read earlier in this run with lines refused for the token that sent them: a
+        // copy from a token allowed those lines is not their duplicate.
+        var refusedInRun: Set<String> = []
         var sizesInRun: Set<Int> = []
+        // Whether bytes the store or this run has are a duplicate for this file, or a copy
+        // stored with lines refused that this file, allowed them, is to take the place of.
+        func known(_ sha256: String, _ file: NamedFile) -> (known: Bool, upgrading: String?) {
+            if seenInRun.contains(sha256) { return (true, nil) }
+            if refusedInRun.contains(sha256) { return file.senderRecordsAllowed ? (false, sha256) : (true, nil) }
+            guard let lookup, lookup.contains(sha256: sha256) else { return (false, nil) }
+            if file.senderRecordsAllowed, lookup.hasRefusedLines(sha256: sha256) { return (false, sha256) }
+            return (true, nil)
+        }
         while let file = files.next() {
             let path = file.path
             let name = file.name
             var expected: String?
+            var upgrading: String?
             let size = file.range?.count ?? fileSize(path)
             if let sha256 = file.sha256 {
-                if seenInRun.contains(sha256) || lookup?.contains(sha256: sha256) == true {
+                let answer = known(sha256, file)
+                if answer.known {
                     guard channel.send(.known(path: name, sha256: sha256)) else { return }
                     continue
                 }
+                upgrading = answer.upgrading
                 expected = sha256
             } else if throwaway
                 || size.map({
@@ -452,11 +474,12 @@ public struct Ingestor {
             {
                 do throws(InputError) {
                     let (sha256, _) = try Self.sha256(of: path, range: file.range)
-                    let known = seenInRun.contains(sha256) || lookup?.contains(sha256: sha256) == true
-                    if known {
+                    let answer = known(sha256, file)
+                    if answer.known {
                         guard channel.send(.known(path: name, sha256: sha256)) else { return }
                         continue
                     }
+                    upgrading = answer.upgrading
                     expected = sha256
                 } catch {
                     guard channel.send(.unreadable(path: name, error)) else { return }
@@ -485,17 +508,18 @@ public struct Ingestor {
             func announce() -> Bool {
                 guard !announced else { return true }
                 announced = true
-                return channel.send(.file(path: name, replacing: earlier.map(\.id)))
+                return channel.send(.file(path: name, replacing: earlier.map(\.id), upgrading: upgrading))
             }
             var fileOptions = options
             reading: while true {
                 do {
                     var hasher = PrefixHasher(checkpoints: earlier.map(\.byteCount))
+                    var refusedLines = 0
                     // Bytes whose hash the caller vouches for are hashed only as far as a stored version goes.
                     let hashed = file.sha256 == nil ? Int.max : (earlier.last?.byteCount ?? 0)
                     var summary = try decode(
                         path: path, range: file.range, senderRecordsAllowed: file.senderRecordsAllowed,
-                        options: fileOptions, recycle: recycle,
+                        options: fileOptions, recycle: recycle, refusedLines: &refusedLines,
                         raw: { bytes in
                             let wanted = hashed - hasher.byteCount
                             if wanted >= bytes.count {
@@ -508,6 +532,10 @@ public struct Ingestor {
                             guard mayBeCopy, wholeFile else { return }
                             let sha256 = hasher.finalize()
                             if seenInRun.contains(sha256) { throw SeenInRun(sha256: sha256) }
+                            if refusedInRun.contains(sha256) {
+                                guard file.senderRecordsAllowed else { throw SeenInRun(sha256: sha256) }
+                                upgrading = sha256
+                            }
                         },
                         deliver: { announce() && channel.send(.rows($0)) })
                     let sha256 = file.sha256 ?? hasher.finalize()
@@ -519,7 +547,11 @@ public struct Ingestor {
                     {
                         summary.changedWhileRead = "its first bytes changed between two reads"
                     }
-                    seenInRun.insert(sha256)
+                    if refusedLines > 0 {
+                        refusedInRun.insert(sha256)
+                    } else {
+                        seenInRun.insert(sha256)
+                    }
                     sizesInRun.insert(summary.bytesOnDisk)
                     guard announce(), channel.send(.end(.success(ReadFile(summary: summary, sha256: sha256)))) else {
                         return
@@ -598,7 +630,7 @@ public struct Ingestor {
     /// (which returns false to stop early).
     private static func decode(
         path: String, range: Range<Int>? = nil, senderRecordsAllowed: Bool = true, options: Options,
-        recycle: BatchChannel<RowBatch>,
+        recycle: BatchChannel<RowBatch>, refusedLines: inout Int,
         raw: (UnsafeRawBufferPointer) -> Void,
         afterFirstChunk: (_ wholeFile: Bool) throws -> Void = { _ in },
         deliver: (RowBatch) throws -> Bool
@@ -620,6 +652,7 @@ public struct Ingestor {
             switch decoder.decode(bytes, line: line.number, into: &batch) {
             case .record:
                 if !senderRecordsAllowed, batch.lastRowKind == .apns {
+                    refusedLines += 1
                     batch.removeLastRow(since: mark)
                     batch.appendMalformed(
                         line: line.number, cause: .kindNotAllowed,
