@@ -27,6 +27,9 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-mustache", exact: "2.1.1"),
         // The collector (`arrival serve`): HTTP, lifecycle, logging, metrics in the Prometheus format.
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        // SwiftNIO itself, which Hummingbird runs on: the collector's connection deadlines are a channel handler.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
@@ -104,6 +107,8 @@ let package = Package(
                 "ArrivalAnalysis",
                 "ArrivalRendering",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

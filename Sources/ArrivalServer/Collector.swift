@@ -29,6 +29,16 @@ public struct Collector: Sendable {
         public var maxSpoolBytes = 4 << 30
         /// How often today's per-app rates in `/metrics` are recomputed, at most.
         public var ratesRefreshSeconds = 60
+        /// Time limits per connection, and the shutdown grace period.
+        public var limits = ConnectionLimits()
+        /// Uploads in progress at once, per role and per client address
+        /// (429 with `Retry-After` past either); 0 for no cap.
+        public var maxUploadsPerRole: [Role: Int] = [.device: 1024, .sender: 256]
+        public var maxUploadsPerAddress = 128
+        /// A header a reverse proxy in front sets to the client's address
+        /// (`X-Forwarded-For`: its last entry counts); nil to use the
+        /// connection's own address.
+        public var clientAddressHeader: String?
         /// The registry `/metrics` prints (the one swift-metrics was bootstrapped with).
         public var registry: PrometheusCollectorRegistry?
 
@@ -42,6 +52,7 @@ public struct Collector: Sendable {
     let spool: Spool
     let engine: StoreEngine
     let metrics = CollectorMetrics()
+    let slots: UploadSlots
 
     /// Opens (creating) the store and the spool; what a crash left in the
     /// spool is queued again.
@@ -49,10 +60,16 @@ public struct Collector: Sendable {
         self.configuration = configuration
         do {
             spool = try Spool(directory: configuration.spoolPath, maxBytes: configuration.maxSpoolBytes)
+        } catch .inUse(let message) {
+            throw Diagnostic(
+                .usage, message,
+                hint: "one collector per spool: stop the other one, or give this one its own --spool.",
+                location: Diagnostic.Location(path: configuration.spoolPath))
         } catch {
             throw Diagnostic(.io, Self.describe(error), hint: "check that --spool names a writable directory.")
         }
         engine = try StoreEngine(storePath: configuration.storePath)
+        slots = UploadSlots(perRole: configuration.maxUploadsPerRole, perAddress: configuration.maxUploadsPerAddress)
     }
 
     /// The levels `run(logLevel:)` takes.
@@ -97,8 +114,11 @@ public struct Collector: Sendable {
     /// The HTTP application with the ingest worker and the rates refresher
     /// as its services; `runService()` runs it until SIGTERM or SIGINT.
     public func application(logger: Logger) -> some ApplicationProtocol {
-        Application(
+        let limits = configuration.limits
+        return Application(
             router: router(),
+            server: .http1(
+                configuration: .init(additionalChannelHandlers: [ConnectionDeadlines(limits: limits)])),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "arrival"),
             services: [
@@ -109,8 +129,8 @@ public struct Collector: Sendable {
             logger: logger)
     }
 
-    func router() -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
+    func router() -> Router<CollectorContext> {
+        let router = Router(context: CollectorContext.self)
         router.middlewares.add(JSONErrorMiddleware())
         router.middlewares.add(MetricsMiddleware())
         router.post("/v1/uploads") { request, context in try await upload(request, context: context) }
@@ -138,7 +158,7 @@ public struct Collector: Sendable {
 
     // MARK: - Uploads
 
-    func upload(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    func upload(_ request: Request, context: CollectorContext) async throws -> Response {
         let role = try authorize(request, metricsRole: true)
         guard role.mayUpload else {
             metrics.upload(role: role, result: .forbidden)
@@ -152,12 +172,31 @@ public struct Collector: Sendable {
             throw APIError(.badRequest, error.message)
         }
         let declared = request.headers[.contentLength].flatMap { Int($0) }
+        guard spool.acceptsUploads else {
+            metrics.upload(role: role, result: .diskFull)
+            throw APIError(
+                .serviceUnavailable, "the collector's disk is full; retry after \(Spool.noSpaceRetrySeconds) s",
+                headers: [.retryAfter: String(Spool.noSpaceRetrySeconds)])
+        }
+        let address = clientAddress(request, context: context)
+        if let refusal = slots.acquire(role: role, address: address) {
+            metrics.upload(role: role, result: .rateLimited)
+            throw APIError(
+                .tooManyRequests, "\(refusal); retry after \(UploadSlots.retryAfterSeconds) s",
+                headers: [.retryAfter: String(UploadSlots.retryAfterSeconds)])
+        }
+        defer { slots.release(role: role, address: address) }
         do {
             let (entry, alreadyQueued) = try await spool.receive(
                 request.body, declaredLength: declared, name: name, role: role,
                 maxUploadBytes: configuration.maxUploadBytes)
             metrics.received(bytes: entry.byteCount, role: role)
-            let ingested = alreadyQueued ? nil : try engine.ingestedFile(sha256: entry.sha256)
+            var ingested = alreadyQueued ? nil : try engine.ingestedFile(sha256: entry.sha256)
+            // A device token's copy of these bytes had lines refused that this token may send:
+            // this upload is ingested in its place (Documentation/Collector.md).
+            if ingested != nil, role.mayUploadSenderRecords, try engine.hasRefusedLines(sha256: entry.sha256) {
+                ingested = nil
+            }
             let duplicate = alreadyQueued || ingested != nil
             metrics.upload(role: role, result: duplicate ? .duplicate : .queued)
             let state = ingested != nil ? "ingested" : alreadyQueued ? "duplicate" : "queued"
@@ -179,6 +218,26 @@ public struct Collector: Sendable {
                 throw APIError(
                     .serviceUnavailable, "the collector's spool is full; retry after \(seconds) s",
                     headers: [.retryAfter: String(seconds)])
+            case .noSpace(let seconds):
+                metrics.upload(role: role, result: .diskFull)
+                context.logger.warning("upload refused: the spool's disk is full")
+                throw APIError(
+                    .serviceUnavailable, "the collector's disk is full; retry after \(seconds) s",
+                    headers: [.retryAfter: String(seconds)])
+            case .aborted(let message):
+                // The client's doing, not the collector's: below error, under its own label.
+                metrics.upload(role: role, result: .aborted)
+                context.logger.debug("upload not stored: \(message)")
+                throw APIError(.badRequest, "the upload was not stored: \(message); send it again")
+            case .timedOut(let message):
+                metrics.upload(role: role, result: .timedOut)
+                context.logger.debug("upload not stored: \(message)")
+                throw APIError(
+                    .requestTimeout, "the upload was not stored: \(message)", headers: [.connection: "close"])
+            case .inUse(let message):
+                metrics.upload(role: role, result: .failed)
+                context.logger.error("upload not stored: \(message)")
+                throw APIError(.internalServerError, "the upload could not be stored; retry later")
             case .io(let message):
                 metrics.upload(role: role, result: .failed)
                 context.logger.error("upload not stored: \(message)")
@@ -187,7 +246,7 @@ public struct Collector: Sendable {
         }
     }
 
-    func uploadState(_ request: Request, context: BasicRequestContext) throws -> Response {
+    func uploadState(_ request: Request, context: CollectorContext) throws -> Response {
         _ = try authorize(request, metricsRole: false)
         let sha = context.parameters.get("sha256") ?? ""
         guard sha.utf8.count == 64, sha.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) })
@@ -211,7 +270,7 @@ public struct Collector: Sendable {
 
     // MARK: - Reading
 
-    func report(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    func report(_ request: Request, context: CollectorContext) async throws -> Response {
         let role = try authorize(request, metricsRole: false)
         guard role.mayReadReports else {
             throw APIError(.forbidden, "reports need a read token; device and sender tokens only upload")
@@ -244,6 +303,11 @@ public struct Collector: Sendable {
     }
 
     func metricsText() -> Response {
+        let inProgress = slots.inProgress
+        for role in [Role.device, .sender] {
+            Gauge(label: "arrival_uploads_in_progress", dimensions: [("role", role.rawValue)])
+                .record(inProgress[role] ?? 0)
+        }
         let depth = spool.depth
         metrics.spool(
             uploads: depth.uploads, bytes: depth.bytes, oldestReceivedAt: depth.oldestReceivedAt,
@@ -256,6 +320,11 @@ public struct Collector: Sendable {
 
     func ready() throws -> Response {
         guard engine.isReadable else { throw APIError(.serviceUnavailable, "the store cannot be read") }
+        guard spool.acceptsUploads else {
+            throw APIError(
+                .serviceUnavailable, "the spool's disk is full: uploads are refused until room returns",
+                headers: [.retryAfter: String(Spool.noSpaceRetrySeconds)])
+        }
         let probe = spool.root.appendingPathComponent("incoming/.ready-\(UUID().uuidString)")
         guard FileManager.default.createFile(atPath: probe.path, contents: Data()) else {
             throw APIError(.serviceUnavailable, "the spool is not writable")
@@ -265,6 +334,19 @@ public struct Collector: Sendable {
     }
 
     // MARK: - Helpers
+
+    /// Who is uploading, for the per-address cap: the connection's address,
+    /// or with ``Configuration/clientAddressHeader`` the last entry of that
+    /// header (what the proxy in front saw).
+    func clientAddress(_ request: Request, context: CollectorContext) -> String {
+        if let name = configuration.clientAddressHeader, let field = HTTPFields.Element.Name(name),
+            let value = request.headers[values: field].last,
+            let last = value.split(separator: ",").last.map({ String($0).trimmingASCIIWhitespace }), !last.isEmpty
+        {
+            return last
+        }
+        return context.remoteAddress?.ipAddress ?? "unknown"
+    }
 
     /// The role of the request's bearer token; 401 without one or with an unknown one.
     func authorize(_ request: Request, metricsRole: Bool) throws -> Role {
@@ -293,6 +375,8 @@ public struct Collector: Sendable {
         case .empty: "empty upload"
         case .tooLarge(let limit): "upload over \(limit) bytes"
         case .full: "spool full"
+        case .noSpace: "the spool's disk is full"
+        case .aborted(let message), .timedOut(let message), .inUse(let message): message
         }
     }
 }

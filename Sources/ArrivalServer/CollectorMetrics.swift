@@ -16,6 +16,14 @@ struct CollectorMetrics: Sendable {
         case empty
         case badName = "bad_name"
         case spoolFull = "spool_full"
+        /// The spool's file system is full (ENOSPC): 503, back-pressure.
+        case diskFull = "disk_full"
+        /// Past the cap of uploads at once for the role or the address: 429.
+        case rateLimited = "rate_limited"
+        /// The client hung up or stopped short of its Content-Length.
+        case aborted
+        /// A connection limit passed (body idle, whole upload, shutdown grace): 408.
+        case timedOut = "timed_out"
         case failed
     }
 
@@ -66,6 +74,10 @@ struct CollectorMetrics: Sendable {
     /// has no help text; Prometheus's own lint asks for one).
     static let help: [String: String] = [
         "arrival_uploads_total": "Uploads answered, by the token's role and the result.",
+        "arrival_connection_timeouts_total":
+            "Connections closed by a limit: header, body_idle, upload (--*-timeout) or shutdown (--shutdown-grace).",
+        "arrival_uploads_in_progress":
+            "Uploads being received, by role (capped by --max-device-uploads and --max-sender-uploads).",
         "arrival_upload_bytes_total": "Bytes of uploads spooled, by role.",
         "arrival_uploads_ingested_total": "Uploads the worker ingested and removed from the spool.",
         "arrival_records_ingested_total": "New records stored, by kind.",

@@ -70,6 +70,11 @@ final class StoreEngine: @unchecked Sendable {
     func ingestedFile(sha256: String) throws -> IngestedFile? {
         try registryLock.withLock { try registry.ingestedFile(sha256: sha256) }
     }
+
+    /// Whether the stored copy of these bytes had lines refused for the device token that sent it.
+    func hasRefusedLines(sha256: String) throws -> Bool {
+        try registryLock.withLock { try registry.hasRefusedLines(sha256: sha256) }
+    }
 }
 
 /// Drains the spool: each upload in arrival order, ingested and then
@@ -167,14 +172,73 @@ struct RatesRefresher: Service {
             let now = Int64(Date().timeIntervalSince1970 * 1000)
             let day = now - now % 86_400_000
             do {
-                let report = try await engine.read { store in
-                    try ReportBuilder(store: store).build(window: ReportWindow(from: day, to: day + 86_400_000))
+                // Not awaited past SIGTERM: an analysis of a large day must not hold the shutdown.
+                let report = try await untilGracefulShutdown {
+                    try await engine.read { store in
+                        try ReportBuilder(store: store).build(window: ReportWindow(from: day, to: day + 86_400_000))
+                    }
                 }
+                guard let report else { return }
                 metrics.dailyRates(report)
             } catch {
                 logger.warning("today's rates not computed: \(error)")
             }
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(max(1, everySeconds))) }
         }
+    }
+}
+
+/// The result of `work`, or nil as soon as graceful shutdown begins: the
+/// work then goes on unawaited and its result is dropped.
+func untilGracefulShutdown<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T? {
+    let outcome = FirstOutcome<T?>()
+    return try await withGracefulShutdownHandler {
+        try await withCheckedThrowingContinuation { continuation in
+            outcome.wait(continuation)
+            Task {
+                do {
+                    outcome.resolve(.success(try await work()))
+                } catch {
+                    outcome.resolve(.failure(error))
+                }
+            }
+        }
+    } onGracefulShutdown: {
+        outcome.resolve(.success(nil))
+    }
+}
+
+/// A continuation resumed once, by whichever outcome comes first (one may
+/// come before the continuation is there).
+private final class FirstOutcome<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<T, any Error>?
+    private var result: Result<T, any Error>?
+    private var done = false
+
+    func wait(_ continuation: CheckedContinuation<T, any Error>) {
+        let early: Result<T, any Error>? = lock.withLock {
+            if let result {
+                done = true
+                return result
+            }
+            self.continuation = continuation
+            return nil
+        }
+        if let early { continuation.resume(with: early) }
+    }
+
+    func resolve(_ outcome: Result<T, any Error>) {
+        let waiting: CheckedContinuation<T, any Error>? = lock.withLock {
+            guard !done, result == nil else { return nil }
+            guard let continuation else {
+                result = outcome
+                return nil
+            }
+            done = true
+            self.continuation = nil
+            return continuation
+        }
+        waiting?.resume(with: outcome)
     }
 }

@@ -52,8 +52,26 @@ final class Spool: @unchecked Sendable {
         case empty
         case tooLarge(limit: Int)
         case full(retryAfterSeconds: Int)
+        /// The spool's file system has no room (ENOSPC, EDQUOT): back-pressure, not a fault.
+        case noSpace(retryAfterSeconds: Int)
+        /// The client stopped sending before the body's end (it hung up, or
+        /// sent fewer bytes than its Content-Length): nothing was acknowledged.
+        case aborted(String)
+        /// A limit of the connection's passed (``ConnectionDeadlines``).
+        case timedOut(String)
+        /// Another process holds the spool's lock.
+        case inUse(String)
         case io(String)
+
+        /// The failure for the `errno` of a failed write or sync: a full disk is back-pressure.
+        static func writing(_ what: String) -> Failure {
+            if errno == ENOSPC || errno == EDQUOT { return .noSpace(retryAfterSeconds: Spool.noSpaceRetrySeconds) }
+            return .io("\(what): \(Spool.errorText())")
+        }
     }
+
+    /// What `Retry-After` says when the spool's disk is full.
+    static let noSpaceRetrySeconds = 10
 
     /// A segment is closed to new records once it holds this many bytes.
     let segmentBytes: Int
@@ -70,6 +88,13 @@ final class Spool: @unchecked Sendable {
     private let incomingPath: String
     private let segmentsPath: String
     private let checkpointFile: Int32
+    /// The spool's lock file, held (`flock`) for the life of the process:
+    /// one collector per spool. The kernel lets go of it when the process dies.
+    private let lockFile: Int32
+    /// Free bytes on the spool's file system when a write last failed for
+    /// want of room; nil while writes succeed. Uploads and `/readyz` are
+    /// answered 503 until room returns (``acceptsUploads``).
+    private var noSpaceFreeBytes: Int?
 
     private let lock = NSLock()
     private var entries: [UInt64: Entry] = [:]
@@ -77,6 +102,8 @@ final class Spool: @unchecked Sendable {
     private var queuedBytes = 0
     /// How many queued uploads have each content hash.
     private var queuedByHash: [String: Int] = [:]
+    /// …of them, those a sender token sent.
+    private var queuedBySenderHash: [String: Int] = [:]
     private var reservedBytes = 0
     private var nextSequence: UInt64 = 1
     private var nextPart: UInt64 = 1
@@ -105,6 +132,18 @@ final class Spool: @unchecked Sendable {
         self.inlineBytes = inlineBytes
         (arrivals, arrived) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let files = FileManager.default
+        do {
+            try files.createDirectory(atPath: root.path, withIntermediateDirectories: true)
+        } catch {
+            throw .io("cannot open the spool '\(directory)': \(error.localizedDescription)")
+        }
+        // The lock first: nothing of the spool is touched (incoming/ emptied, segments
+        // read) while another collector may be using it.
+        let lockFD = try Self.lock(root.appendingPathComponent("lock").path, directory: directory)
+        lockFile = lockFD
+        // A spool that fails to open lets go of its lock (deinit does not run then).
+        var opened = false
+        defer { if !opened { close(lockFD) } }
         do {
             try files.createDirectory(atPath: incomingPath, withIntermediateDirectories: true)
             try files.createDirectory(atPath: segmentsPath, withIntermediateDirectories: true)
@@ -153,10 +192,37 @@ final class Spool: @unchecked Sendable {
         }
         nextSequence = highest + 1
         if !order.isEmpty { arrived.yield() }
+        opened = true
     }
 
     deinit {
         close(checkpointFile)
+        close(lockFile)
+    }
+
+    /// Takes the spool's lock, or names the process that holds it. The lock
+    /// file holds the holder's process id, for that message only: the lock
+    /// itself is the kernel's (`flock`), so a crashed collector's is gone.
+    private static func lock(_ path: String, directory: String) throws(Failure) -> Int32 {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .io("cannot open the spool's lock file '\(path)': \(errorText())") }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let reason = errno
+            var bytes = [UInt8](repeating: 0, count: 64)
+            let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 64, 0) }
+            close(fd)
+            guard reason == EWOULDBLOCK || reason == EAGAIN else {
+                throw .io("cannot lock the spool '\(directory)': \(String(cString: strerror(reason)))")
+            }
+            let holder = count > 0 ? String(decoding: bytes[..<count], as: UTF8.self).trimmingASCIIWhitespace : ""
+            throw .inUse(
+                "the spool '\(directory)' is in use by another collector"
+                    + (holder.isEmpty ? "" : " (process \(holder))"))
+        }
+        let pid = Array("\(getpid())\n".utf8)
+        _ = ftruncate(fd, 0)
+        _ = pid.withUnsafeBytes { writeAll(fd, $0, at: 0) }
+        return fd
     }
 
     // MARK: - Receiving
@@ -170,9 +236,11 @@ final class Spool: @unchecked Sendable {
         _ body: Body, declaredLength: Int?, name: String?, role: Role, maxUploadBytes: Int
     ) async throws(Failure) -> (entry: Entry, alreadyQueued: Bool) where Body.Element == ByteBuffer {
         if let declaredLength, declaredLength > maxUploadBytes { throw .tooLarge(limit: maxUploadBytes) }
-        let reservation = max(declaredLength ?? 0, 0)
-        try reserve(reservation)
-        var reserved = reservation
+        // Room is reserved as bytes arrive, never for what a client only declares: a
+        // Content-Length costs nothing to send, and a public token must not be able to
+        // book the spool with uploads that never come.
+        if let declaredLength, declaredLength > 0 { try checkRoom(declaredLength) }
+        var reserved = 0
         defer { release(reserved) }
         // A record's header has room for the name, or for the hash that names an unnamed upload.
         let headerBytes = RecordHeader.size(nameBytes: name?.utf8.count ?? 64)
@@ -204,8 +272,16 @@ final class Spool: @unchecked Sendable {
             }
         } catch let failure as Failure {
             throw failure
+        } catch let deadline as DeadlineExceeded {
+            throw .timedOut(deadline.message)
         } catch {
-            throw .io("the upload broke off: \(error)")
+            throw .aborted("the client stopped sending after \(count) bytes (\(error))")
+        }
+        // A body cut short can look ended: the server closing the connection's input on
+        // shutdown ends it without an error. Only a body of its declared length counts.
+        if Task.isCancelled { throw .aborted("the collector stopped before the upload's end") }
+        if let declaredLength, count != declaredLength {
+            throw .aborted("the body ended after \(count) of the \(declaredLength) bytes its Content-Length declared")
         }
         guard count > 0 else { throw .empty }
         let sha256 = Self.hex(hasher.finalize())
@@ -225,21 +301,37 @@ final class Spool: @unchecked Sendable {
             entry.offset = headerBytes
             newFile = true
             guard RecordHeader.encode(entry).withUnsafeReadableBytes({ Self.writeAll(file.fd, $0, at: 0) }) else {
+                let failure = Failure.writing("cannot write the upload to the spool")
                 abandon(entry)
-                throw .io("cannot write the upload to the spool: \(Self.errorText())")
+                noteWriteFailure(failure)
+                throw failure
             }
         } else {
-            (file, newFile) = try append(&entry, body: inline)
+            do {
+                (file, newFile) = try append(&entry, body: inline)
+            } catch {
+                noteWriteFailure(error)
+                throw error
+            }
         }
         // Durable together with every upload that finished meanwhile.
         if let failure = await syncer.sync(file, directory: newFile) {
+            // After a failed sync the kernel may have dropped the segment's unwritten pages
+            // while later syncs succeed: no record may follow this one in that segment.
+            lock.withLock { if active?.id == file.id { retireActive() } }
             abandon(entry)
+            noteWriteFailure(failure)
             throw failure
         }
         let alreadyQueued = lock.withLock {
             inFlight.remove(entry.sequence)
-            let seen = (queuedByHash[entry.sha256] ?? 0) > 0
+            // Bytes queued by a token allowed at least what this one is are a duplicate;
+            // a device token's copy is not one for a sender (its apns lines were refused).
+            let seen =
+                role.mayUploadSenderRecords
+                ? (queuedBySenderHash[entry.sha256] ?? 0) > 0 : (queuedByHash[entry.sha256] ?? 0) > 0
             add(entry)
+            noSpaceFreeBytes = nil
             return seen
         }
         arrived.yield()
@@ -254,7 +346,7 @@ final class Spool: @unchecked Sendable {
         let path = segmentPath(sequence)
         guard rename(part.path, path) == 0 else {
             inFlight.remove(sequence)
-            throw .io("cannot queue the upload: \(Self.errorText())")
+            throw .writing("cannot queue the upload")
         }
         pending[sequence] = 1
         return (sequence, SegmentFile(fd: part.takeDescriptor(), id: sequence, path: path))
@@ -273,7 +365,7 @@ final class Spool: @unchecked Sendable {
             let id = nextSequence
             let path = segmentPath(id)
             let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-            guard fd >= 0 else { throw .io("cannot create a spool segment: \(Self.errorText())") }
+            guard fd >= 0 else { throw .writing("cannot create a spool segment") }
             active = SegmentFile(fd: fd, id: id, path: path)
             pending[id] = 0
             opened = true
@@ -285,7 +377,7 @@ final class Spool: @unchecked Sendable {
         let offset = file.size
         guard bytes.withUnsafeReadableBytes({ Self.writeAll(file.fd, $0, at: offset) }) else {
             // What was written of the record ends the segment's reading: none may follow it.
-            let failure = Failure.io("cannot write the upload to the spool: \(Self.errorText())")
+            let failure = Failure.writing("cannot write the upload to the spool")
             inFlight.remove(entry.sequence)
             retireActive()
             throw failure
@@ -336,6 +428,10 @@ final class Spool: @unchecked Sendable {
             queuedBytes -= entry.byteCount
             queuedByHash[entry.sha256, default: 1] -= 1
             if queuedByHash[entry.sha256] == 0 { queuedByHash[entry.sha256] = nil }
+            if entry.role.mayUploadSenderRecords {
+                queuedBySenderHash[entry.sha256, default: 1] -= 1
+                if queuedBySenderHash[entry.sha256] == 0 { queuedBySenderHash[entry.sha256] = nil }
+            }
             release(segment: entry.segment)
         }
     }
@@ -376,6 +472,7 @@ final class Spool: @unchecked Sendable {
     /// Called with `lock` held.
     private func add(_ entry: Entry) {
         queuedByHash[entry.sha256, default: 0] += 1
+        if entry.role.mayUploadSenderRecords { queuedBySenderHash[entry.sha256, default: 0] += 1 }
         entries[entry.sequence] = entry
         // Sequences are taken in increasing order: an upload almost always goes last.
         if let last = order.last, last > entry.sequence {
@@ -436,23 +533,53 @@ final class Spool: @unchecked Sendable {
         return segmentsPath + "/" + String(repeating: "0", count: max(0, 16 - digits.count)) + digits + ".seg"
     }
 
-    /// Reserves room for an upload about to arrive; the spool refuses it when
-    /// what is queued and arriving would pass ``maxBytes``.
-    private func reserve(_ bytes: Int) throws(Failure) {
+    /// Refuses, before its body is read, an upload whose declared length
+    /// does not fit beside what is queued and arriving (reserving nothing).
+    private func checkRoom(_ bytes: Int) throws(Failure) {
         lock.lock()
         defer { lock.unlock() }
         // An empty spool takes any upload the size limit allows.
         guard queuedBytes + reservedBytes + bytes <= maxBytes || (queuedBytes == 0 && reservedBytes == 0) else {
             throw .full(retryAfterSeconds: 30)
         }
-        reservedBytes += bytes
     }
 
+    /// Reserves room for bytes that arrived (and the rest of their chunk).
     private func reserveMore(_ bytes: Int) throws(Failure) {
         lock.lock()
         defer { lock.unlock() }
         guard queuedBytes + reservedBytes + bytes <= maxBytes else { throw .full(retryAfterSeconds: 30) }
         reservedBytes += bytes
+    }
+
+    // MARK: - A full disk
+
+    /// Whether the spool's file system has room for an upload: false from a
+    /// write that failed for want of room until free space grows again (by
+    /// 1 MiB, or to a quarter of ``inlineBytes`` times four, whichever is
+    /// less), or an upload is stored; also false below 64 KiB free.
+    var acceptsUploads: Bool {
+        guard let free = freeBytes() else { return true }
+        return lock.withLock {
+            if let before = noSpaceFreeBytes {
+                guard free >= before + min(1 << 20, inlineBytes) else { return false }
+                noSpaceFreeBytes = nil
+            }
+            return free >= 64 << 10
+        }
+    }
+
+    /// Bytes an unprivileged process may still write on the spool's file system.
+    func freeBytes() -> Int? {
+        var info = statvfs()
+        guard statvfs(root.path, &info) == 0 else { return nil }
+        return Int(info.f_bavail) * Int(info.f_frsize)
+    }
+
+    private func noteWriteFailure(_ error: Failure) {
+        guard case .noSpace = error else { return }
+        let free = freeBytes() ?? 0
+        lock.withLock { noSpaceFreeBytes = free }
     }
 
     private func release(_ bytes: Int) {
@@ -730,10 +857,10 @@ final class GroupSync: @unchecked Sendable {
             if batch.isEmpty { return }
             var failure: Spool.Failure?
             for file in files.values where Self.flush(file.fd) != 0 {
-                failure = .io("cannot sync the spool: \(Spool.errorText())")
+                failure = .writing("cannot sync the spool")
             }
             if directory, failure == nil, fsync(directoryFD) != 0 {
-                failure = .io("cannot sync the spool's directory: \(Spool.errorText())")
+                failure = .writing("cannot sync the spool's directory")
             }
             for continuation in batch { continuation.resume(returning: failure) }
         }

@@ -15,8 +15,15 @@ struct Serve: ParsableCommand {
             Tokens come from --*-token, from --token-file (lines 'device|sender|read TOKEN') or from \
             ARRIVAL_DEVICE_TOKENS, ARRIVAL_SENDER_TOKENS and ARRIVAL_READ_TOKENS (comma-separated), so they \
             stay out of ps. Uploads are acknowledged once durable in --spool and ingested in arrival order; \
-            SIGTERM or SIGINT stops accepting, finishes the requests in flight and exits 0, leaving what is \
-            queued for the next start.
+            one collector per spool (a second one on it exits at start, naming the first). \
+            Limits a holder of the public device token cannot exhaust: a request head within --header-timeout, \
+            no pause in a body over --body-idle-timeout, a whole upload within --upload-timeout (408 past \
+            them), at most --max-uploads-per-address and --max-device-uploads / --max-sender-uploads at once \
+            (429 with Retry-After past them); room in the spool is reserved as bytes arrive, never for a \
+            Content-Length alone. A full disk answers 503 with Retry-After (and /readyz 503) until room returns. \
+            SIGTERM or SIGINT stops accepting, gives requests in flight --shutdown-grace seconds, closes what \
+            is left (never acknowledged: those clients retry) and exits 0, leaving what is queued for the \
+            next start.
             """
     )
 
@@ -52,6 +59,35 @@ struct Serve: ParsableCommand {
     @Option(help: "Seconds between recomputations of today's per-app rates in /metrics.")
     var ratesEvery = 60
 
+    @Option(help: "Seconds a client has to send a request's head, from connecting or its last answer (408 past it).")
+    var headerTimeout = 10.0
+
+    @Option(help: "Longest pause, in seconds, between two parts of an upload's body (408 past it).")
+    var bodyIdleTimeout = 15.0
+
+    @Option(help: "Seconds one upload may take from its head to its body's end (408 past it).")
+    var uploadTimeout = 300.0
+
+    @Option(help: "Seconds requests in flight get after SIGTERM before their connections are closed.")
+    var shutdownGrace = 5.0
+
+    @Option(help: "Uploads at once from one client address (429 past it; 0: no cap).")
+    var maxUploadsPerAddress = 128
+
+    @Option(help: "Uploads at once made with device tokens (429 past it; 0: no cap).")
+    var maxDeviceUploads = 1024
+
+    @Option(help: "Uploads at once made with sender tokens (429 past it; 0: no cap).")
+    var maxSenderUploads = 256
+
+    @Option(
+        help: ArgumentHelp(
+            "A header the reverse proxy in front sets to the client's address, e.g. X-Forwarded-For.",
+            discussion: "Its last entry is the client for --max-uploads-per-address. Set it only when every "
+                + "request comes through that proxy: a client that reaches the collector directly could name "
+                + "any address."))
+    var clientAddressHeader: String?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
 
@@ -59,6 +95,22 @@ struct Serve: ParsableCommand {
         guard (1...65535).contains(port) else { throw ValidationError("--port must be 1 to 65535.") }
         guard maxUploadBytes > 0, maxSpoolBytes >= maxUploadBytes else {
             throw ValidationError("--max-upload-bytes must be positive and at most --max-spool-bytes.")
+        }
+        for (flag, value, range) in [
+            ("--header-timeout", headerTimeout, 0.1...3600), ("--body-idle-timeout", bodyIdleTimeout, 0.1...3600),
+            ("--upload-timeout", uploadTimeout, 0.1...86_400), ("--shutdown-grace", shutdownGrace, 0...3600),
+        ] where !range.contains(value) {
+            throw ValidationError(
+                "\(flag) must be \(Self.seconds(range.lowerBound)) to \(Self.seconds(range.upperBound)) seconds.")
+        }
+        for (flag, value) in [
+            ("--max-uploads-per-address", maxUploadsPerAddress), ("--max-device-uploads", maxDeviceUploads),
+            ("--max-sender-uploads", maxSenderUploads),
+        ] where value < 0 {
+            throw ValidationError("\(flag) must be 0 (no cap) or more.")
+        }
+        if let clientAddressHeader, HTTPHeaderName.isValid(clientAddressHeader) == false {
+            throw ValidationError("--client-address-header must be a header name such as X-Forwarded-For.")
         }
         guard Collector.logLevels.contains(logLevel) else {
             throw ValidationError("--log-level must be trace, debug, info, notice, warning, error or critical.")
@@ -74,6 +126,13 @@ struct Serve: ParsableCommand {
         configuration.maxUploadBytes = maxUploadBytes
         configuration.maxSpoolBytes = maxSpoolBytes
         configuration.ratesRefreshSeconds = ratesEvery
+        configuration.limits.headerTimeout = .milliseconds(Int64(headerTimeout * 1000))
+        configuration.limits.bodyIdleTimeout = .milliseconds(Int64(bodyIdleTimeout * 1000))
+        configuration.limits.uploadTimeout = .milliseconds(Int64(uploadTimeout * 1000))
+        configuration.limits.shutdownGrace = .milliseconds(Int64(shutdownGrace * 1000))
+        configuration.maxUploadsPerAddress = maxUploadsPerAddress
+        configuration.maxUploadsPerRole = [.device: maxDeviceUploads, .sender: maxSenderUploads]
+        configuration.clientAddressHeader = clientAddressHeader
         configuration.tokens = try tokens()
         let collector = try Collector(configuration: configuration)
         let outcome = ServeOutcome()
@@ -133,6 +192,22 @@ struct Serve: ParsableCommand {
                 hint: "pass --device-token, --sender-token and --read-token (or --token-file, or ARRIVAL_*_TOKENS).")
         }
         return table
+    }
+}
+
+extension Serve {
+    fileprivate static func seconds(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+}
+
+/// A header name as RFC 9110 spells one: a token of visible ASCII, no separators.
+enum HTTPHeaderName {
+    static func isValid(_ name: String) -> Bool {
+        !name.isEmpty
+            && name.utf8.allSatisfy { byte in
+                (0x21...0x7E).contains(byte) && !"\"(),/:;<=>?@[\\]{}".utf8.contains(byte)
+            }
     }
 }
 

@@ -147,13 +147,15 @@ struct SpoolTests {
         }
         // A byte of the second upload's body.
         try flip(at: entries[1].offset + 10)
-        var reopened = try Spool(directory: path, maxBytes: 1 << 30)
-        #expect(reopened.next(10).map(\.name) == ["f0", "f2", "f3"])
-        #expect(reopened.recoveryNotes.count == 1)
-        #expect(reopened.recoveryNotes.first?.contains("'f1'") == true)
+        do {
+            let reopened = try Spool(directory: path, maxBytes: 1 << 30)
+            #expect(reopened.next(10).map(\.name) == ["f0", "f2", "f3"])
+            #expect(reopened.recoveryNotes.count == 1)
+            #expect(reopened.recoveryNotes.first?.contains("'f1'") == true)
+        }
         // A byte of the third upload's name, in its header.
         try flip(at: entries[2].offset - 9)
-        reopened = try Spool(directory: path, maxBytes: 1 << 30)
+        let reopened = try Spool(directory: path, maxBytes: 1 << 30)
         #expect(reopened.next(10).map(\.name) == ["f0"])
         #expect(reopened.recoveryNotes.count == 2)
     }
@@ -163,31 +165,44 @@ struct SpoolTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("spool").path
-        let spool = try Spool(directory: path, maxBytes: 1 << 30, segmentBytes: 1000, inlineBytes: 500)
-        for n in 0..<20 { try await Self.receive(spool, Self.upload(n), name: "f\(n)") }
-        // Two uploads to a segment.
-        #expect(try Self.segments(directory).count == 10)
-        // The worker ingests the first 9 and checkpoints: four segments are done with.
-        for entry in spool.next(9) { spool.remove(entry) }
-        spool.checkpoint()
-        #expect(spool.depth.uploads == 11)
-        #expect(try Self.segments(directory).count == 6)
+        do {
+            let spool = try Spool(directory: path, maxBytes: 1 << 30, segmentBytes: 1000, inlineBytes: 500)
+            for n in 0..<20 { try await Self.receive(spool, Self.upload(n), name: "f\(n)") }
+            // Two uploads to a segment.
+            #expect(try Self.segments(directory).count == 10)
+            // The worker ingests the first 9 and checkpoints: four segments are done with.
+            for entry in spool.next(9) { spool.remove(entry) }
+            spool.checkpoint()
+            #expect(spool.depth.uploads == 11)
+            #expect(try Self.segments(directory).count == 6)
+        }
 
         // The segments still on disk hold ingested records next to queued ones; the checkpoint skips those.
-        let reopened = try Spool(directory: path, maxBytes: 1 << 30, segmentBytes: 1000, inlineBytes: 500)
-        #expect(reopened.next(100).map(\.name) == (9..<20).map { "f\($0)" })
-        #expect(reopened.recoveryNotes.isEmpty)
+        do {
+            let reopened = try Spool(directory: path, maxBytes: 1 << 30, segmentBytes: 1000, inlineBytes: 500)
+            #expect(reopened.next(100).map(\.name) == (9..<20).map { "f\($0)" })
+            #expect(reopened.recoveryNotes.isEmpty)
+        }
 
         // Without a checkpoint (lost in a crash), the ingested records of those segments come back:
         // ingesting them again stores nothing (the collector's live test), and nothing queued is lost.
-        try Data(count: 16).write(to: directory.appendingPathComponent("spool/checkpoint"))
-        let withoutCheckpoint = try Spool(directory: path, maxBytes: 1 << 30, segmentBytes: 1000, inlineBytes: 500)
-        #expect(withoutCheckpoint.next(100).map(\.name) == (8..<20).map { "f\($0)" })
+        let checkpoint = directory.appendingPathComponent("spool/checkpoint")
+        let saved = try Data(contentsOf: checkpoint)
+        try Data(count: 16).write(to: checkpoint)
+        do {
+            let withoutCheckpoint = try Spool(
+                directory: path, maxBytes: 1 << 30, segmentBytes: 1000, inlineBytes: 500)
+            #expect(withoutCheckpoint.next(100).map(\.name) == (8..<20).map { "f\($0)" })
+        }
+        try saved.write(to: checkpoint)
 
         // Everything ingested: no segment left but the open one, which goes when the next one opens.
-        for entry in reopened.next(100) { reopened.remove(entry) }
-        reopened.checkpoint()
-        #expect(try Self.segments(directory).count == 0)
+        do {
+            let reopened = try Spool(directory: path, maxBytes: 1 << 30, segmentBytes: 1000, inlineBytes: 500)
+            for entry in reopened.next(100) { reopened.remove(entry) }
+            reopened.checkpoint()
+            #expect(try Self.segments(directory).count == 0)
+        }
         let last = try Spool(directory: path, maxBytes: 1 << 30)
         #expect(last.depth.uploads == 0)
         // Sequences go on after the checkpoint: a new upload sorts after every earlier one.
@@ -200,14 +215,17 @@ struct SpoolTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("spool").path
-        let spool = try Spool(directory: path, maxBytes: 1 << 30, segmentBytes: 64 << 10, inlineBytes: 4096)
-        let entries = try await withThrowingTaskGroup(of: Spool.Entry.self) { group in
-            for n in 0..<200 {
-                group.addTask {
-                    try await Self.receive(spool, Self.upload(n, bytes: n % 10 == 0 ? 6000 : 500), name: "f\(n)")
+        let entries: [Spool.Entry]
+        do {
+            let spool = try Spool(directory: path, maxBytes: 1 << 30, segmentBytes: 64 << 10, inlineBytes: 4096)
+            entries = try await withThrowingTaskGroup(of: Spool.Entry.self) { group in
+                for n in 0..<200 {
+                    group.addTask {
+                        try await Self.receive(spool, Self.upload(n, bytes: n % 10 == 0 ? 6000 : 500), name: "f\(n)")
+                    }
                 }
+                return try await group.reduce(into: []) { $0.append($1) }
             }
-            return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(Set(entries.map(\.sequence)).count == 200)
         let reopened = try Spool(directory: path, maxBytes: 1 << 30, segmentBytes: 64 << 10, inlineBytes: 4096)
@@ -238,6 +256,122 @@ struct SpoolTests {
         } throws: { error in
             guard case .io(let message) = error as? Spool.Failure else { return false }
             return message.contains("queued/")
+        }
+    }
+
+    @Test("One process per spool: a second opening is refused, naming the holder, until the first closes")
+    func exclusive() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("spool").path
+        var first: Spool? = try Spool(directory: path, maxBytes: 1 << 30)
+        try await Self.receive(first!, Self.upload(1), name: "kept")
+        let part = directory.appendingPathComponent("spool/incoming/1.part")
+        try Data("arriving".utf8).write(to: part)
+        #expect {
+            _ = try Spool(directory: path, maxBytes: 1 << 30)
+        } throws: { error in
+            guard case .inUse(let message) = error as? Spool.Failure else { return false }
+            return message.contains("process \(getpid())")
+        }
+        // The refused opening touched nothing: what the first is receiving is still there.
+        #expect(FileManager.default.fileExists(atPath: part.path))
+        #expect(first?.depth.uploads == 1)
+        first = nil
+        let second = try Spool(directory: path, maxBytes: 1 << 30)
+        #expect(second.next(10).map(\.name) == ["kept"])
+    }
+
+    /// The first `bytes`, then the error.
+    static func failing(_ bytes: [UInt8], with error: any Error) -> AsyncThrowingStream<ByteBuffer, any Error> {
+        AsyncThrowingStream { continuation in
+            continuation.yield(ByteBuffer(bytes: bytes))
+            continuation.finish(throwing: error)
+        }
+    }
+
+    struct HungUp: Error {}
+
+    @Test("A body that breaks off, or ends short of its Content-Length, is the client's abort; a deadline is a timeout")
+    func brokenBodies() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let spool = try Spool(directory: directory.appendingPathComponent("spool").path, maxBytes: 1 << 30)
+        let bytes = Self.upload(1, bytes: 4000)
+        func failure(_ run: () async throws -> Void) async -> Spool.Failure? {
+            do {
+                try await run()
+                return nil
+            } catch {
+                return error as? Spool.Failure
+            }
+        }
+        let hungUp = await failure {
+            _ = try await spool.receive(
+                Self.failing(bytes, with: HungUp()), declaredLength: nil, name: nil, role: .device,
+                maxUploadBytes: 1 << 20)
+        }
+        guard case .aborted(let message) = hungUp else {
+            Issue.record("a hang-up is \(String(describing: hungUp))")
+            return
+        }
+        #expect(message.contains("4"))
+        let short = await failure {
+            _ = try await spool.receive(
+                Self.body(bytes, chunk: 512), declaredLength: bytes.count + 1, name: nil, role: .device,
+                maxUploadBytes: 1 << 20)
+        }
+        #expect(
+            short
+                == .aborted(
+                    "the body ended after \(bytes.count) of the \(bytes.count + 1) bytes its Content-Length declared"))
+        let late = await failure {
+            _ = try await spool.receive(
+                Self.failing(bytes, with: DeadlineExceeded(message: "idle")), declaredLength: nil, name: nil,
+                role: .device, maxUploadBytes: 1 << 20)
+        }
+        #expect(late == .timedOut("idle"))
+        // None of them was queued, and nothing of them is left in the spool's accounts.
+        #expect(spool.depth.uploads == 0)
+        #expect(spool.depth.bytes == 0)
+        let entry = try await Self.receive(spool, bytes, name: "whole")
+        #expect(entry.byteCount == bytes.count)
+    }
+
+    @Test("Room is reserved as bytes arrive: uploads that only declare a large length do not fill the spool")
+    func reservationAsBytesArrive() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let spool = try Spool(directory: directory.appendingPathComponent("spool").path, maxBytes: 64 << 10)
+        // Eight uploads each declare the whole spool and send a little, then stall.
+        var stalled: [AsyncStream<ByteBuffer>.Continuation] = []
+        var tasks: [Task<Spool.Failure?, Never>] = []
+        for _ in 0..<8 {
+            let (stream, continuation) = AsyncStream.makeStream(of: ByteBuffer.self)
+            continuation.yield(ByteBuffer(bytes: [0x7B]))
+            stalled.append(continuation)
+            tasks.append(
+                Task {
+                    do {
+                        _ = try await spool.receive(
+                            stream, declaredLength: 60 << 10, name: nil, role: .device, maxUploadBytes: 1 << 20)
+                        return nil
+                    } catch {
+                        return error as? Spool.Failure
+                    }
+                })
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        // A small upload still fits.
+        let entry = try await Self.receive(spool, Self.upload(2, bytes: 2000), name: "small")
+        #expect(entry.name == "small")
+        for continuation in stalled { continuation.finish() }
+        for task in tasks {
+            let result = await task.value
+            guard case .aborted = result else {
+                Issue.record("a stalled upload ended as \(String(describing: result))")
+                continue
+            }
         }
     }
 }
