@@ -118,6 +118,7 @@ struct Serve: ParsableCommand {
     }
 
     func run() throws {
+        Self.raiseOpenFileLimit()
         var configuration = Collector.Configuration()
         configuration.storePath = store.db
         configuration.spoolPath = spool
@@ -196,6 +197,16 @@ struct Serve: ParsableCommand {
 }
 
 extension Serve {
+    /// Raises the soft limit of open files to the hard one: every client
+    /// holds a descriptor until a limit closes it, and the common default of
+    /// 1,024 would refuse connections long before the upload caps do.
+    fileprivate static func raiseOpenFileLimit() {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+
     fileprivate static func seconds(_ value: Double) -> String {
         value == value.rounded() ? String(Int(value)) : String(value)
     }
