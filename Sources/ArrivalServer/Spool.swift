@@ -197,6 +197,20 @@ final class Spool: @unchecked Sendable {
 
     deinit {
         close(checkpointFile)
+        releaseLock()
+    }
+
+    private var lockReleased = false
+
+    /// Lets go of the spool's lock, as the process's end does: another
+    /// collector may then open the spool. This one takes no upload after it.
+    func releaseLock() {
+        let release = lock.withLock {
+            defer { lockReleased = true }
+            return !lockReleased
+        }
+        guard release else { return }
+        flock(lockFile, LOCK_UN)
         close(lockFile)
     }
 

@@ -81,6 +81,7 @@ struct SpoolTests {
             }
             // The small ones share a segment; each large one has its own.
             #expect(try Self.segments(directory).count == 4)
+            spool.releaseLock()
         }
         let reopened = try Spool(directory: path, maxBytes: 1 << 30, segmentBytes: 8192, inlineBytes: 2048)
         #expect(reopened.recoveryNotes.isEmpty)
@@ -110,6 +111,7 @@ struct SpoolTests {
         do {
             let spool = try Spool(directory: path, maxBytes: 1 << 30)
             for n in 0..<3 { try await Self.receive(spool, Self.upload(n), name: "f\(n)") }
+            spool.releaseLock()
         }
         let segment = try #require(try Self.segments(directory).first)
         let size = try #require(try FileManager.default.attributesOfItem(atPath: segment.path)[.size] as? Int)
@@ -123,6 +125,7 @@ struct SpoolTests {
             #expect(reopened.recoveryNotes.count == 1)
             #expect(reopened.recoveryNotes.first?.contains("not a whole record") == true)
             #expect(reopened.recoveryNotes.first?.contains(segment.lastPathComponent) == true)
+            reopened.releaseLock()
         }
     }
 
@@ -135,6 +138,7 @@ struct SpoolTests {
         do {
             let spool = try Spool(directory: path, maxBytes: 1 << 30)
             for n in 0..<4 { entries.append(try await Self.receive(spool, Self.upload(n), name: "f\(n)")) }
+            spool.releaseLock()
         }
         let segment = try #require(try Self.segments(directory).first)
         func flip(at offset: Int) throws {
@@ -152,6 +156,7 @@ struct SpoolTests {
             #expect(reopened.next(10).map(\.name) == ["f0", "f2", "f3"])
             #expect(reopened.recoveryNotes.count == 1)
             #expect(reopened.recoveryNotes.first?.contains("'f1'") == true)
+            reopened.releaseLock()
         }
         // A byte of the third upload's name, in its header.
         try flip(at: entries[2].offset - 9)
@@ -175,6 +180,7 @@ struct SpoolTests {
             spool.checkpoint()
             #expect(spool.depth.uploads == 11)
             #expect(try Self.segments(directory).count == 6)
+            spool.releaseLock()
         }
 
         // The segments still on disk hold ingested records next to queued ones; the checkpoint skips those.
@@ -182,6 +188,7 @@ struct SpoolTests {
             let reopened = try Spool(directory: path, maxBytes: 1 << 30, segmentBytes: 1000, inlineBytes: 500)
             #expect(reopened.next(100).map(\.name) == (9..<20).map { "f\($0)" })
             #expect(reopened.recoveryNotes.isEmpty)
+            reopened.releaseLock()
         }
 
         // Without a checkpoint (lost in a crash), the ingested records of those segments come back:
@@ -193,6 +200,7 @@ struct SpoolTests {
             let withoutCheckpoint = try Spool(
                 directory: path, maxBytes: 1 << 30, segmentBytes: 1000, inlineBytes: 500)
             #expect(withoutCheckpoint.next(100).map(\.name) == (8..<20).map { "f\($0)" })
+            withoutCheckpoint.releaseLock()
         }
         try saved.write(to: checkpoint)
 
@@ -202,6 +210,7 @@ struct SpoolTests {
             for entry in reopened.next(100) { reopened.remove(entry) }
             reopened.checkpoint()
             #expect(try Self.segments(directory).count == 0)
+            reopened.releaseLock()
         }
         let last = try Spool(directory: path, maxBytes: 1 << 30)
         #expect(last.depth.uploads == 0)
@@ -226,6 +235,7 @@ struct SpoolTests {
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
+            spool.releaseLock()
         }
         #expect(Set(entries.map(\.sequence)).count == 200)
         let reopened = try Spool(directory: path, maxBytes: 1 << 30, segmentBytes: 64 << 10, inlineBytes: 4096)
@@ -242,10 +252,10 @@ struct SpoolTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("spool").path
-        _ = try Spool(directory: path, maxBytes: 1 << 30)
+        try Spool(directory: path, maxBytes: 1 << 30).releaseLock()
         let part = directory.appendingPathComponent("spool/incoming/7.part")
         try Data("half an upload".utf8).write(to: part)
-        _ = try Spool(directory: path, maxBytes: 1 << 30)
+        try Spool(directory: path, maxBytes: 1 << 30).releaseLock()
         #expect(!FileManager.default.fileExists(atPath: part.path))
 
         let queued = directory.appendingPathComponent("spool/queued")
@@ -264,8 +274,8 @@ struct SpoolTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("spool").path
-        var first: Spool? = try Spool(directory: path, maxBytes: 1 << 30)
-        try await Self.receive(first!, Self.upload(1), name: "kept")
+        let first = try Spool(directory: path, maxBytes: 1 << 30)
+        try await Self.receive(first, Self.upload(1), name: "kept")
         let part = directory.appendingPathComponent("spool/incoming/1.part")
         try Data("arriving".utf8).write(to: part)
         #expect {
@@ -276,8 +286,8 @@ struct SpoolTests {
         }
         // The refused opening touched nothing: what the first is receiving is still there.
         #expect(FileManager.default.fileExists(atPath: part.path))
-        #expect(first?.depth.uploads == 1)
-        first = nil
+        #expect(first.depth.uploads == 1)
+        first.releaseLock()
         let second = try Spool(directory: path, maxBytes: 1 << 30)
         #expect(second.next(10).map(\.name) == ["kept"])
     }
