@@ -19,6 +19,10 @@ let package = Package(
         // ArrivalSender for the push sender. The kit brings no third-party code.
         .library(name: "ArrivalBeacons", targets: ["ArrivalBeacons"]),
         .library(name: "ArrivalSender", targets: ["ArrivalSender"]),
+        // Sends the app's beacon batches and the sender's closed logs to the collector with
+        // URLSession; a product of its own so that the command-line tool, which uploads
+        // nothing, links no FoundationNetworking (and so no libcurl) on Linux.
+        .library(name: "ArrivalUpload", targets: ["ArrivalUpload"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
@@ -148,6 +152,11 @@ let package = Package(
             dependencies: ["ArrivalBeacons", "ArrivalModel", "CZlib"],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "ArrivalUpload",
+            dependencies: ["ArrivalBeacons"],
+            swiftSettings: swiftSettings
+        ),
         // Spawned by the instrumentation tests (concurrent and killed writers); also the append benchmark.
         .executableTarget(
             name: "beacon-stress",
@@ -175,7 +184,7 @@ let package = Package(
             name: "ArrivalServerTests",
             dependencies: [
                 "ArrivalServer", "ArrivalModel", "ArrivalStore", "ArrivalIngest", "ArrivalAnalysis", "ArrivalRendering",
-                "ArrivalTestSupport", "arrival", "ArrivalBeacons", "ArrivalSender",
+                "ArrivalTestSupport", "arrival", "ArrivalBeacons", "ArrivalSender", "ArrivalUpload",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
             ],

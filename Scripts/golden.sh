@@ -34,7 +34,6 @@ run() {
 "$arrival" simulate --out "$work/fleet-b" --activities 500 --seed 202 --inject stale-timestamps >/dev/null
 "$arrival" simulate --out "$work/fleet-c" --activities 400 --seed 303 --inject large-payloads --inject lost-callbacks >/dev/null
 cp -R SampleData "$work/sample"
-rm -f "$work/sample/README.md"
 
 for side in sample fleet-a fleet-b fleet-c; do
     db="$side.sqlite"

@@ -210,6 +210,17 @@ def second_collector(binary, work):
             refused = True
         check("second collector never listened", refused)
         second.stop()
+        # Another spool, the same port: a plain message, exit 2, no errno soup.
+        third = Server(binary, work, spool=os.path.join(work, "other-spool"), name="third")
+        third.process.kill()
+        third.process.wait()
+        env = dict(os.environ, ARRIVAL_DEVICE_TOKENS=DEVICE)
+        taken = subprocess.run(
+            [binary, "serve", "--db", os.path.join(work, "store.sqlite"), "--spool", os.path.join(work, "other-spool"),
+             "--port", str(first.port)], env=env, capture_output=True, text=True, timeout=30)
+        check("a collector on a port in use exits 2 saying so",
+              taken.returncode == 2 and "already in use" in taken.stderr and "--port" in taken.stderr
+              and "errno" not in taken.stderr, f"{taken.returncode}: {taken.stderr}")
         body = device_batch("after-second")
         status, _, answer = request(first.port, "POST", "/v1/uploads", body, token=DEVICE)
         sha = hashlib.sha256(body).hexdigest()

@@ -20,7 +20,7 @@ arrival="$(realpath "${3:-.build/debug/arrival}")"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-# name|arguments: the golden fleets, a larger one, and SampleData/README.md's recipe.
+# name|arguments: the golden fleets, a larger one, and Documentation/SampleData.md's recipe.
 runs=(
     "a|--activities 300 --seed 101"
     "b|--activities 500 --seed 202 --inject stale-timestamps"

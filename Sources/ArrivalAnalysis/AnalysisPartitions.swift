@@ -281,7 +281,7 @@ struct AnalysisPartitions {
             return id
         }
 
-        var reader = try SpillReader(files, partition, .requests)
+        var reader = SpillReader(files, partition, .requests)
         while try reader.nextRecord() {
             let name = try reader.text() ?? 0..<0
             let flags = try reader.byte()
@@ -310,7 +310,7 @@ struct AnalysisPartitions {
                 apnsID: apnsID)
         }
         lastActivity = nil
-        reader = try SpillReader(files, partition, .renders)
+        reader = SpillReader(files, partition, .renders)
         while try reader.nextRecord() {
             let name = try reader.text() ?? 0..<0
             let seq = try reader.int()
@@ -325,7 +325,7 @@ struct AnalysisPartitions {
                 appVersion: { appVersion.map { reader.string($0) } })
         }
         lastActivity = nil
-        reader = try SpillReader(files, partition, .callbacks)
+        reader = SpillReader(files, partition, .callbacks)
         while try reader.nextRecord() {
             let name = try reader.text() ?? 0..<0
             let kind = DeliveryAnalysis.CallbackKind(rawValue: try reader.byte()) ?? .other

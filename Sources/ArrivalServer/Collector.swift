@@ -7,6 +7,7 @@ import Foundation
 import Hummingbird
 import Logging
 import Metrics
+import NIOCore
 import Prometheus
 import ServiceLifecycle
 
@@ -89,7 +90,19 @@ public struct Collector: Sendable {
                     "\(Role.allCases.map { "\($0.rawValue) \(configuration.tokens.count(of: $0))" }.joined(separator: ", "))",
             ])
         for note in spool.recoveryNotes { logger.warning("spool: \(note)") }
-        try await application(logger: logger).runService()
+        do {
+            try await application(logger: logger).runService()
+        } catch let error as IOError where error.errnoCode == EADDRINUSE || error.errnoCode == EACCES {
+            let address = "\(configuration.host):\(configuration.port)"
+            throw error.errnoCode == EADDRINUSE
+                ? Diagnostic(
+                    .usage, "cannot listen on \(address): the address is already in use",
+                    hint: "another process (another arrival serve?) has this port: stop it, or pass another --port.")
+                : Diagnostic(
+                    .usage, "cannot listen on \(address): permission denied",
+                    hint: "ports below 1024 need privileges: pass --port 8080 (and put a proxy in front), "
+                        + "or check --host.")
+        }
     }
 
     /// Bootstraps swift-metrics with a Prometheus registry, once per process,
@@ -107,7 +120,7 @@ public struct Collector: Sendable {
             default: (name, labels)
             }
         }
-        MetricsSystem.bootstrap(factory)
+        MetricsSystem.bootstrap(ErrorsOnlyFactory(base: factory))
         return registry
     }()
 
@@ -435,4 +448,53 @@ enum ReportQuery {
             throw APIError(.badRequest, "give from and to together")
         }
     }
+}
+
+/// Hummingbird's metrics middleware makes its error counter for every route
+/// and status it answers, 200 included, so `/metrics` printed
+/// `http_server_request_errors_total{error_type="200"} 0`. Counters of that
+/// name for a status below 400 go nowhere; everything else is the
+/// Prometheus factory's.
+struct ErrorsOnlyFactory: MetricsFactory {
+    let base: any MetricsFactory
+
+    func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
+        if label == "hb.request.errors",
+            let status = dimensions.first(where: { $0.0 == "error.type" }).flatMap({ Int($0.1) }), status < 400
+        {
+            return NOOPMetricsHandler.instance
+        }
+        return base.makeCounter(label: label, dimensions: dimensions)
+    }
+
+    func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
+        base.makeFloatingPointCounter(label: label, dimensions: dimensions)
+    }
+
+    func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler {
+        base.makeMeter(label: label, dimensions: dimensions)
+    }
+
+    func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
+        base.makeRecorder(label: label, dimensions: dimensions, aggregate: aggregate)
+    }
+
+    func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
+        base.makeTimer(label: label, dimensions: dimensions)
+    }
+
+    func destroyCounter(_ handler: any CounterHandler) {
+        if handler is NOOPMetricsHandler { return }
+        base.destroyCounter(handler)
+    }
+
+    func destroyMeter(_ handler: any MeterHandler) { base.destroyMeter(handler) }
+
+    func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) {
+        base.destroyFloatingPointCounter(handler)
+    }
+
+    func destroyRecorder(_ handler: any RecorderHandler) { base.destroyRecorder(handler) }
+
+    func destroyTimer(_ handler: any TimerHandler) { base.destroyTimer(handler) }
 }

@@ -128,11 +128,12 @@ package struct FileRemoval: Equatable, Sendable {
 
     /// The files, in the order they were asked for.
     package var entries: [Entry] = []
-    /// Files that stay, were ingested after the first removed one and counted
-    /// duplicates: some of those duplicates may be records a removed file
-    /// stored first, which go with it (empty when the removed files stored no
-    /// records). Sorted by path.
+    /// Files that stay and held records a removed file stored first: those
+    /// records go with the removed file, and these files only counted them
+    /// as duplicates (`record_repeats` says which). Sorted by path.
     package var laterFilesWithDuplicates: [IngestedFile] = []
+    /// How many of the removed files' records each of those files held, by file id.
+    package var sharedRecords: [Int64: Int] = [:]
 
     package var total: Counts {
         var total = Counts()
@@ -301,12 +302,25 @@ extension Store {
             }
         }
         removal.entries = present.map { FileRemoval.Entry(file: byID[$0]!, counts: counts[$0] ?? .init()) }
-        if removal.total.records > 0, let first = present.min() {
-            // A record a removed file stored first can only have been counted
-            // as a duplicate by a file ingested after it (ids only grow).
-            let removed = Set(present)
-            removal.laterFilesWithDuplicates = byID.values
-                .filter { $0.id > first && $0.duplicates > 0 && !removed.contains($0.id) }
+        if removal.total.records > 0 {
+            // The files that stay whose repeated records point at a record a removed file stored.
+            let sql = """
+                SELECT file_id, count(*) FROM record_repeats
+                WHERE file_id NOT IN (\(list)) AND CASE kind
+                    WHEN 'apns' THEN record_id IN (SELECT id FROM apns WHERE file_id IN (\(list)))
+                    WHEN 'render' THEN record_id IN (SELECT id FROM renders WHERE file_id IN (\(list)))
+                    ELSE record_id IN (SELECT id FROM callbacks WHERE file_id IN (\(list)))
+                END
+                GROUP BY file_id
+                """
+            let query = try connection.prepare(sql)
+            for (index, id) in present.enumerated() { query.bind(Int32(index + 1), id) }
+            do {
+                try query.forEachRow { row in removal.sharedRecords[row.int(0)] = Int(row.int(1)) }
+            } catch {
+                throw Self.asDatabaseError(error, "counting records shared with other files")
+            }
+            removal.laterFilesWithDuplicates = removal.sharedRecords.keys.compactMap { byID[$0] }
                 .sorted {
                     $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) || ($0.path == $1.path && $0.id < $1.id)
                 }

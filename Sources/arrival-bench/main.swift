@@ -32,7 +32,7 @@ do {
         var records = 0
         var malformed = 0
         let elapsed = try clock.measure {
-            for path in try InputWalker(paths: Array(arguments.dropFirst())).files {
+            for path in InputWalker(paths: Array(arguments.dropFirst())).files {
                 _ = try LineReader().read(path: path) { line in
                     guard let bytes = line.bytes else {
                         malformed += 1
@@ -73,7 +73,7 @@ do {
         var records = 0
         var malformed = 0
         let elapsed = try clock.measure {
-            for path in try InputWalker(paths: Array(arguments.dropFirst())).files {
+            for path in InputWalker(paths: Array(arguments.dropFirst())).files {
                 _ = try LineReader().read(path: path) { line in
                     guard let bytes = line.bytes, !bytes.isEmpty else { return }
                     do {

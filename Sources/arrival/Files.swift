@@ -283,12 +283,13 @@ extension Files {
             guard !later.isEmpty else { return "" }
             let shown = 10
             var lines = [
-                "Note: a record is stored once, under the first file that held it. These \(filesPhrase(later.count)), "
-                    + "ingested later, counted duplicate records; those the removed files stored first are removed "
-                    + "too, although these files stay registered:"
+                "Note: a record is stored once, under the first file that held it. These \(filesPhrase(later.count)) "
+                    + "also held records the removed files stored first; those records are removed too, "
+                    + "although these files stay registered:"
             ]
             for file in later.prefix(shown) {
-                lines.append("  \(file.path) (\(ReportFormat.count(file.duplicates)) duplicates)")
+                let shared = removal.sharedRecords[file.id] ?? 0
+                lines.append("  \(file.path) (\(ReportFormat.count(shared)) shared record\(shared == 1 ? "" : "s"))")
             }
             if later.count > shown {
                 lines.append("  … and \(later.count - shown) more ('arrival files list --db \(db)')")

@@ -83,7 +83,9 @@ struct Ingest: ParsableCommand {
                 ? "" : " (\(summary.skippedEntries.count) entries skipped: hidden, links or special files)"
             return Diagnostic(
                 .input, "no input files found under \(named)\(skipped)",
-                hint: "check the paths: ingest reads .jsonl and .jsonl.gz files, in directories walked recursively.")
+                hint: "check the paths: ingest reads every regular file it is given or finds in a directory "
+                    + "(walked recursively; hidden entries, links and special files left out), plain or gzip, "
+                    + "whatever its name.")
         }
         if summary.filesRead > 0, summary.newRecords == 0, summary.duplicateRecords == 0 {
             return Diagnostic(
@@ -127,7 +129,9 @@ extension IngestSummary {
     func text(database: String) -> String {
         var lines: [String] = []
         lines.append("Ingested into \(database):")
-        lines.append("  files read: \(filesRead) (\(bytesRead) bytes, \(self.lines) lines)")
+        lines.append(
+            "  files read: \(filesRead) (\(ReportFormat.counted(bytesRead, "byte")), "
+                + "\(ReportFormat.counted(self.lines, "line")))")
         if filesReplaced > 0 {
             lines.append("  of them grown since ingested, read again in place of the earlier version: \(filesReplaced)")
         }
@@ -138,6 +142,11 @@ extension IngestSummary {
             lines.append("  could not be read (nothing of them stored): \(unreadable.count)")
             for entry in unreadable.prefix(5) { lines.append("    \(entry)") }
             if unreadable.count > 5 { lines.append("    … and \(unreadable.count - 5) more") }
+        }
+        if !emptyFiles.isEmpty {
+            lines.append("  empty files (0 bytes: an upload cut short?): \(emptyFiles.count)")
+            for path in emptyFiles.prefix(5) { lines.append("    \(path)") }
+            if emptyFiles.count > 5 { lines.append("    … and \(emptyFiles.count - 5) more") }
         }
         if !skippedEntries.isEmpty {
             lines.append("  entries skipped (hidden, or not regular files): \(skippedEntries.count)")

@@ -239,6 +239,9 @@ struct CollectorTests {
                 #expect(text.contains("arrival_uploads_total"))
                 #expect(text.contains("arrival_records_ingested_total"))
                 #expect(text.contains("arrival_spool_uploads"))
+                // Requests were answered 200 and 202 here: no error counter for a status that is no error.
+                #expect(text.contains("http_server_requests_total"))
+                #expect(!text.contains("error_type=\"2") && !text.contains("error_type=\"3"))
             }
         }
     }

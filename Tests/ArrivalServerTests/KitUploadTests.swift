@@ -2,6 +2,7 @@ import ArrivalBeacons
 import ArrivalSender
 import ArrivalStore
 import ArrivalTestSupport
+import ArrivalUpload
 import Foundation
 import Testing
 

@@ -27,7 +27,7 @@ struct LiveCollectorTests {
         init(directory: URL, port: Int, arguments: [String] = []) throws {
             self.port = port
             log = directory.appendingPathComponent("serve-\(UUID().uuidString).log")
-            FileManager.default.createFile(atPath: log.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
             process.executableURL = try builtProduct("arrival")
             process.arguments =
                 [

@@ -33,15 +33,32 @@ public func builtProduct(_ name: String) throws -> URL {
     var candidates: [URL] = [Bundle.main.bundleURL.deletingLastPathComponent()]
     if let executable = Bundle.main.executableURL { candidates.append(executable.deletingLastPathComponent()) }
     candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
-    for directory in candidates {
-        var url = directory
+    guard let found = findExecutable(named: name, near: candidates) else {
+        throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: name])
+    }
+    return found
+}
+
+/// The first regular, executable file called `name` in each of
+/// `directories` or up to three folders above it, nearest first. Never a
+/// directory: a checkout is often called like the product it builds
+/// (`git clone …/arrival.git` makes `arrival/`), and a directory's search
+/// permission reads as "executable".
+public func findExecutable(named name: String, near directories: [URL]) -> URL? {
+    for directory in directories {
+        var url = directory.standardizedFileURL
         for _ in 0..<4 {
             let candidate = url.appendingPathComponent(name)
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            var info = stat()
+            if stat(candidate.path, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+                access(candidate.path, X_OK) == 0
+            {
+                return candidate
+            }
             url = url.deletingLastPathComponent()
         }
     }
-    throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: name])
+    return nil
 }
 
 /// Runs a built executable to its end; returns its exit status and output.

@@ -18,6 +18,7 @@ extension ReportDiff {
         out.append(
             "Rates tested at \(ReportFormat.percent(confidence, digits: 0)) confidence (\(methodNote)); a change within noise is not called better or worse."
         )
+        for note in notes { out.append((color ? ANSIColor.bold.wrap("Note:") : "Note:") + " " + note) }
         out.append("")
         var table = TextTable(
             ["metric", "A", "B", "change", "relative", "test", "verdict"],
@@ -119,6 +120,10 @@ extension ReportDiff {
             "**Worse:** \(worse.isEmpty ? "nothing" : worse.joined(separator: ", ")) · **Better:** \(better.isEmpty ? "nothing" : better.joined(separator: ", "))"
         )
         out.append("")
+        for note in notes {
+            out.append("> **Note:** \(note)")
+            out.append("")
+        }
         out += Markdown.table(
             ["metric", "A", "B", "change", "relative", "test", "verdict"],
             alignments: [.left, .right, .right, .right, .right, .left, .left],
@@ -245,10 +250,10 @@ extension RecordDiff {
             out.append(table.render(color: color, indent: "    "))
         }
         for (title, rows, total) in [
-            ("Only in A", apnsOnlyInARows, apns.onlyInA), ("Only in B", apnsOnlyInBRows, apns.onlyInB),
+            ("A", apnsOnlyInARows, apns.onlyInA), ("B", apnsOnlyInBRows, apns.onlyInB),
         ] where !rows.isEmpty {
             out.append("")
-            out.append("  apns \(title) (first \(rows.count) of \(total)):")
+            out.append("  apns records only in \(title) (first \(rows.count) of \(total)):")
             let table = TextTable(
                 ["apns_id", "sent_at", "activity", "seq", "answer"], alignments: [.left, .left, .left, .right, .left],
                 rows: rows.map { row in

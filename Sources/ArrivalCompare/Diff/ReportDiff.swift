@@ -82,6 +82,12 @@ public struct ReportDiff: Sendable {
         public var path: String
         public var source: ComparisonSide.Source
         public var window: ReportWindow?
+
+        public init(path: String, source: ComparisonSide.Source, window: ReportWindow?) {
+            self.path = path
+            self.source = source
+            self.window = window
+        }
     }
 
     public var a: Side
@@ -93,6 +99,10 @@ public struct ReportDiff: Sendable {
     /// The rows whose arrival rate moved most, at most ``breakdownLimit``.
     public var breakdowns: [BreakdownChange]
     public var records: RecordDiff?
+    /// Rendered and deliverable updates on each side: a rate of 0 % with no
+    /// render at all says "no beacons", not "nothing arrived" (``notes``).
+    public var rendered: (a: Int, b: Int) = (0, 0)
+    public var deliverable: (a: Int, b: Int) = (0, 0)
 
     /// Rows need this many deliverable updates on both sides to be ranked.
     public static let breakdownMinimum = 30
@@ -112,6 +122,8 @@ public struct ReportDiff: Sendable {
         a = sideA
         b = sideB
         self.confidence = confidence
+        rendered = (reportA.updates.rendered, reportB.updates.rendered)
+        deliverable = (reportA.updates.deliverable, reportB.updates.deliverable)
         metrics = Metric.all.map { metric in
             Self.compare(metric, reportA, samplesA, reportB, samplesB, confidence: confidence)
         }
@@ -196,5 +208,29 @@ public struct ReportDiff: Sendable {
     public var isEmpty: Bool {
         metrics.allSatisfy { $0.verdict == .unchanged } && reasons.allSatisfy { $0.status == .unchanged }
             && breakdowns.isEmpty && (records?.isEmpty ?? true)
+    }
+}
+
+extension ReportDiff {
+    /// What a reader must know before trusting the rates: a side whose
+    /// deliverable updates have not one render has no render beacons (a
+    /// sender-only batch), so its arrival rates are 0 % by construction.
+    public var notes: [String] {
+        let withoutRenders = [("A", rendered.a, deliverable.a), ("B", rendered.b, deliverable.b)]
+            .filter { $0.1 == 0 && $0.2 > 0 }.map(\.0)
+        switch withoutRenders.count {
+        case 2:
+            return [
+                "Neither side has a rendered update: without the widget's render beacons the arrival rates are "
+                    + "0 % by construction, not a measurement. Ingest the devices' uploads with the sender logs."
+            ]
+        case 1:
+            return [
+                "\(withoutRenders[0]) has no rendered update: without the widget's render beacons its arrival rates "
+                    + "are 0 % by construction, so the arrival_rate change compares beacons, not delivery."
+            ]
+        default:
+            return []
+        }
     }
 }

@@ -27,7 +27,7 @@ extension GateEvaluation {
         }
         out.append(table.render(color: color))
         let summary =
-            "\(results.count) rules: \(results.count - failures - warnings) passed, \(failures) failed, \(warnings) warned"
+            "\(ReportFormat.counted(results.count, "rule")): \(results.count - failures - warnings) passed, \(failures) failed, \(warnings) warned"
         if passed {
             out.append((color ? ANSIColor.green.wrap("PASS") : "PASS") + "  " + summary)
         } else {

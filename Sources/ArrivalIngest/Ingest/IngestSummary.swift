@@ -35,6 +35,10 @@ public struct IngestSummary: Sendable, Equatable {
     /// opened, a read that failed, a file that changed while it was read):
     /// nothing of them was stored, and the run went on without them.
     public var unreadable: [Unreadable] = []
+    /// Files read in this run that hold no byte at all (often an upload cut
+    /// before its first byte, or a `.gz` that was never written): stored as
+    /// files without lines, and named in the summary so they are not missed.
+    public var emptyFiles: [String] = []
     public var bytesRead = 0
     public var lines = 0
     public var records: [RecordKind: Int] = [:]

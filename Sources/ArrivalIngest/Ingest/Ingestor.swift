@@ -313,14 +313,21 @@ public struct Ingestor {
         }
         var fileSummary = IngestSummary()
         var newByKind = [0, 0, 0]
+        // --strict: the first malformed line; the file is read to its end before it is named,
+        // because the partial last line of a gzip stream that breaks off is that break, not bad JSON.
+        var strictFailure: (line: Int, cause: MalformedCause, problem: String?)?
         let read: ReadFile
         do {
             var end: Result<ReadFile, InputError>?
             messages: while let message = channel.receive() {
                 switch message {
                 case .rows(let batch):
-                    if options.strict, let (line, cause, problem) = batch.malformed.first {
-                        throw IngestError.malformedLine(path: path, line: line, cause: cause, problem: problem)
+                    if options.strict, strictFailure == nil, let first = batch.malformed.first {
+                        strictFailure = (first.0, first.1, first.2)
+                    }
+                    if strictFailure != nil {
+                        recycle.offer(batch)
+                        continue
                     }
                     let new = try transaction.insertRows(of: batch)
                     for kind in 0..<3 { newByKind[kind] += new[kind] }
@@ -341,6 +348,7 @@ public struct Ingestor {
                     replaced = replacing.isEmpty ? 0 : try store.replaceEarlierVersions(ids: replacing).entries.count
                     fileSummary = IngestSummary()
                     newByKind = [0, 0, 0]
+                    strictFailure = nil
                 case .file, .known, .unreadable:
                     break messages
                 }
@@ -353,6 +361,15 @@ public struct Ingestor {
                 return
             case .success(let file):
                 read = file
+            }
+            if let strictFailure, read.summary.changedWhileRead == nil {
+                if read.summary.truncatedGzip, strictFailure.line >= read.summary.lines {
+                    throw IngestError.malformedLine(
+                        path: path, line: strictFailure.line, cause: .truncatedGzip,
+                        problem: "the gzip stream breaks off in this line")
+                }
+                throw IngestError.malformedLine(
+                    path: path, line: strictFailure.line, cause: strictFailure.cause, problem: strictFailure.problem)
             }
             if let change = read.summary.changedWhileRead {
                 transaction.rollback()
@@ -393,6 +410,7 @@ public struct Ingestor {
             throw error
         }
         summary.filesRead += 1
+        if read.summary.bytesOnDisk == 0 { summary.emptyFiles.append(path) }
         summary.filesReplaced += replaced
         summary.bytesRead += read.summary.bytesOnDisk
         summary.duplicateRecords += fileSummary.duplicateRecords

@@ -66,7 +66,7 @@ public struct Metric: Sendable, Hashable, CustomStringConvertible {
 
     /// The share of `expected` callbacks that never came: 1 − received / expected.
     private static func lossRate(
-        _ id: String, expected: KeyPath<Report, Int> & Sendable, received: KeyPath<Report, Int> & Sendable
+        _ id: String, expected: any KeyPath<Report, Int> & Sendable, received: any KeyPath<Report, Int> & Sendable
     ) -> Metric {
         rate(id, .lowerIsBetter) { ($0[keyPath: expected] - $0[keyPath: received], $0[keyPath: expected]) }
     }

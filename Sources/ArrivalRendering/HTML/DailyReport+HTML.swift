@@ -481,7 +481,9 @@ extension DailyReport {
             let right = 292.0
             let top = 30.0
             let bottom = 100.0
-            let values = trend.map(metric.value)
+            // A day without a request has no figure at all: a gap in the line, not a count of 0
+            // (which drew a false drop or spike next to a real day).
+            let values = trend.map { $0.requests.total > 0 ? metric.value($0) : nil }
             let present = values.compactMap { $0 }
             var low = present.min() ?? 0
             var high = present.max() ?? 1
@@ -519,7 +521,8 @@ extension DailyReport {
             caption: "Headline metrics by day",
             header: ["day"] + HeadlineMetric.all.map(\.name),
             rows: zip(days, trend).map { day, report in
-                [ReportFormat.day(day)] + HeadlineMetric.all.map { $0.format($0.value(report)) }
+                [ReportFormat.day(day)]
+                    + HeadlineMetric.all.map { $0.format(report.requests.total > 0 ? $0.value(report) : nil) }
             })
         return (charts, table)
     }

@@ -17,6 +17,11 @@ package enum ReportFormat {
         return value < 0 ? "−" + out : out
     }
 
+    /// "1 line", "0 lines", "2 lines": a count and its noun, singular only for one.
+    package static func counted(_ value: Int, _ singular: String, plural: String? = nil) -> String {
+        "\(value) \(value == 1 ? singular : plural ?? singular + "s")"
+    }
+
     /// 97.3% (two decimals between 99% and 100%, where one hides the difference); "—" without a denominator.
     package static func percent(_ rate: Double?) -> String {
         guard let rate else { return none }

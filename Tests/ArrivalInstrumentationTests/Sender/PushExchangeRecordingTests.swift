@@ -52,7 +52,7 @@ struct PushExchangeRecordingTests {
     /// Every line of every batch under `directory`, in file-name order.
     func writtenLines(_ directory: URL) throws -> [String] {
         var lines: [String] = []
-        for path in try InputWalker(paths: [directory.path]).files.sorted() {
+        for path in InputWalker(paths: [directory.path]).files.sorted() {
             _ = try LineReader().read(path: path) { line in
                 lines.append(line.bytes.map { String(decoding: $0, as: UTF8.self) } ?? "<too long>")
             }

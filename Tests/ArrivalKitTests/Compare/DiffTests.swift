@@ -28,6 +28,29 @@ struct DiffTests {
         #expect(diff.text(color: false).contains("0 answered differently, 0 only in A, 0 only in B"))
     }
 
+    @Test("Sides without render beacons are said to have none, not compared as 0 % arrival in silence")
+    func noRenderBeacons() throws {
+        var senderOnly = Report(window: nil)
+        senderOnly.requests.total = 100
+        senderOnly.requests.accepted = 100
+        senderOnly.updates.sent = 100
+        senderOnly.updates.accepted = 100
+        senderOnly.updates.lost = 100
+        var withRenders = senderOnly
+        withRenders.updates.lost = 10
+        withRenders.updates.rendered = 90
+        let side = ReportDiff.Side(path: "x", source: .reportJSON, window: nil)
+        let neither = ReportDiff(
+            a: senderOnly, samplesA: nil, b: senderOnly, samplesB: nil, sideA: side, sideB: side)
+        #expect(neither.notes.count == 1 && neither.notes[0].hasPrefix("Neither side has a rendered update"))
+        #expect(neither.text(color: false).contains("Note: Neither side has a rendered update"))
+        #expect(neither.markdownText().contains("> **Note:** Neither side"))
+        let one = ReportDiff(a: senderOnly, samplesA: nil, b: withRenders, samplesB: nil, sideA: side, sideB: side)
+        #expect(one.notes == [one.notes[0]] && one.notes[0].hasPrefix("A has no rendered update"))
+        let both = ReportDiff(a: withRenders, samplesA: nil, b: withRenders, samplesB: nil, sideA: side, sideB: side)
+        #expect(both.notes.isEmpty && !both.text(color: false).contains("Note:"))
+    }
+
     @Test("An injected regression is called worse, and noise is not")
     func regressionVersusNoise() throws {
         let baseline = try ComparisonSide.load(SimulatedBatches.baseline, window: nil)

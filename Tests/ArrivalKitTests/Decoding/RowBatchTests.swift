@@ -16,7 +16,7 @@ import Testing
 struct RowBatchTests {
     @Test("Every sample record keeps its key and its values as a row")
     func sampleRowsMatchRecords() throws {
-        let files = try InputWalker(paths: GoldenReportTests.samplePaths).files
+        let files = InputWalker(paths: GoldenReportTests.samplePaths).files
         var decoder = RecordDecoder()
         var batch = RowBatch()
         var kinds: Set<RecordKind> = []

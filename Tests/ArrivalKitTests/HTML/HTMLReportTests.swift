@@ -100,6 +100,29 @@ struct HTMLReportTests {
         }
     }
 
+    @Test("A day without data is a gap in the trend, not a count of 0 beside the real days")
+    func trendGap() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let days = ["2026-11-19", "2026-11-21"]
+        for (i, day) in days.enumerated() {
+            let config = SimulationConfig(activities: 40, seed: UInt64(11 + i), day: day)
+            _ = try FleetSimulator(config: config).run(outputDirectory: directory.appendingPathComponent(day).path)
+        }
+        let store = try Self.store(days.map { directory.appendingPathComponent($0).path }, in: directory)
+        let daily = try DailyReportBuilder(store: store).build(window: ReportWindow.day("2026-11-21"), trendDays: 3)
+        #expect(daily.trend.count == 3 && daily.trend[1].requests.total == 0)
+        let html = try daily.htmlText(generatedAt: 0)
+        // Days with data have a dot per metric; the empty day has none, and its table row only dashes.
+        expectShown(html, "2026-11-19: ")
+        expectShown(html, "2026-11-21: ")
+        #expect(!html.contains("2026-11-20: "), "a dot drawn for a day without data")
+        let row = try #require(html.range(of: "<td>2026-11-20</td>"))
+        let rest = html[row.upperBound...]
+        let rowText = rest[..<(rest.range(of: "</tr>")?.lowerBound ?? rest.endIndex)]
+        #expect(!rowText.contains(">0<") && rowText.contains("—"), "\(rowText)")
+    }
+
     @Test("A day is compared with the day before and the median of the week before; --days adds a trend")
     func comparisonsAndTrend() throws {
         let directory = try makeTemporaryDirectory()

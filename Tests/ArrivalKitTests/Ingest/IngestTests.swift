@@ -139,6 +139,46 @@ struct IngestTests {
         #expect(try store.status(ofContent: Ingestor.sha256(of: path).0, at: path) == .new)
     }
 
+    @Test("--strict names a gzip stream that breaks off as truncated_gzip, not its cut last line as bad JSON")
+    func strictTruncatedGzip() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let partial = GoldenReportTests.packageRoot.appendingPathComponent(
+            "SampleData/sender/2026-11-21/apns-18.partial.jsonl.gz"
+        ).path
+        // Without --strict: the lines before the break are kept and the break is counted once.
+        let (_, lenient) = try ingestAndReport([partial])
+        #expect(lenient.malformedByCause[.truncatedGzip] == 1 && lenient.newRecords > 0)
+        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        #expect {
+            _ = try Ingestor(store: store, options: Ingestor.Options(strict: true)).ingest(paths: [partial])
+        } throws: { error in
+            guard case IngestError.malformedLine(let file, _, let cause, _) = error else { return false }
+            return file == partial && cause == .truncatedGzip
+        }
+        // A bad line before the end is still named as itself.
+        let early = directory.appendingPathComponent("early.jsonl").path
+        try Data("{\"v\":1,\"kind\":\"render\"\n".utf8).write(to: URL(fileURLWithPath: early))
+        #expect {
+            _ = try Ingestor(store: store, options: Ingestor.Options(strict: true)).ingest(paths: [early])
+        } throws: { error in
+            guard case IngestError.malformedLine(_, 1, let cause, _) = error else { return false }
+            return cause != .truncatedGzip
+        }
+    }
+
+    @Test("An empty file, .gz or not, is listed in the summary, not accepted in silence")
+    func emptyFiles() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let empty = directory.appendingPathComponent("batch.jsonl.gz").path
+        _ = FileManager.default.createFile(atPath: empty, contents: Data())
+        let full = fixture("metrics/requests.jsonl")
+        let (_, summary) = try ingestAndReport([empty, full])
+        #expect(summary.emptyFiles == [empty])
+        #expect(summary.filesRead == 2)
+    }
+
     @Test("Batches cut by bytes instead of lines store the same records")
     func batchesByBytes() throws {
         let directory = try makeTemporaryDirectory()
@@ -386,7 +426,7 @@ struct IngestTests {
         }
         #expect(fd >= 0)
         close(fd)
-        let walker = try InputWalker(paths: [directory.path])
+        let walker = InputWalker(paths: [directory.path])
         #expect(walker.files.map { ($0 as NSString).lastPathComponent } == ["a.jsonl"])
         #expect(Set(walker.skipped.map(\.kind)) == ["symbolic link", "FIFO", "name is not UTF-8", "hidden"])
         // Hidden entries are listed by name like the rest (the README promises it), never read.
@@ -394,7 +434,7 @@ struct IngestTests {
             walker.skipped.filter { $0.kind == "hidden" }.map { ($0.path as NSString).lastPathComponent }
                 == [".hidden.jsonl", ".\u{301}hidden.jsonl"])
         // A FIFO named on the command line is skipped and listed too, not an error.
-        let named = try InputWalker(paths: [directory.appendingPathComponent("pipe").path])
+        let named = InputWalker(paths: [directory.appendingPathComponent("pipe").path])
         #expect(named.files.isEmpty && named.skipped.map(\.kind) == ["FIFO"])
     }
 }
@@ -403,7 +443,7 @@ struct IngestTests {
 struct DeterminismTests {
     /// Every fixture file: outcomes, metrics, duplicates and bad input.
     static func allFixtureFiles() throws -> [String] {
-        try InputWalker(paths: [fixture("outcomes"), fixture("metrics"), fixture("dedup"), fixture("badinput")]).files
+        InputWalker(paths: [fixture("outcomes"), fixture("metrics"), fixture("dedup"), fixture("badinput")]).files
     }
 
     @Test(

@@ -13,7 +13,7 @@ struct FleetSimulatorTests {
     /// Every file under `root` with its bytes, by relative path.
     func tree(_ root: URL) throws -> [String: Data] {
         var files: [String: Data] = [:]
-        for path in try InputWalker(paths: [root.path]).files {
+        for path in InputWalker(paths: [root.path]).files {
             files[String(path.dropFirst(root.path.count))] = FileManager.default.contents(atPath: path)
         }
         return files

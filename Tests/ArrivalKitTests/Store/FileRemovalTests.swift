@@ -12,8 +12,8 @@ import Testing
 /// been ingested.
 @Suite("Files registry and removal")
 struct FileRemovalTests {
-    /// SampleData/'s README: text, not records — the file a user ingests by mistake.
-    static let readme = GoldenReportTests.packageRoot.appendingPathComponent("SampleData/README.md").path
+    /// The sample data's description: text, not records — the file a user ingests by mistake.
+    static let readme = GoldenReportTests.packageRoot.appendingPathComponent("Documentation/SampleData.md").path
 
     /// A scratch directory with a store in it, removed afterwards.
     func withStore(_ body: (_ directory: URL, _ store: Store) throws -> Void) throws {
@@ -46,7 +46,7 @@ struct FileRemovalTests {
         try withStore { _, store in
             let summary = try Ingestor(store: store).ingest(paths: GoldenReportTests.samplePaths + [Self.readme])
             #expect(summary.malformedLines > 0)
-            let readme = try file(store, endingWith: "SampleData/README.md")
+            let readme = try file(store, endingWith: "Documentation/SampleData.md")
             #expect(readme.records == 0 && readme.malformed > 0 && !readme.gzip)
             #expect(try report(store) != clean.jsonText())
 
@@ -96,6 +96,22 @@ struct FileRemovalTests {
         }
     }
 
+    @Test("Later files that repeated records of other files only are not named as sharing the removed file's records")
+    func unrelatedDuplicates() throws {
+        try withStore { directory, store in
+            let files = ["first", "second", "third"].map { directory.appendingPathComponent("\($0).jsonl") }
+            try write([apns("a")], to: files[0])
+            try write([apns("b")], to: files[1])
+            try write([apns("b"), apns("c")], to: files[2])
+            for file in files { _ = try Ingestor(store: store).ingest(paths: [file.path]) }
+            #expect(try file(store, endingWith: "/third.jsonl").duplicates == 1)
+            let removal = try store.removeFiles(ids: [try file(store, endingWith: "/first.jsonl").id])
+            #expect(removal.total[.apns] == 1)
+            #expect(removal.laterFilesWithDuplicates.isEmpty)
+            #expect(removal.sharedRecords.isEmpty)
+        }
+    }
+
     @Test(
         "Records a later file also held go with the first file; only removing and re-ingesting the later one restores them"
     )
@@ -114,6 +130,7 @@ struct FileRemovalTests {
             let removal = try store.removeFiles(ids: [try file(store, endingWith: "/first.jsonl").id])
             #expect(removal.total[.apns] == 2)  // "a" and "shared"
             #expect(removal.laterFilesWithDuplicates == [laterFile])
+            #expect(removal.sharedRecords == [laterFile.id: 1])
             #expect(try ReportBuilder(store: store).build(window: nil).requests.total == 1)  // only "b"
 
             // Still registered: skipped as already ingested, "shared" stays gone.
@@ -134,7 +151,7 @@ struct FileRemovalTests {
             _ = try Ingestor(store: store).ingest(paths: GoldenReportTests.samplePaths + [Self.readme])
             let before = try report(store)
             let registry = try store.fileRegistry()
-            let readme = try file(store, endingWith: "SampleData/README.md")
+            let readme = try file(store, endingWith: "Documentation/SampleData.md")
             let hour = try file(store, endingWith: "/apns-06.jsonl.gz")
 
             let reader = try Store(readingAt: store.path)

@@ -1,3 +1,4 @@
+import ArrivalBeacons
 import Foundation
 
 #if canImport(FoundationNetworking)

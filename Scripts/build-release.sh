@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Builds the installable arrival: a release binary with the Swift standard
+# library and Foundation linked in (no Swift toolchain needed where it runs),
+# stripped, its shared libraries checked against the README's list, and a
+# tarball with the binary, shell completions and a man page.
+#
+#   Scripts/build-release.sh [OUT-DIR]     (default: .build/dist)
+#
+# Fails when the binary needs a shared library other than the ones the
+# README names (on Linux: SQLite, zlib, ISA-L, the C and C++ runtimes), or
+# when it does not run from another directory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out="${1:-.build/dist}"
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+
+started=$(date +%s)
+case "$(uname -s)" in
+Linux) swift build -c release --static-swift-stdlib --product arrival ;;
+*) swift build -c release --product arrival ;;
+esac
+binary="$(swift build -c release --show-bin-path)/arrival"
+built=$(date +%s)
+
+version="$("$binary" --version)"
+stage="$(mktemp -d)"
+trap 'rm -rf "$stage"' EXIT
+name="arrival-$version-$(uname -s | tr 'A-Z' 'a-z')-$(uname -m)"
+mkdir -p "$stage/$name/bin" "$stage/$name/share/man/man1" "$stage/$name/share/bash-completion/completions" \
+    "$stage/$name/share/zsh/site-functions" "$stage/$name/share/fish/vendor_completions.d"
+cp "$binary" "$stage/$name/bin/arrival"
+unstripped=$(wc -c <"$stage/$name/bin/arrival")
+strip "$stage/$name/bin/arrival"
+size=$(wc -c <"$stage/$name/bin/arrival")
+
+# The shared libraries it needs: exactly the README's list, nothing else.
+if [ "$(uname -s)" = Linux ]; then
+    allowed='^(linux-vdso\.so|/lib64/ld-linux|ld-linux|libsqlite3\.so|libz\.so|libisal\.so|libstdc\+\+\.so|libgcc_s\.so|libm\.so|libc\.so)'
+    libraries="$(ldd "$stage/$name/bin/arrival" | awk '{print $1}')"
+    unexpected="$(echo "$libraries" | grep -Ev "$allowed" || true)"
+    if [ -n "$unexpected" ]; then
+        echo "build-release: the binary needs libraries the README does not name:" >&2
+        echo "$unexpected" | sed 's/^/  /' >&2
+        exit 1
+    fi
+    echo "build-release: ldd: $(echo "$libraries" | grep -v vdso | tr '\n' ' ')"
+fi
+
+# It runs from elsewhere, with nothing of the checkout around it.
+elsewhere="$(mktemp -d)"
+(cd "$elsewhere" && "$stage/$name/bin/arrival" simulate --out fleet --activities 20 --seed 7 >/dev/null &&
+    "$stage/$name/bin/arrival" ingest fleet --db s.sqlite --quiet &&
+    "$stage/$name/bin/arrival" report --db s.sqlite --format html --out r.html &&
+    test -s r.html) || {
+    echo "build-release: the stripped binary does not run from another directory" >&2
+    rm -rf "$elsewhere"
+    exit 1
+}
+rm -rf "$elsewhere"
+
+# Completions and the man page, from ArgumentParser's own generators.
+"$binary" --generate-completion-script bash >"$stage/$name/share/bash-completion/completions/arrival"
+"$binary" --generate-completion-script zsh >"$stage/$name/share/zsh/site-functions/_arrival"
+"$binary" --generate-completion-script fish >"$stage/$name/share/fish/vendor_completions.d/arrival.fish"
+# The man page: ArgumentParser's generate-manual tool, built from the package SwiftPM already
+# fetched (a debug build of ArgumentParser alone, in a folder of its own), run on the binary.
+parser=.build/checkouts/swift-argument-parser
+mkdir -p "$stage/man"
+swift build --package-path "$parser" --scratch-path .build/manual-tool --product generate-manual >/dev/null
+"$(swift build --package-path "$parser" --scratch-path .build/manual-tool --show-bin-path)/generate-manual" \
+    "$binary" --output-directory "$stage/man" --date "$(date -u +%Y-%m-%d)"
+manual="$stage/man/arrival.1"
+if [ ! -s "$manual" ]; then
+    echo "build-release: ArgumentParser's generate-manual wrote no arrival.1" >&2
+    exit 1
+fi
+cp "$manual" "$stage/$name/share/man/man1/arrival.1"
+cp README.md LICENSE* "$stage/$name/" 2>/dev/null || true
+
+tarball="$out/$name.tar.gz"
+tar -C "$stage" -czf "$tarball" "$name"
+echo "build-release: $name: binary $size bytes stripped ($unstripped with symbols), built in $((built - started)) s"
+echo "build-release: $tarball ($(wc -c <"$tarball") bytes): bin/arrival, share/man/man1/arrival.1, bash, zsh and fish completions"
