@@ -76,9 +76,11 @@ if [ ! -s "$manual" ]; then
     exit 1
 fi
 cp "$manual" "$stage/$name/share/man/man1/arrival.1"
-cp README.md LICENSE* "$stage/$name/" 2>/dev/null || true
+mkdir -p "$stage/$name/share/doc/arrival"
+cp README.md "$stage/$name/share/doc/arrival/"
 
 tarball="$out/$name.tar.gz"
 tar -C "$stage" -czf "$tarball" "$name"
 echo "build-release: $name: binary $size bytes stripped ($unstripped with symbols), built in $((built - started)) s"
 echo "build-release: $tarball ($(wc -c <"$tarball") bytes): bin/arrival, share/man/man1/arrival.1, bash, zsh and fish completions"
+echo "build-release: install with: tar -xzf $tarball -C /usr/local --strip-components=1"

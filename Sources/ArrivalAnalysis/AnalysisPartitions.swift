@@ -4,13 +4,12 @@ import Foundation
 
 /// When a store is analysed in partitions, and how large they are.
 package struct PartitionPolicy: Sendable {
-    /// Requests per partition: two partitions are analysed at once, and a
-    /// report then needs under about 220 MB whatever the store's size
-    /// (Benchmarks/report-scale/README.md).
+    /// Requests per partition: two partitions are analysed at once, so a
+    /// report's memory is bounded by the partition's size, whatever the
+    /// store's (Benchmarks/report-scale/README.md measures it).
     package var rowsPerPartition: Int
     /// Stores of up to this many requests are analysed at once, which is
-    /// faster and, this small, needs about as much memory (about 210 MB at
-    /// 1,000,000 requests).
+    /// faster and, this small, needs about as much memory as partitions.
     package var analysedWholeUpTo: Int
 
     /// Partitions of `rowsPerPartition` requests for any store larger than one.

@@ -43,7 +43,7 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as HTTPError {
             let message =
                 error.status == .notFound
-                ? "no such endpoint: \(request.method) \(request.uri.path) (see the README's \"The collector\")"
+                ? "no such endpoint: \(request.method) \(request.uri.path) (see Documentation/Collector.md)"
                 : (error.body ?? error.status.reasonPhrase)
             throw APIError(error.status, message, headers: error.headers)
         } catch {

@@ -11,7 +11,7 @@ import NIOCore
 import Prometheus
 import ServiceLifecycle
 
-/// `arrival serve`: where apps and senders upload (README, "The collector").
+/// `arrival serve`: where apps and senders upload (Documentation/Collector.md).
 ///
 /// Uploads are made durable in a ``Spool`` and acknowledged; one
 /// ``IngestWorker`` ingests them in arrival order into the store, each as

@@ -10,7 +10,7 @@ struct DeadlineExceeded: Error, Sendable {
     var message: String
 }
 
-/// The collector's time limits, per connection (README, "The collector",
+/// The collector's time limits, per connection (Documentation/Collector.md,
 /// "Limits"). Each is a flag of `arrival serve`.
 public struct ConnectionLimits: Sendable, Equatable {
     /// From a connection's start, or the end of its last response, to a

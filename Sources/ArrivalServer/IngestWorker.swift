@@ -97,9 +97,8 @@ struct IngestWorker: Service {
     /// is read as `arrival ingest` reads a directory of them, committed every
     /// 2,000 files (``Ingestor/Options``), and taken out of the spool when
     /// the run ends. Fewer, longer runs keep the reading thread and the
-    /// writer both busy (about 3 % faster than runs of 2,000 in
-    /// Benchmarks/collector/run.sh); an upload is readable as ingested from
-    /// its commit on.
+    /// writer both busy; an upload is readable as ingested from its commit
+    /// on.
     static let uploadsPerRun = 10_000
     /// …and at most this many bytes of uploads (at least one upload), so a
     /// run, which SIGTERM lets finish, lasts seconds.

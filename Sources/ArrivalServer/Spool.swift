@@ -17,8 +17,8 @@ import Hummingbird
 /// is held in memory while it arrives and appended to the open segment with
 /// one write; one larger than ``inlineBytes`` is written to `incoming/` as
 /// it arrives and becomes a segment of its own. Appending costs no file
-/// creation: under load the collector's time had gone to creating and
-/// renaming two files per upload.
+/// creation: creating and renaming files per upload would bound the
+/// collector under load.
 ///
 /// Records are made durable together (group commit): one `fdatasync` of
 /// each segment written to, and of the directory when a segment was added,

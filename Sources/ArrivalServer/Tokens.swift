@@ -1,6 +1,6 @@
 import Crypto
 
-/// What a bearer token may do (README, "The collector").
+/// What a bearer token may do (Documentation/Collector.md, "Roles").
 ///
 /// - `device`: upload `render` and `callback` records (its `apns` and
 ///   `exchange` lines are refused line by line), and ask about its uploads.

@@ -27,8 +27,8 @@ public struct SimulationConfig: Sendable, Equatable {
     /// Senders that go through push providers: most activities' requests
     /// are logged as `exchange` lines with APNs, FCM HTTP v1 or Tencent
     /// Cloud Chat, the rest as `apns` records (see ``FleetSimulator``).
-    /// Default: false, which writes only `apns` records, byte for byte as
-    /// before the option existed.
+    /// Default: false, which writes only `apns` records (the golden fleets'
+    /// bytes depend on it).
     public var providers = false
 
     /// `activities` Live Activities from `seed` on `day`, with the normal

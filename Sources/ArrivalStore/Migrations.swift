@@ -22,9 +22,9 @@ enum Migrations {
     /// `record_key` unique by an index of its own rather than by a `UNIQUE`
     /// in the table's definition, which SQLite cannot drop: the first load
     /// of a store puts the index off until the load commits and keeps the
-    /// keys in memory meanwhile (`DeferredKeyIndex.swift`), because keeping
-    /// the index while rows arrive in no order of their keys was the larger
-    /// part of what SQLite did in such a load (Benchmarks/whole-job/README.md).
+    /// keys in memory meanwhile (`RecordStatements+DeferredKeys.swift`),
+    /// because keeping the index while rows arrive in no order of their keys
+    /// would be most of what SQLite does in such a load.
     /// The same columns, ids and rows; SQLite cannot change a constraint, so
     /// each table is copied, once (a store of 2 M records takes seconds).
     /// The rename must not rewrite or check the outcome views, which name
@@ -149,9 +149,9 @@ enum Migrations {
     /// and key. With the record's own `file_id` this tells every file that
     /// holds a record, so per-file tables of repeated records do not depend
     /// on the order files were ingested in. Empty for what was ingested
-    /// before this migration. No index: a row is an append during ingest
-    /// (an index on the key cost 6% of a sender ingest with many retries),
-    /// and its readers (the HTML report, `files remove`) scan it once.
+    /// before this migration. No index: a row is an append during ingest,
+    /// where an index would be kept on every retry a sender logs, and its
+    /// readers (the HTML report, `files remove`) scan it once.
     static let recordRepeats = """
         CREATE TABLE record_repeats (
             file_id    INTEGER NOT NULL REFERENCES files (id),

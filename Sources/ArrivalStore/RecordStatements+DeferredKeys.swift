@@ -8,13 +8,13 @@ import CSQLite
 /// Why: rows reach a store in the order of their files, not of their keys.
 /// A device's file holds one activity's records over hours, so in a tree of
 /// device files each new row's index entry lands on a page of its own, and
-/// keeping the indexes was the larger part of what SQLite did in a first
-/// load. Built once the rows are in, an index is one sort and pages written
-/// in order. A table whose keys do arrive in order (a sender's log: the
+/// keeping the indexes would be most of what SQLite does in a first load.
+/// Built once the rows are in, an index is one sort and pages written in
+/// order. A table whose keys do arrive in order (a sender's log: the
 /// key's high bits are the record's time) gets its index back after its
 /// first rows (``Limits/sampleRows``): there each entry lands on the last page, and
-/// the index kept as rows arrive costs less than one sorted at the end.
-/// Benchmarks/whole-job/README.md has the measurements.
+/// the index kept as rows arrive costs less than one sorted at the end
+/// (the measurements are in Benchmarks/whole-job/README.md).
 ///
 /// Nothing changes for what is stored: the writer asks its
 /// ``KeyDirectory`` what it would have asked the index (is a row stored at
@@ -54,9 +54,9 @@ package final class DeferredKeyIndex {
     static let farBehind = Int64(600_000) << 20
 
     package struct Limits: Sendable {
-        /// The most bytes the directories may take together: by default
-        /// enough for three tables of 700,000 rows (a 70,000-activity
-        /// fleet's day) or one of 1.4 M.
+        /// The most bytes the directories may take together (64 MiB: three
+        /// tables of 700,000 rows, or one of 1.4 million); past it the
+        /// indexes are made at once.
         package var byteLimit = 64 << 20
         /// The rows a table's order is judged on.
         package var sampleRows = 8192
@@ -153,7 +153,7 @@ extension RecordStatements {
 
     /// Creates a table's unique index on `record_key` from its rows, with the
     /// page cache at 4 MiB: the sort takes its memory from the cache's size,
-    /// and a small one did it faster (Benchmarks/whole-job/README.md). The
+    /// and a sort that fits the CPU's caches is faster than a large one. The
     /// caller sets the cache for what follows.
     private func createKeyIndex(of kind: RecordKind) throws(DatabaseError) {
         try connection.execute("PRAGMA cache_size = -4096")

@@ -71,10 +71,9 @@ extension Store {
     /// `record_repeats` rows rowids past the largest, its malformed lines
     /// and its registry row its file id. No savepoint: a savepoint makes
     /// SQLite copy every page the file touches to its statement journal
-    /// first, which for a tree of small device files was 17.5 GB of writes
-    /// for a 174 MB store (Benchmarks/whole-job/README.md). A file that
-    /// replaces earlier versions deletes other files' rows, so it gets a
-    /// savepoint.
+    /// first, and over a tree of small device files those copies would
+    /// outweigh the store many times. A file that replaces earlier versions
+    /// deletes other files' rows, so it gets a savepoint.
     ///
     /// The file's registry row is written now, so its records can name it,
     /// under a placeholder hash: its bytes are known only once the file was
@@ -83,10 +82,9 @@ extension Store {
     /// Foreign keys are not enforced inside the batch (they are again once it
     /// ends). Setting the file's hash changes a parent key (`skipped_files`
     /// references it), and with enforcement on SQLite must be able to undo
-    /// that one statement alone, so it first copied every page the statement
-    /// touched to a statement journal: about six pages (of 16 KiB then) per file,
-    /// 2.1 GB of writes to a temporary file for the 22,094 files of a 70k
-    /// fleet (Benchmarks/whole-job/README.md). The batch cannot break a key:
+    /// that one statement alone, so it would first copy every page the
+    /// statement touches to a statement journal, several pages per file.
+    /// The batch cannot break a key:
     /// every row it adds names the file being written, whose registry row
     /// exists from here on, or a hash found in the registry; files it
     /// replaces are removed children first. Tests check every ingest path

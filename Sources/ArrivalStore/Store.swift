@@ -60,10 +60,8 @@ public final class Store {
                 throw Self.foreignDatabase(path, tables: tables)
             }
             // Pages of 32 KiB for a new store (an existing one keeps its own):
-            // fewer pages to fetch, spill and write per row inserted (16 KiB
-            // pages made a quarter of the write calls of 4 KiB ones; 32 KiB
-            // took another 8% off a first load, with reports as fast;
-            // Benchmarks/README.md).
+            // fewer pages to fetch, spill and write per row inserted, and
+            // reports read as fast (Benchmarks/README.md has the comparison).
             try connection.execute("PRAGMA page_size = 32768")
             // A throwaway store has no journal and keeps the file to itself:
             // no WAL to copy pages through, no fsync. Without a journal a

@@ -456,9 +456,9 @@ public struct CallbackRow: DeviceEvidenceRow {
 }
 
 /// The last text read from a column and what it resolved to, so a row that
-/// repeats the previous row's value (90% of requests repeat the topic before
-/// them, about 60% of renders and callbacks the activity) is resolved by
-/// comparing bytes instead of making a String and hashing it.
+/// repeats the previous row's value (most requests repeat the topic before
+/// them, many renders and callbacks the activity) is resolved by comparing
+/// bytes instead of making a String and hashing it.
 ///
 /// The value is a number the caller gives each distinct text (nil for none),
 /// not a generic one: the analysis calls this once per row, from another

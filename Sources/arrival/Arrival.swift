@@ -58,7 +58,7 @@ struct Arrival: ParsableCommand {
 /// The exit codes, decided here and nowhere else: 0 success, 1 the run
 /// failed, 2 bad usage. `gate` and `check-payload` keep 1 for their verdict
 /// (a rule failed, the payload has an error), so anything that stops them
-/// from judging exits 2; `diff` exits 2 when a side cannot be read (README,
+/// from judging exits 2; `diff` exits 2 when a side cannot be read (Documentation/CommandLine.md,
 /// "Exit codes"): a CI step tells "got worse" from "could not run".
 enum ExitStatus {
     static let failure: Int32 = 1

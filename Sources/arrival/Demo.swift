@@ -29,7 +29,7 @@ struct Demo: ParsableCommand {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("demo.sqlite").path
         let store = try Store(path: path)
-        // The data folders, not the README beside them (it is no JSON Lines file).
+        // The data folders (a note a user put beside them, a .md file, is no JSON Lines file).
         let entries = try FileManager.default.contentsOfDirectory(atPath: data).sorted()
             .filter { !$0.hasPrefix(".") && !$0.hasSuffix(".md") }
             .map { (data as NSString).appendingPathComponent($0) }

@@ -13,7 +13,7 @@ import Foundation
 //       the helper's own pid, as in production.
 //   beacon-stress bench CONTAINER COUNT
 //       times COUNT appends (one at a time, and a burst), then the collector's
-//       batch of the burst (see README, "Instrumenting your app").
+//       batch of the burst (see Documentation/Instrumenting.md).
 //   beacon-stress batch CONTAINER OUT.gz
 //       bundles every beacon file under CONTAINER into OUT.gz and prints the sizes.
 

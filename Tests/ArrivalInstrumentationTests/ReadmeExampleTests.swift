@@ -7,8 +7,8 @@ import ArrivalStore
 import Foundation
 import Testing
 
-/// The Foundation-only code of README's "Instrumenting your app", line for
-/// line, so the README cannot drift from an API that compiles. (The SwiftUI
+/// The Foundation-only code of Documentation/Instrumenting.md, line for
+/// line, so that page cannot drift from an API that compiles. (The SwiftUI
 /// and ActivityKit lines around it cannot be compiled here.)
 @Suite("README examples")
 struct ReadmeExampleTests {
@@ -19,11 +19,11 @@ struct ReadmeExampleTests {
         let uploads = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: uploads) }
 
-        // Widget extension (README: "In the widget extension").
+        // Widget extension (Documentation/Instrumenting.md: "In the widget extension").
         BeaconWriter.shared = BeaconWriter(.init(container: container, role: .widget))
         BeaconWriter.shared?.render(activityID: "A1", seq: 7, surface: RenderBeacon.Surface.lockScreen)
 
-        // App (README: "In the app").
+        // App (Documentation/Instrumenting.md: "In the app").
         let installID = "4f3a9c1e2b7d6a05"
         let writer = BeaconWriter(
             .init(
@@ -45,7 +45,7 @@ struct ReadmeExampleTests {
             }
         }
 
-        // Sender (README: "In the sender").
+        // Sender (Documentation/Instrumenting.md: "In the sender").
         let payload = Data(#"{"aps":{"event":"update","timestamp":1795248000,"content-state":{"seq":7}}}"#.utf8)
         let topic = "com.example.delivery.push-type.liveactivity"
         let token = "5f2c1a9e0b7d4c3e"

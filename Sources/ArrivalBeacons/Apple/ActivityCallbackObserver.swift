@@ -1,5 +1,5 @@
 // iOS only. Not compiled on Linux, where this package is built and tested:
-// reviewed by reading against the ActivityKit API (see README, "What could not
+// reviewed by reading against the ActivityKit API (see Documentation/Instrumenting.md, "What could not
 // be compiled here").
 #if canImport(ActivityKit) && os(iOS)
     import ActivityKit

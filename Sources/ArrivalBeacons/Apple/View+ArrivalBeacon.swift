@@ -1,5 +1,5 @@
 // Apple platforms only. Not compiled on Linux, where this package is built and
-// tested: reviewed by reading against the SwiftUI API (see README,
+// tested: reviewed by reading against the SwiftUI API (see Documentation/Instrumenting.md,
 // "What could not be compiled here").
 #if canImport(SwiftUI)
     import SwiftUI

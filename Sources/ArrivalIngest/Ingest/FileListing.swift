@@ -25,15 +25,13 @@ enum FileSource: Sendable {
     /// The files in order, with the next ``Iterator/window`` of them asked
     /// of the kernel ahead of their reading (`POSIX_FADV_WILLNEED`): a tree
     /// of small files not in the page cache is read from disk while the files
-    /// before it are decoded, instead of one file's wait at a time (a cold
-    /// 70,000-activity fleet's ingest took 6.4 s against 4.2 s warm).
+    /// before it are decoded, instead of one file's wait at a time.
     ///
     /// The asking is done by a thread of its own (``ReadAhead``), in
     /// chunks of half a window: `posix_fadvise` allocates the page cache's
-    /// pages and submits the reads before it returns, which took a sixth of
-    /// the reading thread's time on a fleet's tree partly out of the cache
-    /// (Benchmarks/whole-job/README.md), and the reading thread bounds the
-    /// ingest of a tree of small files.
+    /// pages and submits the reads before it returns, so asking on the
+    /// reading thread would slow the thread that bounds the ingest of a tree
+    /// of small files.
     struct Iterator {
         let source: FileSource
         /// Files asked ahead of their reading.

@@ -28,8 +28,8 @@ public struct Ingestor {
         /// In a bulk load (``bulkLoadWhenNew``), whole files are committed
         /// together for this long instead, however many they are: a commit
         /// there syncs the store, and every page the next batch changes
-        /// again is journaled first, so committing every 200,000 records
-        /// cost 10% of a 70,000-activity fleet's ingest. A run killed
+        /// again is journaled first, so commits by count would cost a
+        /// large load more than they protect. A run killed
         /// meanwhile loses at most this much work: the next run ingests the
         /// files it had not committed.
         public var bulkCommitInterval: Duration = .seconds(10)
@@ -165,9 +165,9 @@ public struct Ingestor {
 
         // Messages weigh 1, and a batch of rows 1 more per 256 KiB of its
         // strings: a device file is three light messages (`.file`, `.rows`,
-        // `.end`), and room for only 8 messages made the two threads take
-        // turns waiting on each other every few files, while a sender's
-        // batch of 4,096 rows (1.7 MB) weighs 7, so that few are queued.
+        // `.end`), so many small files can queue and neither thread waits on
+        // the other every few files, while a sender's large batches weigh
+        // several each, so that few of them are held in memory at once.
         let channel = BatchChannel<Message>(capacity: 32) { message in
             guard case .rows(let batch) = message else { return 1 }
             return 1 + batch.byteCount >> 18
@@ -600,8 +600,8 @@ public struct Ingestor {
     /// Whether a file of `size` bytes is read whole by its first chunk, so
     /// that whether it copies a file read earlier in the run is decided from
     /// that chunk, in the pass that decodes it, instead of by a pass that
-    /// only hashes: 6,585 of a 70,000-activity fleet's 22,094 files share
-    /// their size with an earlier one, and nearly none are copies.
+    /// only hashes: in a tree of small device files many share their size
+    /// with an earlier one, and nearly none are copies.
     static func decidedFromFirstChunk(size: Int, _ reader: LineReader) -> Bool {
         size < reader.chunkSize
     }

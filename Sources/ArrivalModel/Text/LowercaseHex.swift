@@ -2,9 +2,9 @@
 /// tokens and arrival names file contents by SHA-256.
 ///
 /// One table lookup per digit. Ingest names every file it reads by the hex
-/// of its SHA-256, and formatting each byte with `String(format: "%02x")`
-/// took about 30% of the reading thread on a tree of 22,094 small files
-/// (Benchmarks/whole-job/README.md).
+/// of its SHA-256, and `String(format: "%02x")` per byte, which goes through
+/// Foundation's formatter, would be a large share of the reading thread on
+/// a tree of small files.
 public enum LowercaseHex {
     @usableFromInline static let digits: [UInt8] = Array("0123456789abcdef".utf8)
 
