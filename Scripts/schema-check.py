@@ -566,6 +566,11 @@ RECORD_CASES = [
     ("callback activity_state with state \"paused\"",
      with_(BASE_CALLBACK, callback="activity_state", seq=DROP, state="paused"), False, "invalid_enum"),
     ("callback activity_state without state", with_(BASE_CALLBACK, callback="activity_state", seq=DROP), False, "missing_field"),
+    ("callback activity_state \"pending\" (3.0)",
+     with_(BASE_CALLBACK, callback="activity_state", seq=DROP, state="pending"), True, None),
+    ("callback content_update with state \"paused\" (3.0: ignored there)",
+     with_(BASE_CALLBACK, state="paused"), True, None),
+    ("render in year 0000 (3.0: years 0001-9999)", with_(BASE_RENDER, rendered_at="0000-11-21T08:00:01Z"), False, "invalid_time"),
     ("callback \"resumed\"", with_(BASE_CALLBACK, callback="resumed"), False, "invalid_enum"),
 ]
 

@@ -214,6 +214,8 @@ def parse_rfc3339_ms(text: str) -> Optional[int]:
         return None
     y, mo, d, hh, mi, ss = (int(m.group(k)) for k in range(1, 7))
     frac = m.group(7)
+    if y < 1:  # 3.0 pins years 0001-9999
+        return None
     if not (1 <= mo <= 12 and 1 <= d <= days_in_month(y, mo)):
         return None
     if not (hh <= 23 and mi <= 59 and ss <= 59):
@@ -436,7 +438,7 @@ STRING, TIME, INT, ENUM, OBJECT = "string", "time", "int", "enum", "object"
 
 EVENTS = ("start", "update", "end")
 CALLBACKS = ("push_token", "push_to_start_token", "content_update", "activity_state")
-STATES = ("active", "ended", "dismissed", "stale")
+STATES = ("active", "ended", "dismissed", "stale", "pending")  # 3.0: pending
 # 2.1: `provider` is an enumeration; absent or null means "apns".
 PROVIDERS = ("apns", "fcm", "tencent_chat")
 DEFAULT_PROVIDER = "apns"
@@ -449,6 +451,10 @@ class FieldSpec:
     # True/False, or a function of the (already validated) earlier fields.
     required: Any = False
     allowed: tuple = ()
+    # A function of the earlier fields saying whether the field is read at
+    # all; where it is not, it is ignored like an unknown field (3.0 pins
+    # this for `state`: read on activity_state callbacks only).
+    read_when: Any = None
 
 
 def _cb(obj: dict) -> str:
@@ -490,7 +496,8 @@ SCHEMAS: dict[str, list[FieldSpec]] = {
         FieldSpec("push_token", STRING,
                   lambda o: _cb(o) in ("push_token", "push_to_start_token")),
         FieldSpec("seq", INT, lambda o: _cb(o) == "content_update"),
-        FieldSpec("state", ENUM, lambda o: _cb(o) == "activity_state", STATES),
+        FieldSpec("state", ENUM, lambda o: _cb(o) == "activity_state", STATES,
+                  read_when=lambda o: _cb(o) == "activity_state"),
         FieldSpec("received_at", TIME, True),
         FieldSpec("device_id", STRING),
         FieldSpec("os_version", STRING),
@@ -561,6 +568,9 @@ def validate_object(obj: Any) -> Record:
 
     values = []
     for spec in SCHEMAS[kind]:
+        if spec.read_when is not None and not spec.read_when(obj):
+            values.append(None)
+            continue
         raw = obj.get(spec.name)  # absent == null
         required = spec.required(obj) if callable(spec.required) else spec.required
         if raw is None:
@@ -740,16 +750,20 @@ def apns_url_parts(url: str) -> tuple[str, str]:
     `:port`, and the path must be `/3/device/<token>` with a non-empty
     token that holds no `/`. The token is taken as written (no
     percent-decoding)."""
-    sep = url.find("://")
-    if sep < 0:
-        raise bad_exchange("request.url has no scheme://")
-    rest = url[sep + 3:]
-    end = len(rest)
-    for stop in ("/", "?", "#"):
-        at = rest.find(stop)
-        if 0 <= at < end:
-            end = at
-    authority, path = rest[:end], rest[end:]
+    if url.startswith("/"):
+        # 3.0 pins: the path alone, as HTTP/2's `:path` carries it; no host.
+        authority, path = "", url
+    else:
+        sep = url.find("://")
+        if sep < 0:
+            raise bad_exchange("request.url has no scheme://")
+        rest = url[sep + 3:]
+        end = len(rest)
+        for stop in ("/", "?", "#"):
+            at = rest.find(stop)
+            if 0 <= at < end:
+                end = at
+        authority, path = rest[:end], rest[end:]
     for stop in ("?", "#"):
         cut = path.find(stop)
         if cut >= 0:
@@ -1393,7 +1407,7 @@ def build_report(store: Store, window: Optional[tuple[int, int]]) -> dict:
     for r in reqs:
         if r.status == 200:
             continue
-        if r.reason is not None:
+        if r.reason is not None and r.reason != "":  # 3.0 pins: "" is no reason
             reason = r.reason
         elif r.status == 0:
             reason = "NoResponse"

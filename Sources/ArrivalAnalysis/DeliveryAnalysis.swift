@@ -65,7 +65,8 @@ package struct DeliveryAnalysis {
                 accepted += 1
                 if let payloadBytes, payloadBytes > Contract.oversizeRiskBytes { oversizeRisk += 1 }
             } else {
-                let key = reason ?? (status == 0 ? "NoResponse" : "HTTP\(status)")
+                // An empty reason is none (contract 3.0).
+                let key = reason.flatMap { $0.isEmpty ? nil : $0 } ?? (status == 0 ? "NoResponse" : "HTTP\(status)")
                 byReason[ExactString(key), default: 0] += 1
             }
             if isOversizeFailure(status, reason) { oversizeFailures += 1 }

@@ -14,7 +14,43 @@ enum Migrations {
         ("0006_file_lookup", fileLookup),
         ("0007_record_key_indexes", recordKeyIndexes),
         ("0008_repeat_record_ids", repeatRecordIDs),
+        ("0009_pending_state", pendingState),
     ]
+
+    /// Contract 3.0: an `activity_state` callback may say `pending` (a
+    /// start scheduled for later). SQLite cannot change a CHECK, so the
+    /// callbacks are copied into a table that allows it: the same columns,
+    /// ids and rows, and the unique index on `record_key` made again (a
+    /// store whose index a first load had put off gets it now, as its next
+    /// write would have made it). A `state` stored before 3.0 on a callback
+    /// of another kind stays as it was: the analysis reads `state` on
+    /// `activity_state` callbacks only (Documentation/ContractChoices.md).
+    static let pendingState = """
+        PRAGMA legacy_alter_table = ON;
+        CREATE TABLE callbacks_0009 (
+            id           INTEGER PRIMARY KEY,
+            record_key   INTEGER NOT NULL,
+            file_id      INTEGER NOT NULL,
+            callback     TEXT    NOT NULL CHECK (callback = 'push_token' OR callback = 'push_to_start_token'
+                                                 OR callback = 'content_update' OR callback = 'activity_state'),
+            activity_id  TEXT CHECK (activity_id IS NOT NULL OR callback = 'push_to_start_token'),
+            push_token   TEXT CHECK (push_token IS NOT NULL OR callback NOT IN ('push_token', 'push_to_start_token')),
+            seq          INTEGER CHECK (seq IS NOT NULL OR callback <> 'content_update'),
+            state        TEXT CHECK ((state = 'active' OR state = 'ended' OR state = 'dismissed' OR state = 'stale'
+                                      OR state = 'pending')
+                                     AND (state IS NOT NULL OR callback <> 'activity_state')),
+            received_at  INTEGER NOT NULL,
+            device_id    TEXT,
+            os_version   TEXT,
+            device_model TEXT,
+            app_version  TEXT
+        );
+        INSERT INTO callbacks_0009 SELECT * FROM callbacks;
+        DROP TABLE callbacks;
+        ALTER TABLE callbacks_0009 RENAME TO callbacks;
+        CREATE UNIQUE INDEX callbacks_record_key ON callbacks (record_key);
+        PRAGMA legacy_alter_table = OFF;
+        """
 
     /// The names of the unique indexes on `record_key`, by ``RecordKind/index``.
     static let recordKeyIndexNames = ["apns_record_key", "renders_record_key", "callbacks_record_key"]

@@ -168,7 +168,7 @@ final class ExchangeDeriver {
         guard let parts, let token = parts.token else {
             throw Problem(
                 field: "request.url",
-                why: "expected https://HOST[:PORT]/3/device/TOKEN, got \(Self.shown(url, in: line))")
+                why: "expected https://HOST[:PORT]/3/device/TOKEN or /3/device/TOKEN, got \(Self.shown(url, in: line))")
         }
         if url.hasEscapes {
             // The token's offsets are in the unescaped text (rare: a URL needs no escapes).
@@ -462,9 +462,15 @@ struct URLParts {
     var token: Range<Int>?
     var environment: StaticString?
 
-    /// nil when the text has no `scheme://`.
+    /// nil when the text has no `scheme://` and is not a path alone.
     init?(_ url: UnsafeBufferPointer<UInt8>) {
         let n = url.count
+        // A path alone (`/3/device/TOKEN`, as HTTP/2's `:path` carries it): no host, so no
+        // environment to tell (contract 3.0).
+        if n > 0, url[0] == 0x2F {
+            token = Self.token(in: url, pathStart: 0)
+            return
+        }
         var i = 0
         while i + 2 < n, !(url[i] == 0x3A && url[i + 1] == 0x2F && url[i + 2] == 0x2F) {
             if url[i] == 0x2F || url[i] == 0x3F || url[i] == 0x23 { return nil }
@@ -489,14 +495,19 @@ struct URLParts {
         {
             environment = "sandbox"
         }
-        var pathEnd = authorityEnd
-        while pathEnd < n, url[pathEnd] != 0x3F, url[pathEnd] != 0x23 { pathEnd += 1 }
+        token = Self.token(in: url, pathStart: authorityEnd)
+    }
+
+    /// The token's range when the path from `pathStart` (to any `?` or `#`) is `/3/device/TOKEN`.
+    private static func token(in url: UnsafeBufferPointer<UInt8>, pathStart: Int) -> Range<Int>? {
+        var pathEnd = pathStart
+        while pathEnd < url.count, url[pathEnd] != 0x3F, url[pathEnd] != 0x23 { pathEnd += 1 }
         let prefix: StaticString = "/3/device/"
-        let tokenStart = authorityEnd + prefix.utf8CodeUnitCount
-        guard tokenStart < pathEnd, let base = url.baseAddress, spells(base + authorityEnd, prefix),
+        let tokenStart = pathStart + prefix.utf8CodeUnitCount
+        guard tokenStart < pathEnd, let base = url.baseAddress, spells(base + pathStart, prefix),
             !url[tokenStart..<pathEnd].contains(0x2F)
-        else { return }
-        token = tokenStart..<pathEnd
+        else { return nil }
+        return tokenStart..<pathEnd
     }
 
     private static func equalsIgnoringCase(_ text: UnsafeBufferPointer<UInt8>, _ name: StaticString) -> Bool {

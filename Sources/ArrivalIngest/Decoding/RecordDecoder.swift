@@ -113,8 +113,14 @@ public struct RecordDecoder {
             if !(try optionalInt(.seq, &batch)) && callback == .contentUpdate {
                 throw missing(.seq, because: "a \(name) callback")
             }
-            if try optionalEnum(.state, Self.states, &batch) == nil && callback == .activityState {
-                throw missing(.state, because: "an \(name) callback")
+            // `state` is read on activity_state callbacks only; on any other it is ignored,
+            // as an unknown field is (contract 3.0).
+            if callback == .activityState {
+                if try optionalEnum(.state, Self.states, &batch) == nil {
+                    throw missing(.state, because: "an \(name) callback")
+                }
+            } else {
+                batch.append(.noText)
             }
             try requiredTime(.receivedAt, &batch)
             try append(Self.deviceColumns, to: &batch)
@@ -224,7 +230,7 @@ public struct RecordDecoder {
     private static let callbacks: [StaticString] = [
         "push_token", "push_to_start_token", "content_update", "activity_state",
     ]
-    private static let states: [StaticString] = ["active", "ended", "dismissed", "stale"]
+    private static let states: [StaticString] = ["active", "ended", "dismissed", "stale", "pending"]
     /// In the order of ``PushProvider/allCases``.
     private static let providers: [StaticString] = ["apns", "fcm", "tencent_chat"]
 

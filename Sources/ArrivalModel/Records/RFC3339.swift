@@ -23,7 +23,8 @@ public enum RFC3339 {
             let second = two(17)
         else { return nil }
         let year = y1 * 100 + y2
-        guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
+        // Years 0001–9999: RFC 3339 has no year 0000 (contract 3.0).
+        guard year >= 1, (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
             hour <= 23, minute <= 59, second <= 59
         else { return nil }
         var i = 19

@@ -83,7 +83,7 @@ public struct CallbackRecord: Hashable, Sendable {
         case activityState = "activity_state"
     }
 
-    public static let states: Set<String> = ["active", "ended", "dismissed", "stale"]
+    public static let states: Set<String> = ["active", "ended", "dismissed", "stale", "pending"]
 
     public var callback: Kind
     public var activityID: String?

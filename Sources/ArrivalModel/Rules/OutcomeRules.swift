@@ -61,7 +61,7 @@ public enum OutcomeRules {
                a.priority, a.environment, a.latency_ms, coalesce(a.provider, 'apns') AS provider,
                a.status = 200 AS accepted,
                CASE WHEN a.status = 200 THEN NULL
-                    WHEN a.reason IS NOT NULL THEN a.reason
+                    WHEN a.reason IS NOT NULL AND a.reason <> '' THEN a.reason
                     WHEN a.status = 0 THEN 'NoResponse'
                     ELSE 'HTTP' || a.status END AS reject_reason
         FROM apns AS a

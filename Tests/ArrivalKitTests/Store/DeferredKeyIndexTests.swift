@@ -341,4 +341,53 @@ struct DeferredKeyIndexTests {
                 "INSERT INTO renders (record_key, file_id, activity_id, seq, rendered_at) VALUES (99, 1, 's', 2, 3)")
         }
     }
+
+    @Test("A store of before contract 3.0 takes pending states after migration 0009, its rows and ids kept")
+    func upgradeToPendingState() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("old.sqlite").path
+        let old = try Connection(path: path)
+        try old.execute("CREATE TABLE arrival_migrations (name TEXT NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL)")
+        let before = try #require(Migrations.all.firstIndex { $0.name == "0009_pending_state" })
+        for (name, sql) in Migrations.all.prefix(before) {
+            try old.execute(sql)
+            try old.execute("INSERT INTO arrival_migrations VALUES ('\(name)', 0)")
+        }
+        try old.execute(
+            """
+            INSERT INTO files VALUES (1, 'abc', '/old.jsonl', 10, 0, 2, 2, 0, 0, 0);
+            INSERT INTO callbacks (id, record_key, file_id, callback, activity_id, state, received_at)
+                VALUES (5, 12, 1, 'activity_state', 'a', 'ended', 4);
+            INSERT INTO callbacks (id, record_key, file_id, callback, activity_id, seq, state, received_at)
+                VALUES (6, 13, 1, 'content_update', 'a', 1, 'active', 5);
+            """)
+        // Before: the schema refuses a pending state.
+        #expect(throws: DatabaseError.self) {
+            try old.execute(
+                "INSERT INTO callbacks (record_key, file_id, callback, activity_id, state, received_at) "
+                    + "VALUES (14, 1, 'activity_state', 'a', 'pending', 6)")
+        }
+        let store = try Store(path: path)
+        #expect(try store.appliedMigrations() == Migrations.all.map(\.name))
+        #expect(
+            try Self.dump(store).filter { $0.hasPrefix("callbacks") } == [
+                #"callbacks [5,12,1,"activity_state","a",null,null,"ended",4,null,null,null,null]"#,
+                #"callbacks [6,13,1,"content_update","a",null,1,"active",5,null,null,null,null]"#,
+            ])
+        try store.connection.execute(
+            "INSERT INTO callbacks (record_key, file_id, callback, activity_id, state, received_at) "
+                + "VALUES (14, 1, 'activity_state', 'a', 'pending', 6)")
+        #expect(try Self.indexNames(store).contains("callbacks_record_key"))
+        #expect(throws: DatabaseError.self) {
+            try store.connection.execute(
+                "INSERT INTO callbacks (record_key, file_id, callback, activity_id, state, received_at) "
+                    + "VALUES (14, 1, 'activity_state', 'b', 'active', 7)")
+        }
+        #expect(throws: DatabaseError.self) {
+            try store.connection.execute(
+                "INSERT INTO callbacks (record_key, file_id, callback, activity_id, state, received_at) "
+                    + "VALUES (15, 1, 'activity_state', 'b', 'paused', 7)")
+        }
+    }
 }
