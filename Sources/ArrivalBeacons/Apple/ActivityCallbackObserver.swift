@@ -9,7 +9,8 @@
     /// `callback` records: `pushToStartTokenUpdates` (`push_to_start_token`), and
     /// for every activity, existing or new, `pushTokenUpdates` (`push_token`),
     /// `contentUpdates` (`content_update`, with the `seq` your content state
-    /// carries) and `activityStateUpdates` (`activity_state`).
+    /// carries) and `activityStateUpdates` (`activity_state`: every value,
+    /// `pending` and `dismissed` included, with the time the app observed it).
     ///
     /// Start it once at app launch: `observer.start()`. Observation lasts until
     /// the returned task is cancelled.
@@ -69,17 +70,12 @@
                 }
                 group.addTask {
                     for await state in activity.activityStateUpdates {
-                        let name: CallbackReport.ActivityStateName
-                        switch state {
-                        case .active: name = .active
-                        case .ended: name = .ended
-                        case .dismissed: name = .dismissed
-                        case .stale: name = .stale
-                        // `pending` (a scheduled activity, newer SDKs) and any later state have no name
-                        // in the contract; `@unknown default` also keeps this compiling with older SDKs.
-                        @unknown default: continue
-                        }
-                        writer.write(CallbackReport(.activityState(activityID: id, state: name)))
+                        // When the app observed it: `received_at` (the change itself may be older).
+                        let observed = Date()
+                        // Every state by its case's name, `pending` (iOS 26) included; one the contract
+                        // does not name yet is left out rather than misreported.
+                        guard let name = CallbackReport.ActivityStateName(observed: state) else { continue }
+                        writer.write(CallbackReport(.activityState(activityID: id, state: name), receivedAt: observed))
                     }
                 }
             }

@@ -37,9 +37,19 @@ public struct CallbackReport: Sendable, Equatable {
         }
     }
 
-    /// The `state` values of the contract.
+    /// The `state` values of the contract: ActivityKit's `ActivityState`
+    /// cases, `pending` (iOS 26's scheduled start) included.
     public enum ActivityStateName: String, Sendable, CaseIterable {
-        case active, ended, dismissed, stale
+        case active, ended, dismissed, stale, pending
+
+        /// The name of an `ActivityState` value as its case reads
+        /// (`String(describing:)`), or nil for a state the contract does not
+        /// name yet. Matching by name keeps the observer compiling with SDKs
+        /// older than a case (`pending` is iOS 26's) and reporting it with
+        /// those that have it.
+        public init?(observed state: some Any) {
+            self.init(rawValue: String(describing: state))
+        }
     }
 
     public var callback: Callback

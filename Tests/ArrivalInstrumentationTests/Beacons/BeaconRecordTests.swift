@@ -114,3 +114,37 @@ struct BeaconRecordTests {
         #expect(BeaconFileName(role: .widget, processID: 5, rotation: 2).text == "widget-5.2.jsonl")
     }
 }
+
+/// The app-side observer's mapping of ActivityKit states, which compiles on
+/// Linux: every state by the name its case reads, `pending` included.
+@Suite("Activity states the app reports")
+struct ActivityStateReportTests {
+    /// A stand-in for ActivityKit's `ActivityState` (iOS only), with a case the contract does not name.
+    enum ActivityState { case active, ended, dismissed, stale, pending, somethingNewer }
+
+    @Test("Each ActivityKit state is named as the contract names it; one it does not name is left out")
+    func names() {
+        #expect(CallbackReport.ActivityStateName(observed: ActivityState.pending) == .pending)
+        #expect(CallbackReport.ActivityStateName(observed: ActivityState.dismissed) == .dismissed)
+        #expect(CallbackReport.ActivityStateName(observed: ActivityState.active) == .active)
+        #expect(CallbackReport.ActivityStateName(observed: ActivityState.somethingNewer) == nil)
+        #expect(
+            CallbackReport.ActivityStateName.allCases.map(\.rawValue) == [
+                "active", "ended", "dismissed", "stale", "pending",
+            ])
+    }
+
+    @Test("A pending state, written when the app observed it, is an activity_state record the pipeline reads")
+    func pendingRoundTrip() throws {
+        let observed = Date(timeIntervalSince1970: 1_795_248_000.25)
+        let line = CallbackReport(.activityState(activityID: "A1", state: .pending), receivedAt: observed).jsonLine()
+        var decoder = RecordDecoder()
+        let outcome = decoder.decode(String(decoding: line.dropLast(), as: UTF8.self))
+        guard case .record(.callback(let record)) = outcome else {
+            Issue.record("not read back: \(outcome)")
+            return
+        }
+        #expect(record.callback == .activityState && record.state == "pending")
+        #expect(record.receivedAt == 1_795_248_000_250)
+    }
+}
