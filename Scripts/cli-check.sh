@@ -121,6 +121,16 @@ expect 0 "--version" -- "$arrival" --version
 "$arrival" report --db "$work/store.sqlite" --format json --out "$work/report.json"
 expect 0 "diff of a store with its own report JSON" -- "$arrival" diff "$work/store.sqlite" "$work/report.json"
 
+# tokens: the dead tokens of a store, in each format; usage errors are 2, a missing store 1.
+expect 0 "tokens of a store" -- "$arrival" tokens --db "$work/store.sqlite"
+expect_text "Dead tokens (all data)" out "tokens says what it lists"
+expect 0 "tokens as csv for a day" -- "$arrival" tokens --db "$work/store.sqlite" --day 2026-11-21 --format csv
+expect_text "^push_token,app,provider,died_at,reason,requests_after,last_sent_at" out "tokens csv has its header"
+expect 2 "tokens with --day and --from" -- "$arrival" tokens --db "$work/store.sqlite" --day 2026-11-21 --from 2026-11-21T00:00:00Z --to 2026-11-22T00:00:00Z
+expect 2 "tokens with a format it cannot make" -- "$arrival" tokens --db "$work/store.sqlite" --format xml
+expect 1 "tokens of a store that does not exist" -- "$arrival" tokens --db "$work/nowhere.sqlite"
+expect_text "no store at" err "a missing store is named"
+
 if [ "$failures" -gt 0 ]; then
     echo "$failures command-line check(s) failed"
     exit 1

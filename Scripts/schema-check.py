@@ -666,6 +666,38 @@ def run_all(checks: Checks, arrival: Arrival, validators: dict) -> None:
                          arrival.run("report", "--db", str(simulated_db), "--format", "json"), report_schema)
             check_lines(checks, "simulated fleet", [simulated], simulated_db, validators)
 
+    print("(b2) arrival tokens --format json against tokens.schema.json")
+    tokens_schema = validators.get("tokens.schema.json")
+    if checks.record(tokens_schema is not None, "tokens.schema.json loads", "missing"):
+        dead = work / "dead.jsonl"
+        dead.write_text("".join(json.dumps(line) + "\n" for line in [
+            {"kind": "apns", "apns_id": "1", "sent_at": "2026-11-21T08:00:00Z", "status": 410, "reason": "Unregistered",
+             "push_token": "aa", "aps_timestamp": 1, "topic": "com.example.push-type.liveactivity"},
+            {"kind": "apns", "apns_id": "2", "sent_at": "2026-11-21T09:00:00Z", "status": 200, "push_token": "aa",
+             "aps_timestamp": 2},
+            {"kind": "apns", "apns_id": "3", "sent_at": "2026-11-21T10:00:00Z", "status": 410, "push_token": "bb",
+             "aps_timestamp": 3, "provider": "fcm"},
+        ]), encoding="utf-8")
+        dead_db = work / "dead.sqlite"
+        error = arrival.ingest(dead_db, dead)
+        if checks.record(error is None, "ingest dead tokens", error or ""):
+            for args in ([], ["--day", "2026-11-21"], ["--day", "2000-01-01"]):
+                done = arrival.run("tokens", "--db", str(dead_db), "--format", "json", *args)
+                label = "tokens --format json " + " ".join(args)
+                try:
+                    listed = json.loads(done.stdout)
+                except ValueError as problem:
+                    checks.record(False, f"{label}: JSON", str(problem))
+                    continue
+                checks.record(done.returncode == 0 and first_error(tokens_schema, listed) is None,
+                              f"{label}: validates against tokens.schema.json",
+                              first_error(tokens_schema, listed) or done.stderr)
+            broken = {"schema": "arrival.tokens/1", "window": None, "requests_after_death": 0,
+                      "tokens": [{"push_token": "aa", "app": "x", "provider": "gcm", "died_at": "2026-11-21T08:00:00Z",
+                                  "reason": "Unregistered", "requests_after": 0, "last_sent_at": None}]}
+            checks.record(first_error(tokens_schema, broken) is not None, "a token with provider gcm: REJECTED",
+                          "the schema accepts it")
+
     print("(c) negative checks: each must be rejected")
     if sample_report is None:
         checks.record(False, "broken reports", "no sample report to break")
