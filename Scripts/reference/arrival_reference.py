@@ -11,7 +11,15 @@ that a reader can audit against the contract text.
 
 Usage:
     python3 Scripts/reference/arrival_reference.py \
-        [--day YYYY-MM-DD | --from RFC3339 --to RFC3339] [--verbose] PATH...
+        [--day YYYY-MM-DD | --from RFC3339 --to RFC3339] [--contract 2|3.0] [--verbose] PATH...
+
+`--contract 3.0` reports by contract 3.0 (report schema 2): the activity's
+end also from an `activity_state` `ended` callback, its dismissal, the
+`dismissed` outcome, the five loss causes, the full tie order of "earliest
+request", `starts` and `requests.to_dead_tokens`. Broadcasts (`channel_id`)
+are the next step: a broadcast line is malformed here, so the broadcast keys
+of schema 2 count nothing. Scripts/reference/test_contract3.py checks each
+rule and tie on cases worked out by hand.
 
 It ingests the given files and directories (contract section 2), builds the
 outcomes (section 3), computes the metrics (section 4) and prints the report
@@ -61,6 +69,17 @@ is implemented):
     counts towards its length (JSON ignores it as whitespace anyway).
   * `--from`/`--to` must be given together; `--from` >= `--to` is allowed
     and selects nothing. Directory entries are walked in byte order of names.
+
+Readings for contract 3.0 (`--contract 3.0`):
+  * "Later than" and "after" are strict, "at or before" is not: a dismissal
+    at the very instant of an accept time neither makes the update
+    `dismissed` nor its loss `closed_later`; a token callback at the accept
+    time counts for `old_token`.
+  * `closed_later` looks at every `activity_state` `ended` callback, not only
+    the earliest, and at the dismissal (the earliest `dismissed` callback).
+  * `starts` counts an update by the event of its earliest accepted request,
+    else of its earliest request; a start "appeared" when any render or any
+    callback names its activity, whenever it came.
 
 Readings for `exchange` lines (2.6):
   * Causes: the exchange's own top-level fields (provider, sent_at, request,
@@ -121,6 +140,7 @@ EIGHT_HOURS_MS = 28_800 * 1000    # 3: expired rule
 OVERSIZE_RISK_BYTES = 3584        # 4: payload_bytes > 3584
 TOPIC_SUFFIX = ".push-type.liveactivity"
 SCHEMA = "arrival.report/1"
+SCHEMA_3 = "arrival.report/2"      # 5: schema 2 (contract 3.0)
 GZIP_MAGIC = b"\x1f\x8b"
 
 # Malformed causes (names are the keys of data_quality.malformed_by_cause).
@@ -1159,6 +1179,11 @@ class Store:
 # --------------------------------------------------------------------------
 
 OUTCOMES = ("rendered", "ended", "expired", "stale_timestamp", "superseded", "lost")
+# 3.0: `dismissed` is rule 2; the loss causes of a `lost` update, in order.
+OUTCOMES_3 = ("rendered", "dismissed", "ended", "expired", "stale_timestamp", "superseded", "lost")
+LOSS_CAUSES = ("not_rendered", "old_token", "closed_later", "device_silent", "unexplained")
+# 3.0 "Dead tokens": reasons that kill a token whatever the status (and status 410).
+DEAD_TOKEN_REASONS = ("Unregistered", "BadDeviceToken", "ExpiredToken", "FCM:UNREGISTERED")
 
 
 def _null_first(v: Any) -> tuple:
@@ -1194,6 +1219,23 @@ def request_order_key(r: Record) -> tuple:
             tuple(_null_first(v) for v in r.values))
 
 
+def request_order_key_3(r: Record) -> tuple:
+    """3.0's full tie order of "earliest request": sent_at, the smaller
+    apns_id, aps_timestamp, then event, app, priority (null first),
+    provider, channel_id, then push_token, payload_bytes, topic, push_type,
+    environment, latency_ms and reason, nulls first in each. `event` and
+    `provider` as their effective values, as above. No record carries a
+    channel_id before broadcasts are read (the next issue): it is null for
+    all, and so ties on it."""
+    return (r.sent_at, r.apns_id, r.aps_timestamp, effective_event(r),
+            app_of(r), _null_first(r.priority), r.provider, _null_first(None),
+            _null_first(r.push_token), _null_first(r.payload_bytes),
+            _null_first(r.topic), _null_first(r.push_type),
+            _null_first(r.environment), _null_first(r.latency_ms),
+            _null_first(r.reason),
+            tuple(_null_first(v) for v in r.values))
+
+
 @dataclass
 class Update:
     activity_id: str
@@ -1203,6 +1245,11 @@ class Update:
     accept_time: Optional[int] = None
     aps_timestamp: Optional[int] = None
     event: Optional[str] = None      # effective event ("update" if absent)
+    # 3.0: the event of the earliest accepted request, else of the earliest
+    # request (what `starts` counts by), and the deciding request itself.
+    start_event: Optional[str] = None
+    first_accepted: Optional[Record] = None
+    loss_cause: Optional[str] = None
     window_time: int = 0             # accept time, or earliest request's sent_at
     app: str = "unknown"
     priority: str = "unknown"
@@ -1220,9 +1267,16 @@ class Analysis:
     push_token_activities: set  # activity_ids with a push_token callback
     os_version: dict         # activity_id -> value or "unknown"
     app_version: dict
+    # 3.0 (empty for 2.x): what `starts` needs per activity.
+    has_device_evidence: set = field(default_factory=set)   # any render or callback
+    first_token_callback: dict = field(default_factory=dict)  # activity -> earliest push_token received_at
 
 
-def analyse(records: list[Record]) -> Analysis:
+def analyse(records: list[Record], contract3: bool = False) -> Analysis:
+    """Sections 3 of the contract; with `contract3`, of contract 3.0 (end
+    and dismissal from the device, the `dismissed` outcome, loss causes,
+    the full tie order), else of the contract before it."""
+    order_key = request_order_key_3 if contract3 else request_order_key
     apns = [r for r in records if r.kind == "apns"]
     renders = [r for r in records if r.kind == "render"]
     callbacks = [r for r in records if r.kind == "callback"]
@@ -1260,15 +1314,17 @@ def analyse(records: list[Record]) -> Analysis:
         acc = [r for r in u.requests if r.status == 200]
         u.accepted = bool(acc)
         if acc:
-            first = min(acc, key=request_order_key)
+            first = min(acc, key=order_key)
+            u.first_accepted = first
             u.accept_time = first.sent_at
             u.aps_timestamp = first.aps_timestamp
             u.event = effective_event(first)
             u.window_time = u.accept_time
             rep = first  # app/priority/provider from earliest accepted request
         else:
-            rep = min(u.requests, key=request_order_key)  # earliest request
+            rep = min(u.requests, key=order_key)  # earliest request
             u.window_time = rep.sent_at
+        u.start_event = effective_event(rep)
         u.app = app_of(rep)
         if rep.priority is not None:
             u.priority = str(rep.priority)
@@ -1297,12 +1353,31 @@ def analyse(records: list[Record]) -> Analysis:
     for c in callbacks:
         if c.activity_id is not None:
             note_start(c.activity_id, c.received_at)
-    # Activity end = accept time of the earliest accepted end update.
+    # Activity end = accept time of the earliest accepted end update; 3.0:
+    # or the received_at of the earliest activity_state `ended` callback,
+    # whichever is earlier. 3.0: activity dismissal = received_at of the
+    # earliest activity_state `dismissed` callback.
     end: dict[str, int] = {}
+
+    def note_end(aid: str, t: int) -> None:
+        if aid not in end or t < end[aid]:
+            end[aid] = t
+
     for u in updates:
         if u.accepted and u.event == "end":
-            if u.activity_id not in end or u.accept_time < end[u.activity_id]:
-                end[u.activity_id] = u.accept_time
+            note_end(u.activity_id, u.accept_time)
+    dismissal: dict[str, int] = {}
+    ended_callbacks: dict[str, list[int]] = {}
+    if contract3:
+        for c in callbacks:
+            if c.callback != "activity_state" or c.activity_id is None:
+                continue
+            if c.state == "ended":
+                note_end(c.activity_id, c.received_at)
+                ended_callbacks.setdefault(c.activity_id, []).append(c.received_at)
+            elif c.state == "dismissed":
+                if c.activity_id not in dismissal or c.received_at < dismissal[c.activity_id]:
+                    dismissal[c.activity_id] = c.received_at
 
     # Outcomes, per activity, over ALL data; order = (accept time, seq).
     by_activity: dict[str, list[Update]] = {}
@@ -1322,6 +1397,10 @@ def analyse(records: list[Record]) -> Analysis:
         for i, u in enumerate(ups):
             if rendered[i]:
                 u.outcome = "rendered"                                   # 1
+            elif (contract3 and aid in dismissal
+                  and (aid not in end or dismissal[aid] < end[aid])
+                  and u.accept_time > dismissal[aid]):
+                u.outcome = "dismissed"                                  # 3.0: 2
             elif aid in end and u.accept_time > end[aid]:
                 u.outcome = "ended"                                      # 2
             elif aid in start and u.accept_time - start[aid] > EIGHT_HOURS_MS:
@@ -1341,6 +1420,46 @@ def analyse(records: list[Record]) -> Analysis:
     push_token_activities = {c.activity_id for c in callbacks
                              if c.callback == "push_token"}
 
+    has_device_evidence: set = set()
+    first_token_callback: dict[str, int] = {}
+    if contract3:
+        # 3.0, "Why it was lost": the first cause that holds.
+        token_callbacks: dict[str, list[tuple[int, str]]] = {}
+        last_device_time: dict[str, int] = {}
+        for c in callbacks:
+            if c.activity_id is None:
+                continue
+            has_device_evidence.add(c.activity_id)
+            last_device_time[c.activity_id] = max(last_device_time.get(c.activity_id, c.received_at),
+                                                  c.received_at)
+            if c.callback == "push_token":
+                token_callbacks.setdefault(c.activity_id, []).append((c.received_at, c.push_token))
+                if (c.activity_id not in first_token_callback
+                        or c.received_at < first_token_callback[c.activity_id]):
+                    first_token_callback[c.activity_id] = c.received_at
+        for r in renders:
+            has_device_evidence.add(r.activity_id)
+            last_device_time[r.activity_id] = max(last_device_time.get(r.activity_id, r.rendered_at),
+                                                  r.rendered_at)
+        for u in updates:
+            if u.outcome != "lost":
+                continue
+            aid, t = u.activity_id, u.accept_time
+            sent_token = u.first_accepted.push_token if u.first_accepted is not None else None
+            known = [tc for tc in token_callbacks.get(aid, []) if tc[0] <= t]
+            newest = max(known) if known else None   # latest received_at, then greatest token
+            if (aid, u.seq) in content_update_keys:
+                u.loss_cause = "not_rendered"                            # 1
+            elif sent_token and newest is not None and newest[1] != sent_token:
+                u.loss_cause = "old_token"                               # 2
+            elif ((aid in dismissal and dismissal[aid] > t)
+                  or any(e > t for e in ended_callbacks.get(aid, []))):
+                u.loss_cause = "closed_later"                            # 3
+            elif not (last_device_time.get(aid) is not None and last_device_time[aid] > t):
+                u.loss_cause = "device_silent"                           # 4
+            else:
+                u.loss_cause = "unexplained"                             # 5
+
     # Device evidence per activity, each attribute separately: earliest render
     # or callback carrying a non-null value; among equally early, smallest.
     def evidence(attr: str) -> dict[str, str]:
@@ -1357,7 +1476,7 @@ def analyse(records: list[Record]) -> Analysis:
 
     return Analysis(apns, resolved, updates, first_render, content_update_keys,
                     push_token_activities, evidence("os_version"),
-                    evidence("app_version"))
+                    evidence("app_version"), has_device_evidence, first_token_callback)
 
 
 # --------------------------------------------------------------------------
@@ -1368,21 +1487,23 @@ def rate(num: int, den: int) -> Optional[float]:
     return None if den == 0 else num / den
 
 
-def updates_block(ups: list[Update]) -> dict:
-    counts = {o: 0 for o in OUTCOMES}
+def updates_block(ups: list[Update], contract3: bool = False) -> dict:
+    counts = {o: 0 for o in (OUTCOMES_3 if contract3 else OUTCOMES)}
+    causes = {c: 0 for c in LOSS_CAUSES}
     accepted = 0
     for u in ups:
         if u.accepted:
             accepted += 1
             counts[u.outcome] += 1
+            if u.outcome == "lost" and contract3:
+                causes[u.loss_cause] += 1
     r, s, lost = counts["rendered"], counts["superseded"], counts["lost"]
-    return {
-        "sent": len(ups),
-        "accepted": accepted,
-        **counts,
-        "arrival_rate": rate(r, r + s + lost),
-        "effective_arrival_rate": rate(r + s, r + s + lost),
-    }
+    block = {"sent": len(ups), "accepted": accepted, **counts}
+    if contract3:
+        block["lost_by_cause"] = causes                       # all five keys, always
+    block["arrival_rate"] = rate(r, r + s + lost)
+    block["effective_arrival_rate"] = rate(r + s, r + s + lost)
+    return block
 
 
 def nearest_rank(sorted_values: list[int], num: int, den: int) -> Optional[int]:
@@ -1394,8 +1515,8 @@ def nearest_rank(sorted_values: list[int], num: int, den: int) -> Optional[int]:
     return sorted_values[rank - 1]
 
 
-def build_report(store: Store, window: Optional[tuple[int, int]]) -> dict:
-    a = analyse(store.records)
+def build_report(store: Store, window: Optional[tuple[int, int]], contract3: bool = False) -> dict:
+    a = analyse(store.records, contract3)
 
     def in_window(t: int) -> bool:
         return window is None or (window[0] <= t < window[1])  # [from, to)
@@ -1448,8 +1569,13 @@ def build_report(store: Store, window: Optional[tuple[int, int]]) -> dict:
         groups: dict[str, list[Update]] = {}
         for u in win_updates:
             groups.setdefault(key_of(u), []).append(u)
-        return {k: updates_block(groups[k]) for k in sorted(groups)}
+        return {k: updates_block(groups[k], contract3) for k in sorted(groups)}
 
+    if contract3:
+        return report_3(store, a, window, reqs, accepted_reqs, by_reason, oversize_failures,
+                        oversize_risk, win_updates, cu_expected, cu_received, token_expected,
+                        token_received, latencies, apns_without_seq, unattributed,
+                        clock_skew_negative, breakdown)
     return {
         "schema": SCHEMA,
         "window": None if window is None else {
@@ -1494,6 +1620,99 @@ def build_report(store: Store, window: Optional[tuple[int, int]]) -> dict:
             "app": breakdown(lambda u: u.app),
             "priority": breakdown(lambda u: u.priority),
             "provider": breakdown(lambda u: u.provider),
+            "os_version": breakdown(lambda u: a.os_version.get(u.activity_id, "unknown")),
+            "app_version": breakdown(lambda u: a.app_version.get(u.activity_id, "unknown")),
+        },
+    }
+
+
+def report_3(store, a, window, reqs, accepted_reqs, by_reason, oversize_failures,
+             oversize_risk, win_updates, cu_expected, cu_received, token_expected,
+             token_received, latencies, apns_without_seq, unattributed,
+             clock_skew_negative, breakdown) -> dict:
+    """Section 5, schema 2 (contract 3.0). Broadcasts are not read yet (the
+    next issue): a broadcast line is malformed here as in arrival, so
+    `requests.broadcasts`, `broadcasts_without_subscribers` and
+    `breakdowns.channel` count nothing."""
+    # Dead tokens: a non-empty push_token dies at the sent_at of its earliest
+    # request with status 410 or a dead-token reason; requests after it
+    # (strictly) are sent to a dead token.
+    death: dict[str, int] = {}
+    for r in a.apns:
+        if r.push_token and (r.status == 410 or r.reason in DEAD_TOKEN_REASONS):
+            if r.push_token not in death or r.sent_at < death[r.push_token]:
+                death[r.push_token] = r.sent_at
+    to_dead = sum(1 for r in reqs if r.push_token in death and r.sent_at > death[r.push_token])
+
+    # starts: updates of the window whose event is `start`.
+    starts = [u for u in win_updates if u.start_event == "start"]
+    accepted_starts = [u for u in starts if u.accepted]
+    appeared = [u for u in accepted_starts if u.activity_id in a.has_device_evidence]
+    with_token = [u for u in appeared if u.activity_id in a.first_token_callback]
+    token_latency = sorted(max(0, a.first_token_callback[u.activity_id] - u.accept_time)
+                           for u in with_token)
+    return {
+        "schema": SCHEMA_3,
+        "window": None if window is None else {
+            "from": format_utc_ms(window[0]), "to": format_utc_ms(window[1])},
+        "requests": {
+            "total": len(reqs),
+            "accepted": len(accepted_reqs),
+            "rejected": len(reqs) - len(accepted_reqs),
+            "acceptance_rate": rate(len(accepted_reqs), len(reqs)),
+            "by_reason": {k: by_reason[k] for k in sorted(by_reason)},
+            "oversize_failures": oversize_failures,
+            "oversize_risk": oversize_risk,
+            "broadcasts": 0,
+            "to_dead_tokens": to_dead,
+        },
+        "updates": updates_block(win_updates, True),
+        "starts": {
+            "sent": len(starts),
+            "accepted": len(accepted_starts),
+            "appeared": len(appeared),
+            "appearance_rate": rate(len(appeared), len(accepted_starts)),
+            "update_token_received": len(with_token),
+            "update_token_rate": rate(len(with_token), len(appeared)),
+            "update_token_latency_ms": {
+                "count": len(token_latency),
+                "p50": nearest_rank(token_latency, 50, 100),
+                "p90": nearest_rank(token_latency, 90, 100),
+                "p99": nearest_rank(token_latency, 99, 100),
+            },
+        },
+        "callbacks": {
+            "content_update_expected": cu_expected,
+            "content_update_received": cu_received,
+            "callback_loss_rate": None if cu_expected == 0
+            else 1 - cu_received / cu_expected,
+            "token_expected": token_expected,
+            "token_received": token_received,
+            "token_callback_loss_rate": None if token_expected == 0
+            else 1 - token_received / token_expected,
+        },
+        "latency_ms": {
+            "count": len(latencies),
+            "p50": nearest_rank(latencies, 50, 100),
+            "p90": nearest_rank(latencies, 90, 100),
+            "p99": nearest_rank(latencies, 99, 100),
+        },
+        "data_quality": {
+            "malformed_lines": store.malformed_lines,
+            "malformed_by_cause": {k: store.malformed_by_cause[k]
+                                   for k in sorted(store.malformed_by_cause)},
+            "duplicate_records": store.duplicate_records,
+            "files_skipped_as_duplicate": store.files_skipped_as_duplicate,
+            "apns_without_seq": apns_without_seq,
+            "unattributed": unattributed,
+            "clock_skew_negative": clock_skew_negative,
+            "broadcasts_without_subscribers": 0,
+        },
+        "breakdowns": {
+            "app": breakdown(lambda u: u.app),
+            "priority": breakdown(lambda u: u.priority),
+            "provider": breakdown(lambda u: u.provider),
+            "channel": {},
             "os_version": breakdown(lambda u: a.os_version.get(u.activity_id, "unknown")),
             "app_version": breakdown(lambda u: a.app_version.get(u.activity_id, "unknown")),
         },
@@ -1555,6 +1774,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--to", metavar="RFC3339")
     parser.add_argument("--verbose", action="store_true",
                         help="print an ingest summary to stderr")
+    parser.add_argument("--contract", choices=("2", "3.0"), default="2",
+                        help="the contract to report by: 2 (report schema 1, the default) or "
+                             "3.0 (report schema 2: dismissals, loss causes, starts, dead tokens)")
     parser.add_argument("paths", nargs="+", metavar="PATH")
     args = parser.parse_args(argv)
     window = parse_window(args, parser)
@@ -1571,7 +1793,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             return 1
     if args.verbose:
         print_summary(store)
-    report = build_report(store, window)
+    report = build_report(store, window, contract3=args.contract == "3.0")
     sys.stdout.write(json.dumps(report, sort_keys=False, indent=2) + "\n")
     return 0
 
