@@ -190,5 +190,29 @@ class StartsAndTokens(unittest.TestCase):
         self.assertIn("lost_by_cause", r["breakdowns"]["app"]["com.example"])
 
 
+class LifecycleFleet(unittest.TestCase):
+    """`arrival simulate --lifecycle` makes data on which every 3.0 rule has work to do (the built binary,
+    when there is one: CI builds it first)."""
+
+    binary = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".build", "debug", "arrival")
+
+    @unittest.skipUnless(os.access(binary, os.X_OK), "no built arrival")
+    def test_every_cause_occurs(self):
+        import subprocess
+        with tempfile.TemporaryDirectory() as directory:
+            subprocess.run([self.binary, "simulate", "--out", directory, "--activities", "800", "--seed", "4",
+                            "--lifecycle"], check=True, capture_output=True)
+            store = ref.Store()
+            store.ingest_path(directory)
+            r = ref.build_report(store, None, contract3=True)
+        self.assertGreater(r["updates"]["dismissed"], 0)
+        for cause in ("not_rendered", "old_token", "closed_later", "device_silent"):
+            self.assertGreater(r["updates"]["lost_by_cause"][cause], 0, cause)
+        self.assertGreater(r["requests"]["to_dead_tokens"], 0)
+        s = r["starts"]
+        self.assertLess(s["appeared"], s["accepted"])
+        self.assertLess(s["update_token_received"], s["appeared"])
+
+
 if __name__ == "__main__":
     unittest.main()

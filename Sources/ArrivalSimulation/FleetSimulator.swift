@@ -76,6 +76,21 @@ import Foundation
 /// pushes APNs then refuses (too large: accepted, never delivered) and does
 /// not hear of a dismissed activity's 410.
 ///
+/// **Lifecycle** (``SimulationConfig/lifecycle``, `arrival simulate
+/// --lifecycle`). Each activity draws, from a stream of its own, what its
+/// device does beyond the above: another 15% are dismissed by the user, and
+/// 40% of all dismissals reach the app only when it is next opened, 2 to 10
+/// hours later (or not that day); 10% are ended by the app half-way while
+/// the sender goes on; 10% have their push token rotated by the system, and
+/// their sender switches to the new token 1 to 20 minutes later or, for
+/// half of them, never (pushes to the old token are accepted and never
+/// shown); 6% run a widget build that stops drawing new content states
+/// while the app still reports each one (`content_update`); a third of the
+/// senders of dismissed activities keep sending after the 410; and of the
+/// push-to-start activities, 5% are accepted and never appear, 8% appear and
+/// never get an update token, so nothing can update them. Without the flag
+/// none of it happens and no number is drawn from that stream.
+///
 /// **Lines.** Every line goes through the instrumentation kit's encoder, so
 /// the simulator writes the contract the way the kit does: a record the kit
 /// would write byte for byte (UTC times with `Z` and milliseconds, `"v":1`, no
@@ -159,6 +174,8 @@ struct PushPlan {
 struct AcceptedPush {
     var plan: PushPlan
     var acceptMs: Int64
+    /// Sent to a token the system had rotated away (`--lifecycle`): accepted, never shown.
+    var toRotatedToken = false
 
     init(plan: PushPlan, acceptMs: Int64) {
         self.plan = plan
@@ -253,6 +270,8 @@ final class FleetRun {
     var senderRNG: SplitMix64
     /// Which provider each activity's sender uses (`--providers` only).
     var providerRNG: SplitMix64
+    /// What each activity's device does in its life (`--lifecycle` only).
+    var lifecycleRNG: SplitMix64
     /// `exchange` lines written, by provider.
     var exchangeLines: [PushProvider: Int] = [:]
 
@@ -268,6 +287,7 @@ final class FleetRun {
         self.garbageCursor = Int(config.seed % UInt64(GarbageKind.allCases.count))
         self.senderRNG = SplitMix64(seed: config.seed, stream: 3)
         self.providerRNG = SplitMix64(seed: config.seed, stream: 5)
+        self.lifecycleRNG = SplitMix64(seed: config.seed, stream: 6)
     }
 
     /// Live Activities per device and day. The simulated fleet is one of
@@ -454,9 +474,11 @@ final class FleetRun {
         let endsByPush = longRun || endRoll < 84
         let endsInApp = !longRun && endRoll >= 84 && endRoll < 95
         let sendsAfterEnd = endsByPush && day.rng.chance(0.08)
-        let dismissAt: Int64? =
+        var dismissAt: Int64? =
             (!longRun && day.rng.chance(0.05))
             ? startMs + durationMs * Int64(day.rng.int(15...75)) / 100 : nil
+        let life = config.lifecycle ? Lifecycle(&lifecycleRNG, startMs: startMs, durationMs: durationMs) : nil
+        if let life, dismissAt == nil, !longRun, let extra = life.extraDismissAt { dismissAt = extra }
         let badToken = day.rng.chance(0.03)
         let sandboxEnvironment = day.device.sandbox
         var context = SenderContext(
@@ -482,6 +504,12 @@ final class FleetRun {
         if longRun { note("all_day_activities") }
         if badToken { note("bad_token_activities") }
         if dismissAt != nil { note("user_dismissals") }
+        if let life {
+            if life.dismissalLearnedLateMs != nil, dismissAt != nil { note("dismissals_learned_late") }
+            if life.appEndsAtMs != nil { note("ended_by_app_midway") }
+            if life.rotation != nil { note("tokens_rotated") }
+            if life.widgetStopsDrawingAtMs != nil { note("widget_stops_drawing") }
+        }
         if !context.logsActivityID { note("activities_without_logged_activity_id") }
 
         let device = day.device
@@ -506,6 +534,11 @@ final class FleetRun {
                 reconnectMs: day.rng.int64(2000...25_000))
             guard arrival.ms < device.deadAtMs, !day.rng.chance(0.01) else {
                 note("starts_never_delivered")
+                return
+            }
+            if let life, life.startNeverAppears {
+                // Accepted, delivered, and refused on the device (its start budget, attributes it cannot decode).
+                note("starts_accepted_never_appeared")
                 return
             }
             deviceStartMs = arrival.ms
@@ -533,12 +566,35 @@ final class FleetRun {
                 &day, install: installIndex, .activityState(activityID: activityID, state: .active),
                 atMs: deviceStartMs + day.rng.int64(20...250))
         }
+        if let life, pushToStart, life.startNeverGetsToken {
+            // It shows, and no update token ever comes: the sender can never update it, and the system
+            // takes it away after its 8 hours.
+            note("starts_without_update_token")
+            callback(
+                &day, install: installIndex, .activityState(activityID: activityID, state: .ended),
+                atMs: deviceStartMs + 28_800_000, lossy: true)
+            return
+        }
         if day.rng.chance(1 - version.tokenCallbackLoss) {
             callback(
                 &day, install: installIndex, .pushToken(activityID: activityID, token: updateToken),
                 atMs: deviceStartMs + day.rng.int64(250...2500))
         } else {
             note("push_token_callbacks_lost")
+        }
+        // The system rotates the token; the app reports the new one, and the sender takes it up late, or never.
+        let rotation = life?.rotation.map { rotation in
+            (
+                atMs: tokenKnownMs + rotation.afterMs,
+                senderSwitchesMs: rotation.senderLagMs.map { tokenKnownMs + rotation.afterMs + $0 },
+                token: rotation.token
+            )
+        }
+        if let rotation {
+            callback(
+                &day, install: installIndex, .pushToken(activityID: activityID, token: rotation.token),
+                atMs: rotation.atMs + 200, lossy: true)
+            if rotation.senderSwitchesMs == nil { note("senders_never_switch_token") }
         }
 
         // Phase 2: the sender's updates, then its end.
@@ -551,6 +607,7 @@ final class FleetRun {
         var previous: (sendMs: Int64, apsTimestamp: Int64)?
         var badTokenAnswers = 0
         var stopped = false
+        var sendsAfter410 = 0
         while t < planEnd && t < sendLimit {
             seq += 1
             var sendMs = t
@@ -571,14 +628,28 @@ final class FleetRun {
                 apsTimestamp: apsTimestamp, payloadBytes: payloadSize(app, rng: &day.rng),
                 priority: day.rng.chance(app.priority10Share) ? 10 : 5)
             if !plan.logsSeq { note("updates_logged_without_seq") }
-            switch try send(plan, token: updateToken, context: context) {
+            // After a rotation the sender uses the old token until it switches (if it ever does).
+            let oldTokenInUse =
+                rotation.map { sendMs >= $0.atMs && sendMs < ($0.senderSwitchesMs ?? Int64.max) } ?? false
+            let token =
+                rotation.map { sendMs >= ($0.senderSwitchesMs ?? Int64.max) ? $0.token : updateToken } ?? updateToken
+            switch try send(plan, token: token, context: context) {
             case .accepted(let acceptMs):
-                accepted.append(AcceptedPush(plan: plan, acceptMs: acceptMs, channel: context.channel))
+                var push = AcceptedPush(plan: plan, acceptMs: acceptMs, channel: context.channel)
+                push.toRotatedToken = oldTokenInUse
+                accepted.append(push)
             case .rejected, .lostAtProvider: break
             case .badToken:
                 badTokenAnswers += 1
                 if badTokenAnswers >= 2 { stopped = true }
-            case .unregistered: stopped = true
+            case .unregistered:
+                // A sender that does not purge dead tokens goes on for a few more updates.
+                if let life, life.ignores410, sendsAfter410 < life.sendsAfter410 {
+                    if sendsAfter410 == 0 { note("senders_ignoring_410") }
+                    sendsAfter410 += 1
+                } else {
+                    stopped = true
+                }
             }
             if stopped { break }
             previous = (sendMs, apsTimestamp)
@@ -615,6 +686,9 @@ final class FleetRun {
 
         // Phase 3: what the device makes of the accepted pushes.
         let systemEndMs = deviceStartMs + 28_800_000
+        // The app may end the activity itself half-way, while the sender goes on (`--lifecycle`).
+        let appEndsMs = life?.appEndsAtMs.flatMap { $0 > deviceStartMs ? $0 : nil }
+        if let appEndsMs { inAppEndMs = min(inAppEndMs ?? Int64.max, appEndsMs) }
         var deviceEndMs = min(systemEndMs, min(dismissAt ?? Int64.max, inAppEndMs ?? Int64.max))
         var lastAppliedMs = deviceStartMs
         var staleReported = false
@@ -644,6 +718,10 @@ final class FleetRun {
                 note("pushes_ignored_as_not_newer")
                 continue
             }
+            if push.toRotatedToken {
+                note("pushes_to_rotated_token")
+                continue
+            }
             let staleMs = lastAppliedMs + app.staleAfterSeconds * 1000
             if !staleReported && staleMs < arrival.ms && day.rng.chance(0.6) {
                 staleReported = true
@@ -654,9 +732,14 @@ final class FleetRun {
             shownTimestamp = push.plan.apsTimestamp
             lastAppliedMs = arrival.ms
             let event: PushPlan.Event = push.plan.event
-            render(
-                &day, install: installIndex, activityID: activityID, seq: push.plan.seq, event: event,
-                atMs: arrival.ms)
+            if let stopsAt = life?.widgetStopsDrawingAtMs, arrival.ms >= stopsAt, event != .end {
+                // The widget cannot draw this content state; the app still sees it arrive.
+                note("content_states_not_drawn")
+            } else {
+                render(
+                    &day, install: installIndex, activityID: activityID, seq: push.plan.seq, event: event,
+                    atMs: arrival.ms)
+            }
             if day.rng.chance(install.version(at: arrival.ms).contentUpdateRate * config.faults.contentCallbackScale) {
                 callback(
                     &day, install: installIndex, .contentUpdate(activityID: activityID, seq: push.plan.seq),
@@ -677,9 +760,10 @@ final class FleetRun {
         }
         if !endApplied {
             if let dismissAt, dismissAt <= deviceEndMs {
+                // The app learns of a dismissal when it runs: at once, or when next opened (`--lifecycle`).
                 callback(
                     &day, install: installIndex, .activityState(activityID: activityID, state: .dismissed),
-                    atMs: dismissAt, lossy: true)
+                    atMs: dismissAt + (life?.dismissalLearnedLateMs ?? 0), lossy: true)
             } else if let inAppEndMs, inAppEndMs <= deviceEndMs {
                 callback(
                     &day, install: installIndex, .activityState(activityID: activityID, state: .ended),
@@ -977,5 +1061,53 @@ extension CallbackReport.Callback {
     fileprivate var seq: Int? {
         if case .contentUpdate(_, let seq) = self { return seq }
         return nil
+    }
+}
+
+/// What one activity's device does in its life (`--lifecycle`), drawn from
+/// the lifecycle stream alone, in a fixed order, whether or not a draw is
+/// used.
+struct Lifecycle {
+    struct Rotation {
+        /// From the token being known to its rotation.
+        var afterMs: Int64
+        /// From the rotation to the sender using the new token; nil: never.
+        var senderLagMs: Int64?
+        var token: String
+    }
+
+    var extraDismissAt: Int64?
+    var dismissalLearnedLateMs: Int64?
+    var appEndsAtMs: Int64?
+    var rotation: Rotation?
+    var widgetStopsDrawingAtMs: Int64?
+    var ignores410: Bool
+    var sendsAfter410: Int
+    var startNeverAppears: Bool
+    var startNeverGetsToken: Bool
+
+    init(_ rng: inout SplitMix64, startMs: Int64, durationMs: Int64) {
+        let dismisses = rng.chance(0.15)
+        let dismissAt = startMs + durationMs * Int64(rng.int(15...75)) / 100
+        extraDismissAt = dismisses ? dismissAt : nil
+        let late = rng.chance(0.4)
+        let lateBy = rng.int64(7_200_000...36_000_000)
+        dismissalLearnedLateMs = late ? lateBy : nil
+        let appEnds = rng.chance(0.10)
+        let appEndAt = startMs + durationMs * Int64(rng.int(30...70)) / 100
+        appEndsAtMs = appEnds ? appEndAt : nil
+        let rotates = rng.chance(0.10)
+        let rotateAfter = durationMs * Int64(rng.int(20...60)) / 100
+        let switches = rng.chance(0.5)
+        let lag = rng.int64(60_000...1_200_000)
+        let token = rng.hex(bytes: 32)
+        rotation = rotates ? Rotation(afterMs: rotateAfter, senderLagMs: switches ? lag : nil, token: token) : nil
+        let stopsDrawing = rng.chance(0.06)
+        let stopsAt = startMs + durationMs * Int64(rng.int(10...60)) / 100
+        widgetStopsDrawingAtMs = stopsDrawing ? stopsAt : nil
+        ignores410 = rng.chance(0.33)
+        sendsAfter410 = rng.int(2...6)
+        startNeverAppears = rng.chance(0.05)
+        startNeverGetsToken = rng.chance(0.08)
     }
 }

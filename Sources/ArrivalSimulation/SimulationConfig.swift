@@ -30,6 +30,16 @@ public struct SimulationConfig: Sendable, Equatable {
     /// Default: false, which writes only `apns` records (the golden fleets'
     /// bytes depend on it).
     public var providers = false
+    /// The device's side of an activity's life (contract 3.0): users who
+    /// dismiss activities (the app often learning of it only when next
+    /// opened, hours later), apps that end activities while the sender goes
+    /// on, push tokens the system rotates (the sender switching late or
+    /// never), a widget build that stops drawing new content states while
+    /// the app still sees them, senders that keep sending to a token after
+    /// its 410, and push-to-start activities that never appear or never get
+    /// an update token (see ``FleetSimulator``). Default: false, which
+    /// writes what the simulator always wrote, byte for byte.
+    public var lifecycle = false
 
     /// `activities` Live Activities from `seed` on `day`, with the normal
     /// fleet's faults and `apns` records only.

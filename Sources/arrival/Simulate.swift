@@ -44,6 +44,16 @@ struct Simulate: ParsableCommand {
                 """))
     var providers = false
 
+    @Flag(
+        help: ArgumentHelp(
+            "The device's side of each activity's life: dismissals (some learned hours later), ends by the app, token rotations, a widget that stops drawing, sends after a 410, push-to-start that never appears or never gets an update token.",
+            discussion: """
+                For trying the outcomes and loss causes of contract 3.0 (dismissed; not_rendered, old_token, \
+                closed_later, device_silent), starts and dead tokens. Each activity draws its life from a stream \
+                of its own; without the flag the output is what it always was.
+                """))
+    var lifecycle = false
+
     func validate() throws {
         guard activities > 0 else { throw ValidationError("--activities must be at least 1.") }
         guard ReportWindow.day(day) != nil else {
@@ -55,6 +65,7 @@ struct Simulate: ParsableCommand {
         var config = SimulationConfig(activities: activities, seed: seed, day: day)
         for injection in inject { config.faults.inject(injection) }
         config.providers = providers
+        config.lifecycle = lifecycle
         // A SimulationError says "pass --force" only when an earlier run is in the way.
         let summary = try FleetSimulator(config: config).run(outputDirectory: out, replacingExisting: force)
         print(summary.description)
