@@ -30,12 +30,16 @@ extension Report {
                     "not valid JSON (\((error as NSError).userInfo[NSDebugDescriptionErrorKey] ?? error.localizedDescription))"
             )
         }
-        let reader = FieldReader(root: root)
         guard let schema = root["schema"] as? String else {
             throw ReportDecodingError(description: "no \"schema\" field")
         }
-        guard schema == "arrival.report/1" else {
-            throw ReportDecodingError(description: "schema \"\(schema)\" is not arrival.report/1")
+        let version: Int
+        switch schema {
+        case "arrival.report/1": version = 1
+        case "arrival.report/2": version = 2
+        default:
+            throw ReportDecodingError(
+                description: "schema \"\(schema)\" is neither arrival.report/1 nor arrival.report/2")
         }
         var window: ReportWindow?
         if let object = root["window"], !(object is NSNull) {
@@ -48,6 +52,8 @@ extension Report {
             window = ReportWindow(from: from, to: to)
         }
         self.init(window: window)
+        self.schema = version
+        let reader = FieldReader(root: root, schema: version)
 
         requests.total = try reader.int("requests", "total")
         requests.accepted = try reader.int("requests", "accepted")
@@ -55,6 +61,24 @@ extension Report {
         requests.byReason = try reader.counts("requests", "by_reason")
         requests.oversizeFailures = try reader.int("requests", "oversize_failures")
         requests.oversizeRisk = try reader.int("requests", "oversize_risk")
+        if version >= 2 {
+            requests.broadcasts = try reader.int("requests", "broadcasts")
+            requests.toDeadTokens = try reader.int("requests", "to_dead_tokens")
+            starts.sent = try reader.int("starts", "sent")
+            starts.accepted = try reader.int("starts", "accepted")
+            starts.appeared = try reader.int("starts", "appeared")
+            starts.updateTokenReceived = try reader.int("starts", "update_token_received")
+            let latency = try reader.object("starts")["update_token_latency_ms"]
+            guard let latency = latency as? [String: Any] else {
+                throw ReportDecodingError(description: "\"starts.update_token_latency_ms\" is missing or not an object")
+            }
+            let nested = FieldReader(root: ["starts.update_token_latency_ms": latency], schema: version)
+            starts.updateTokenLatency.count = try nested.int("starts.update_token_latency_ms", "count")
+            starts.updateTokenLatency.p50 = try nested.optionalInt("starts.update_token_latency_ms", "p50")
+            starts.updateTokenLatency.p90 = try nested.optionalInt("starts.update_token_latency_ms", "p90")
+            starts.updateTokenLatency.p99 = try nested.optionalInt("starts.update_token_latency_ms", "p99")
+            dataQuality.broadcastsWithoutSubscribers = try reader.int("data_quality", "broadcasts_without_subscribers")
+        }
         updates = try reader.updates(try reader.object("updates"), at: "updates")
         callbacks.contentUpdateExpected = try reader.int("callbacks", "content_update_expected")
         callbacks.contentUpdateReceived = try reader.int("callbacks", "content_update_received")
@@ -71,7 +95,7 @@ extension Report {
         dataQuality.unattributed = try reader.int("data_quality", "unattributed")
         dataQuality.clockSkewNegative = try reader.int("data_quality", "clock_skew_negative")
         let breakdownObject = try reader.object("breakdowns")
-        for dimension in Report.breakdownDimensions {
+        for dimension in Report.breakdownDimensions + (version >= 2 ? ["channel"] : []) {
             // Reports of arrival 0.9 and earlier have no `provider` breakdown: the
             // dimension is then unknown, and the diff leaves it out.
             if dimension == "provider" && breakdownObject[dimension] == nil { continue }
@@ -94,6 +118,8 @@ extension Report {
 /// that name the missing or mistyped field.
 private struct FieldReader {
     let root: [String: Any]
+    /// The report schema: 2 adds `dismissed` and `lost_by_cause` to every updates block.
+    var schema = 1
 
     func object(_ key: String) throws(ReportDecodingError) -> [String: Any] {
         guard let object = root[key] as? [String: Any] else {
@@ -133,6 +159,15 @@ private struct FieldReader {
         counts.staleTimestamp = try Self.int(object["stale_timestamp"], at: path + ".stale_timestamp")
         counts.superseded = try Self.int(object["superseded"], at: path + ".superseded")
         counts.lost = try Self.int(object["lost"], at: path + ".lost")
+        if schema >= 2 {
+            counts.dismissed = try Self.int(object["dismissed"], at: path + ".dismissed")
+            guard let causes = object["lost_by_cause"] as? [String: Any] else {
+                throw ReportDecodingError(description: "\"\(path).lost_by_cause\" is missing or not an object")
+            }
+            for (key, keyPath) in zip(LossCauses.keys, LossCauses.paths) {
+                counts.lostByCause[keyPath: keyPath] = try Self.int(causes[key], at: "\(path).lost_by_cause.\(key)")
+            }
+        }
         return counts
     }
 

@@ -27,8 +27,8 @@ extension ReportDiff {
             let tint = Self.color(of: change.verdict)
             table.add([
                 .init(text: change.metric.id, color: nil),
-                .init(text: Self.value(change.a, change.metric), color: nil),
-                .init(text: Self.value(change.b, change.metric), color: nil),
+                .init(text: change.presentA ? Self.value(change.a, change.metric) : "absent", color: nil),
+                .init(text: change.presentB ? Self.value(change.b, change.metric) : "absent", color: nil),
                 .init(text: Self.change(change), color: tint),
                 .init(text: change.relative.map { ReportFormat.signedPercent($0) } ?? ReportFormat.none, color: nil),
                 .init(text: Self.test(change.significance), color: nil),
@@ -129,7 +129,8 @@ extension ReportDiff {
             alignments: [.left, .right, .right, .right, .right, .left, .left],
             rows: metrics.map { change in
                 [
-                    "`\(change.metric.id)`", Self.value(change.a, change.metric), Self.value(change.b, change.metric),
+                    "`\(change.metric.id)`", change.presentA ? Self.value(change.a, change.metric) : "absent",
+                    change.presentB ? Self.value(change.b, change.metric) : "absent",
                     Self.change(change), change.relative.map { ReportFormat.signedPercent($0) } ?? ReportFormat.none,
                     Self.test(change.significance), change.verdict == .worse ? "**worse**" : change.verdict.rawValue,
                 ]
@@ -178,7 +179,7 @@ extension ReportDiff {
         case .worse: .red
         case .better: .green
         case .noise, .unchanged: .dim
-        case .changed, .undefined: nil
+        case .changed, .undefined, .absent: nil
         }
     }
 

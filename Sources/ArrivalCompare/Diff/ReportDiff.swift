@@ -21,6 +21,9 @@ public struct ReportDiff: Sendable {
         case changed
         /// Undefined on a side (a rate over nothing).
         case undefined
+        /// Not in one side's report at all: a figure of report schema 2
+        /// compared with a report of schema 1. Shown as absent, never as 0.
+        case absent
     }
 
     public struct MetricChange: Sendable {
@@ -31,6 +34,9 @@ public struct ReportDiff: Sendable {
         public var sampleB: Int
         public var significance: Significance?
         public var verdict: Verdict
+        /// Whether each side's report has the figure (``Metric/isPresent(in:)``).
+        public var presentA = true
+        public var presentB = true
 
         public var absolute: Double? {
             guard let a, let b else { return nil }
@@ -103,6 +109,8 @@ public struct ReportDiff: Sendable {
     /// render at all says "no beacons", not "nothing arrived" (``notes``).
     public var rendered: (a: Int, b: Int) = (0, 0)
     public var deliverable: (a: Int, b: Int) = (0, 0)
+    /// Each side's report schema (1, or 2 for contract 3.0).
+    public var schemas: (a: Int, b: Int) = (1, 1)
 
     /// Rows need this many deliverable updates on both sides to be ranked.
     public static let breakdownMinimum = 30
@@ -123,8 +131,10 @@ public struct ReportDiff: Sendable {
         b = sideB
         self.confidence = confidence
         rendered = (reportA.updates.rendered, reportB.updates.rendered)
+        schemas = (reportA.schema, reportB.schema)
         deliverable = (reportA.updates.deliverable, reportB.updates.deliverable)
-        metrics = Metric.all.map { metric in
+        // A figure neither side's report has (both of schema 1) is left out, not listed as absent twice.
+        metrics = Metric.all.filter { $0.isPresent(in: reportA) || $0.isPresent(in: reportB) }.map { metric in
             Self.compare(metric, reportA, samplesA, reportB, samplesB, confidence: confidence)
         }
         let reasonKeys = Set(reportA.requests.byReason.keys).union(reportB.requests.byReason.keys).sorted()
@@ -176,7 +186,12 @@ public struct ReportDiff: Sendable {
         let valueB = metric.value(in: b)
         var change = MetricChange(
             metric: metric, a: valueA, b: valueB, sampleA: metric.sampleSize(in: a), sampleB: metric.sampleSize(in: b),
-            significance: nil, verdict: .unchanged)
+            significance: nil, verdict: .unchanged, presentA: metric.isPresent(in: a), presentB: metric.isPresent(in: b)
+        )
+        guard change.presentA && change.presentB else {
+            change.verdict = .absent
+            return change
+        }
         guard let valueA, let valueB else {
             change.verdict = (valueA == nil && valueB == nil) ? .unchanged : .undefined
             return change
@@ -216,6 +231,18 @@ extension ReportDiff {
     /// deliverable updates have not one render has no render beacons (a
     /// sender-only batch), so its arrival rates are 0 % by construction.
     public var notes: [String] {
+        var notes: [String] = []
+        if schemas.a != schemas.b {
+            let older = schemas.a < schemas.b ? "A" : "B"
+            notes.append(
+                "\(older) is a report of schema \(min(schemas.a, schemas.b)) (before contract 3.0): the figures of "
+                    + "schema \(max(schemas.a, schemas.b)) are absent there, and its lost updates still hold those "
+                    + "sent after a dismissal or a device-reported end, so its arrival rates are not like for like.")
+        }
+        return notes + renderNotes
+    }
+
+    private var renderNotes: [String] {
         let withoutRenders = [("A", rendered.a, deliverable.a), ("B", rendered.b, deliverable.b)]
             .filter { $0.1 == 0 && $0.2 > 0 }.map(\.0)
         switch withoutRenders.count {

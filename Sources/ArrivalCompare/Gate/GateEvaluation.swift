@@ -62,6 +62,20 @@ public struct GateEvaluation: Sendable {
         let value = metric.value(in: current)
         let threshold = rule.check.threshold
         var result = Result(rule: rule, verdict: .pass, expected: "", actual: measured(metric, current), detail: "")
+        // A figure a side's report does not have at all fails the rule, saying so: a gate that
+        // cannot measure what it was asked to must not pass in silence.
+        for (side, report) in [("the current side", current), ("the baseline", baseline)] {
+            guard let report, !metric.isPresent(in: report) else { continue }
+            if side == "the baseline", !rule.check.needsBaseline { continue }
+            result.verdict = .fail
+            result.expected = rule.check.name
+            result.actual = "absent"
+            result.detail =
+                "\(metric.id) is not in \(side)'s report: it is a figure of report schema \(metric.since) "
+                + "(contract 3.0), and \(side) is a report of schema \(report.schema). Compare reports of "
+                + "schema \(metric.since), or drop the rule."
+            return result
+        }
 
         switch rule.check {
         case .atLeast, .atMost:

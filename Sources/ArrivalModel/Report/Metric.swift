@@ -23,6 +23,9 @@ public struct Metric: Sendable, Hashable, CustomStringConvertible {
     public let id: String
     public let kind: Kind
     public let direction: Direction
+    /// The first report schema that has it: a report of an earlier schema
+    /// lacks the figure, which is then absent, never 0.
+    public var since = 1
     /// For rates: the proportion as (numerator, denominator). Loss rates are
     /// `1 − received / expected`, so their numerator is the lost count.
     let proportion: @Sendable (Report) -> (numerator: Int, denominator: Int)
@@ -40,6 +43,7 @@ public struct Metric: Sendable, Hashable, CustomStringConvertible {
     /// The figure in `report`; nil for a rate whose denominator is 0 or a
     /// percentile over no updates.
     public func value(in report: Report) -> Double? {
+        guard isPresent(in: report) else { return nil }
         switch kind {
         case .rate:
             let (numerator, denominator) = proportion(report)
@@ -47,6 +51,16 @@ public struct Metric: Sendable, Hashable, CustomStringConvertible {
         case .count, .milliseconds:
             return amount(report)
         }
+    }
+
+    /// Whether `report`'s schema has this figure at all.
+    public func isPresent(in report: Report) -> Bool { report.schema >= since }
+
+    /// This metric, from report schema `schema` on.
+    private func since(_ schema: Int) -> Metric {
+        var metric = self
+        metric.since = schema
+        return metric
     }
 
     /// The sample the figure rests on (see ``population``).
@@ -156,16 +170,37 @@ public struct Metric: Sendable, Hashable, CustomStringConvertible {
     public static let qualityClockSkewNegative = count(
         "data_quality.clock_skew_negative", .lowerIsBetter, of: latencies, \.dataQuality.clockSkewNegative)
 
+    // Report schema 2 (contract 3.0).
+    private static let accepted: @Sendable (Report) -> Int = { $0.updates.accepted }
+    public static let updatesDismissed = count("updates.dismissed", .neutral, of: accepted, \.updates.dismissed)
+        .since(2)
+    public static let lostByCause: [Metric] = zip(LossCauses.keys, LossCauses.paths).map { key, path in
+        count("updates.lost_by_cause.\(key)", .lowerIsBetter, of: accepted) { $0.updates.lostByCause[keyPath: path] }
+            .since(2)
+    }
+    public static let startsAppearanceRate = rate("starts.appearance_rate", .higherIsBetter) {
+        ($0.starts.appeared, $0.starts.accepted)
+    }.since(2)
+    public static let startsUpdateTokenRate = rate("starts.update_token_rate", .higherIsBetter) {
+        ($0.starts.updateTokenReceived, $0.starts.appeared)
+    }.since(2)
+    public static let requestsToDeadTokens = count(
+        "requests.to_dead_tokens", .lowerIsBetter, of: requests, \.requests.toDeadTokens
+    ).since(2)
+
     /// Every metric, in report order.
-    public static let all: [Metric] = [
-        requestsTotal, requestsAccepted, requestsRejected, acceptanceRate, requestsOversizeFailures, oversizeShare,
-        requestsOversizeRisk, updatesSent, updatesAccepted, updatesRendered, updatesEnded, updatesExpired,
-        updatesStaleTimestamp, staleShare, updatesSuperseded, updatesLost, arrivalRate, effectiveArrivalRate,
-        callbacksContentUpdateExpected, callbacksContentUpdateReceived, callbackLossRate, callbacksTokenExpected,
-        callbacksTokenReceived, tokenCallbackLossRate, latencyCount, latencyP50, latencyP90, latencyP99,
-        qualityMalformedLines, qualityDuplicateRecords, qualityFilesSkippedAsDuplicate, qualityApnsWithoutSeq,
-        qualityUnattributed, qualityClockSkewNegative,
-    ]
+    public static let all: [Metric] =
+        [
+            requestsTotal, requestsAccepted, requestsRejected, acceptanceRate, requestsOversizeFailures, oversizeShare,
+            requestsOversizeRisk, requestsToDeadTokens, updatesSent, updatesAccepted, updatesRendered, updatesDismissed,
+            updatesEnded, updatesExpired, updatesStaleTimestamp, staleShare, updatesSuperseded, updatesLost,
+        ] + lostByCause + [
+            arrivalRate, effectiveArrivalRate, startsAppearanceRate, startsUpdateTokenRate,
+            callbacksContentUpdateExpected, callbacksContentUpdateReceived, callbackLossRate, callbacksTokenExpected,
+            callbacksTokenReceived, tokenCallbackLossRate, latencyCount, latencyP50, latencyP90, latencyP99,
+            qualityMalformedLines, qualityDuplicateRecords, qualityFilesSkippedAsDuplicate, qualityApnsWithoutSeq,
+            qualityUnattributed, qualityClockSkewNegative,
+        ]
 
     private static let byID: [String: Metric] = Dictionary(uniqueKeysWithValues: all.map { ($0.id, $0) })
 

@@ -16,11 +16,42 @@ public struct ReportWindow: Sendable, Equatable {
     }
 }
 
+/// Why lost updates were lost (contract 3.0, report schema 2), in the
+/// contract's order.
+public struct LossCauses: Sendable, Equatable {
+    public var notRendered = 0
+    public var oldToken = 0
+    public var closedLater = 0
+    public var deviceSilent = 0
+    public var unexplained = 0
+
+    public init() {}
+
+    /// The JSON keys, in order, with their counts.
+    public static let keys = ["not_rendered", "old_token", "closed_later", "device_silent", "unexplained"]
+    public static let paths: [any WritableKeyPath<LossCauses, Int> & Sendable] = [
+        \.notRendered, \.oldToken, \.closedLater, \.deviceSilent, \.unexplained,
+    ]
+
+    public subscript(key: String) -> Int? {
+        guard let index = Self.keys.firstIndex(of: key) else { return nil }
+        return self[keyPath: Self.paths[index]]
+    }
+
+    package mutating func add(_ other: LossCauses) {
+        for path in Self.paths { self[keyPath: path] += other[keyPath: path] }
+    }
+}
+
 /// The `updates` block: logical updates and their outcomes.
 public struct UpdateCounts: Sendable, Equatable {
     public var sent = 0
     public var accepted = 0
     public var rendered = 0
+    /// Schema 2: accepted after the user dismissed the activity (0 in a schema-1 report).
+    public var dismissed = 0
+    /// Schema 2: the lost updates by cause.
+    public var lostByCause = LossCauses()
     public var ended = 0
     public var expired = 0
     public var staleTimestamp = 0
@@ -73,6 +104,8 @@ extension UpdateCounts {
     package mutating func add(_ other: UpdateCounts) {
         sent += other.sent
         accepted += other.accepted
+        dismissed += other.dismissed
+        lostByCause.add(other.lostByCause)
         for outcome in Outcome.allCases { self[outcome] += other[outcome] }
     }
 }
@@ -86,7 +119,24 @@ public struct Report: Sendable, Equatable {
         public var byReason: [ExactString: Int] = [:]
         public var oversizeFailures = 0
         public var oversizeRisk = 0
+        /// Schema 2: broadcast records among the requests.
+        public var broadcasts = 0
+        /// Schema 2: requests sent to a token after its death.
+        public var toDeadTokens = 0
         public var acceptanceRate: Double? { ratio(accepted, total) }
+    }
+
+    /// Schema 2: push-to-start, from accepted to appeared to an update token.
+    public struct Starts: Sendable, Equatable {
+        public var sent = 0
+        public var accepted = 0
+        public var appeared = 0
+        public var updateTokenReceived = 0
+        public var updateTokenLatency = Latency()
+        public var appearanceRate: Double? { ratio(appeared, accepted) }
+        public var updateTokenRate: Double? { ratio(updateTokenReceived, appeared) }
+
+        public init() {}
     }
 
     public struct Callbacks: Sendable, Equatable {
@@ -121,14 +171,22 @@ public struct Report: Sendable, Equatable {
         public var apnsWithoutSeq = 0
         public var unattributed = 0
         public var clockSkewNegative = 0
+        /// Schema 2: broadcast records that stood for no activity.
+        public var broadcastsWithoutSubscribers = 0
         public var malformedLines: Int { malformedByCause.values.reduce(0, +) }
     }
 
     /// The dimensions of ``breakdowns``, in report order.
     public static let breakdownDimensions = ["app", "priority", "provider", "os_version", "app_version"]
 
+    /// The report schema it was read from or is written as: 1
+    /// (`arrival.report/1`) or 2 (`arrival.report/2`, contract 3.0), whose
+    /// figures a schema-1 report lacks (``Metric/since``).
+    public var schema = 1
     public var window: ReportWindow?
     public var requests = Requests()
+    /// Schema 2 only.
+    public var starts = Starts()
     public var updates = UpdateCounts()
     public var callbacks = Callbacks()
     public var latency = Latency()
