@@ -1571,12 +1571,7 @@ def build_report(store: Store, window: Optional[tuple[int, int]], contract3: boo
             groups.setdefault(key_of(u), []).append(u)
         return {k: updates_block(groups[k], contract3) for k in sorted(groups)}
 
-    if contract3:
-        return report_3(store, a, window, reqs, accepted_reqs, by_reason, oversize_failures,
-                        oversize_risk, win_updates, cu_expected, cu_received, token_expected,
-                        token_received, latencies, apns_without_seq, unattributed,
-                        clock_skew_negative, breakdown)
-    return {
+    report = {
         "schema": SCHEMA,
         "window": None if window is None else {
             "from": format_utc_ms(window[0]), "to": format_utc_ms(window[1])},
@@ -1589,7 +1584,7 @@ def build_report(store: Store, window: Optional[tuple[int, int]], contract3: boo
             "oversize_failures": oversize_failures,
             "oversize_risk": oversize_risk,
         },
-        "updates": updates_block(win_updates),
+        "updates": updates_block(win_updates, contract3),
         "callbacks": {
             "content_update_expected": cu_expected,
             "content_update_received": cu_received,
@@ -1624,15 +1619,16 @@ def build_report(store: Store, window: Optional[tuple[int, int]], contract3: boo
             "app_version": breakdown(lambda u: a.app_version.get(u.activity_id, "unknown")),
         },
     }
+    if contract3:
+        return report_3(report, a, reqs, win_updates, breakdown)
+    return report
 
 
-def report_3(store, a, window, reqs, accepted_reqs, by_reason, oversize_failures,
-             oversize_risk, win_updates, cu_expected, cu_received, token_expected,
-             token_received, latencies, apns_without_seq, unattributed,
-             clock_skew_negative, breakdown) -> dict:
-    """Section 5, schema 2 (contract 3.0). Broadcasts are not read yet (the
-    next issue): a broadcast line is malformed here as in arrival, so
-    `requests.broadcasts`, `broadcasts_without_subscribers` and
+def report_3(report: dict, a: Analysis, reqs: list, win_updates: list, breakdown) -> dict:
+    """Section 5, schema 2 (contract 3.0): the schema-1 report's blocks with
+    contract 3.0's figures added in their places. Broadcasts are not read
+    yet (the next issue): a broadcast line is malformed here as in arrival,
+    so `requests.broadcasts`, `broadcasts_without_subscribers` and
     `breakdowns.channel` count nothing."""
     # Dead tokens: a non-empty push_token dies at the sent_at of its earliest
     # request with status 410 or a dead-token reason; requests after it
@@ -1651,22 +1647,12 @@ def report_3(store, a, window, reqs, accepted_reqs, by_reason, oversize_failures
     with_token = [u for u in appeared if u.activity_id in a.first_token_callback]
     token_latency = sorted(max(0, a.first_token_callback[u.activity_id] - u.accept_time)
                            for u in with_token)
+    breakdowns = dict(report["breakdowns"])
     return {
         "schema": SCHEMA_3,
-        "window": None if window is None else {
-            "from": format_utc_ms(window[0]), "to": format_utc_ms(window[1])},
-        "requests": {
-            "total": len(reqs),
-            "accepted": len(accepted_reqs),
-            "rejected": len(reqs) - len(accepted_reqs),
-            "acceptance_rate": rate(len(accepted_reqs), len(reqs)),
-            "by_reason": {k: by_reason[k] for k in sorted(by_reason)},
-            "oversize_failures": oversize_failures,
-            "oversize_risk": oversize_risk,
-            "broadcasts": 0,
-            "to_dead_tokens": to_dead,
-        },
-        "updates": updates_block(win_updates, True),
+        "window": report["window"],
+        "requests": {**report["requests"], "broadcasts": 0, "to_dead_tokens": to_dead},
+        "updates": report["updates"],
         "starts": {
             "sent": len(starts),
             "accepted": len(accepted_starts),
@@ -1681,40 +1667,16 @@ def report_3(store, a, window, reqs, accepted_reqs, by_reason, oversize_failures
                 "p99": nearest_rank(token_latency, 99, 100),
             },
         },
-        "callbacks": {
-            "content_update_expected": cu_expected,
-            "content_update_received": cu_received,
-            "callback_loss_rate": None if cu_expected == 0
-            else 1 - cu_received / cu_expected,
-            "token_expected": token_expected,
-            "token_received": token_received,
-            "token_callback_loss_rate": None if token_expected == 0
-            else 1 - token_received / token_expected,
-        },
-        "latency_ms": {
-            "count": len(latencies),
-            "p50": nearest_rank(latencies, 50, 100),
-            "p90": nearest_rank(latencies, 90, 100),
-            "p99": nearest_rank(latencies, 99, 100),
-        },
-        "data_quality": {
-            "malformed_lines": store.malformed_lines,
-            "malformed_by_cause": {k: store.malformed_by_cause[k]
-                                   for k in sorted(store.malformed_by_cause)},
-            "duplicate_records": store.duplicate_records,
-            "files_skipped_as_duplicate": store.files_skipped_as_duplicate,
-            "apns_without_seq": apns_without_seq,
-            "unattributed": unattributed,
-            "clock_skew_negative": clock_skew_negative,
-            "broadcasts_without_subscribers": 0,
-        },
+        "callbacks": report["callbacks"],
+        "latency_ms": report["latency_ms"],
+        "data_quality": {**report["data_quality"], "broadcasts_without_subscribers": 0},
         "breakdowns": {
-            "app": breakdown(lambda u: u.app),
-            "priority": breakdown(lambda u: u.priority),
-            "provider": breakdown(lambda u: u.provider),
+            "app": breakdowns["app"],
+            "priority": breakdowns["priority"],
+            "provider": breakdowns["provider"],
             "channel": {},
-            "os_version": breakdown(lambda u: a.os_version.get(u.activity_id, "unknown")),
-            "app_version": breakdown(lambda u: a.app_version.get(u.activity_id, "unknown")),
+            "os_version": breakdowns["os_version"],
+            "app_version": breakdowns["app_version"],
         },
     }
 

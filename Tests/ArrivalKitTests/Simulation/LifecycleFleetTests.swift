@@ -15,14 +15,6 @@ struct LifecycleFleetTests {
         return config
     }
 
-    func tree(_ root: URL) -> [String: Data] {
-        var files: [String: Data] = [:]
-        for path in InputWalker(paths: [root.path]).files {
-            files[String(path.dropFirst(root.path.count))] = FileManager.default.contents(atPath: path)
-        }
-        return files
-    }
-
     @Test("Every lifecycle phenomenon happens, the same for the same seed, and none without the flag")
     func phenomena() throws {
         let directory = try makeTemporaryDirectory()
@@ -36,7 +28,7 @@ struct LifecycleFleetTests {
             var summary = try FleetSimulator(config: config).run(outputDirectory: out.path)
             summary.outputDirectory = ""
             summaries.append(summary)
-            runs.append(tree(out))
+            runs.append(ProviderFleetTests().tree(out))
         }
         #expect(runs[0] == runs[1] && summaries[0] == summaries[1])
         #expect(runs[0] != runs[2])
