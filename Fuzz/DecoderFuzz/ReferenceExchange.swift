@@ -162,6 +162,8 @@ struct ReferenceExchange {
     /// The host and the push token of an APNs URL `scheme://[userinfo@]host[:port]/3/device/TOKEN[?…][#…]`;
     /// the token nil when the path is anything else, the whole answer nil without `scheme://`.
     static func apnsURL(_ url: [UInt8]) -> (host: [UInt8], token: [UInt8]?)? {
+        // Contract 3.0: the path alone (`/3/device/TOKEN`, HTTP/2's `:path`), with no host.
+        if url.first == UInt8(ascii: "/") { return ([], token(inPath: url[...])) }
         let separator = Array("://".utf8)
         guard let schemeEnd = (0..<max(url.count - 2, 0)).first(where: { Array(url[$0..<$0 + 3]) == separator })
         else { return nil }
@@ -173,12 +175,16 @@ struct ReferenceExchange {
         let afterUser = authority.lastIndex(of: UInt8(ascii: "@")).map { $0 + 1 } ?? authority.startIndex
         let hostEnd = authority[afterUser...].firstIndex(of: UInt8(ascii: ":")) ?? authority.endIndex
         let host = Array(authority[afterUser..<hostEnd])
-        let afterAuthority = rest[authorityEnd...]
+        return (host, token(inPath: rest[authorityEnd...]))
+    }
+
+    /// The token of a path (cut at `?` or `#`) that is `/3/device/TOKEN`, else nil.
+    static func token(inPath afterAuthority: ArraySlice<UInt8>) -> [UInt8]? {
         let path = Array(afterAuthority.prefix(while: { $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }))
         let prefix = Array("/3/device/".utf8)
-        guard path.count > prefix.count, Array(path[..<prefix.count]) == prefix else { return (host, nil) }
+        guard path.count > prefix.count, Array(path[..<prefix.count]) == prefix else { return nil }
         let token = Array(path[prefix.count...])
-        return (host, token.contains(UInt8(ascii: "/")) ? nil : token)
+        return token.contains(UInt8(ascii: "/")) ? nil : token
     }
 
     // MARK: - Derivation

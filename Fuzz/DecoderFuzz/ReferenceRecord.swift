@@ -198,8 +198,10 @@ enum ReferenceDecoder {
                 let pushToken = try string(
                     "push_token", required: callback == "push_token" || callback == "push_to_start_token")
                 let seq = try int("seq", required: callback == "content_update")
-                let state = try oneOf(
-                    "state", ["active", "ended", "dismissed", "stale"], required: callback == "activity_state")
+                // Contract 3.0: read on activity_state only (ignored elsewhere, whatever it holds); pending is a state.
+                let state =
+                    callback == "activity_state"
+                    ? try oneOf("state", ["active", "ended", "dismissed", "stale", "pending"], required: true) : nil
                 let receivedAt = try time("received_at")
                 let deviceID = try string("device_id")
                 let osVersion = try string("os_version")
@@ -261,6 +263,7 @@ enum ReferenceTime {
         } else {
             return nil
         }
+        guard year >= 1 else { return nil }  // contract 3.0: years 0001-9999
         let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
         let monthDays = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
         guard (1...12).contains(month), (1...monthDays[month - 1]).contains(day), hour <= 23, minute <= 59,
