@@ -75,8 +75,8 @@ public struct Ingestor {
     /// ``IngestSummary/unreadable`` and the run goes on.
     ///
     /// The paths are walked on a thread of their own while the first files
-    /// are read (listing a tree of 22,000 device files takes a quarter of a
-    /// second); what the walk skipped or could not read comes first in the
+    /// are read (listing a large tree of device files takes a while of its
+    /// own); what the walk skipped or could not read comes first in the
     /// summary, as if it had been listed before. A throwaway store, which
     /// must stop at the first path it cannot read, lists everything first.
     public func ingest(

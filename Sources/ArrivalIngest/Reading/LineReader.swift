@@ -239,7 +239,7 @@ public struct LineReader: Sendable {
     }
 
     /// ``inflateAll(input:firstCount:path:next:into:_:)`` with ISA-L's
-    /// inflate, about twice as fast as zlib's, for as long as the stream is
+    /// inflate, faster than zlib's (README, "Dependencies, and why"), for as long as the stream is
     /// whole. Where it breaks off (cut short, corrupt, bytes after a member
     /// that are no member), what is read is zlib's reading, as for every
     /// other file: zlib inflates the member from its start again (read from
