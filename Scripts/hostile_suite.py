@@ -264,6 +264,19 @@ def stalled_clients(binary, work):
         s.close()
         check("one byte of a head is answered 408", status == 408, f"{status}")
         check("after the header timeout", 1.5 < elapsed < 4.0, f"{elapsed:.1f} s")
+        # Refused before its body was read (a bad token), the body then sent, and the client idles on the
+        # kept-alive connection: the header timeout closes it.
+        s = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+        s.sendall(b"POST /v1/uploads HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer not-a-token-of-this-collector\r\n"
+                  b"Content-Length: 5\r\n\r\n")
+        time.sleep(0.3)
+        s.sendall(b"hello")
+        started = time.time()
+        status = read_response(s)[0]
+        elapsed = time.time() - started
+        s.close()
+        check("a refused request's idle connection is answered 401, then closed after the header timeout",
+              status == 401 and elapsed < 4.0, f"{status} after {elapsed:.1f} s")
         check("timed-out uploads are counted", metric(server.port, "arrival_uploads_total", result="timed_out") >= 64)
         check("and none as failed", metric(server.port, "arrival_uploads_total", result="failed") == 0)
         check("the closed connections are counted by limit",

@@ -247,11 +247,7 @@ public struct Collector: Sendable {
                 context.logger.debug("upload not stored: \(message)")
                 throw APIError(
                     .requestTimeout, "the upload was not stored: \(message)", headers: [.connection: "close"])
-            case .inUse(let message):
-                metrics.upload(role: role, result: .failed)
-                context.logger.error("upload not stored: \(message)")
-                throw APIError(.internalServerError, "the upload could not be stored; retry later")
-            case .io(let message):
+            case .io(let message), .inUse(let message):
                 metrics.upload(role: role, result: .failed)
                 context.logger.error("upload not stored: \(message)")
                 throw APIError(.internalServerError, "the upload could not be stored; retry later")
@@ -347,6 +343,9 @@ public struct Collector: Sendable {
     }
 
     // MARK: - Helpers
+
+    /// Whether `name` is a header name (an RFC 9110 token), as HTTPTypes reads one.
+    public static func isHeaderName(_ name: String) -> Bool { HTTPFields.Element.Name(name) != nil }
 
     /// Who is uploading, for the per-address cap: the connection's address,
     /// or with ``Configuration/clientAddressHeader`` the last entry of that

@@ -106,7 +106,13 @@ final class ConnectionDeadlines: ChannelDuplexHandler, RemovableChannelHandler {
         case .body:
             if case .readingBody(let headAt, _) = phase { phase = .readingBody(headAt: headAt, lastPartAt: now) }
         case .end:
-            phase = .responding
+            if unanswered == 0 {
+                // Answered before its body was read (a refusal): the connection waits for the next head.
+                phase = .waitingForHead(since: now, served: true)
+                schedule(context)
+            } else {
+                phase = .responding
+            }
         }
         context.fireChannelRead(data)
     }

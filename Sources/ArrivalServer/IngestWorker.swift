@@ -207,35 +207,26 @@ func untilGracefulShutdown<T: Sendable>(_ work: @escaping @Sendable () async thr
     }
 }
 
-/// A continuation resumed once, by whichever outcome comes first (one may
-/// come before the continuation is there).
+/// A continuation resumed once, with the first outcome that comes (which
+/// may come before the continuation is there; later ones are dropped).
 private final class FirstOutcome<T: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
     private var continuation: CheckedContinuation<T, any Error>?
     private var result: Result<T, any Error>?
-    private var done = false
 
     func wait(_ continuation: CheckedContinuation<T, any Error>) {
         let early: Result<T, any Error>? = lock.withLock {
-            if let result {
-                done = true
-                return result
-            }
-            self.continuation = continuation
-            return nil
+            if result == nil { self.continuation = continuation }
+            return result
         }
         if let early { continuation.resume(with: early) }
     }
 
     func resolve(_ outcome: Result<T, any Error>) {
         let waiting: CheckedContinuation<T, any Error>? = lock.withLock {
-            guard !done, result == nil else { return nil }
-            guard let continuation else {
-                result = outcome
-                return nil
-            }
-            done = true
-            self.continuation = nil
+            guard result == nil else { return nil }
+            result = outcome
+            defer { continuation = nil }
             return continuation
         }
         waiting?.resume(with: outcome)

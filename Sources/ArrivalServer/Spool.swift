@@ -558,7 +558,7 @@ final class Spool: @unchecked Sendable {
         }
     }
 
-    /// Reserves room for bytes that arrived (and the rest of their chunk).
+    /// Reserves room for bytes that arrived.
     private func reserveMore(_ bytes: Int) throws(Failure) {
         lock.lock()
         defer { lock.unlock() }
@@ -569,9 +569,9 @@ final class Spool: @unchecked Sendable {
     // MARK: - A full disk
 
     /// Whether the spool's file system has room for an upload: false from a
-    /// write that failed for want of room until free space grows again (by
-    /// 1 MiB, or to a quarter of ``inlineBytes`` times four, whichever is
-    /// less), or an upload is stored; also false below 64 KiB free.
+    /// write that failed for want of room until free space has grown by
+    /// 1 MiB (or ``inlineBytes``, if smaller) or an upload is stored; also
+    /// false below 64 KiB free.
     var acceptsUploads: Bool {
         guard let free = freeBytes() else { return true }
         return lock.withLock {

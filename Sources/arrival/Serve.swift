@@ -109,7 +109,7 @@ struct Serve: ParsableCommand {
         ] where value < 0 {
             throw ValidationError("\(flag) must be 0 (no cap) or more.")
         }
-        if let clientAddressHeader, HTTPHeaderName.isValid(clientAddressHeader) == false {
+        if let clientAddressHeader, !Collector.isHeaderName(clientAddressHeader) {
             throw ValidationError("--client-address-header must be a header name such as X-Forwarded-For.")
         }
         guard Collector.logLevels.contains(logLevel) else {
@@ -209,16 +209,6 @@ extension Serve {
 
     fileprivate static func seconds(_ value: Double) -> String {
         value == value.rounded() ? String(Int(value)) : String(value)
-    }
-}
-
-/// A header name as RFC 9110 spells one: a token of visible ASCII, no separators.
-enum HTTPHeaderName {
-    static func isValid(_ name: String) -> Bool {
-        !name.isEmpty
-            && name.utf8.allSatisfy { byte in
-                (0x21...0x7E).contains(byte) && !"\"(),/:;<=>?@[\\]{}".utf8.contains(byte)
-            }
     }
 }
 

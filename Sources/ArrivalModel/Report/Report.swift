@@ -27,16 +27,11 @@ public struct LossCauses: Sendable, Equatable {
 
     public init() {}
 
-    /// The JSON keys, in order, with their counts.
+    /// The JSON keys, in order, and the counts they name.
     public static let keys = ["not_rendered", "old_token", "closed_later", "device_silent", "unexplained"]
     public static let paths: [any WritableKeyPath<LossCauses, Int> & Sendable] = [
         \.notRendered, \.oldToken, \.closedLater, \.deviceSilent, \.unexplained,
     ]
-
-    public subscript(key: String) -> Int? {
-        guard let index = Self.keys.firstIndex(of: key) else { return nil }
-        return self[keyPath: Self.paths[index]]
-    }
 
     package mutating func add(_ other: LossCauses) {
         for path in Self.paths { self[keyPath: path] += other[keyPath: path] }
