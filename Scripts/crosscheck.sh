@@ -17,7 +17,16 @@
 #   providers a fleet simulated with `--providers` (senders of the three
 #             providers, FCM and Tencent errors, outages, timeouts written
 #             through the sender kit's own exchange encoder): arrival
-#             against the reference.
+#             against the reference;
+#   lifecycle a fleet simulated with `--lifecycle --providers` (dismissals,
+#             some learned hours later, ends by the app, token rotations, a
+#             widget that stops drawing, sends after a 410, push-to-start
+#             that never appears or never gets a token): arrival against
+#             the reference, and arrival again in partitions of 97 requests
+#             (ARRIVAL_PARTITION_ROWS), which must give the same report.
+# The reference reports by contract 3.0 (report schema 2); the broadcast
+# keys it writes as zeros are compared too, which holds while neither side
+# reads broadcasts.
 # Exits 1 on any difference.
 #
 #   Scripts/crosscheck.sh [SEEDS…]        (default seeds: 11 12 13)
@@ -63,7 +72,7 @@ reference_reports() {
     local i=0
     for window in "${windows[@]}"; do
         # shellcheck disable=SC2086
-        python3 Scripts/reference/arrival_reference.py $window "$1" > "$2.$i.json"
+        python3 Scripts/reference/arrival_reference.py --contract 3.0 $window "$1" > "$2.$i.json"
         i=$((i + 1))
     done
 }
@@ -115,6 +124,18 @@ for seed in ${seeds[@]}; do
     reference_reports "$work/pfleet-$seed" "$work/pref-$seed"
     for i in "${!windows[@]}"; do
         compare "seed $seed providers window [${windows[$i]}]" "$work/pmine-$seed.$i.json" "$work/pref-$seed.$i.json"
+    done
+
+    "$arrival" simulate --lifecycle --providers --out "$work/lfleet-$seed" --seed "$seed" --activities 400 >/dev/null
+    arrival_reports "$work/lfleet-$seed" "$work/lmine-$seed"
+    reference_reports "$work/lfleet-$seed" "$work/lref-$seed"
+    for i in "${!windows[@]}"; do
+        compare "seed $seed lifecycle window [${windows[$i]}]" "$work/lmine-$seed.$i.json" "$work/lref-$seed.$i.json"
+        # shellcheck disable=SC2086
+        ARRIVAL_PARTITION_ROWS=97 "$arrival" report --db "$work/lmine-$seed.sqlite" ${windows[$i]} \
+            > "$work/lpart-$seed.$i.json"
+        compare "seed $seed lifecycle window [${windows[$i]}] in partitions" "$work/lpart-$seed.$i.json" \
+            "$work/lref-$seed.$i.json"
     done
 done
 echo "crosscheck: $((checks - failures)) passed, $failures failed"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every output a user sees, on SampleData/ and three simulated fleets, against
+# Every output a user sees, on SampleData/ and four simulated fleets, against
 # the files recorded in Tests/Golden/: reports (JSON, markdown, HTML, whole
 # store, one day, a window, a 7-day trend), diff (text, markdown, JSON,
 # --records), gate (text, JSON, JUnit) and the ingest summary.
@@ -33,9 +33,11 @@ run() {
 "$arrival" simulate --out "$work/fleet-a" --activities 300 --seed 101 >/dev/null
 "$arrival" simulate --out "$work/fleet-b" --activities 500 --seed 202 --inject stale-timestamps >/dev/null
 "$arrival" simulate --out "$work/fleet-c" --activities 400 --seed 303 --inject large-payloads --inject lost-callbacks >/dev/null
+# Contract 3.0's device story: dismissals, device ends, token rotations, push-to-start, dead tokens.
+"$arrival" simulate --out "$work/fleet-d" --activities 400 --seed 404 --lifecycle --providers >/dev/null
 cp -R SampleData "$work/sample"
 
-for side in sample fleet-a fleet-b fleet-c; do
+for side in sample fleet-a fleet-b fleet-c fleet-d; do
     db="$side.sqlite"
     run "$side.ingest" "$arrival" ingest "$side" --db "$db" --quiet
     run "$side.report.json" "$arrival" report --db "$db" --format json
@@ -47,7 +49,7 @@ for side in sample fleet-a fleet-b fleet-c; do
 done
 run demo.md "$arrival" demo --data sample
 run demo.json "$arrival" demo --data sample --format json
-for pair in "fleet-a fleet-b" "fleet-a fleet-c" "sample fleet-a"; do
+for pair in "fleet-a fleet-b" "fleet-a fleet-c" "sample fleet-a" "fleet-a fleet-d"; do
     set -- $pair
     run "diff.$1.$2.txt" "$arrival" diff "$1" "$2"
     run "diff.$1.$2.md" "$arrival" diff "$1" "$2" --format markdown

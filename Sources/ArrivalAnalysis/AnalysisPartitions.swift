@@ -213,6 +213,12 @@ struct AnalysisPartitions {
                 writers[partition].int(row.apsTimestamp)
                 writers[partition].int(priority ?? 0)
                 writers[partition].int(row.rowID)
+                // The token only where the analysis may ask for it: an accepted update's.
+                if status == 200 && seq != nil {
+                    row.withPushTokenBytes { writers[partition].bytes($0) }
+                } else {
+                    writers[partition].bytes(nil)
+                }
                 try writers[partition].endRecord()
             }
         }
@@ -227,10 +233,16 @@ struct AnalysisPartitions {
         }
         try spillEvidence(.callbacks, bufferBytes: bufferBytes, snapshot.forEachCallback) { row, writer in
             let seq = row.seq
-            writer.byte(DeliveryAnalysis.CallbackKind(row.callback).rawValue)
+            let kind = DeliveryAnalysis.CallbackKind(row.callback, state: row.state)
+            writer.byte(kind.rawValue)
             writer.byte(seq == nil ? 0 : 1)
             writer.int(seq ?? 0)
             writer.int(row.receivedAt)
+            if kind == .pushToken {
+                row.withCallbackText(7) { writer.bytes($0) }
+            } else {
+                writer.bytes(nil)
+            }
         }
     }
 
@@ -292,6 +304,7 @@ struct AnalysisPartitions {
             let apsTimestamp = try reader.int()
             let priority = try reader.int()
             let rowID = try reader.int()
+            let tokenBytes = try reader.text()
             let accepted = flags & 1 != 0
             if samplingRequests && flags & 4 != 0 {
                 analysis.noteCluster(
@@ -301,11 +314,12 @@ struct AnalysisPartitions {
             }
             guard flags & 2 != 0, let activity = activity(reader, name, interning: true) else { continue }
             if tallyByDayAndHour { analysis.noteRequestRow(rowID, activity: activity) }
+            let token = accepted ? analysis.intern(token: tokenBytes.map { reader.string($0) } ?? "") : -1
             try analysis.consider(
                 DeliveryAnalysis.Update(
                     activity: activity, seq: seq, accepted: accepted, at: sentAt, apsTimestamp: apsTimestamp,
                     isEnd: event == 2, isStart: event == 1, app: app, priority: flags & 16 != 0 ? priority : nil,
-                    provider: provider, pickRow: rowID),
+                    provider: provider, pickRow: rowID, token: token),
                 apnsID: apnsID)
         }
         lastActivity = nil
@@ -331,12 +345,14 @@ struct AnalysisPartitions {
             let hasSeq = try reader.byte() != 0
             let seq = try reader.int()
             let receivedAt = try reader.int()
+            let token = try reader.text()
             let os = try reader.text()
             let appVersion = try reader.text()
             guard let activity = activity(reader, name, interning: false) else { continue }
             analysis.considerCallback(
                 activity: activity, kind: kind, seq: hasSeq ? seq : nil, at: receivedAt,
-                os: { os.map { reader.string($0) } }, appVersion: { appVersion.map { reader.string($0) } })
+                token: { token.map { reader.string($0) } }, os: { os.map { reader.string($0) } },
+                appVersion: { appVersion.map { reader.string($0) } })
         }
         analysis.finish()
         return analysis

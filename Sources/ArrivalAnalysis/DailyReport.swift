@@ -36,6 +36,10 @@ public struct DailyReport: Sendable {
     public var activitiesMissingUpdates = 0
     public var sources = Sources()
     public var quality = QualityDetail()
+    /// Dead tokens listed on the page (``deadTokens`` holds them all).
+    public static let deadTokensShown = 20
+    /// The dead tokens to purge for the window (``Store/deadTokens(from:to:)``), most requests after death first.
+    package var deadTokens: [DeadToken] = []
 
     public struct Bucket: Sendable, Equatable {
         /// Start of the bucket (ms since the epoch, UTC).
@@ -282,13 +286,16 @@ public struct DailyReportBuilder {
             }
         }
 
+        let dead = try DeadTokenRequests(snapshot: snapshot, window: window)
         daily.report = sums.window.report(window: window, requests: requests)
         ReportBuilder.apply(storeWide, to: &daily.report)
+        daily.report.requests.toDeadTokens = dead.inWindow
         func dayReport(_ day: Int64) -> Report {
             let dayWindow = ReportWindow(from: day * 86_400_000, to: (day + 1) * 86_400_000)
             var report = (sums.days[day] ?? UpdateSummary()).report(
                 window: dayWindow, requests: requestsByDay[day] ?? DeliveryAnalysis.RequestTally())
             ReportBuilder.apply(storeWide, to: &report)
+            report.requests.toDeadTokens = dead.byDay[day] ?? 0
             return report
         }
         if let day = daily.day {
@@ -303,6 +310,7 @@ public struct DailyReportBuilder {
         daily.latencyHistogram = sums.latency
         daily.worstActivities = sums.worst
         daily.activitiesMissingUpdates = sums.activitiesMissingUpdates
+        daily.deadTokens = try snapshot.deadTokens(from: window?.from, to: window?.to)
         try Self.fillSources(&daily, snapshot: snapshot)
         try Self.fillQuality(&daily, snapshot: snapshot)
         return daily

@@ -27,15 +27,33 @@ package struct DeliveryAnalysis {
         var provider: UInt8 = 0
         /// Row id of the picked request, to compare `apns_id` on a tie.
         var pickRow: Int64
+        /// The picked request's push token in ``DeliveryAnalysis/tokens``
+        /// when it was accepted (-1 otherwise: only a lost update's token is
+        /// ever asked about).
+        var token: Int32 = -1
         var firstRenderedAt: Int64?
         var hasContentCallback = false
         package var outcome: Outcome?
+        /// Why it was lost, when its outcome is `lost` (contract 3.0).
+        package var lossCause: LossCause?
     }
 
+    /// What is known of one activity: its bounds and what its device told.
     struct Activity {
         var startedAt: Int64?
+        /// The earlier of its earliest accepted `end` and its earliest `ended` callback.
         var endedAt: Int64?
-        var hasTokenCallback = false
+        /// Its earliest `activity_state` `dismissed` callback.
+        var dismissedAt: Int64?
+        /// Its latest `activity_state` `ended` callback.
+        var lastEndedCallbackAt: Int64?
+        /// The latest render or callback of it; nil: the device never told anything.
+        var lastDeviceAt: Int64?
+        /// Its earliest `push_token` callback.
+        var firstTokenAt: Int64?
+        /// Its `push_token` callbacks: when, and the token in ``DeliveryAnalysis/tokens``.
+        var tokenCallbacks: [(at: Int64, token: Int32)] = []
+        var hasTokenCallback: Bool { firstTokenAt != nil }
         var os: (time: Int64, value: String)?
         var appVersion: (time: Int64, value: String)?
     }
@@ -46,6 +64,8 @@ package struct DeliveryAnalysis {
     /// equivalent spellings are different values).
     package private(set) var activityNames = Interner()
     private(set) var apps = Interner()
+    /// Push tokens of accepted requests and of `push_token` callbacks, by number.
+    private(set) var tokens = Interner()
     /// The app of a topic, for the pass over all requests of a partitioned analysis.
     static func app(ofTopic topic: String?, in apps: inout Interner) -> Int32 {
         apps.intern(topic.map { Self.app(ofTopic: $0) } ?? "unknown")
@@ -125,6 +145,7 @@ package struct DeliveryAnalysis {
 
         // Consecutive rows often repeat the previous row's topic or activity.
         var lastTopic = LastText()
+        var lastToken = LastText()
         var lastActivity = LastText()
         var tallies = RequestTallies(window: window, byDayAndHour: tallyByDayAndHour)
         // Requests: tally them, and pick each update's deciding request.
@@ -152,11 +173,12 @@ package struct DeliveryAnalysis {
             if tallyByDayAndHour { requestRows.append((row.rowID, activity)) }
             let event = row.event ?? "update"
             let app = row.topic(through: &lastTopic) { self.app(ofTopic: $0) } ?? 0
+            let token = accepted ? row.pushToken(through: &lastToken) { tokens.intern($0 ?? "") } ?? -1 : -1
             try consider(
                 Update(
                     activity: activity, seq: seq, accepted: accepted, at: sentAt, apsTimestamp: row.apsTimestamp,
                     isEnd: event == "end", isStart: event == "start", app: app, priority: row.priority,
-                    provider: UInt8(truncatingIfNeeded: row.providerIndex), pickRow: row.rowID),
+                    provider: UInt8(truncatingIfNeeded: row.providerIndex), pickRow: row.rowID, token: token),
                 apnsID: { try pickApnsID.text(ofRow: $0) })
         }
 
@@ -179,8 +201,8 @@ package struct DeliveryAnalysis {
             guard let activity = row.activity(through: &lastActivity, { $0.flatMap { activityNames.id(of: $0) } })
             else { return }
             considerCallback(
-                activity: activity, kind: CallbackKind(row.callback), seq: row.seq, at: row.receivedAt,
-                os: { row.osVersion }, appVersion: { row.appVersion })
+                activity: activity, kind: CallbackKind(row.callback, state: row.state), seq: row.seq,
+                at: row.receivedAt, token: { row.pushToken }, os: { row.osVersion }, appVersion: { row.appVersion })
         }
         finish()
     }
@@ -200,11 +222,20 @@ package struct DeliveryAnalysis {
         case other = 0
         case contentUpdate = 1
         case pushToken = 2
+        /// `activity_state` with `ended` or `dismissed` (contract 3.0: `state` is read on `activity_state` only).
+        case ended = 3
+        case dismissed = 4
 
-        init(_ name: String?) {
+        init(_ name: String?, state: String?) {
             switch name {
             case "content_update": self = .contentUpdate
             case "push_token": self = .pushToken
+            case "activity_state":
+                switch state {
+                case "ended": self = .ended
+                case "dismissed": self = .dismissed
+                default: self = .other
+                }
             default: self = .other
             }
         }
@@ -235,17 +266,27 @@ package struct DeliveryAnalysis {
         noteEvidence(activity: activity, at: at, os: os, appVersion: appVersion)
     }
 
-    /// A callback: content-update and token callbacks, the activity's start and device evidence.
+    /// A callback: content-update and token callbacks, the device's ends
+    /// and dismissals, the activity's start and device evidence. `token` is
+    /// read for a `push_token` callback only.
     mutating func considerCallback(
-        activity: Int32, kind: CallbackKind, seq: Int64?, at: Int64, os: () -> String?, appVersion: () -> String?
+        activity: Int32, kind: CallbackKind, seq: Int64?, at: Int64, token: () -> String?, os: () -> String?,
+        appVersion: () -> String?
     ) {
+        let i = Int(activity)
         switch kind {
         case .contentUpdate:
             if let seq, let index = updateIndex.find(activity: activity, seq: seq, in: updates) {
                 updates[index].hasContentCallback = true
             }
         case .pushToken:
-            activities[Int(activity)].hasTokenCallback = true
+            activities[i].firstTokenAt = min(activities[i].firstTokenAt ?? at, at)
+            activities[i].tokenCallbacks.append((at, tokens.intern(token() ?? "")))
+        case .ended:
+            activities[i].endedAt = min(activities[i].endedAt ?? at, at)
+            activities[i].lastEndedCallbackAt = max(activities[i].lastEndedCallbackAt ?? at, at)
+        case .dismissed:
+            activities[i].dismissedAt = min(activities[i].dismissedAt ?? at, at)
         case .other:
             break
         }
@@ -334,8 +375,16 @@ package struct DeliveryAnalysis {
         default: break
         }
         // PushProvider's cases are in the order of their names.
-        return candidate.provider < current.provider
+        if candidate.provider != current.provider { return candidate.provider < current.provider }
+        // Then the push token (contract 3.0's full order): the only field
+        // left that the analysis reads, and only of an accepted update; the
+        // rest of the order cannot change what is reported.
+        guard candidate.accepted, candidate.token != current.token else { return false }
+        return tokens[Int(candidate.token)] < tokens[Int(current.token)]
     }
+
+    /// The number of a push token (accepted requests' and `push_token` callbacks').
+    mutating func intern(token: String) -> Int32 { tokens.intern(token) }
 
     mutating func intern(activity name: String) -> Int32 {
         let id = activityNames.intern(name)
@@ -360,6 +409,7 @@ package struct DeliveryAnalysis {
     private mutating func noteEvidence(activity: Int32, at: Int64, os: () -> String?, appVersion: () -> String?) {
         let i = Int(activity)
         activities[i].startedAt = min(activities[i].startedAt ?? at, at)
+        activities[i].lastDeviceAt = max(activities[i].lastDeviceAt ?? at, at)
         if activities[i].os.map({ at <= $0.time }) ?? true, let os = os(),
             Self.earlier((at, os), than: activities[i].os)
         {
@@ -378,6 +428,28 @@ package struct DeliveryAnalysis {
     }
 
     // MARK: - Outcomes (Documentation/Outcomes.md)
+
+    /// Why the lost update `update` of `activity` was lost.
+    private func lossCause(of update: Update, in activity: Activity) -> LossCause {
+        // The newest push_token callback at or before the accept time (ties: the greatest token).
+        var newest: (at: Int64, token: Int32)?
+        for callback in activity.tokenCallbacks where callback.at <= update.at {
+            if let current = newest {
+                guard
+                    callback.at > current.at
+                        || (callback.at == current.at && callback.token != current.token
+                            && tokens[Int(current.token)] < tokens[Int(callback.token)])
+                else { continue }
+            }
+            newest = callback
+        }
+        return OutcomeRules.lossCause(
+            acceptedAt: update.at, hasContentCallback: update.hasContentCallback,
+            sentWithToken: update.token >= 0 && !tokens[Int(update.token)].text.isEmpty,
+            newestTokenMatches: newest.map { $0.token == update.token },
+            activityDismissedAt: activity.dismissedAt, lastEndedCallbackAt: activity.lastEndedCallbackAt,
+            lastDeviceAt: activity.lastDeviceAt)
+    }
 
     private mutating func decideOutcomes() {
         // Activity start and end from accepted start and end updates.
@@ -412,10 +484,13 @@ package struct DeliveryAnalysis {
             var earlierMax: Int64?
             for (offset, index) in group.enumerated() {
                 let u = updates[index]
-                updates[index].outcome = OutcomeRules.outcome(
+                let outcome = OutcomeRules.outcome(
                     rendered: u.firstRenderedAt != nil, acceptedAt: u.at, isEnd: u.isEnd, apsTimestamp: u.apsTimestamp,
                     activityStartedAt: bounds.startedAt, activityEndedAt: bounds.endedAt,
-                    earlierMaxTimestamp: earlierMax, laterRendered: laterRendered[offset])
+                    activityDismissedAt: bounds.dismissedAt, earlierMaxTimestamp: earlierMax,
+                    laterRendered: laterRendered[offset])
+                updates[index].outcome = outcome
+                if outcome == .lost { updates[index].lossCause = lossCause(of: u, in: bounds) }
                 earlierMax = max(earlierMax ?? u.apsTimestamp, u.apsTimestamp)
             }
             start = end

@@ -50,6 +50,7 @@ public struct ReportBuilder {
             let (summary, samples) = part(analysis)
             var report = summary.report(window: window, requests: analysis.requests)
             Self.apply(try snapshot.storeWideQuality(), to: &report)
+            report.requests.toDeadTokens = try DeadTokenRequests(snapshot: snapshot, window: window).inWindow
             return (report, samples, analysis)
         }
         let partitions = try AnalysisPartitions(
@@ -70,6 +71,7 @@ public struct ReportBuilder {
         }
         var report = summary.report(window: window, requests: partitions.requests)
         Self.apply(try snapshot.storeWideQuality(), to: &report)
+        report.requests.toDeadTokens = try DeadTokenRequests(snapshot: snapshot, window: window).inWindow
         return (report, sampling ? samples : nil, nil)
     }
 
@@ -149,6 +151,9 @@ struct UpdateSummary {
     var updates = UpdateCounts()
     var breakdowns: [String: [ExactString: UpdateCounts]] = [:]
     var latencies: [Int64: Int] = [:]
+    /// Push-to-start (contract 3.0); its token latencies as a count per value, like `latencies`.
+    var starts = Report.Starts()
+    var tokenLatencies: [Int64: Int] = [:]
     var contentExpected = 0
     var contentReceived = 0
     var tokenExpected = 0
@@ -176,6 +181,7 @@ struct UpdateSummary {
             byProvider[Int(update.provider)].count(update)
             byOS[Int(keys.osOfActivity[activity])].count(update)
             byAppVersion[Int(keys.appVersionOfActivity[activity])].count(update)
+            if update.isStart { countStart(update, of: analysis.activities[activity]) }
             guard update.outcome == .rendered, let rendered = update.firstRenderedAt else { continue }
             contentExpected += 1
             if update.hasContentCallback { contentReceived += 1 }
@@ -200,6 +206,20 @@ struct UpdateSummary {
         breakdowns["provider"] = counted(byProvider) { ExactString(PushProvider.allCases[$0].rawValue) }
         breakdowns["os_version"] = counted(byOS) { keys.versions[$0] }
         breakdowns["app_version"] = counted(byAppVersion) { keys.versions[$0] }
+    }
+
+    /// Counts a push-to-start: sent, accepted, appeared (any render or
+    /// callback of its activity), given an update token (a `push_token`
+    /// callback), and how long after the accept time the first token came.
+    private mutating func countStart(_ update: DeliveryAnalysis.Update, of activity: DeliveryAnalysis.Activity) {
+        starts.sent += 1
+        guard update.accepted else { return }
+        starts.accepted += 1
+        guard activity.lastDeviceAt != nil else { return }
+        starts.appeared += 1
+        guard let tokenAt = activity.firstTokenAt else { return }
+        starts.updateTokenReceived += 1
+        tokenLatencies[max(0, tokenAt - update.at), default: 0] += 1
     }
 
     /// Counts by a key that usually has few values (an update's priority: 5,
@@ -238,6 +258,11 @@ struct UpdateSummary {
             }
         }
         latencies.merge(other.latencies, uniquingKeysWith: +)
+        starts.sent += other.starts.sent
+        starts.accepted += other.starts.accepted
+        starts.appeared += other.starts.appeared
+        starts.updateTokenReceived += other.starts.updateTokenReceived
+        tokenLatencies.merge(other.tokenLatencies, uniquingKeysWith: +)
         contentExpected += other.contentExpected
         contentReceived += other.contentReceived
         tokenExpected += other.tokenExpected
@@ -247,6 +272,7 @@ struct UpdateSummary {
 
     func report(window: ReportWindow?, requests tally: DeliveryAnalysis.RequestTally) -> Report {
         var report = Report(window: window)
+        report.schema = 2
         report.requests.total = tally.total
         report.requests.accepted = tally.accepted
         report.requests.rejected = tally.total - tally.accepted
@@ -261,38 +287,57 @@ struct UpdateSummary {
         report.callbacks.tokenExpected = tokenExpected
         report.callbacks.tokenReceived = tokenReceived
         report.dataQuality.clockSkewNegative = clockSkewNegative
-        for name in ["app", "priority", "provider", "os_version", "app_version"] {
+        for name in Report.breakdownDimensions + ["channel"] {
             report.breakdowns[name] = breakdowns[name] ?? [:]
         }
-        // Nearest rank over the counts per value, as ``nearestRank(_:percent:)`` over the sorted values.
-        let values = latencies.keys.sorted()
-        let n = latencies.values.reduce(0, +)
+        report.latency = Self.latency(of: latencies)
+        report.starts = starts
+        report.starts.updateTokenLatency = Self.latency(of: tokenLatencies)
+        return report
+    }
+
+    /// Count and nearest-rank percentiles of latencies given as a count per
+    /// value, as ``nearestRank(_:percent:)`` over the sorted values.
+    static func latency(of counts: [Int64: Int]) -> Report.Latency {
+        let values = counts.keys.sorted()
+        let n = counts.values.reduce(0, +)
         func percentile(_ percent: Int) -> Int64? {
             guard n > 0 else { return nil }
             let rank = min(max(1, (percent * n + 99) / 100), n)
             var seen = 0
             for value in values {
-                seen += latencies[value] ?? 0
+                seen += counts[value] ?? 0
                 if seen >= rank { return value }
             }
             return values.last
         }
-        report.latency = Report.Latency(count: n, p50: percentile(50), p90: percentile(90), p99: percentile(99))
-        return report
+        return Report.Latency(count: n, p50: percentile(50), p90: percentile(90), p99: percentile(99))
     }
 }
 
 extension UpdateCounts {
-    mutating func add(_ other: UpdateCounts) {
-        sent += other.sent
-        accepted += other.accepted
-        for outcome in Outcome.allCases { self[outcome] += other[outcome] }
-    }
-
     mutating func count(_ update: DeliveryAnalysis.Update) {
         sent += 1
         guard update.accepted, let outcome = update.outcome else { return }
         accepted += 1
         self[outcome] += 1
+        if let cause = update.lossCause { lostByCause[cause] += 1 }
+    }
+}
+
+/// The requests sent to a token after its death (contract 3.0): those of
+/// a window, and every one's by UTC day (the HTML page's other days), from
+/// one query.
+struct DeadTokenRequests {
+    private(set) var inWindow = 0
+    private(set) var byDay: [Int64: Int] = [:]
+
+    init(snapshot: StoreSnapshot, window: ReportWindow?) throws {
+        let from = window?.from ?? Int64.min
+        let to = window?.to ?? Int64.max
+        try snapshot.forEachRequestToDeadToken { sentAt in
+            if sentAt >= from && sentAt < to { inWindow += 1 }
+            byDay[utcDay(of: sentAt), default: 0] += 1
+        }
     }
 }

@@ -33,8 +33,15 @@ extension Store {
     /// Among requests that killed a token at the same instant, the one
     /// named is the smallest `apns_id`, then the earliest stored: the
     /// instant is the same whichever it is.
+    package func deadTokens(from: Int64? = nil, to: Int64? = nil) throws -> [DeadToken] {
+        try read { try $0.deadTokens(from: from, to: to) }
+    }
+}
+
+extension StoreSnapshot {
+    /// ``Store/deadTokens(from:to:)`` inside a read transaction.
     package func deadTokens(from: Int64? = nil, to: Int64? = nil) throws(DatabaseError) -> [DeadToken] {
-        let reasons = Self.deadTokenReasons.map { "'\($0)'" }.joined(separator: ", ")
+        let reasons = Store.deadTokenReasons.map { "'\($0)'" }.joined(separator: ", ")
         let kills = "(status = 410 OR reason IN (\(reasons)))"
         let statement = try connection.prepare(
             """
@@ -86,5 +93,37 @@ extension Store {
             throw DatabaseError(code: 1, message: "\(error)", context: "reading dead tokens")
         }
         return tokens
+    }
+
+    /// Calls `body` with the `sent_at` of every request sent to a token
+    /// after its death (contract 3.0, "Dead tokens"), in no set order: the
+    /// report counts those of its window (`requests.to_dead_tokens`), the
+    /// HTML page those of each day. The tokens' deaths are found first (a
+    /// scan of the requests that keeps only the few that killed one); when
+    /// there are none, nothing more is read.
+    package func forEachRequestToDeadToken(_ body: (Int64) throws -> Void) throws {
+        let reasons = Store.deadTokenReasons.map { "'\($0)'" }.joined(separator: ", ")
+        try withTemporaryTables {
+            try connection.execute(
+                """
+                DROP TABLE IF EXISTS temp.arrival_token_death;
+                CREATE TEMP TABLE arrival_token_death (push_token TEXT PRIMARY KEY, died_at INTEGER NOT NULL)
+                    WITHOUT ROWID;
+                INSERT INTO temp.arrival_token_death (push_token, died_at)
+                SELECT push_token, min(sent_at) FROM apns
+                WHERE push_token <> '' AND (status = 410 OR reason IN (\(reasons)))
+                GROUP BY push_token;
+                """)
+        }
+        let any = try connection.prepare("SELECT EXISTS (SELECT 1 FROM temp.arrival_token_death)")
+        let found = try any.step() && any.int(0) != 0
+        any.reset()
+        guard found else { return }
+        let scan = try connection.prepare(
+            """
+            SELECT a.sent_at FROM apns AS a JOIN temp.arrival_token_death AS d ON d.push_token = a.push_token
+            WHERE a.sent_at > d.died_at
+            """)
+        try scan.forEachRow { row in try body(row.int(0)) }
     }
 }

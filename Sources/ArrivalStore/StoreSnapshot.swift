@@ -60,7 +60,7 @@ public struct StoreSnapshot {
     public func forEachCallback(_ body: (CallbackRow) throws -> Void) throws {
         let scan = try connection.prepare(
             """
-            SELECT activity_id, os_version, app_version, callback, seq, received_at FROM callbacks
+            SELECT activity_id, os_version, app_version, callback, seq, received_at, state, push_token FROM callbacks
             WHERE activity_id IS NOT NULL
             """)
         try scan.forEachFetchedRow(kinds: CallbackRow.kinds) { try body(CallbackRow(row: $0)) }
@@ -76,28 +76,36 @@ public struct StoreSnapshot {
     /// (``forEachRequest(resolvingTokens:_:)``) instead of holding every
     /// token in memory.
     package func resolveTokenOwners() throws {
-        // A reading connection is query_only, which refuses temporary
-        // tables too; only this statement, which writes nothing else, may.
+        try withTemporaryTables {
+            try connection.execute(Self.tokenOwnerSQL)
+        }
+    }
+
+    /// Runs `body`, which writes temporary tables only: a reading
+    /// connection is query_only, which refuses temporary tables too.
+    func withTemporaryTables(_ body: () throws -> Void) throws {
         let queryOnly = try connection.prepare("PRAGMA query_only")
         let wasQueryOnly = try queryOnly.step() && queryOnly.int(0) != 0
         queryOnly.reset()
         if wasQueryOnly { try connection.execute("PRAGMA query_only = OFF") }
         defer { if wasQueryOnly { try? connection.execute("PRAGMA query_only = ON") } }
-        try connection.execute(
-            """
-            DROP TABLE IF EXISTS temp.arrival_token_owner;
-            PRAGMA temp.cache_size = -8192;
-            CREATE TEMP TABLE arrival_token_owner (
-                push_token TEXT PRIMARY KEY, activity_id TEXT NOT NULL, received_at INTEGER NOT NULL
-            ) WITHOUT ROWID;
-            INSERT INTO temp.arrival_token_owner (push_token, activity_id, received_at)
-            SELECT push_token, activity_id, received_at FROM callbacks
-            WHERE callback = 'push_token' AND push_token IS NOT NULL AND activity_id IS NOT NULL
-            ON CONFLICT (push_token) DO UPDATE SET activity_id = excluded.activity_id, received_at = excluded.received_at
-            WHERE excluded.received_at < received_at
-               OR (excluded.received_at = received_at AND excluded.activity_id < activity_id);
-            """)
+        try body()
     }
+
+    /// The statements of ``resolveTokenOwners()``.
+    private static let tokenOwnerSQL = """
+        DROP TABLE IF EXISTS temp.arrival_token_owner;
+        PRAGMA temp.cache_size = -8192;
+        CREATE TEMP TABLE arrival_token_owner (
+            push_token TEXT PRIMARY KEY, activity_id TEXT NOT NULL, received_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        INSERT INTO temp.arrival_token_owner (push_token, activity_id, received_at)
+        SELECT push_token, activity_id, received_at FROM callbacks
+        WHERE callback = 'push_token' AND push_token IS NOT NULL AND activity_id IS NOT NULL
+        ON CONFLICT (push_token) DO UPDATE SET activity_id = excluded.activity_id, received_at = excluded.received_at
+        WHERE excluded.received_at < received_at
+           OR (excluded.received_at = received_at AND excluded.activity_id < activity_id);
+        """
 
     /// Rows in each record table (their largest id: rows are never deleted
     /// but by `files remove`), to size the analysis' partitions.
@@ -135,13 +143,17 @@ public struct StoreSnapshot {
     /// Every logical update with the outcome the SQL views give it (the
     /// `update_outcomes` view, for dashboards and ad-hoc queries).
     package func forEachViewOutcome(
-        _ body: (_ activityID: String, _ seq: Int64, _ outcome: String?, _ at: Int64, _ app: String, _ priority: Int64?)
-            throws -> Void
+        _ body: (
+            _ activityID: String, _ seq: Int64, _ outcome: String?, _ lossCause: String?, _ at: Int64, _ app: String,
+            _ priority: Int64?
+        ) throws -> Void
     ) throws {
-        let scan = try connection.prepare("SELECT activity_id, seq, outcome, at, app, priority FROM update_outcomes")
+        let scan = try connection.prepare(
+            "SELECT activity_id, seq, outcome, loss_cause, at, app, priority FROM update_outcomes")
         try scan.forEachRow { row in
             try body(
-                row.string(0) ?? "", row.int(1), row.string(2), row.int(3), row.string(4) ?? "", row.optionalInt(5))
+                row.string(0) ?? "", row.int(1), row.string(2), row.string(3), row.int(4), row.string(5) ?? "",
+                row.optionalInt(6))
         }
     }
 
@@ -398,6 +410,18 @@ public struct RequestRow {
         try row.withText(5, body)
     }
 
+    /// The push token, resolved through `last` when the row repeats the previous row's token.
+    @inlinable @inline(__always)
+    public func pushToken(through last: inout LastText, _ make: (String?) -> Int32?) -> Int32? {
+        last.resolve(row, 4, make)
+    }
+
+    /// The bytes of the push token, valid only during `body`.
+    @inlinable @inline(__always)
+    public func withPushTokenBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        try row.withText(4, body)
+    }
+
     /// The topic, resolved through `last` when the row repeats the previous row's topic.
     @inlinable @inline(__always)
     public func topic(through last: inout LastText, _ make: (String?) -> Int32?) -> Int32? {
@@ -448,11 +472,20 @@ public struct CallbackRow: DeviceEvidenceRow {
 
     @inlinable init(row: FetchedRow) { self.row = row }
 
-    @usableFromInline static let kinds: [FetchedRow.Kind] = [.text, .text, .text, .text, .int, .int]
+    @usableFromInline static let kinds: [FetchedRow.Kind] = [.text, .text, .text, .text, .int, .int, .text, .text]
 
     @inlinable @inline(__always) public var callback: String? { row.string(3) }
     @inlinable @inline(__always) public var seq: Int64? { row.optionalInt(4) }
     @inlinable @inline(__always) public var receivedAt: Int64 { row.int(5) }
+    /// The stored `state`; the analysis reads it on `activity_state` callbacks only (contract 3.0).
+    @inlinable @inline(__always) public var state: String? { row.string(6) }
+    @inlinable @inline(__always) public var pushToken: String? { row.string(7) }
+
+    /// The bytes of column `column` (6 the state, 7 the push token; nil: NULL), valid only during `body`.
+    @inlinable @inline(__always)
+    public func withCallbackText<R>(_ column: Int32, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        try row.withText(column, body)
+    }
 }
 
 /// The last text read from a column and what it resolved to, so a row that

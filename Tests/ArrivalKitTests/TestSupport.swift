@@ -17,15 +17,19 @@ func fixture(_ relative: String) -> String {
     return url.appendingPathComponent(relative).path
 }
 
-/// Builds an `UpdateCounts` in one expression.
+/// Builds an `UpdateCounts` in one expression. The lost updates are
+/// `device_silent` unless `causes` says otherwise: most fixtures hear
+/// nothing from the device after a loss.
 func counts(
-    sent: Int, accepted: Int, rendered: Int = 0, ended: Int = 0, expired: Int = 0, stale: Int = 0,
-    superseded: Int = 0, lost: Int = 0
+    sent: Int, accepted: Int, rendered: Int = 0, dismissed: Int = 0, ended: Int = 0, expired: Int = 0, stale: Int = 0,
+    superseded: Int = 0, lost: Int = 0, causes: [LossCause: Int]? = nil
 ) -> UpdateCounts {
     var c = UpdateCounts()
     c.sent = sent
     c.accepted = accepted
     c.rendered = rendered
+    c.dismissed = dismissed
+    for (cause, count) in causes ?? [.deviceSilent: lost] { c.lostByCause[cause] = count }
     c.ended = ended
     c.expired = expired
     c.staleTimestamp = stale

@@ -60,6 +60,7 @@ public struct UpdateCounts: Sendable, Equatable {
         get {
             switch outcome {
             case .rendered: rendered
+            case .dismissed: dismissed
             case .ended: ended
             case .expired: expired
             case .staleTimestamp: staleTimestamp
@@ -70,6 +71,7 @@ public struct UpdateCounts: Sendable, Equatable {
         set {
             switch outcome {
             case .rendered: rendered = newValue
+            case .dismissed: dismissed = newValue
             case .ended: ended = newValue
             case .expired: expired = newValue
             case .staleTimestamp: staleTimestamp = newValue
@@ -99,7 +101,6 @@ extension UpdateCounts {
     package mutating func add(_ other: UpdateCounts) {
         sent += other.sent
         accepted += other.accepted
-        dismissed += other.dismissed
         lostByCause.add(other.lostByCause)
         for outcome in Outcome.allCases { self[outcome] += other[outcome] }
     }

@@ -8,7 +8,10 @@ public enum OutcomeRules {
     /// The outcome of one accepted update, from what is known about it and
     /// its activity. The first rule that holds decides:
     /// - `rendered`: a render beacon shows the update;
-    /// - `ended`: accepted after the activity's end (its earliest accepted `end`);
+    /// - `dismissed`: accepted after the activity's dismissal (its earliest
+    ///   `dismissed` callback), when the dismissal came before any end;
+    /// - `ended`: accepted after the activity's end (the earlier of its
+    ///   earliest accepted `end` and its earliest `ended` callback);
     /// - `expired`: accepted more than 8 hours after the activity started;
     /// - `staleTimestamp`: not an `end`, and its `aps.timestamp` is not newer
     ///   than every earlier accepted update's (`earlierMaxTimestamp`);
@@ -20,10 +23,11 @@ public enum OutcomeRules {
     @inlinable
     public static func outcome(
         rendered: Bool, acceptedAt at: Int64, isEnd: Bool, apsTimestamp: Int64,
-        activityStartedAt startedAt: Int64?, activityEndedAt endedAt: Int64?,
+        activityStartedAt startedAt: Int64?, activityEndedAt endedAt: Int64?, activityDismissedAt dismissedAt: Int64?,
         earlierMaxTimestamp: Int64?, laterRendered: Bool
     ) -> Outcome {
         if rendered { return .rendered }
+        if let dismissedAt, endedAt.map({ dismissedAt < $0 }) ?? true, at > dismissedAt { return .dismissed }
         if let endedAt, at > endedAt { return .ended }
         if let startedAt, at - startedAt > Contract.activityLifetimeMS { return .expired }
         if !isEnd, let earlierMaxTimestamp, apsTimestamp <= earlierMaxTimestamp { return .staleTimestamp }
@@ -31,10 +35,33 @@ public enum OutcomeRules {
         return .lost
     }
 
+    /// Why a `lost` update was lost; the first cause that holds decides:
+    /// - `notRendered`: a `content_update` callback of the update exists;
+    /// - `oldToken`: its deciding request's token is not empty and differs
+    ///   from the activity's newest `push_token` callback at or before the
+    ///   accept time (`newestTokenMatches` false; nil: no such callback);
+    /// - `closedLater`: the activity's dismissal, or an `ended` callback of
+    ///   it, is later than the accept time;
+    /// - `deviceSilent`: no render or callback of the activity is later than
+    ///   the accept time;
+    /// - `unexplained`: none of these.
+    @inlinable
+    public static func lossCause(
+        acceptedAt at: Int64, hasContentCallback: Bool, sentWithToken: Bool, newestTokenMatches: Bool?,
+        activityDismissedAt dismissedAt: Int64?, lastEndedCallbackAt lastEnded: Int64?, lastDeviceAt: Int64?
+    ) -> LossCause {
+        if hasContentCallback { return .notRendered }
+        if sentWithToken, newestTokenMatches == false { return .oldToken }
+        if let dismissedAt, dismissedAt > at { return .closedLater }
+        if let lastEnded, lastEnded > at { return .closedLater }
+        guard let lastDeviceAt, lastDeviceAt > at else { return .deviceSilent }
+        return .unexplained
+    }
+
     /// The views, in the order they are created (each reads only those before it).
     public static let viewNames = [
         "token_owner", "resolved_requests", "updates", "render_firsts", "activity_starts", "activity_ends",
-        "activity_devices", "update_outcomes",
+        "activity_devices", "activity_device_story", "update_outcomes",
     ]
 
     /// The same rules as SQL views over the store's tables.
@@ -58,7 +85,7 @@ public enum OutcomeRules {
                     WHEN substr(a.topic, -23) = '.push-type.liveactivity' AND length(a.topic) >= 23
                         THEN substr(a.topic, 1, length(a.topic) - 23)
                     ELSE a.topic END AS app,
-               a.priority, a.environment, a.latency_ms, coalesce(a.provider, 'apns') AS provider,
+               a.priority, a.push_type, a.environment, a.latency_ms, coalesce(a.provider, 'apns') AS provider,
                a.status = 200 AS accepted,
                CASE WHEN a.status = 200 THEN NULL
                     WHEN a.reason IS NOT NULL AND a.reason <> '' THEN a.reason
@@ -69,14 +96,17 @@ public enum OutcomeRules {
 
         -- One row per logical update (activity_id, seq). `at` is the accept time
         -- when accepted, else the earliest request's sent_at; aps_timestamp,
-        -- event, app, priority and provider come from that same request.
+        -- event, app, priority, provider and push_token come from that same
+        -- request (ties in the contract's full order, NULLs first).
         CREATE VIEW updates AS
-        SELECT activity_id, seq, accepted, sent_at AS at, aps_timestamp, event, app, priority, provider, requests
+        SELECT activity_id, seq, accepted, sent_at AS at, aps_timestamp, event, app, priority, provider, push_token,
+               requests
         FROM (
             SELECT r.*, count(*) OVER (PARTITION BY activity_id, seq) AS requests,
                    row_number() OVER (PARTITION BY activity_id, seq
                                       ORDER BY accepted DESC, sent_at, apns_id, aps_timestamp, event, app, priority,
-                                               provider) AS pick
+                                               provider, push_token, payload_bytes, topic, push_type, environment,
+                                               latency_ms, reason) AS pick
             FROM resolved_requests AS r
             WHERE activity_id IS NOT NULL AND seq IS NOT NULL
         ) WHERE pick = 1;
@@ -93,9 +123,15 @@ public enum OutcomeRules {
             UNION ALL SELECT activity_id, received_at FROM callbacks WHERE activity_id IS NOT NULL
         ) GROUP BY activity_id;
 
-        -- Activity end: the accept time of the earliest accepted `end` update.
+        -- Activity end: the earlier of the accept time of its earliest accepted
+        -- `end` update and its earliest `activity_state` `ended` callback.
         CREATE VIEW activity_ends AS
-        SELECT activity_id, min(at) AS ended_at FROM updates WHERE accepted AND event = 'end' GROUP BY activity_id;
+        SELECT activity_id, min(t) AS ended_at FROM (
+            SELECT activity_id, at AS t FROM updates WHERE accepted AND event = 'end'
+            UNION ALL
+            SELECT activity_id, received_at FROM callbacks
+            WHERE callback = 'activity_state' AND state = 'ended' AND activity_id IS NOT NULL
+        ) GROUP BY activity_id;
 
         -- An activity's device evidence: its earliest render or callback carrying
         -- each value (ties: the smallest value).
@@ -119,16 +155,36 @@ public enum OutcomeRules {
         SELECT ids.activity_id, os.os_version, app.app_version
         FROM ids LEFT JOIN os USING (activity_id) LEFT JOIN app USING (activity_id);
 
+        -- What the device told of an activity (contract 3.0): its dismissal (the
+        -- earliest `dismissed` callback), its latest `ended` callback, the last
+        -- time anything came from it, and its earliest `push_token` callback.
+        CREATE VIEW activity_device_story AS
+        SELECT activity_id,
+               min(CASE WHEN kind = 'dismissed' THEN t END) AS dismissed_at,
+               max(CASE WHEN kind = 'ended' THEN t END) AS last_ended_callback_at,
+               max(t) AS last_device_at,
+               min(CASE WHEN kind = 'push_token' THEN t END) AS first_token_at
+        FROM (
+            SELECT activity_id, rendered_at AS t, 'render' AS kind FROM renders
+            UNION ALL
+            SELECT activity_id, received_at,
+                   CASE WHEN callback = 'activity_state' AND state IN ('ended', 'dismissed') THEN state
+                        WHEN callback = 'push_token' THEN 'push_token'
+                        ELSE 'other' END
+            FROM callbacks WHERE activity_id IS NOT NULL
+        ) GROUP BY activity_id;
+
         -- Every update with its outcome (Documentation/Outcomes.md); `outcome` is NULL for an
-        -- update APNs never accepted.
+        -- update APNs never accepted, `loss_cause` NULL for any but a lost one.
         CREATE VIEW update_outcomes AS
         WITH joined AS (
             SELECT u.*, f.first_rendered_at, f.activity_id IS NOT NULL AS has_render,
-                   s.started_at, e.ended_at
+                   s.started_at, e.ended_at, d.dismissed_at, d.last_ended_callback_at, d.last_device_at
             FROM updates AS u
             LEFT JOIN render_firsts AS f ON f.activity_id = u.activity_id AND f.seq = u.seq
             LEFT JOIN activity_starts AS s ON s.activity_id = u.activity_id
             LEFT JOIN activity_ends AS e ON e.activity_id = u.activity_id
+            LEFT JOIN activity_device_story AS d ON d.activity_id = u.activity_id
         ),
         ordered AS (
             SELECT joined.*,
@@ -139,17 +195,36 @@ public enum OutcomeRules {
                        PARTITION BY activity_id ORDER BY accepted DESC, at, seq
                        ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING) AS later_rendered
             FROM joined
+        ),
+        decided AS (
+            SELECT ordered.*,
+                   CASE WHEN NOT accepted THEN NULL
+                        WHEN has_render THEN 'rendered'
+                        WHEN dismissed_at IS NOT NULL AND (ended_at IS NULL OR dismissed_at < ended_at)
+                             AND at > dismissed_at THEN 'dismissed'
+                        WHEN ended_at IS NOT NULL AND at > ended_at THEN 'ended'
+                        WHEN started_at IS NOT NULL AND at - started_at > \(Contract.activityLifetimeMS) THEN 'expired'
+                        WHEN event <> 'end' AND earlier_max_timestamp IS NOT NULL
+                             AND aps_timestamp <= earlier_max_timestamp THEN 'stale_timestamp'
+                        WHEN later_rendered = 1 THEN 'superseded'
+                        ELSE 'lost' END AS outcome
+            FROM ordered
         )
-        SELECT activity_id, seq, accepted, at, aps_timestamp, event, app, priority, provider, requests,
-               first_rendered_at, started_at, ended_at,
-               CASE WHEN NOT accepted THEN NULL
-                    WHEN has_render THEN 'rendered'
-                    WHEN ended_at IS NOT NULL AND at > ended_at THEN 'ended'
-                    WHEN started_at IS NOT NULL AND at - started_at > \(Contract.activityLifetimeMS) THEN 'expired'
-                    WHEN event <> 'end' AND earlier_max_timestamp IS NOT NULL AND aps_timestamp <= earlier_max_timestamp
-                        THEN 'stale_timestamp'
-                    WHEN later_rendered = 1 THEN 'superseded'
-                    ELSE 'lost' END AS outcome
-        FROM ordered;
+        SELECT activity_id, seq, accepted, at, aps_timestamp, event, app, priority, provider, push_token, requests,
+               first_rendered_at, started_at, ended_at, dismissed_at, outcome,
+               CASE WHEN outcome IS NOT 'lost' THEN NULL
+                    WHEN EXISTS (SELECT 1 FROM callbacks AS c
+                                 WHERE c.callback = 'content_update' AND c.activity_id = decided.activity_id
+                                   AND c.seq = decided.seq) THEN 'not_rendered'
+                    WHEN push_token <> '' AND (
+                             SELECT c.push_token FROM callbacks AS c
+                             WHERE c.callback = 'push_token' AND c.activity_id = decided.activity_id
+                               AND c.received_at <= decided.at
+                             ORDER BY c.received_at DESC, c.push_token DESC LIMIT 1) <> push_token
+                        THEN 'old_token'
+                    WHEN dismissed_at > at OR last_ended_callback_at > at THEN 'closed_later'
+                    WHEN last_device_at IS NULL OR last_device_at <= at THEN 'device_silent'
+                    ELSE 'unexplained' END AS loss_cause
+        FROM decided;
         """
 }

@@ -45,6 +45,9 @@ extension DailyReport {
         let (reasonChart, reasons) = makeReasons()
         let (latencyChart, latencyTable) = makeLatency()
         let (trendCharts, trendTable) = makeTrend()
+        let (lossSummary, lossTable) = makeLossCauses()
+        let (startsSummary, startsTable) = makeStarts()
+        let (deadTokensSummary, deadTokensTable) = makeDeadTokens()
         return HTMLReportPage(
             title: "Live Activity delivery — " + windowText,
             windowText: windowText,
@@ -73,6 +76,12 @@ extension DailyReport {
             timeTable: timeTable,
             timeTitle: bucketsAreHours
                 ? "By hour (UTC)" : bucketDays == 1 ? "By day (UTC)" : "By \(bucketDays) days (UTC)",
+            lossSummary: lossSummary,
+            lossTable: lossTable,
+            startsSummary: startsSummary,
+            startsTable: startsTable,
+            deadTokensSummary: deadTokensSummary,
+            deadTokensTable: deadTokensTable,
             reasons: reasons,
             reasonChart: reasonChart,
             rejectedTotal: ReportFormat.count(r.requests.rejected),
@@ -120,6 +129,10 @@ extension DailyReport {
                 "\(ReportFormat.count(r.updates.lost)) updates accepted by \(r.acceptor) were never shown (lost)."
             ),
             (
+                r.updates.dismissed,
+                "\(ReportFormat.count(r.updates.dismissed)) updates were sent after users had dismissed their activity (not counted as lost)."
+            ),
+            (
                 r.updates.staleTimestamp,
                 "\(ReportFormat.count(r.updates.staleTimestamp)) updates were dropped by devices for a stale aps.timestamp."
             ),
@@ -143,6 +156,13 @@ extension DailyReport {
                     } ?? "") + "."
             ),
         ]
+        if r.requests.toDeadTokens > 0 {
+            points.append(
+                (
+                    r.requests.toDeadTokens,
+                    "\(ReportFormat.count(r.requests.toDeadTokens)) requests went to push tokens already reported dead (see Tokens to purge)."
+                ))
+        }
         if r.requests.oversizeFailures > 0 {
             points.append(
                 (
@@ -203,6 +223,93 @@ extension DailyReport {
             note = nil
         }
         return (tiles, note)
+    }
+
+    // MARK: - The device's story (contract 3.0)
+
+    /// Why the lost updates were lost: each cause's count, share, meaning and what to do.
+    func makeLossCauses() -> (String, HTMLReportPage.Table?) {
+        let u = report.updates
+        var summary =
+            "\(ReportFormat.count(u.dismissed)) updates were sent after users had dismissed their activity; "
+            + "they did not fail and are not counted as lost. "
+        guard u.lost > 0 else {
+            summary += "No accepted update was lost in this window."
+            return (summary, nil)
+        }
+        summary +=
+            "For each of the \(ReportFormat.count(u.lost)) lost updates, the first cause below that the device's "
+            + "own evidence shows (evidence, not proof):"
+        let table = HTMLReportPage.Table(
+            caption: "Lost updates by cause",
+            header: ["cause", "updates", "share of lost", "what the evidence shows", "what to do"],
+            rows: LossCause.allCases.map { cause in
+                let count = u.lostByCause[cause]
+                return [
+                    cause.name, ReportFormat.count(count), ReportFormat.percent(ratio(count, u.lost)), cause.meaning,
+                    cause.advice,
+                ]
+            },
+            note:
+                "arrival lost --cause CAUSE lists the updates behind a row; arrival activity ID shows one activity's timeline."
+        )
+        return (summary, table)
+    }
+
+    /// Push-to-start: accepted, appeared, given an update token, and how long the token took.
+    func makeStarts() -> (String, HTMLReportPage.Table?) {
+        let s = report.starts
+        guard s.sent > 0 else { return ("No push-to-start (event start) was sent in this window.", nil) }
+        let latency = s.updateTokenLatency
+        let summary =
+            "A start APNs accepted must appear on the device and then give the app an update token; "
+            + "a start without one is an activity the sender can never update. Update token after the accepted start: "
+            + "p50 \(ReportFormat.duration(latency.p50)) · p90 \(ReportFormat.duration(latency.p90)) · "
+            + "p99 \(ReportFormat.duration(latency.p99)) over \(ReportFormat.count(latency.count)) starts."
+        let table = HTMLReportPage.Table(
+            caption: "Push-to-start",
+            header: ["step", "starts", "rate", "meaning"],
+            rows: [
+                ["sent", ReportFormat.count(s.sent), "", "updates with event start"],
+                [
+                    "accepted", ReportFormat.count(s.accepted), ReportFormat.percent(ratio(s.accepted, s.sent)),
+                    "of sent: APNs took it",
+                ],
+                [
+                    "appeared", ReportFormat.count(s.appeared), ReportFormat.percent(s.appearanceRate),
+                    "of accepted: a render or callback of the activity came back (the device's start budget and attributes the app cannot decode stop the rest)",
+                ],
+                [
+                    "update token", ReportFormat.count(s.updateTokenReceived), ReportFormat.percent(s.updateTokenRate),
+                    "of appeared: the app reported the activity's push token",
+                ],
+            ])
+        return (summary, table)
+    }
+
+    /// The dead tokens the sender should stop sending to, most requests after death first.
+    func makeDeadTokens() -> (String, HTMLReportPage.Table?) {
+        guard !deadTokens.isEmpty else {
+            return ("No push token died in this window, and none was sent to after its death.", nil)
+        }
+        let shown = deadTokens.prefix(DailyReport.deadTokensShown)
+        let summary =
+            "\(ReportFormat.count(deadTokens.count)) push tokens are dead (410, Unregistered, BadDeviceToken, ExpiredToken, FCM UNREGISTERED); "
+            + "\(ReportFormat.count(report.requests.toDeadTokens)) requests of this window were still sent to them afterwards. "
+            + "Purge them from the sender."
+        let table = HTMLReportPage.Table(
+            caption: "Tokens to purge",
+            header: ["token", "app", "provider", "died", "reason", "requests after"],
+            rows: shown.map {
+                [
+                    $0.pushToken, $0.app, $0.provider, ReportFormat.time($0.diedAt), $0.reason,
+                    ReportFormat.count($0.requestsAfter),
+                ]
+            },
+            note: deadTokens.count > shown.count
+                ? "\(ReportFormat.count(deadTokens.count - shown.count)) more: arrival tokens --format csv lists them all."
+                : nil)
+        return (summary, table)
     }
 
     // MARK: - Funnel

@@ -34,7 +34,7 @@ extension DashboardTemplates {
 <header class="top"><div class="inner">
 <h1>Live Activity delivery · {{windowText}}</h1>
 <p class="meta">Generated {{generated}} by arrival {{version}} · {{sourcesSummary}}</p>
-<nav class="toc" aria-label="Sections"><a href="#funnel-card">Funnel</a><a href="#time-card">Over time</a><a href="#reasons-card">APNs rejections</a><a href="#latency-card">Latency</a><a href="#breakdowns">Breakdowns</a>{{#trendTable}}<a href="#trend-card">Trend</a>{{/trendTable}}<a href="#activities-card">Activities</a><a href="#quality-card">Data quality</a><a href="#sources-card">Sources</a></nav>
+<nav class="toc" aria-label="Sections"><a href="#funnel-card">Funnel</a><a href="#loss-card">Why lost</a><a href="#starts-card">Push-to-start</a><a href="#tokens-card">Tokens to purge</a><a href="#time-card">Over time</a><a href="#reasons-card">APNs rejections</a><a href="#latency-card">Latency</a><a href="#breakdowns">Breakdowns</a>{{#trendTable}}<a href="#trend-card">Trend</a>{{/trendTable}}<a href="#activities-card">Activities</a><a href="#quality-card">Data quality</a><a href="#sources-card">Sources</a></nav>
 </div></header>
 <main>
 <div class="verdict" role="status">
@@ -70,6 +70,24 @@ extension DashboardTemplates {
 </table>
 </div>
 {{#funnelTable}}{{>table}}{{/funnelTable}}
+</section>
+
+<section class="card" id="loss-card">
+<h2>Why updates were lost</h2>
+<p class="note">{{lossSummary}}</p>
+{{#lossTable}}{{>table}}{{/lossTable}}
+</section>
+
+<section class="card" id="starts-card">
+<h2>Push-to-start</h2>
+<p class="note">{{startsSummary}}</p>
+{{#startsTable}}{{>table}}{{/startsTable}}
+</section>
+
+<section class="card" id="tokens-card">
+<h2>Tokens to purge</h2>
+<p class="note">{{deadTokensSummary}}</p>
+{{#deadTokensTable}}{{>table}}{{/deadTokensTable}}
 </section>
 
 <section class="card" id="time-card">
@@ -213,6 +231,7 @@ svg .grid { stroke: var(--line); stroke-width: 1; }
 .o-ended { fill: var(--green); background: var(--green); }
 .o-expired { fill: var(--purple); background: var(--purple); }
 .o-lost { fill: var(--vermillion); background: var(--vermillion); }
+.o-dismissed { fill: var(--yellow); background: var(--yellow); }
 .o-rejected { fill: var(--grey); background: var(--grey); }
 .track { fill: #e8ecf2; }
 .rate-line { fill: none; stroke: var(--ink); stroke-width: 2; stroke-dasharray: 5 3; }
@@ -222,7 +241,7 @@ svg .grid { stroke: var(--line); stroke-width: 1; }
 .legend { display: flex; flex-wrap: wrap; gap: 6px 16px; margin: 4px 0 8px; padding: 0; list-style: none; font-size: 13px; }
 .legend .swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px; margin-right: 6px; vertical-align: -1px; }
 .badge { display: inline-block; white-space: nowrap; padding: 0 7px; border-radius: 10px; color: #fff; font-size: 12px; font-weight: 600; }
-.badge.o-superseded, .badge.o-stale { color: #1d2330; }
+.badge.o-superseded, .badge.o-stale, .badge.o-dismissed { color: #1d2330; }
 .trends { display: grid; grid-template-columns: repeat(auto-fill, minmax(300px, 1fr)); gap: 8px; }
 .table-wrap { overflow-x: auto; }
 table { border-collapse: collapse; width: 100%; font-size: 13px; margin: 6px 0; font-variant-numeric: tabular-nums; }

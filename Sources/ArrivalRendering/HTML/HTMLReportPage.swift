@@ -139,6 +139,13 @@ struct HTMLReportPage {
     var timeChart: SVGChart?
     var timeTable: Table?
     var timeTitle: String
+    /// Contract 3.0: why the lost updates were lost, push-to-start, tokens to purge.
+    var lossSummary: String
+    var lossTable: Table?
+    var startsSummary: String
+    var startsTable: Table?
+    var deadTokensSummary: String
+    var deadTokensTable: Table?
     var reasons: [ReasonRow]
     var reasonChart: SVGChart?
     var rejectedTotal: String

@@ -8,11 +8,12 @@ extension Report: JSONObject {
     /// IEEE double. Byte-identical for identical stores.
     public func jsonText() -> String { JSONWriter.document(self) }
 
+    /// Always `arrival.report/2` (contract 3.0): arrival writes no other.
     package var jsonFields: JSONFields {
-        let dimensions = Report.breakdownDimensions.sorted(by: codePointOrder)
+        let dimensions = (Report.breakdownDimensions + ["channel"]).sorted(by: codePointOrder)
         return [
-            "schema": "arrival.report/1", "window": window, "requests": requests, "updates": updates,
-            "callbacks": callbacks, "latency_ms": latency, "data_quality": dataQuality,
+            "schema": "arrival.report/2", "window": window, "requests": requests, "updates": updates,
+            "starts": starts, "callbacks": callbacks, "latency_ms": latency, "data_quality": dataQuality,
             "breakdowns": JSONFields(dimensions.map { ($0, breakdowns[$0] ?? [:]) }),
         ]
     }
@@ -29,6 +30,7 @@ extension Report.Requests: JSONObject {
         [
             "total": total, "accepted": accepted, "rejected": rejected, "acceptance_rate": acceptanceRate,
             "by_reason": byReason, "oversize_failures": oversizeFailures, "oversize_risk": oversizeRisk,
+            "broadcasts": broadcasts, "to_dead_tokens": toDeadTokens,
         ]
     }
 }
@@ -36,9 +38,25 @@ extension Report.Requests: JSONObject {
 extension UpdateCounts: JSONObject {
     package var jsonFields: JSONFields {
         [
-            "sent": sent, "accepted": accepted, "rendered": rendered, "ended": ended, "expired": expired,
-            "stale_timestamp": staleTimestamp, "superseded": superseded, "lost": lost, "arrival_rate": arrivalRate,
-            "effective_arrival_rate": effectiveArrivalRate,
+            "sent": sent, "accepted": accepted, "rendered": rendered, "dismissed": dismissed, "ended": ended,
+            "expired": expired, "stale_timestamp": staleTimestamp, "superseded": superseded, "lost": lost,
+            "lost_by_cause": lostByCause, "arrival_rate": arrivalRate, "effective_arrival_rate": effectiveArrivalRate,
+        ]
+    }
+}
+
+extension LossCauses: JSONObject {
+    package var jsonFields: JSONFields {
+        JSONFields(LossCause.allCases.map { ($0.name, self[$0]) })
+    }
+}
+
+extension Report.Starts: JSONObject {
+    package var jsonFields: JSONFields {
+        [
+            "sent": sent, "accepted": accepted, "appeared": appeared, "appearance_rate": appearanceRate,
+            "update_token_received": updateTokenReceived, "update_token_rate": updateTokenRate,
+            "update_token_latency_ms": updateTokenLatency,
         ]
     }
 }
@@ -63,6 +81,7 @@ extension Report.DataQuality: JSONObject {
             "malformed_lines": malformedLines, "malformed_by_cause": malformedByCause,
             "duplicate_records": duplicateRecords, "files_skipped_as_duplicate": filesSkippedAsDuplicate,
             "apns_without_seq": apnsWithoutSeq, "unattributed": unattributed, "clock_skew_negative": clockSkewNegative,
+            "broadcasts_without_subscribers": broadcastsWithoutSubscribers,
         ]
     }
 }

@@ -26,6 +26,12 @@ extension Report {
             "| stale-timestamp drops | \(updates.staleTimestamp) | accepted updates the device ignored (`aps.timestamp` not newer) |"
         )
         lines.append(
+            "| dismissed by the user | \(updates.dismissed) | accepted updates sent after the activity was dismissed, not counted as lost |"
+        )
+        lines.append(
+            "| requests to dead tokens | \(requests.toDeadTokens) | sent after APNs or the provider said the token was gone (`arrival tokens` lists them) |"
+        )
+        lines.append(
             "| oversize failures | \(requests.oversizeFailures) | 413 / PayloadTooLarge; \(requests.oversizeRisk) accepted payloads within 512 bytes of 4 KB |"
         )
         lines.append(
@@ -50,6 +56,39 @@ extension Report {
         lines.append("")
         lines.append("\(updates.sent) logical updates were sent, \(updates.accepted) accepted by \(acceptor).")
         lines.append("")
+        if updates.lost > 0 {
+            lines.append("## Why updates were lost")
+            lines.append("")
+            lines.append("What the device's evidence shows for each of the \(updates.lost) lost updates (not proof).")
+            lines.append("")
+            lines.append("| cause | updates | share of lost | what it usually means |")
+            lines.append("|---|---:|---:|---|")
+            for cause in LossCause.allCases {
+                let count = updates.lostByCause[cause]
+                lines.append(
+                    "| \(cause.name) | \(count) | \(percent(ratio(count, updates.lost))) | \(cause.meaning) |")
+            }
+            lines.append("")
+        }
+        if starts.sent > 0 {
+            lines.append("## Push-to-start")
+            lines.append("")
+            lines.append("| step | starts | rate |")
+            lines.append("|---|---:|---:|")
+            lines.append("| sent | \(starts.sent) | |")
+            lines.append("| accepted | \(starts.accepted) | |")
+            lines.append(
+                "| appeared on the device | \(starts.appeared) | \(percent(starts.appearanceRate)) of accepted |")
+            lines.append(
+                "| gave an update token | \(starts.updateTokenReceived) | \(percent(starts.updateTokenRate)) of appeared |"
+            )
+            let latency = starts.updateTokenLatency
+            lines.append("")
+            lines.append(
+                "Update token after the accepted start: p50 \(ReportFormat.milliseconds(latency.p50)), p90 \(ReportFormat.milliseconds(latency.p90)), p99 \(ReportFormat.milliseconds(latency.p99)) (\(latency.count) starts)."
+            )
+            lines.append("")
+        }
         if !requests.byReason.isEmpty {
             lines.append("## Rejected requests by APNs reason")
             lines.append("")

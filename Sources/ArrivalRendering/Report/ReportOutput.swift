@@ -6,7 +6,7 @@ import Foundation
 /// A report of a store as `arrival report` prints it and the collector's
 /// `GET /v1/report` serves it: one function for both, so both give the same bytes.
 public enum ReportOutput: String, CaseIterable, Sendable {
-    /// The contract's report object (`arrival.report/1`).
+    /// The contract's report object (`arrival.report/2`).
     case json
     case markdown
     /// The daily report: one self-contained page with charts.

@@ -263,7 +263,7 @@ struct ExitCodeTests {
         let store = try await work.store("s.sqlite", from: try await work.fleet("fleet"))
         let json = try await arrival(["report", "--db", store, "--day", "2026-11-21"])
         #expect(json.status == 0, "\(json)")
-        #expect(json.stdout.contains(#""schema": "arrival.report/1""#))
+        #expect(json.stdout.contains(#""schema": "arrival.report/2""#))
         #expect(json.stderr.isEmpty)
 
         let missing = try await arrival(["report", "--db", work.path("none.sqlite")])

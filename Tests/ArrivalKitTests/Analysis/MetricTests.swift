@@ -119,26 +119,27 @@ struct MetricTests {
         #expect(
             report.breakdowns["app"] == [
                 "com.example.food": counts(sent: 2, accepted: 2, rendered: 2),
-                "com.example.plain": counts(sent: 1, accepted: 1, lost: 1),
+                // P2's seq 2: its seq 1 rendered later, and still seq 2 never showed.
+                "com.example.plain": counts(sent: 1, accepted: 1, lost: 1, causes: [.unexplained: 1]),
                 "unknown": counts(sent: 1, accepted: 1, lost: 1),
             ])
         #expect(
             report.breakdowns["priority"] == [
                 "10": counts(sent: 2, accepted: 2, rendered: 2),
-                "unknown": counts(sent: 2, accepted: 2, lost: 2),
+                "unknown": counts(sent: 2, accepted: 2, lost: 2, causes: [.deviceSilent: 1, .unexplained: 1]),
             ])
         // P: render and callback at the same instant carry 18.1 and 17.5 → the smaller, 17.5.
         #expect(
             report.breakdowns["os_version"] == [
                 "17.5": counts(sent: 1, accepted: 1, rendered: 1),
-                "18.2": counts(sent: 2, accepted: 2, rendered: 1, lost: 1),
+                "18.2": counts(sent: 2, accepted: 2, rendered: 1, lost: 1, causes: [.unexplained: 1]),
                 "unknown": counts(sent: 1, accepted: 1, lost: 1),
             ])
         // P2: its callback at 11:00 (3.1) is earlier than its render (3.0).
         #expect(
             report.breakdowns["app_version"] == [
                 "2.0": counts(sent: 1, accepted: 1, rendered: 1),
-                "3.1": counts(sent: 2, accepted: 2, rendered: 1, lost: 1),
+                "3.1": counts(sent: 2, accepted: 2, rendered: 1, lost: 1, causes: [.unexplained: 1]),
                 "unknown": counts(sent: 1, accepted: 1, lost: 1),
             ])
     }

@@ -17,8 +17,8 @@ struct DiffTests {
         let b = try ComparisonSide.load(SimulatedBatches.baseline, window: nil, detail: true)
         var diff = ReportDiff(a, b)
         diff.records = try RecordDiff(a, b)
-        // Every figure of the sides' schema (1): the schema-2 ones are in neither report.
-        #expect(diff.metrics.count == Metric.all.filter { $0.since == 1 }.count)
+        // Every figure: batches are analysed by today's contract (report schema 2).
+        #expect(diff.metrics.count == Metric.all.count)
         #expect(diff.metrics.allSatisfy { $0.verdict == .unchanged })
         #expect(diff.reasons.allSatisfy { $0.status == .unchanged })
         #expect(diff.breakdowns.isEmpty)
@@ -184,7 +184,7 @@ struct DiffTests {
         #expect(object["schema"] as? String == "arrival.diff/1")
         let metrics = try #require(object["metrics"] as? [[String: Any]])
         // Every figure both sides' schema has, in report order.
-        #expect(metrics.compactMap { $0["metric"] as? String } == Metric.all.filter { $0.since == 1 }.map(\.id))
+        #expect(metrics.compactMap { $0["metric"] as? String } == Metric.all.map(\.id))
         let loss = try #require(metrics.first { $0["metric"] as? String == "callbacks.callback_loss_rate" })
         #expect(loss["verdict"] as? String == "worse")
     }

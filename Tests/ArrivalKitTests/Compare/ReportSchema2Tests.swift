@@ -11,18 +11,23 @@ import Testing
 /// compared with the new figures absent (never 0) on a schema-1 side, and
 /// gated with a plain failure when a side lacks a rule's figure.
 ///
-/// The schema-2 report is the sample day as the reference implementation
+/// The schema-1 report is the sample day as arrival saved it before
+/// contract 3.0 (`Fixtures/reports/sample.schema1.json`); the schema-2 report is the sample day as the reference implementation
 /// reports it by contract 3.0 (`Scripts/reference/arrival_reference.py
 /// --contract 3.0 SampleData`), as another tool, or a later arrival, saves it.
 @Suite("Report schema 2 in diff and gate")
 struct ReportSchema2Tests {
     static let schema2 = fixture("reports/sample.schema2.json")
 
+    /// The sample day's report as arrival 1.x saved it (`arrival.report/1`,
+    /// recorded before contract 3.0), in a folder of its own.
     func schema1() throws -> (Report, URL) {
         let directory = try makeTemporaryDirectory()
-        let (report, _) = try ingestAndReport(GoldenReportTests.samplePaths)
         let file = directory.appendingPathComponent("sample.schema1.json")
-        try Data(report.jsonText().utf8).write(to: file)
+        let data = try Data(contentsOf: URL(fileURLWithPath: fixture("reports/sample.schema1.json")))
+        try data.write(to: file)
+        let report = try Report(jsonData: data)
+        #expect(report.schema == 1)
         return (report, file)
     }
 

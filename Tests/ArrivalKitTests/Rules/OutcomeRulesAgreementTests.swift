@@ -13,27 +13,41 @@ import Testing
 /// state the same rules twice; they must give every update the same outcome.
 @Suite("SQL views and report analysis agree")
 struct ViewAgreementTests {
-    @Test("Every update gets the same outcome, accept time and app from both")
+    @Test("Every update gets the same outcome, loss cause, accept time and app from both")
     func sameOutcomes() throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
+        // A lifecycle fleet: dismissals, device ends, rotated tokens, undrawn content states.
+        var config = SimulationConfig(activities: 300, seed: 5)
+        config.lifecycle = true
+        let fleet = directory.appendingPathComponent("fleet")
+        _ = try FleetSimulator(config: config).run(outputDirectory: fleet.path)
         let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
         _ = try Ingestor(store: store).ingest(
             paths: [
-                fixture("outcomes"), fixture("metrics"), fixture("dedup"),
+                fixture("outcomes"), fixture("metrics"), fixture("dedup"), fixture("lifecycle"), fleet.path,
             ] + GoldenReportTests.samplePaths)
         var fromViews: [ExactString: String] = [:]
         let analysis = try store.read { snapshot in
-            try snapshot.forEachViewOutcome { activity, seq, outcome, at, app, priority in
-                fromViews[ExactString("\(activity)#\(seq)")] = "\(outcome ?? "-") \(at) \(app) \(priority ?? -1)"
+            try snapshot.forEachViewOutcome { activity, seq, outcome, cause, at, app, priority in
+                fromViews[ExactString("\(activity)#\(seq)")] =
+                    "\(outcome ?? "-") \(cause ?? "-") \(at) \(app) \(priority ?? -1)"
             }
             return try DeliveryAnalysis(snapshot: snapshot, window: nil)
         }
         var fromAnalysis: [ExactString: String] = [:]
+        var seen: Set<String> = []
         for u in analysis.updates {
             let outcome = u.outcome?.name ?? "-"
+            let cause = u.lossCause?.name ?? "-"
+            seen.insert(outcome)
+            seen.insert(cause)
             fromAnalysis[ExactString("\(analysis.activityNames[Int(u.activity)])#\(u.seq)")] =
-                "\(outcome) \(u.at) \(analysis.apps[Int(u.app)]) \(u.priority ?? -1)"
+                "\(outcome) \(cause) \(u.at) \(analysis.apps[Int(u.app)]) \(u.priority ?? -1)"
+        }
+        // Every outcome and every loss cause occurs, so each rule is compared.
+        for name in Outcome.allCases.map(\.name) + LossCause.allCases.map(\.name) {
+            #expect(seen.contains(name), "no update is \(name)")
         }
         #expect(fromViews.count > 1500)
         #expect(fromViews.count == fromAnalysis.count)
