@@ -45,7 +45,8 @@ package struct DeliveryAnalysis {
         var endedAt: Int64?
         /// Its earliest `activity_state` `dismissed` callback.
         var dismissedAt: Int64?
-        /// Its latest `activity_state` `ended` callback.
+        /// Its earliest and latest `activity_state` `ended` callbacks.
+        var firstEndedCallbackAt: Int64?
         var lastEndedCallbackAt: Int64?
         /// The latest render or callback of it; nil: the device never told anything.
         var lastDeviceAt: Int64?
@@ -284,6 +285,7 @@ package struct DeliveryAnalysis {
             activities[i].tokenCallbacks.append((at, tokens.intern(token() ?? "")))
         case .ended:
             activities[i].endedAt = min(activities[i].endedAt ?? at, at)
+            activities[i].firstEndedCallbackAt = min(activities[i].firstEndedCallbackAt ?? at, at)
             activities[i].lastEndedCallbackAt = max(activities[i].lastEndedCallbackAt ?? at, at)
         case .dismissed:
             activities[i].dismissedAt = min(activities[i].dismissedAt ?? at, at)
@@ -393,7 +395,7 @@ package struct DeliveryAnalysis {
     }
 
     /// The app of a topic (cached: a fleet has few topics).
-    private mutating func app(ofTopic topic: String?) -> Int32 {
+    mutating func app(ofTopic topic: String?) -> Int32 {
         guard let topic else { return Self.app(ofTopic: nil, in: &apps) }
         let key = ExactString(topic)
         if let app = topicApp[key] { return app }

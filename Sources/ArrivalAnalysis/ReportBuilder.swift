@@ -5,7 +5,7 @@ import ArrivalStore
 /// are decided over all stored data; the window only chooses which requests
 /// and updates are counted.
 public struct ReportBuilder {
-    private let store: Store
+    let store: Store
 
     public init(store: Store) {
         self.store = store

@@ -255,6 +255,37 @@ struct ExitCodeTests {
         #expect(!FileManager.default.fileExists(atPath: foreign + "-wal"))
     }
 
+    // MARK: - lost and activity
+
+    @Test(
+        "lost and activity: 0 with a list or a timeline; 1 for an activity no record names or no store; 2 for bad usage"
+    )
+    func lostAndActivity() async throws {
+        let work = try Workspace()
+        let store = try await work.store("s.sqlite", from: try await work.fleet("fleet"))
+        let csv = try await arrival(["lost", "--db", store, "--format", "csv", "--limit", "3"])
+        #expect(csv.status == 0, "\(csv)")
+        let rows = csv.stdout.split(separator: "\r\n")
+        #expect(rows.first == "activity_id,seq,app,provider,accepted_at,cause,push_token,evidence")
+        #expect(rows.count == 4)
+        let activity = try #require(rows.dropFirst().first?.split(separator: ",").first.map(String.init))
+        let json = try await arrival(["activity", activity, "--db", store, "--format", "json"])
+        #expect(json.status == 0, "\(json)")
+        #expect(json.stdout.contains(#""schema": "arrival.activity/1""#) && json.stdout.contains(#""outcome": "lost""#))
+        let text = try await arrival(["activity", activity, "--db", store])
+        #expect(text.status == 0 && text.stdout.contains("Timeline") && text.stdout.contains("lost ("))
+
+        let unknown = try await arrival(["activity", "no-such-activity", "--db", store])
+        #expect(unknown.status == 1, "\(unknown)")
+        #expect(unknown.stderr.contains("no request, render or callback of the store names the activity"))
+        let missing = try await arrival(["lost", "--db", work.path("none.sqlite")])
+        #expect(missing.status == 1, "\(missing)")
+        let cause = try await arrival(["lost", "--db", store, "--cause", "gremlins"])
+        #expect(cause.status == 2 && cause.stderr.contains("is not a loss cause"), "\(cause)")
+        let limit = try await arrival(["lost", "--db", store, "--limit", "-1"])
+        #expect(limit.status == 2, "\(limit)")
+    }
+
     // MARK: - report
 
     @Test("report: 0 with a report; 1 without a store (run ingest first) or for an unwritable --out; 2 for a bad day")

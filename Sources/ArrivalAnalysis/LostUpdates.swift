@@ -1,0 +1,68 @@
+import ArrivalModel
+import ArrivalStore
+
+/// One lost update of `arrival lost`: where it went, when, and why it was lost.
+package struct LostUpdate: Sendable, Equatable {
+    package var activityID: String
+    package var seq: Int64
+    package var app: String
+    package var provider: String
+    package var acceptedAt: Int64
+    package var cause: LossCause
+    /// The push token of its deciding request.
+    package var pushToken: String
+    package var evidence: String
+}
+
+extension ReportBuilder {
+    /// The lost updates accepted in `window` (all without one), those of
+    /// `causes` and `apps` only when given, in order of accept time, then
+    /// activity id (code points), then seq. The same analysis as the
+    /// report's, so that their count by cause is the report's
+    /// `updates.lost_by_cause` for the same window.
+    package func lostUpdates(
+        window: ReportWindow?, causes: Set<LossCause>? = nil, apps: Set<String>? = nil
+    ) throws -> [LostUpdate] {
+        func collect(_ analysis: DeliveryAnalysis) -> [LostUpdate] {
+            var found: [LostUpdate] = []
+            for index in analysis.updateIndices(in: window) {
+                let u = analysis.updates[index]
+                guard u.outcome == .lost, let cause = u.lossCause else { continue }
+                if let causes, !causes.contains(cause) { continue }
+                let app = analysis.apps[Int(u.app)].text
+                if let apps, !apps.contains(app) { continue }
+                found.append(
+                    LostUpdate(
+                        activityID: analysis.activityNames[Int(u.activity)].text, seq: u.seq, app: app,
+                        provider: PushProvider.allCases[Int(u.provider)].rawValue, acceptedAt: u.at, cause: cause,
+                        pushToken: u.token >= 0 ? analysis.tokens[Int(u.token)].text : "",
+                        evidence: analysis.evidence(ofUpdate: index)))
+            }
+            return found
+        }
+        var all: [LostUpdate] = []
+        try store.read { snapshot in
+            let partitionCount = partitioning.count(requests: try snapshot.rowEstimates().requests)
+            if partitionCount > 1 {
+                let partitions = try AnalysisPartitions(
+                    snapshot: snapshot, window: window, count: partitionCount, tallyByDayAndHour: false,
+                    samplingRequests: false)
+                defer { partitions.close() }
+                try partitions.forEach { _, analysis in
+                    collect(analysis)
+                } combine: {
+                    all += $0
+                }
+            } else {
+                all = collect(try DeliveryAnalysis(snapshot: snapshot, window: window))
+            }
+        }
+        return all.sorted {
+            if $0.acceptedAt != $1.acceptedAt { return $0.acceptedAt < $1.acceptedAt }
+            if !$0.activityID.utf8.elementsEqual($1.activityID.utf8) {
+                return codePointOrder($0.activityID, $1.activityID)
+            }
+            return $0.seq < $1.seq
+        }
+    }
+}

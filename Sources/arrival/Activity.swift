@@ -1,0 +1,147 @@
+import ArgumentParser
+import ArrivalAnalysis
+import ArrivalModel
+import ArrivalRendering
+import ArrivalStore
+import Foundation
+
+struct Activity: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "One activity's timeline: what was sent, what APNs said, what the device showed and reported.",
+        discussion: """
+            For "APNs said 200 but nothing changed": every request of the activity (time, status, reason, \
+            token, seq, event, provider; requests without an activity_id whose push token it owns included), \
+            every render and callback, in time order, then each update with its outcome, its loss cause when \
+            it was lost, and the evidence that decided them. The outcomes are the report's (the same rules on \
+            the same records; contract 3.0). One pass over each table of the store: a second or two on millions \
+            of records. The store is opened read-only. Exit 1 when no record names the activity.
+            """
+    )
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case text, json
+    }
+
+    @Argument(help: "The activity_id, exactly as the records carry it.")
+    var id: String
+
+    @OptionGroup var store: StoreOptions
+
+    @Option(help: "Output format: text (for a terminal) or json (schema arrival.activity/1).")
+    var format: Format = .text
+
+    @Option(help: "Write to this file instead of standard output.")
+    var out: String?
+
+    func run() throws {
+        let database = try Store(readingAt: store.db)
+        let records = try database.read { try $0.activityRecords(id) }
+        guard !records.isEmpty else {
+            throw Diagnostic(
+                .input, "no request, render or callback of the store names the activity '\(id)'",
+                hint:
+                    "activity ids are compared exactly (case and Unicode form); `arrival lost` lists activities with lost updates."
+            )
+        }
+        let story = try ActivityStory(records: records)
+        try write(format == .json ? Self.json(story) : Self.text(story), to: out)
+    }
+
+    static func time(_ milliseconds: Int64?) -> String {
+        milliseconds.map { RFC3339.format(milliseconds: $0) } ?? ReportFormat.none
+    }
+
+    static func outcome(_ line: ActivityStory.UpdateLine) -> String {
+        guard let outcome = line.outcome else { return "not accepted" }
+        return outcome.name + (line.lossCause.map { " (\($0.name))" } ?? "")
+    }
+
+    static func text(_ story: ActivityStory) -> String {
+        var lines = [
+            "Activity \(story.activityID)" + (story.app.map { " · \($0)" } ?? ""),
+            "  started \(time(story.startedAt)) · ended \(time(story.endedAt)) · dismissed \(time(story.dismissedAt))"
+                + " · last heard from the device \(time(story.lastDeviceAt))",
+            "  os \(story.osVersion ?? "unknown") · app version \(story.appVersion ?? "unknown")",
+            "",
+            "Timeline (\(ReportFormat.counted(story.timeline.count, "record")))",
+        ]
+        var timeline = TextTable(["time", "kind", "seq", "what"], alignments: [.left, .left, .right, .left])
+        for entry in story.timeline {
+            timeline.add([time(entry.time), entry.kind.rawValue, entry.seq.map(String.init) ?? "", entry.what])
+        }
+        lines.append(timeline.render(color: false))
+        lines.append("")
+        lines.append("Updates (\(ReportFormat.counted(story.updates.count, "update")))")
+        var updates = TextTable(
+            ["seq", "event", "at", "requests", "outcome", "evidence"],
+            alignments: [.right, .left, .left, .right, .left, .left])
+        for line in story.updates {
+            updates.add([
+                String(line.seq), line.event, time(line.at), String(line.requests), outcome(line), line.evidence,
+            ])
+        }
+        lines.append(updates.render(color: false))
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func json(_ story: ActivityStory) -> String {
+        let w = JSONWriter()
+        func optionalTime(_ value: Int64?) {
+            if let value { w.string(RFC3339.format(milliseconds: value)) } else { w.null() }
+        }
+        w.object {
+            w.field("schema") { w.string("arrival.activity/1") }
+            w.field("activity_id") { w.string(story.activityID) }
+            w.field("app") { if let app = story.app { w.string(app) } else { w.null() } }
+            w.field("started_at") { optionalTime(story.startedAt) }
+            w.field("ended_at") { optionalTime(story.endedAt) }
+            w.field("dismissed_at") { optionalTime(story.dismissedAt) }
+            w.field("last_device_at") { optionalTime(story.lastDeviceAt) }
+            w.field("os_version") { if let v = story.osVersion { w.string(v) } else { w.null() } }
+            w.field("app_version") { if let v = story.appVersion { w.string(v) } else { w.null() } }
+            w.field("updates") {
+                w.array {
+                    for line in story.updates {
+                        w.element {
+                            w.object {
+                                w.field("seq") { w.int(Int(line.seq)) }
+                                w.field("event") { w.string(line.event) }
+                                w.field("accepted") { w.bool(line.accepted) }
+                                w.field("at") { w.string(RFC3339.format(milliseconds: line.at)) }
+                                w.field("requests") { w.int(line.requests) }
+                                w.field("outcome") { if let o = line.outcome { w.string(o.name) } else { w.null() } }
+                                w.field("loss_cause") {
+                                    if let c = line.lossCause { w.string(c.name) } else { w.null() }
+                                }
+                                w.field("evidence") { w.string(line.evidence) }
+                            }
+                        }
+                    }
+                }
+            }
+            w.field("timeline") {
+                w.array {
+                    for entry in story.timeline {
+                        w.element {
+                            w.object {
+                                w.field("time") { w.string(RFC3339.format(milliseconds: entry.time)) }
+                                w.field("kind") { w.string(entry.kind.rawValue) }
+                                w.field("seq") { if let s = entry.seq { w.int(Int(s)) } else { w.null() } }
+                                for (name, value) in entry.fields {
+                                    w.field(name) {
+                                        switch value {
+                                        case .text(let text): if let text { w.string(text) } else { w.null() }
+                                        case .number(let n): if let n { w.int(Int(n)) } else { w.null() }
+                                        case .flag(let b): w.bool(b)
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return w.text + "\n"
+    }
+}

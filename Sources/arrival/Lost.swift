@@ -1,0 +1,161 @@
+import ArgumentParser
+import ArrivalAnalysis
+import ArrivalModel
+import ArrivalRendering
+import ArrivalStore
+import Foundation
+
+struct Lost: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the lost updates themselves, with why each was lost: from a count to the activities behind it.",
+        discussion: """
+            Every accepted update whose outcome is lost, with its loss cause (contract 3.0: not_rendered, \
+            old_token, closed_later, device_silent, unexplained), the activity, seq, app, provider, accept time, \
+            token and the evidence. The same analysis as the report: for the same window, the count of each \
+            cause is the report's updates.lost_by_cause. In order of accept time, then activity id, then seq. \
+            `arrival activity ID` shows one activity's whole timeline. The store is opened read-only.
+            """
+    )
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case text, csv, json
+    }
+
+    @OptionGroup var store: StoreOptions
+    @OptionGroup var window: WindowOptions
+
+    @Option(
+        name: .customLong("cause"),
+        help: ArgumentHelp(
+            "Only this loss cause (repeat for several).",
+            valueName: LossCause.allCases.map(\.name).joined(separator: "|")))
+    var causes: [String] = []
+
+    @Option(
+        name: .customLong("app"),
+        help: "Only updates of this app (the topic without .push-type.liveactivity; repeat for several).")
+    var apps: [String] = []
+
+    @Option(help: "At most this many updates, the earliest first (0: all).")
+    var limit: Int = 0
+
+    @Option(help: "Output format: text (an aligned table), csv or json (schema arrival.lost/1).")
+    var format: Format = .text
+
+    @Option(help: "Write the list to this file instead of standard output.")
+    var out: String?
+
+    func validate() throws {
+        _ = try window.resolved()
+        _ = try causeSet()
+        guard limit >= 0 else { throw ValidationError("--limit must be 0 (all) or more.") }
+    }
+
+    func causeSet() throws -> Set<LossCause>? {
+        guard !causes.isEmpty else { return nil }
+        return Set(
+            try causes.map { name in
+                guard let cause = LossCause.allCases.first(where: { $0.name == name }) else {
+                    throw ValidationError(
+                        "--cause '\(name)' is not a loss cause; use one of "
+                            + LossCause.allCases.map(\.name).joined(separator: ", ") + ".")
+                }
+                return cause
+            })
+    }
+
+    func run() throws {
+        let database = try Store(readingAt: store.db)
+        let window = try self.window.resolved()
+        let all = try ReportBuilder(store: database).lostUpdates(
+            window: window, causes: try causeSet(), apps: apps.isEmpty ? nil : Set(apps))
+        let shown = limit > 0 ? Array(all.prefix(limit)) : all
+        let text: String
+        switch format {
+        case .text: text = Self.text(shown, total: all.count, window: window)
+        case .csv: text = Self.csv(shown)
+        case .json: text = Self.json(shown, total: all.count, window: window)
+        }
+        try write(text, to: out)
+    }
+
+    static let columns = ["activity_id", "seq", "app", "provider", "accepted_at", "cause", "push_token", "evidence"]
+
+    static func cells(_ u: LostUpdate) -> [String] {
+        [
+            u.activityID, String(u.seq), u.app, u.provider, RFC3339.format(milliseconds: u.acceptedAt), u.cause.name,
+            u.pushToken, u.evidence,
+        ]
+    }
+
+    static func text(_ updates: [LostUpdate], total: Int, window: ReportWindow?) -> String {
+        var counts: [LossCause: Int] = [:]
+        for u in updates { counts[u.cause, default: 0] += 1 }
+        var lines = [
+            "Lost updates (\(Tokens.scope(window))): \(ReportFormat.count(total))"
+                + (updates.count < total ? ", the first \(ReportFormat.count(updates.count)) shown" : "")
+        ]
+        if !updates.isEmpty {
+            lines[0] +=
+                " · "
+                + LossCause.allCases.compactMap { c in counts[c].map { "\(c.name) \(ReportFormat.count($0))" } }
+                .joined(separator: ", ")
+            var table = TextTable(
+                ["accepted at", "activity", "seq", "app", "cause", "evidence"],
+                alignments: [.left, .left, .right, .left, .left, .left])
+            for u in updates {
+                table.add([
+                    RFC3339.format(milliseconds: u.acceptedAt), u.activityID, String(u.seq), u.app, u.cause.name,
+                    u.evidence,
+                ])
+            }
+            lines.append(table.render(color: false))
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func csv(_ updates: [LostUpdate]) -> String {
+        func field(_ text: String) -> String {
+            guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
+            return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        }
+        return ([columns] + updates.map(cells)).map { $0.map(field).joined(separator: ",") + "\r\n" }.joined()
+    }
+
+    static func json(_ updates: [LostUpdate], total: Int, window: ReportWindow?) -> String {
+        let w = JSONWriter()
+        w.object {
+            w.field("schema") { w.string("arrival.lost/1") }
+            w.field("window") {
+                if let window {
+                    w.object {
+                        w.field("from") { w.string(RFC3339.format(milliseconds: window.from)) }
+                        w.field("to") { w.string(RFC3339.format(milliseconds: window.to)) }
+                    }
+                } else {
+                    w.null()
+                }
+            }
+            w.field("total") { w.int(total) }
+            w.field("updates") {
+                w.array {
+                    for u in updates {
+                        w.element {
+                            w.object {
+                                w.field("activity_id") { w.string(u.activityID) }
+                                w.field("seq") { w.int(Int(u.seq)) }
+                                w.field("app") { w.string(u.app) }
+                                w.field("provider") { w.string(u.provider) }
+                                w.field("accepted_at") { w.string(RFC3339.format(milliseconds: u.acceptedAt)) }
+                                w.field("cause") { w.string(u.cause.name) }
+                                w.field("push_token") { w.string(u.pushToken) }
+                                w.field("evidence") { w.string(u.evidence) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return w.text + "\n"
+    }
+}
