@@ -97,11 +97,15 @@ done
 python3 - "$work/report.json" "$work/duck.json" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))["updates"]
+for cause, count in report.get("lost_by_cause", {}).items():
+    report["lost_by_cause." + cause] = count
 duck = json.load(open(sys.argv[2]))
-names = ["rendered", "superseded", "lost", "stale_timestamp", "ended", "expired"]
-print("outcomes   " + " ".join(f"{n:>15}" for n in names))
-print("arrival    " + " ".join(f"{report[n]:>15,}" for n in names))
-print("duckdb SQL " + " ".join(f"{duck.get(n, 0):>15,}" for n in names))
+for names in (["rendered", "superseded", "lost", "dismissed", "stale_timestamp", "ended", "expired"],
+              ["lost_by_cause." + c for c in ("not_rendered", "old_token", "closed_later", "device_silent", "unexplained")]):
+    width = max(len(n) for n in names) + 2
+    print("           " + "".join(f"{n.replace('lost_by_cause.', ''):>{width}}" for n in names))
+    print("arrival    " + "".join(f"{report.get(n, 0):>{width},}" for n in names))
+    print("duckdb SQL " + "".join(f"{duck.get(n, 0):>{width},}" for n in names))
 PY
 
 python3 - "$work/arrival.txt" "$work/duckdb.txt" "$check" <<'PY'

@@ -56,19 +56,20 @@ package struct ActivityStory: Sendable {
         var analysis = DeliveryAnalysis(partitionNumberingAppsAs: Interner())
         let activity = analysis.intern(activity: records.activityID)
         let apnsIDs = Dictionary(records.requests.map { ($0.rowID, $0.apnsID) }, uniquingKeysWith: { a, _ in a })
+        let tokens = Dictionary(records.requests.map { ($0.rowID, $0.pushToken) }, uniquingKeysWith: { a, _ in a })
+        let callbackTokens = Dictionary(
+            records.callbacks.map { ($0.rowID, $0.pushToken ?? "") }, uniquingKeysWith: { a, _ in a })
         var requestCount: [Int64: Int] = [:]
         for r in records.requests {
             guard let seq = r.seq else { continue }
             requestCount[seq, default: 0] += 1
-            let accepted = r.status == 200
             let provider = PushProvider.allCases.firstIndex { $0.rawValue == r.provider } ?? 0
             try analysis.consider(
                 DeliveryAnalysis.Update(
-                    activity: activity, seq: seq, accepted: accepted, at: r.sentAt, apsTimestamp: r.apsTimestamp,
+                    activity: activity, seq: seq, accepted: r.status == 200, at: r.sentAt, apsTimestamp: r.apsTimestamp,
                     isEnd: r.event == "end", isStart: r.event == "start", app: analysis.app(ofTopic: r.topic),
-                    priority: r.priority, provider: UInt8(provider), pickRow: r.rowID,
-                    token: accepted ? analysis.intern(token: r.pushToken) : -1),
-                apnsID: { apnsIDs[$0] ?? "" })
+                    priority: r.priority, provider: UInt8(provider), pickRow: r.rowID),
+                apnsID: { apnsIDs[$0] ?? "" }, pushToken: { tokens[$0] ?? "" })
         }
         for r in records.renders {
             analysis.considerRender(
@@ -77,9 +78,9 @@ package struct ActivityStory: Sendable {
         for c in records.callbacks {
             analysis.considerCallback(
                 activity: activity, kind: DeliveryAnalysis.CallbackKind(c.callback, state: c.state), seq: c.seq,
-                at: c.receivedAt, token: { c.pushToken }, os: { c.osVersion }, appVersion: { c.appVersion })
+                at: c.receivedAt, row: c.rowID, os: { c.osVersion }, appVersion: { c.appVersion })
         }
-        analysis.finish()
+        try analysis.finish(pushToken: { tokens[$0] ?? "" }, callbackToken: { callbackTokens[$0] ?? "" })
 
         let bounds = analysis.activities[Int(activity)]
         startedAt = bounds.startedAt

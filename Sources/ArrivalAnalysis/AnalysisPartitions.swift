@@ -89,6 +89,8 @@ struct AnalysisPartitions {
     private let samplingRequests: Bool
     private let files: PartitionFiles
     private let lookup: RowLookup
+    private let tokenLookup: RowLookup
+    private let callbackTokenLookup: RowLookup
     /// The snapshot's connection is for one thread at a time: partitions
     /// analysed on two threads reach it only through ``withConnection(_:)``.
     private let connectionLock = NSLock()
@@ -106,6 +108,8 @@ struct AnalysisPartitions {
         self.tallyByDayAndHour = tallyByDayAndHour
         self.samplingRequests = samplingRequests
         self.lookup = try snapshot.apnsIDLookup()
+        self.tokenLookup = try snapshot.pushTokenLookup()
+        self.callbackTokenLookup = try snapshot.callbackTokenLookup()
         files = try PartitionFiles(count: count)
         do {
             try spill(snapshot: snapshot, window: window)
@@ -171,15 +175,18 @@ struct AnalysisPartitions {
 
         var writers = (0..<count).map { SpillWriter(files, $0, buffer: bufferBytes) }
         var tallies = RequestTallies(window: window, byDayAndHour: tallyByDayAndHour)
+        let deaths = try DeadTokenIndex(snapshot: snapshot)
         var lastTopic = LastText()
         try snapshot.forEachRequest(resolvingTokens: true) { row in
             let status = row.status
             let reason = row.reason
             let seq = row.seq
             try row.withActivityBytes { activity in
+                let sentAt = row.sentAt
                 let inWindow = tallies.add(
-                    sentAt: row.sentAt, status: status, reason: reason, payloadBytes: row.payloadBytes,
-                    attributed: activity != nil, hasSeq: seq != nil)
+                    sentAt: sentAt, status: status, reason: reason, payloadBytes: row.payloadBytes,
+                    attributed: activity != nil, hasSeq: seq != nil,
+                    toDeadToken: !deaths.isEmpty && row.withPushTokenBytes { deaths.isDead($0, at: sentAt) })
                 if inWindow && samplingRequests && activity == nil {
                     unattributedClusters.accepted.add(status == 200 ? 1 : 0, of: 1)
                     unattributedClusters.oversize.add(isOversizeFailure(status, reason) ? 1 : 0, of: 1)
@@ -213,12 +220,6 @@ struct AnalysisPartitions {
                 writers[partition].int(row.apsTimestamp)
                 writers[partition].int(priority ?? 0)
                 writers[partition].int(row.rowID)
-                // The token only where the analysis may ask for it: an accepted update's.
-                if status == 200 && seq != nil {
-                    row.withPushTokenBytes { writers[partition].bytes($0) }
-                } else {
-                    writers[partition].bytes(nil)
-                }
                 try writers[partition].endRecord()
             }
         }
@@ -238,11 +239,7 @@ struct AnalysisPartitions {
             writer.byte(seq == nil ? 0 : 1)
             writer.int(seq ?? 0)
             writer.int(row.receivedAt)
-            if kind == .pushToken {
-                row.withCallbackText(7) { writer.bytes($0) }
-            } else {
-                writer.bytes(nil)
-            }
+            writer.int(row.rowID)
         }
     }
 
@@ -279,6 +276,14 @@ struct AnalysisPartitions {
         analysis.reserve(updates: updateRows[partition])
         let lookup = self.lookup
         let apnsID = { (row: Int64) throws -> String in try self.withConnection { try lookup.text(ofRow: row) } }
+        let tokenLookup = self.tokenLookup
+        let pushToken = { (row: Int64) throws -> String in
+            try self.withConnection { try tokenLookup.text(ofRow: row) }
+        }
+        let callbackLookup = self.callbackTokenLookup
+        let callbackToken = { (row: Int64) throws -> String in
+            try self.withConnection { try callbackLookup.text(ofRow: row) }
+        }
         // Rows of one activity often follow each other: its number is found by
         // comparing bytes with the last row's before making a String.
         var lastName: [UInt8] = []
@@ -304,7 +309,6 @@ struct AnalysisPartitions {
             let apsTimestamp = try reader.int()
             let priority = try reader.int()
             let rowID = try reader.int()
-            let tokenBytes = try reader.text()
             let accepted = flags & 1 != 0
             if samplingRequests && flags & 4 != 0 {
                 analysis.noteCluster(
@@ -314,13 +318,12 @@ struct AnalysisPartitions {
             }
             guard flags & 2 != 0, let activity = activity(reader, name, interning: true) else { continue }
             if tallyByDayAndHour { analysis.noteRequestRow(rowID, activity: activity) }
-            let token = accepted ? analysis.intern(token: tokenBytes.map { reader.string($0) } ?? "") : -1
             try analysis.consider(
                 DeliveryAnalysis.Update(
                     activity: activity, seq: seq, accepted: accepted, at: sentAt, apsTimestamp: apsTimestamp,
                     isEnd: event == 2, isStart: event == 1, app: app, priority: flags & 16 != 0 ? priority : nil,
-                    provider: provider, pickRow: rowID, token: token),
-                apnsID: apnsID)
+                    provider: provider, pickRow: rowID),
+                apnsID: apnsID, pushToken: pushToken)
         }
         lastActivity = nil
         reader = SpillReader(files, partition, .renders)
@@ -345,16 +348,16 @@ struct AnalysisPartitions {
             let hasSeq = try reader.byte() != 0
             let seq = try reader.int()
             let receivedAt = try reader.int()
-            let token = try reader.text()
+            let rowID = try reader.int()
             let os = try reader.text()
             let appVersion = try reader.text()
             guard let activity = activity(reader, name, interning: false) else { continue }
             analysis.considerCallback(
                 activity: activity, kind: kind, seq: hasSeq ? seq : nil, at: receivedAt,
-                token: { token.map { reader.string($0) } }, os: { os.map { reader.string($0) } },
+                row: rowID, os: { os.map { reader.string($0) } },
                 appVersion: { appVersion.map { reader.string($0) } })
         }
-        analysis.finish()
+        try analysis.finish(pushToken: pushToken, callbackToken: callbackToken)
         return analysis
     }
 }

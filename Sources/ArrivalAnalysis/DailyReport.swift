@@ -286,16 +286,13 @@ public struct DailyReportBuilder {
             }
         }
 
-        let dead = try DeadTokenRequests(snapshot: snapshot, window: window)
         daily.report = sums.window.report(window: window, requests: requests)
         ReportBuilder.apply(storeWide, to: &daily.report)
-        daily.report.requests.toDeadTokens = dead.inWindow
         func dayReport(_ day: Int64) -> Report {
             let dayWindow = ReportWindow(from: day * 86_400_000, to: (day + 1) * 86_400_000)
             var report = (sums.days[day] ?? UpdateSummary()).report(
                 window: dayWindow, requests: requestsByDay[day] ?? DeliveryAnalysis.RequestTally())
             ReportBuilder.apply(storeWide, to: &report)
-            report.requests.toDeadTokens = dead.byDay[day] ?? 0
             return report
         }
         if let day = daily.day {

@@ -27,9 +27,10 @@ package struct DeliveryAnalysis {
         var provider: UInt8 = 0
         /// Row id of the picked request, to compare `apns_id` on a tie.
         var pickRow: Int64
-        /// The picked request's push token in ``DeliveryAnalysis/tokens``
-        /// when it was accepted (-1 otherwise: only a lost update's token is
-        /// ever asked about).
+        /// The picked request's push token in ``DeliveryAnalysis/tokens``,
+        /// read by row id once the update is known to be lost (-1 otherwise:
+        /// only a lost update's token is asked about, and reading every
+        /// request's 64-character token was a fifth of the scan).
         var token: Int32 = -1
         var firstRenderedAt: Int64?
         var hasContentCallback = false
@@ -52,8 +53,10 @@ package struct DeliveryAnalysis {
         var lastDeviceAt: Int64?
         /// Its earliest `push_token` callback.
         var firstTokenAt: Int64?
-        /// Its `push_token` callbacks: when, and the token in ``DeliveryAnalysis/tokens``.
-        var tokenCallbacks: [(at: Int64, token: Int32)] = []
+        /// Its `push_token` callbacks: when, and the row to read the token from
+        /// (only a lost update's cause asks; reading every callback's token
+        /// cost more than the rest of the callback scan).
+        var tokenCallbacks: [(at: Int64, row: Int64)] = []
         var hasTokenCallback: Bool { firstTokenAt != nil }
         var os: (time: Int64, value: String)?
         var appVersion: (time: Int64, value: String)?
@@ -65,8 +68,11 @@ package struct DeliveryAnalysis {
     /// equivalent spellings are different values).
     package private(set) var activityNames = Interner()
     private(set) var apps = Interner()
-    /// Push tokens of accepted requests and of `push_token` callbacks, by number.
+    /// Push tokens of lost updates and of their activities' newest `push_token` callbacks, by number.
     private(set) var tokens = Interner()
+    /// Per lost update (by index), its activity's newest `push_token`
+    /// callback at or before its accept time, when there is one.
+    private(set) var newestTokenOfLost: [Int: (at: Int64, token: Int32)] = [:]
     /// The app of a topic, for the pass over all requests of a partitioned analysis.
     static func app(ofTopic topic: String?, in apps: inout Interner) -> Int32 {
         apps.intern(topic.map { Self.app(ofTopic: $0) } ?? "unknown")
@@ -77,11 +83,16 @@ package struct DeliveryAnalysis {
     /// Requests seen, for the report's request metrics (filled while scanning).
     struct RequestTally {
         var total = 0, accepted = 0, oversizeFailures = 0, oversizeRisk = 0, unattributed = 0, withoutSeq = 0
+        /// Requests sent to a token after its death (contract 3.0).
+        var toDeadTokens = 0
         var byReason: [ExactString: Int] = [:]
 
         /// Counts one request of the window (Documentation/Metrics.md, `requests` and two `data_quality` counts).
-        mutating func add(status: Int64, reason: String?, payloadBytes: Int64?, attributed: Bool, hasSeq: Bool) {
+        mutating func add(
+            status: Int64, reason: String?, payloadBytes: Int64?, attributed: Bool, hasSeq: Bool, toDeadToken: Bool
+        ) {
             total += 1
+            if toDeadToken { toDeadTokens += 1 }
             if status == 200 {
                 accepted += 1
                 if let payloadBytes, payloadBytes > Contract.oversizeRiskBytes { oversizeRisk += 1 }
@@ -97,7 +108,7 @@ package struct DeliveryAnalysis {
 
         /// The counts above: each a sum over requests, so tallies of disjoint sets add up.
         private static let counts: [any WritableKeyPath<RequestTally, Int> & Sendable] = [
-            \.total, \.accepted, \.oversizeFailures, \.oversizeRisk, \.unattributed, \.withoutSeq,
+            \.total, \.accepted, \.oversizeFailures, \.oversizeRisk, \.unattributed, \.withoutSeq, \.toDeadTokens,
         ]
 
         /// Adds another tally (of a disjoint set of requests).
@@ -140,13 +151,15 @@ package struct DeliveryAnalysis {
     ) throws {
         let owners = try Self.tokenOwners(snapshot)
         let pickApnsID = try snapshot.apnsIDLookup()
+        let pickToken = try snapshot.pushTokenLookup()
+        let callbackToken = try snapshot.callbackTokenLookup()
+        let deaths = try DeadTokenIndex(snapshot: snapshot)
         // At most one update a request: room for them all at once, where
         // doubling would copy the updates and rebuild the index as they grow.
         reserve(updates: try snapshot.rowEstimates().requests)
 
         // Consecutive rows often repeat the previous row's topic or activity.
         var lastTopic = LastText()
-        var lastToken = LastText()
         var lastActivity = LastText()
         var tallies = RequestTallies(window: window, byDayAndHour: tallyByDayAndHour)
         // Requests: tally them, and pick each update's deciding request.
@@ -159,7 +172,8 @@ package struct DeliveryAnalysis {
             let activityName = row.activityID ?? row.pushToken.flatMap { owners[ExactString($0)] }
             let inWindow = tallies.add(
                 sentAt: sentAt, status: status, reason: reason, payloadBytes: row.payloadBytes,
-                attributed: activityName != nil, hasSeq: seq != nil)
+                attributed: activityName != nil, hasSeq: seq != nil,
+                toDeadToken: !deaths.isEmpty && row.withPushTokenBytes { deaths.isDead($0, at: sentAt) })
             if inWindow && samplingRequests {
                 let one = RequestCluster(
                     total: 1, accepted: accepted ? 1 : 0, oversizeFailures: isOversizeFailure(status, reason) ? 1 : 0)
@@ -174,13 +188,12 @@ package struct DeliveryAnalysis {
             if tallyByDayAndHour { requestRows.append((row.rowID, activity)) }
             let event = row.event ?? "update"
             let app = row.topic(through: &lastTopic) { self.app(ofTopic: $0) } ?? 0
-            let token = accepted ? row.pushToken(through: &lastToken) { tokens.intern($0 ?? "") } ?? -1 : -1
             try consider(
                 Update(
                     activity: activity, seq: seq, accepted: accepted, at: sentAt, apsTimestamp: row.apsTimestamp,
                     isEnd: event == "end", isStart: event == "start", app: app, priority: row.priority,
-                    provider: UInt8(truncatingIfNeeded: row.providerIndex), pickRow: row.rowID, token: token),
-                apnsID: { try pickApnsID.text(ofRow: $0) })
+                    provider: UInt8(truncatingIfNeeded: row.providerIndex), pickRow: row.rowID),
+                apnsID: { try pickApnsID.text(ofRow: $0) }, pushToken: { try pickToken.text(ofRow: $0) })
         }
 
         tallies.finish()
@@ -203,9 +216,9 @@ package struct DeliveryAnalysis {
             else { return }
             considerCallback(
                 activity: activity, kind: CallbackKind(row.callback, state: row.state), seq: row.seq,
-                at: row.receivedAt, token: { row.pushToken }, os: { row.osVersion }, appVersion: { row.appVersion })
+                at: row.receivedAt, row: row.rowID, os: { row.osVersion }, appVersion: { row.appVersion })
         }
-        finish()
+        try finish(pushToken: { try pickToken.text(ofRow: $0) }, callbackToken: { try callbackToken.text(ofRow: $0) })
     }
 
     /// An empty analysis of one partition of the activities
@@ -227,12 +240,12 @@ package struct DeliveryAnalysis {
         case ended = 3
         case dismissed = 4
 
-        init(_ name: String?, state: String?) {
+        init(_ name: String?, state: @autoclosure () -> String?) {
             switch name {
             case "content_update": self = .contentUpdate
             case "push_token": self = .pushToken
             case "activity_state":
-                switch state {
+                switch state() {
                 case "ended": self = .ended
                 case "dismissed": self = .dismissed
                 default: self = .other
@@ -242,13 +255,14 @@ package struct DeliveryAnalysis {
         }
     }
 
+    /// Reads a text column of a request by row id: for ties, and for lost updates.
+    typealias RowText = (Int64) throws -> String
+
     /// Takes `candidate` as its update's deciding request if it precedes the one held.
-    /// `apnsID` reads the `apns_id` of a request by row id (for ties).
-    mutating func consider(
-        _ candidate: Update, apnsID: (Int64) throws -> String
-    ) throws {
+    /// `apnsID` and `pushToken` read those columns of a request by row id (for ties).
+    mutating func consider(_ candidate: Update, apnsID: RowText, pushToken: RowText) throws {
         if let index = updateIndex.find(activity: candidate.activity, seq: candidate.seq, in: updates) {
-            if try precedes(candidate, updates[index], apnsID: apnsID) {
+            if try precedes(candidate, updates[index], apnsID: apnsID, pushToken: pushToken) {
                 updates[index] = candidate
             }
         } else {
@@ -268,10 +282,10 @@ package struct DeliveryAnalysis {
     }
 
     /// A callback: content-update and token callbacks, the device's ends
-    /// and dismissals, the activity's start and device evidence. `token` is
-    /// read for a `push_token` callback only.
+    /// and dismissals, the activity's start and device evidence. `row` is
+    /// its row id (a `push_token` callback's token is read by it when needed).
     mutating func considerCallback(
-        activity: Int32, kind: CallbackKind, seq: Int64?, at: Int64, token: () -> String?, os: () -> String?,
+        activity: Int32, kind: CallbackKind, seq: Int64?, at: Int64, row: Int64, os: () -> String?,
         appVersion: () -> String?
     ) {
         let i = Int(activity)
@@ -282,7 +296,7 @@ package struct DeliveryAnalysis {
             }
         case .pushToken:
             activities[i].firstTokenAt = min(activities[i].firstTokenAt ?? at, at)
-            activities[i].tokenCallbacks.append((at, tokens.intern(token() ?? "")))
+            activities[i].tokenCallbacks.append((at, row))
         case .ended:
             activities[i].endedAt = min(activities[i].endedAt ?? at, at)
             activities[i].firstEndedCallbackAt = min(activities[i].firstEndedCallbackAt ?? at, at)
@@ -309,10 +323,12 @@ package struct DeliveryAnalysis {
         updateIndex = UpdateTable(capacity: count)
     }
 
-    /// Decides every update's outcome once all rows were considered.
-    mutating func finish() {
+    /// Decides every update's outcome once all rows were considered;
+    /// `pushToken` reads a request's token by row id, `callbackToken` a
+    /// `push_token` callback's (lost updates only).
+    mutating func finish(pushToken: RowText, callbackToken: RowText) throws {
         updateIndex = UpdateTable()
-        decideOutcomes()
+        try decideOutcomes(pushToken: pushToken, callbackToken: callbackToken)
     }
 
     /// Notes a request row of an update's activity (HTML timelines).
@@ -355,7 +371,7 @@ package struct DeliveryAnalysis {
     /// request decides (event, app, priority, provider) so the choice never
     /// depends on ingest order.
     private func precedes(
-        _ candidate: Update, _ current: Update, apnsID: (Int64) throws -> String
+        _ candidate: Update, _ current: Update, apnsID: RowText, pushToken: RowText
     )
         throws -> Bool
     {
@@ -381,12 +397,11 @@ package struct DeliveryAnalysis {
         // Then the push token (contract 3.0's full order): the only field
         // left that the analysis reads, and only of an accepted update; the
         // rest of the order cannot change what is reported.
-        guard candidate.accepted, candidate.token != current.token else { return false }
-        return tokens[Int(candidate.token)] < tokens[Int(current.token)]
+        guard candidate.accepted else { return false }
+        let candidateToken = try pushToken(candidate.pickRow)
+        let currentToken = try pushToken(current.pickRow)
+        return codePointOrder(candidateToken, currentToken)
     }
-
-    /// The number of a push token (accepted requests' and `push_token` callbacks').
-    mutating func intern(token: String) -> Int32 { tokens.intern(token) }
 
     mutating func intern(activity name: String) -> Int32 {
         let id = activityNames.intern(name)
@@ -431,21 +446,26 @@ package struct DeliveryAnalysis {
 
     // MARK: - Outcomes (Documentation/Outcomes.md)
 
-    /// Why the lost update `update` of `activity` was lost.
-    private func lossCause(of update: Update, in activity: Activity) -> LossCause {
-        // The newest push_token callback at or before the accept time (ties: the greatest token).
-        var newest: (at: Int64, token: Int32)?
-        for callback in activity.tokenCallbacks where callback.at <= update.at {
-            if let current = newest {
-                guard
-                    callback.at > current.at
-                        || (callback.at == current.at && callback.token != current.token
-                            && tokens[Int(current.token)] < tokens[Int(callback.token)])
-                else { continue }
-            }
-            newest = callback
+    /// The newest `push_token` callback of `activity` at or before `time`
+    /// (the latest received_at; ties: the greatest token by code point).
+    private mutating func newestToken(
+        of activity: Activity, at time: Int64, callbackToken: RowText
+    ) throws -> (at: Int64, token: Int32)? {
+        guard let latest = activity.tokenCallbacks.lazy.filter({ $0.at <= time }).map(\.at).max() else { return nil }
+        var greatest: String?
+        for callback in activity.tokenCallbacks where callback.at == latest {
+            let token = try callbackToken(callback.row)
+            if greatest.map({ codePointOrder($0, token) }) ?? true { greatest = token }
         }
-        return OutcomeRules.lossCause(
+        return (latest, tokens.intern(greatest ?? ""))
+    }
+
+    /// Why the lost update `update` of `activity` was lost, given the
+    /// activity's newest token at its accept time.
+    private func lossCause(
+        of update: Update, in activity: Activity, newest: (at: Int64, token: Int32)?
+    ) -> LossCause {
+        OutcomeRules.lossCause(
             acceptedAt: update.at, hasContentCallback: update.hasContentCallback,
             sentWithToken: update.token >= 0 && !tokens[Int(update.token)].text.isEmpty,
             newestTokenMatches: newest.map { $0.token == update.token },
@@ -453,7 +473,7 @@ package struct DeliveryAnalysis {
             lastDeviceAt: activity.lastDeviceAt)
     }
 
-    private mutating func decideOutcomes() {
+    private mutating func decideOutcomes(pushToken: RowText, callbackToken: RowText) throws {
         // Activity start and end from accepted start and end updates.
         for update in updates where update.accepted {
             let i = Int(update.activity)
@@ -492,7 +512,12 @@ package struct DeliveryAnalysis {
                     activityDismissedAt: bounds.dismissedAt, earlierMaxTimestamp: earlierMax,
                     laterRendered: laterRendered[offset])
                 updates[index].outcome = outcome
-                if outcome == .lost { updates[index].lossCause = lossCause(of: u, in: bounds) }
+                if outcome == .lost {
+                    updates[index].token = tokens.intern(try pushToken(u.pickRow))
+                    let newest = try newestToken(of: bounds, at: u.at, callbackToken: callbackToken)
+                    if let newest { newestTokenOfLost[index] = newest }
+                    updates[index].lossCause = lossCause(of: updates[index], in: bounds, newest: newest)
+                }
                 earlierMax = max(earlierMax ?? u.apsTimestamp, u.apsTimestamp)
             }
             start = end
@@ -525,12 +550,14 @@ struct RequestTallies {
 
     /// Counts one request; returns whether it was sent in the window.
     mutating func add(
-        sentAt: Int64, status: Int64, reason: String?, payloadBytes: Int64?, attributed: Bool, hasSeq: Bool
+        sentAt: Int64, status: Int64, reason: String?, payloadBytes: Int64?, attributed: Bool, hasSeq: Bool,
+        toDeadToken: Bool
     ) -> Bool {
         let inWindow = sentAt >= from && sentAt < to
         if inWindow {
             window.add(
-                status: status, reason: reason, payloadBytes: payloadBytes, attributed: attributed, hasSeq: hasSeq)
+                status: status, reason: reason, payloadBytes: payloadBytes, attributed: attributed, hasSeq: hasSeq,
+                toDeadToken: toDeadToken)
         }
         if byDayAndHour {
             // Rows come roughly in time order: keep the current hour's tally at hand.
@@ -541,7 +568,8 @@ struct RequestTallies {
                 currentHourTally = byHour.removeValue(forKey: hour) ?? DeliveryAnalysis.RequestTally()
             }
             currentHourTally.add(
-                status: status, reason: reason, payloadBytes: payloadBytes, attributed: attributed, hasSeq: hasSeq)
+                status: status, reason: reason, payloadBytes: payloadBytes, attributed: attributed, hasSeq: hasSeq,
+                toDeadToken: toDeadToken)
         }
         return inWindow
     }
@@ -654,5 +682,41 @@ extension DeliveryAnalysis.RequestCluster {
         total += other.total
         accepted += other.accepted
         oversizeFailures += other.oversizeFailures
+    }
+}
+
+/// The dead push tokens (contract 3.0) and when each died, to tell in the
+/// pass over all requests whether one was sent to a token after its death
+/// without making a String of every request's token: a token's bytes are
+/// looked up by a hash of its length and ends, then compared exactly.
+struct DeadTokenIndex {
+    private var byHash: [UInt64: [(token: [UInt8], diedAt: Int64)]] = [:]
+    var isEmpty: Bool { byHash.isEmpty }
+
+    init(snapshot: StoreSnapshot) throws {
+        try snapshot.forEachTokenDeath { token, diedAt in
+            let bytes = Array(token.utf8)
+            bytes.withUnsafeBytes { byHash[Self.hash($0), default: []].append((bytes, diedAt)) }
+        }
+    }
+
+    /// Whether a request to `token` sent at `sentAt` went to it strictly after its death.
+    @inline(__always)
+    func isDead(_ token: UnsafeRawBufferPointer?, at sentAt: Int64) -> Bool {
+        guard let token, token.count > 0, let candidates = byHash[Self.hash(token)] else { return false }
+        for candidate in candidates where candidate.token.count == token.count {
+            if candidate.token.withUnsafeBytes({ $0.elementsEqual(token) }) { return sentAt > candidate.diedAt }
+        }
+        return false
+    }
+
+    /// FNV-1a over the length and the first and last 16 bytes (tokens are random hex; the bytes decide).
+    @inline(__always)
+    private static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325 ^ UInt64(bytes.count)
+        let n = bytes.count
+        for i in 0..<min(16, n) { h = (h ^ UInt64(bytes[i])) &* 0x100_0000_01b3 }
+        for i in max(min(16, n), n - 16)..<n { h = (h ^ UInt64(bytes[i])) &* 0x100_0000_01b3 }
+        return h
     }
 }

@@ -50,7 +50,6 @@ public struct ReportBuilder {
             let (summary, samples) = part(analysis)
             var report = summary.report(window: window, requests: analysis.requests)
             Self.apply(try snapshot.storeWideQuality(), to: &report)
-            report.requests.toDeadTokens = try DeadTokenRequests(snapshot: snapshot, window: window).inWindow
             return (report, samples, analysis)
         }
         let partitions = try AnalysisPartitions(
@@ -71,7 +70,6 @@ public struct ReportBuilder {
         }
         var report = summary.report(window: window, requests: partitions.requests)
         Self.apply(try snapshot.storeWideQuality(), to: &report)
-        report.requests.toDeadTokens = try DeadTokenRequests(snapshot: snapshot, window: window).inWindow
         return (report, sampling ? samples : nil, nil)
     }
 
@@ -279,6 +277,7 @@ struct UpdateSummary {
         report.requests.byReason = tally.byReason
         report.requests.oversizeFailures = tally.oversizeFailures
         report.requests.oversizeRisk = tally.oversizeRisk
+        report.requests.toDeadTokens = tally.toDeadTokens
         report.dataQuality.unattributed = tally.unattributed
         report.dataQuality.apnsWithoutSeq = tally.withoutSeq
         report.updates = updates
@@ -322,22 +321,5 @@ extension UpdateCounts {
         accepted += 1
         self[outcome] += 1
         if let cause = update.lossCause { lostByCause[cause] += 1 }
-    }
-}
-
-/// The requests sent to a token after its death (contract 3.0): those of
-/// a window, and every one's by UTC day (the HTML page's other days), from
-/// one query.
-struct DeadTokenRequests {
-    private(set) var inWindow = 0
-    private(set) var byDay: [Int64: Int] = [:]
-
-    init(snapshot: StoreSnapshot, window: ReportWindow?) throws {
-        let from = window?.from ?? Int64.min
-        let to = window?.to ?? Int64.max
-        try snapshot.forEachRequestToDeadToken { sentAt in
-            if sentAt >= from && sentAt < to { inWindow += 1 }
-            byDay[utcDay(of: sentAt), default: 0] += 1
-        }
     }
 }

@@ -37,19 +37,17 @@ extension DeliveryAnalysis {
             return later.map { "seq \($0.seq), accepted later at \(Self.time($0.at)), was rendered" }
                 ?? "a later accepted update was rendered"
         case .lost:
-            return lossEvidence(u, activity)
+            return lossEvidence(u, activity, index: index)
         }
     }
 
-    private func lossEvidence(_ u: Update, _ activity: Activity) -> String {
+    private func lossEvidence(_ u: Update, _ activity: Activity, index: Int) -> String {
         let at = Self.time(u.at)
         switch u.lossCause ?? .unexplained {
         case .notRendered:
             return "the app reported its content_update; no render of it came back"
         case .oldToken:
-            let newest = activity.tokenCallbacks.filter { $0.at <= u.at }.max {
-                $0.at != $1.at ? $0.at < $1.at : tokens[Int($0.token)] < tokens[Int($1.token)]
-            }
+            let newest = newestTokenOfLost[index]
             let sent = u.token >= 0 ? tokens[Int(u.token)].text : ""
             return "sent to token \(Self.short(sent)); the activity's newest token at \(at) was "
                 + (newest.map { "\(Self.short(tokens[Int($0.token)].text)), reported at \(Self.time($0.at))" }

@@ -95,35 +95,17 @@ extension StoreSnapshot {
         return tokens
     }
 
-    /// Calls `body` with the `sent_at` of every request sent to a token
-    /// after its death (contract 3.0, "Dead tokens"), in no set order: the
-    /// report counts those of its window (`requests.to_dead_tokens`), the
-    /// HTML page those of each day. The tokens' deaths are found first (a
-    /// scan of the requests that keeps only the few that killed one); when
-    /// there are none, nothing more is read.
-    package func forEachRequestToDeadToken(_ body: (Int64) throws -> Void) throws {
+    /// Calls `body` with every dead token (contract 3.0, "Dead tokens")
+    /// and the `sent_at` of its death: one scan of the requests that keeps
+    /// the few that killed a token.
+    package func forEachTokenDeath(_ body: (_ token: String, _ diedAt: Int64) throws -> Void) throws {
         let reasons = Store.deadTokenReasons.map { "'\($0)'" }.joined(separator: ", ")
-        try withTemporaryTables {
-            try connection.execute(
-                """
-                DROP TABLE IF EXISTS temp.arrival_token_death;
-                CREATE TEMP TABLE arrival_token_death (push_token TEXT PRIMARY KEY, died_at INTEGER NOT NULL)
-                    WITHOUT ROWID;
-                INSERT INTO temp.arrival_token_death (push_token, died_at)
-                SELECT push_token, min(sent_at) FROM apns
-                WHERE push_token <> '' AND (status = 410 OR reason IN (\(reasons)))
-                GROUP BY push_token;
-                """)
-        }
-        let any = try connection.prepare("SELECT EXISTS (SELECT 1 FROM temp.arrival_token_death)")
-        let found = try any.step() && any.int(0) != 0
-        any.reset()
-        guard found else { return }
         let scan = try connection.prepare(
             """
-            SELECT a.sent_at FROM apns AS a JOIN temp.arrival_token_death AS d ON d.push_token = a.push_token
-            WHERE a.sent_at > d.died_at
+            SELECT push_token, min(sent_at) FROM apns
+            WHERE push_token <> '' AND (status = 410 OR reason IN (\(reasons)))
+            GROUP BY push_token
             """)
-        try scan.forEachRow { row in try body(row.int(0)) }
+        try scan.forEachRow { row in try body(row.string(0) ?? "", row.int(1)) }
     }
 }

@@ -60,8 +60,9 @@ public struct StoreSnapshot {
     public func forEachCallback(_ body: (CallbackRow) throws -> Void) throws {
         let scan = try connection.prepare(
             """
-            SELECT activity_id, os_version, app_version, callback, seq, received_at, state, push_token FROM callbacks
-            WHERE activity_id IS NOT NULL
+            SELECT activity_id, os_version, app_version, callback, seq, received_at,
+                   CASE callback WHEN 'activity_state' THEN state END, id
+            FROM callbacks WHERE activity_id IS NOT NULL
             """)
         try scan.forEachFetchedRow(kinds: CallbackRow.kinds) { try body(CallbackRow(row: $0)) }
     }
@@ -138,6 +139,16 @@ public struct StoreSnapshot {
     /// row ids, not ids, for the requests it picks).
     package func apnsIDLookup() throws -> RowLookup {
         RowLookup(statement: try connection.prepare("SELECT apns_id FROM apns WHERE id = ?"))
+    }
+
+    /// Looks up the `push_token` of `callbacks` rows by row id (the newest token of a lost update's activity).
+    package func callbackTokenLookup() throws -> RowLookup {
+        RowLookup(statement: try connection.prepare("SELECT push_token FROM callbacks WHERE id = ?"))
+    }
+
+    /// Looks up the `push_token` of `apns` rows by row id (of lost updates, and on ties).
+    package func pushTokenLookup() throws -> RowLookup {
+        RowLookup(statement: try connection.prepare("SELECT push_token FROM apns WHERE id = ?"))
     }
 
     /// Every logical update with the outcome the SQL views give it (the
@@ -410,12 +421,6 @@ public struct RequestRow {
         try row.withText(5, body)
     }
 
-    /// The push token, resolved through `last` when the row repeats the previous row's token.
-    @inlinable @inline(__always)
-    public func pushToken(through last: inout LastText, _ make: (String?) -> Int32?) -> Int32? {
-        last.resolve(row, 4, make)
-    }
-
     /// The bytes of the push token, valid only during `body`.
     @inlinable @inline(__always)
     public func withPushTokenBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
@@ -472,20 +477,14 @@ public struct CallbackRow: DeviceEvidenceRow {
 
     @inlinable init(row: FetchedRow) { self.row = row }
 
-    @usableFromInline static let kinds: [FetchedRow.Kind] = [.text, .text, .text, .text, .int, .int, .text, .text]
+    @usableFromInline static let kinds: [FetchedRow.Kind] = [.text, .text, .text, .text, .int, .int, .text, .int]
 
     @inlinable @inline(__always) public var callback: String? { row.string(3) }
     @inlinable @inline(__always) public var seq: Int64? { row.optionalInt(4) }
     @inlinable @inline(__always) public var receivedAt: Int64 { row.int(5) }
-    /// The stored `state`; the analysis reads it on `activity_state` callbacks only (contract 3.0).
+    /// The `state` of an `activity_state` callback (nil on the others: contract 3.0 reads it there only).
     @inlinable @inline(__always) public var state: String? { row.string(6) }
-    @inlinable @inline(__always) public var pushToken: String? { row.string(7) }
-
-    /// The bytes of column `column` (6 the state, 7 the push token; nil: NULL), valid only during `body`.
-    @inlinable @inline(__always)
-    public func withCallbackText<R>(_ column: Int32, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
-        try row.withText(column, body)
-    }
+    @inlinable @inline(__always) public var rowID: Int64 { row.int(7) }
 }
 
 /// The last text read from a column and what it resolved to, so a row that

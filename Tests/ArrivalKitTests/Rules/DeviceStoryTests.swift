@@ -101,6 +101,26 @@ struct DeviceStoryTests {
         }
     }
 
+    /// `Fixtures/stores/lifecycle-before-3.0.store`: `Fixtures/lifecycle` ingested by arrival 0.9 at
+    /// 8b3e63a (before contract 3.0: migrations up to 0008, report schema 1), then `VACUUM`ed to
+    /// 1 KiB pages and journal_mode DELETE so that the fixture is one small file.
+    @Test("A store written before contract 3.0 upgrades in place and reports schema 2 without re-ingesting")
+    func storeFromBefore() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("old.sqlite").path
+        try FileManager.default.copyItem(atPath: fixture("stores/lifecycle-before-3.0.store"), toPath: path)
+        let store = try Store(path: path)
+        let text = try ReportBuilder(store: store).build(window: nil).jsonText()
+        let mine = try JSONSerialization.jsonObject(with: Data(text.utf8)) as! NSDictionary
+        let recorded =
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: URL(fileURLWithPath: fixture("reports/lifecycle.schema2.json"))))
+            as! NSDictionary
+        #expect(mine == recorded)
+        #expect(text.contains(#""schema": "arrival.report/2""#))
+    }
+
     @Test("Starts: accepted, appeared, update token and its latency (a token before the accept time counts 0)")
     func starts() throws {
         let directory = try makeTemporaryDirectory()
