@@ -13,9 +13,13 @@ Usage:
     schemas must agree with it line by line: a line arrival stored validates,
     a line arrival refused for a field-level cause does not.
 (b) Reports. `demo --format json`, `report --format json` over SampleData/
-    (all data, one day, an empty day) and over a simulated fleet must
-    validate against report.schema.json, and keep the documented key order,
-    sorted maps and number form.
+    (all data, one day, an empty day) and over two simulated fleets (one
+    with `--lifecycle --providers`: dismissals, rotated tokens, push-to-start,
+    dead tokens) must validate against report.schema.json (schema 2,
+    `arrival.report/2`), keep the documented key order, sorted maps and
+    number form, and add up (outcomes to accepted, loss causes to lost). A
+    saved schema-1 report (Tests/ArrivalKitTests/Fixtures/reports/) must
+    validate against report-1.schema.json and still be read by `arrival diff`.
 (c) Negative checks. Broken reports and records must be REJECTED; hand-made
     records are also ingested with ARRIVAL so that each expectation written
     here is the tool's own behaviour.
@@ -381,24 +385,58 @@ class Number(float):
         return number
 
 
-REPORT_KEYS = ["schema", "window", "requests", "updates", "callbacks", "latency_ms", "data_quality", "breakdowns"]
+# Schema 2 (contract 3.0, what arrival writes): the order of the contract's example.
+REPORT_KEYS = ["schema", "window", "requests", "updates", "starts", "callbacks", "latency_ms", "data_quality",
+               "breakdowns"]
+LOSS_CAUSES = ["not_rendered", "old_token", "closed_later", "device_silent", "unexplained"]
+OUTCOMES = ["rendered", "dismissed", "ended", "expired", "stale_timestamp", "superseded", "lost"]
 OBJECT_KEYS = {
     "window": ["from", "to"],
-    "requests": ["total", "accepted", "rejected", "acceptance_rate", "by_reason", "oversize_failures", "oversize_risk"],
-    "updates": ["sent", "accepted", "rendered", "ended", "expired", "stale_timestamp", "superseded", "lost",
-                "arrival_rate", "effective_arrival_rate"],
+    "requests": ["total", "accepted", "rejected", "acceptance_rate", "by_reason", "oversize_failures", "oversize_risk",
+                 "broadcasts", "to_dead_tokens"],
+    "updates": ["sent", "accepted", *OUTCOMES, "lost_by_cause", "arrival_rate", "effective_arrival_rate"],
+    "updates.lost_by_cause": LOSS_CAUSES,
+    "starts": ["sent", "accepted", "appeared", "appearance_rate", "update_token_received", "update_token_rate",
+               "update_token_latency_ms"],
+    "starts.update_token_latency_ms": ["count", "p50", "p90", "p99"],
     "callbacks": ["content_update_expected", "content_update_received", "callback_loss_rate", "token_expected",
                   "token_received", "token_callback_loss_rate"],
     "latency_ms": ["count", "p50", "p90", "p99"],
     "data_quality": ["malformed_lines", "malformed_by_cause", "duplicate_records", "files_skipped_as_duplicate",
-                     "apns_without_seq", "unattributed", "clock_skew_negative"],
+                     "apns_without_seq", "unattributed", "clock_skew_negative", "broadcasts_without_subscribers"],
 }
-RATES = {"acceptance_rate", "arrival_rate", "effective_arrival_rate", "callback_loss_rate", "token_callback_loss_rate"}
+# The breakdown dimensions, sorted by code point as arrival writes them.
+BREAKDOWN_DIMENSIONS = ["app", "app_version", "channel", "os_version", "priority", "provider"]
+
+# Schema 1 (saved by arrival before contract 3.0; diff and gate still read it).
+REPORT_KEYS_1 = ["schema", "window", "requests", "updates", "callbacks", "latency_ms", "data_quality", "breakdowns"]
+OBJECT_KEYS_1 = {
+    "window": ["from", "to"],
+    "requests": OBJECT_KEYS["requests"][:7],
+    "updates": ["sent", "accepted", "rendered", "ended", "expired", "stale_timestamp", "superseded", "lost",
+                "arrival_rate", "effective_arrival_rate"],
+    "callbacks": OBJECT_KEYS["callbacks"],
+    "latency_ms": OBJECT_KEYS["latency_ms"],
+    "data_quality": OBJECT_KEYS["data_quality"][:7],
+}
+BREAKDOWN_DIMENSIONS_1 = ["app", "app_version", "os_version", "priority", "provider"]
+
+RATES = {"acceptance_rate", "arrival_rate", "effective_arrival_rate", "callback_loss_rate", "token_callback_loss_rate",
+         "appearance_rate", "update_token_rate"}
 
 
-def form_problems(text: str, report: dict) -> list[str]:
+def get(obj, dotted: str):
+    for part in dotted.split("."):
+        obj = obj.get(part) if isinstance(obj, dict) else None
+    return obj
+
+
+def form_problems(text: str, report: dict, schema: int = 2) -> list[str]:
     """What JSON Schema cannot say: key order, sorted maps, number form, layout."""
     problems = []
+    report_keys, object_keys, dimensions = (
+        (REPORT_KEYS, OBJECT_KEYS, BREAKDOWN_DIMENSIONS) if schema == 2
+        else (REPORT_KEYS_1, OBJECT_KEYS_1, BREAKDOWN_DIMENSIONS_1))
 
     def keys(path: str, obj, expected: list[str]) -> None:
         if isinstance(obj, dict) and list(obj) != expected:
@@ -415,20 +453,50 @@ def form_problems(text: str, report: dict) -> list[str]:
                     problems.append(f"{path}.{key} is not written as the shortest text of a double: {getattr(value, 'text', value)!r}")
                 numbers(f"{path}.{key}", value)
 
-    keys("report", report, REPORT_KEYS)
-    for name, expected in OBJECT_KEYS.items():
-        keys(name, report.get(name), expected)
-    sorted_map("requests.by_reason", (report.get("requests") or {}).get("by_reason"))
-    sorted_map("data_quality.malformed_by_cause", (report.get("data_quality") or {}).get("malformed_by_cause"))
+    keys("report", report, report_keys)
+    for name, expected in object_keys.items():
+        keys(name, get(report, name), expected)
+    sorted_map("requests.by_reason", get(report, "requests.by_reason"))
+    sorted_map("data_quality.malformed_by_cause", get(report, "data_quality.malformed_by_cause"))
     breakdowns = report.get("breakdowns")
     sorted_map("breakdowns", breakdowns)
+    keys("breakdowns", breakdowns, dimensions)
     for dimension, rows in (breakdowns or {}).items():
         sorted_map(f"breakdowns.{dimension}", rows)
         for key, row in (rows or {}).items():
-            keys(f"breakdowns.{dimension}.{key}", row, OBJECT_KEYS["updates"])
+            keys(f"breakdowns.{dimension}.{key}", row, object_keys["updates"])
+            if schema == 2:
+                keys(f"breakdowns.{dimension}.{key}.lost_by_cause", (row or {}).get("lost_by_cause"), LOSS_CAUSES)
     numbers("report", report)
     if text != json.dumps(report, indent=2, ensure_ascii=False) + "\n":
         problems.append("layout differs from two-space indentation, one key per line, a newline at the end")
+    return problems
+
+
+def sum_problems(report: dict) -> list[str]:
+    """Schema 2's sums, which JSON Schema cannot add up: each updates block's outcomes make its accepted
+    and its loss causes its lost; a start appears only if accepted, gets a token only if it appeared."""
+    problems = []
+    blocks = [("updates", report.get("updates"))] + [
+        (f"breakdowns.{dimension}.{key}", row)
+        for dimension, rows in (report.get("breakdowns") or {}).items() for key, row in (rows or {}).items()]
+    for where, block in blocks:
+        if not isinstance(block, dict):
+            continue
+        if block.get("accepted") != sum(block.get(outcome, 0) for outcome in OUTCOMES):
+            problems.append(f"{where}: the outcomes do not add up to accepted {block.get('accepted')}")
+        causes = block.get("lost_by_cause") or {}
+        if block.get("lost") != sum(causes.get(cause, 0) for cause in LOSS_CAUSES):
+            problems.append(f"{where}: lost_by_cause adds up to {sum(causes.values())}, lost is {block.get('lost')}")
+    starts = report.get("starts") or {}
+    if not (starts.get("sent", 0) >= starts.get("accepted", 0) >= starts.get("appeared", 0)
+            >= starts.get("update_token_received", 0)):
+        problems.append(f"starts: not sent >= accepted >= appeared >= update_token_received: {starts}")
+    if get(starts, "update_token_latency_ms.count") != starts.get("update_token_received"):
+        problems.append("starts.update_token_latency_ms.count differs from update_token_received")
+    for name in ("broadcasts", "to_dead_tokens"):
+        if get(report, f"requests.{name}") is not None and get(report, f"requests.{name}") > get(report, "requests.total"):
+            problems.append(f"requests.{name} exceeds requests.total")
     return problems
 
 
@@ -445,7 +513,44 @@ def check_report(checks: Checks, label: str, done: subprocess.CompletedProcess, 
                   first_error(validator, report) or "")
     problems = form_problems(done.stdout, report)
     checks.record(not problems, f"{label}: key order, sorted maps, number form, layout", "; ".join(problems[:3]))
+    problems = sum_problems(report)
+    checks.record(not problems, f"{label}: outcomes add up to accepted, loss causes to lost, starts narrow",
+                  "; ".join(problems[:3]))
     return report
+
+
+def check_saved_report_1(checks: Checks, arrival: Arrival, validators: dict, current: Path | None) -> None:
+    """A saved report of schema 1 (what arrival wrote before contract 3.0): report-1.schema.json describes it,
+    report.schema.json refuses it, and `arrival diff` still reads it beside a schema-2 report."""
+    saved = ROOT / "Tests" / "ArrivalKitTests" / "Fixtures" / "reports" / "sample.schema1.json"
+    schema_1 = validators.get("report-1.schema.json")
+    if not checks.record(schema_1 is not None, "report-1.schema.json loads", "missing"):
+        return
+    if not checks.record(saved.is_file(), f"a saved schema-1 report ({saved.relative_to(ROOT)})", "missing"):
+        return
+    text = saved.read_text(encoding="utf-8")
+    report = json.loads(text, parse_float=Number)
+    checks.record(first_error(schema_1, report) is None, "saved schema-1 report: validates against report-1.schema.json",
+                  first_error(schema_1, report) or "")
+    problems = form_problems(text, report, schema=1)
+    checks.record(not problems, "saved schema-1 report: key order, sorted maps, number form, layout",
+                  "; ".join(problems[:3]))
+    checks.record(first_error(validators["report.schema.json"], report) is not None,
+                  "saved schema-1 report: REJECTED by report.schema.json (schema 2)", "the schema accepts it")
+    if current is None:
+        return
+    written = json.loads(current.read_text(encoding="utf-8"))
+    checks.record(first_error(schema_1, written) is not None,
+                  "a report arrival writes now: REJECTED by report-1.schema.json", "the schema accepts it")
+    done = arrival.run("diff", str(saved), str(current), "--format", "json")
+    ok = done.returncode == 0
+    detail = f"exit {done.returncode}: {done.stderr.strip()[-300:]}"
+    if ok:
+        try:
+            json.loads(done.stdout)
+        except ValueError as error:
+            ok, detail = False, f"not JSON: {error}"
+    checks.record(ok, "diff reads a saved schema-1 report beside a schema-2 report", detail)
 
 
 # ---------------------------------------------------------------------------
@@ -469,7 +574,7 @@ def broken_reports(report: dict, empty: dict | None):
     yield "requests.total written as 2186.0", change(lambda r: r["requests"].update(total=float(r["requests"]["total"])))
     yield "arrival_rate null with rendered updates", change(lambda r: r["updates"].update(arrival_rate=None))
     yield "latency p50 given with count 0", change(lambda r: r["latency_ms"].update(count=0))
-    yield "schema arrival.report/2", change(lambda r: r.update(schema="arrival.report/2"))
+    yield "schema arrival.report/1", change(lambda r: r.update(schema="arrival.report/1"))
     yield "window with from only", change(lambda r: r.update(window={"from": "2026-11-21T00:00:00Z"}))
     yield "window time with an offset", change(
         lambda r: r.update(window={"from": "2026-11-21T00:00:00+00:00", "to": "2026-11-22T00:00:00Z"}))
@@ -477,10 +582,73 @@ def broken_reports(report: dict, empty: dict | None):
     yield "priority breakdown key 'ten'", change(lambda r: r["breakdowns"]["priority"].update(ten=r["updates"]))
     yield "breakdown row without sent", change(
         lambda r: next(iter(r["breakdowns"]["app"].values())).pop("sent"))
+    # Schema 2 (contract 3.0)
+    yield "report without starts", change(lambda r: r.pop("starts"))
+    yield "requests without to_dead_tokens", change(lambda r: r["requests"].pop("to_dead_tokens"))
+    yield "requests without broadcasts", change(lambda r: r["requests"].pop("broadcasts"))
+    yield "updates without dismissed", change(lambda r: r["updates"].pop("dismissed"))
+    yield "updates without lost_by_cause", change(lambda r: r["updates"].pop("lost_by_cause"))
+    yield "lost_by_cause without unexplained", change(lambda r: r["updates"]["lost_by_cause"].pop("unexplained"))
+    yield "lost_by_cause with a sixth cause", change(lambda r: r["updates"]["lost_by_cause"].update(gremlins=0))
+    yield "lost_by_cause.old_token -1", change(lambda r: r["updates"]["lost_by_cause"].update(old_token=-1))
+    yield "breakdown row without lost_by_cause", change(
+        lambda r: next(iter(r["breakdowns"]["app"].values())).pop("lost_by_cause"))
+    yield "breakdown row without dismissed", change(
+        lambda r: next(iter(r["breakdowns"]["priority"].values())).pop("dismissed"))
+    yield "breakdowns without channel", change(lambda r: r["breakdowns"].pop("channel"))
+    yield "channel breakdown key ''", change(lambda r: r["breakdowns"]["channel"].update({"": r["updates"]}))
+    yield "data_quality without broadcasts_without_subscribers", change(
+        lambda r: r["data_quality"].pop("broadcasts_without_subscribers"))
+    yield "starts without update_token_latency_ms", change(lambda r: r["starts"].pop("update_token_latency_ms"))
+    yield "starts with an extra key", change(lambda r: r["starts"].update(appeared_rate=0.5))
+    yield "appearance_rate null with accepted starts", change(lambda r: r["starts"].update(appearance_rate=None))
+    yield "update_token_rate null with appeared starts", change(lambda r: r["starts"].update(update_token_rate=None))
+    yield "update_token_latency_ms p50 null with a count", change(
+        lambda r: r["starts"]["update_token_latency_ms"].update(p50=None))
+    yield "update_token_latency_ms p90 given with count 0", change(
+        lambda r: r["starts"]["update_token_latency_ms"].update(count=0))
+    yield "update_token_latency_ms p99 negative", change(
+        lambda r: r["starts"]["update_token_latency_ms"].update(p99=-1))
+    yield "malformed_by_cause with a cause of 0", change(
+        lambda r: r["data_quality"]["malformed_by_cause"].update(invalid_exchange=0))
     if empty is not None:
         broken = copy.deepcopy(empty)
         broken["updates"]["arrival_rate"] = 0.0
         yield "arrival_rate 0.0 over no deliverable update", broken
+        broken = copy.deepcopy(empty)
+        broken["starts"]["appearance_rate"] = 0.0
+        yield "appearance_rate 0.0 over no accepted start", broken
+        broken = copy.deepcopy(empty)
+        broken["starts"]["update_token_rate"] = 0.0
+        yield "update_token_rate 0.0 over no appeared start", broken
+        broken = copy.deepcopy(empty)
+        broken["updates"]["lost_by_cause"]["device_silent"] = 1
+        yield "a loss cause counted with no lost update", broken
+
+
+def misordered_reports(report: dict):
+    """(what was moved, the report) pairs that the schema accepts and the key-order check must refuse."""
+
+    def moved(obj: dict, key: str, after: str) -> dict:
+        items = [(k, v) for k, v in obj.items() if k != key]
+        at = [k for k, _ in items].index(after) + 1
+        return dict(items[:at] + [(key, obj[key])] + items[at:])
+
+    yield "starts after callbacks", moved(report, "starts", "callbacks")
+    copied = copy.deepcopy(report)
+    copied["breakdowns"] = moved(copied["breakdowns"], "channel", "provider")
+    yield "breakdowns.channel after provider", copied
+    copied = copy.deepcopy(report)
+    copied["updates"]["lost_by_cause"] = moved(copied["updates"]["lost_by_cause"], "not_rendered", "unexplained")
+    yield "lost_by_cause with not_rendered last", copied
+    copied = copy.deepcopy(report)
+    copied["updates"] = moved(copied["updates"], "dismissed", "ended")
+    yield "updates.dismissed after ended", copied
+    copied = copy.deepcopy(report)
+    row = next(iter(copied["breakdowns"]["app"]))
+    copied["breakdowns"]["app"][row]["lost_by_cause"] = moved(
+        copied["breakdowns"]["app"][row]["lost_by_cause"], "old_token", "device_silent")
+    yield "a breakdown row's lost_by_cause out of order", copied
 
 
 BASE_APNS = {"v": 1, "kind": "apns", "apns_id": "x", "sent_at": "2026-11-21T08:00:00Z", "status": 200,
@@ -613,7 +781,8 @@ def main(argv: list[str]) -> int:
     print(f"schema-check: schemas in {SCHEMAS.relative_to(ROOT)}, arrival = {binary}")
     print("schemas")
     validators = load_schemas(checks)
-    needed = ["record.schema.json", "apns.schema.json", "render.schema.json", "callback.schema.json", "report.schema.json"]
+    needed = ["record.schema.json", "apns.schema.json", "render.schema.json", "callback.schema.json", "report.schema.json",
+              "report-1.schema.json"]
     missing = [name for name in needed if name not in validators]
     if missing:
         checks.record(False, "all schemas load", f"missing or invalid: {', '.join(missing)}")
@@ -649,8 +818,12 @@ def run_all(checks: Checks, arrival: Arrival, validators: dict) -> None:
 
     print("(b) report JSON against report.schema.json")
     check_report(checks, "demo --format json", arrival.run("demo", "--format", "json"), report_schema)
-    sample_report = check_report(checks, "report over SampleData",
-                                 arrival.run("report", "--db", str(sample_db), "--format", "json"), report_schema)
+    done = arrival.run("report", "--db", str(sample_db), "--format", "json")
+    sample_report = check_report(checks, "report over SampleData", done, report_schema)
+    sample_report_path = None
+    if sample_report is not None:
+        sample_report_path = work / "sample-report.json"
+        sample_report_path.write_text(done.stdout, encoding="utf-8")
     check_report(checks, "report over SampleData --day 2026-11-21",
                  arrival.run("report", "--db", str(sample_db), "--day", "2026-11-21", "--format", "json"), report_schema)
     empty_report = check_report(checks, "report over SampleData --day 2000-01-01 (nothing in the window)",
@@ -665,6 +838,56 @@ def run_all(checks: Checks, arrival: Arrival, validators: dict) -> None:
             check_report(checks, "report over the simulated fleet",
                          arrival.run("report", "--db", str(simulated_db), "--format", "json"), report_schema)
             check_lines(checks, "simulated fleet", [simulated], simulated_db, validators)
+    lifecycle = work / "lifecycle"
+    done = arrival.run("simulate", "--out", str(lifecycle), "--activities", "400", "--seed", "404", "--lifecycle",
+                       "--providers")
+    if checks.record(done.returncode == 0, "simulate --lifecycle --providers --activities 400 --seed 404",
+                     done.stderr.strip()[-300:]):
+        lifecycle_db = work / "lifecycle.sqlite"
+        error = arrival.ingest(lifecycle_db, lifecycle)
+        if checks.record(error is None, "ingest the lifecycle fleet", error or ""):
+            for args in ([], ["--day", "2026-11-21"]):
+                report = check_report(checks, " ".join(["report over the lifecycle fleet", *args]),
+                                      arrival.run("report", "--db", str(lifecycle_db), "--format", "json", *args),
+                                      report_schema)
+                done = arrival.run("tokens", "--db", str(lifecycle_db), "--format", "json", *args)
+                if report is not None and done.returncode == 0:
+                    after = json.loads(done.stdout).get("requests_after_death")
+                    checks.record(after == report["requests"]["to_dead_tokens"],
+                                  " ".join(["tokens over the lifecycle fleet", *args]) + ": requests_after_death is "
+                                  "the report's requests.to_dead_tokens",
+                                  f"{after} against {report['requests']['to_dead_tokens']}")
+                lost_schema = validators.get("lost.schema.json")
+                done = arrival.run("lost", "--db", str(lifecycle_db), "--format", "json", *args)
+                if report is not None and lost_schema is not None and checks.record(
+                        done.returncode == 0, " ".join(["lost --format json over the lifecycle fleet", *args]),
+                        done.stderr.strip()[-300:]):
+                    listed = json.loads(done.stdout)
+                    checks.record(first_error(lost_schema, listed) is None,
+                                  " ".join(["lost over the lifecycle fleet", *args]) + ": validates against lost.schema.json",
+                                  first_error(lost_schema, listed) or "")
+                    by_cause: dict = {}
+                    for update in listed["updates"]:
+                        by_cause[update["cause"]] = by_cause.get(update["cause"], 0) + 1
+                    expected = {k: v for k, v in report["updates"]["lost_by_cause"].items() if v}
+                    checks.record(by_cause == expected,
+                                  " ".join(["lost over the lifecycle fleet", *args]) + ": its causes are the report's "
+                                  "updates.lost_by_cause", f"{by_cause} against {expected}")
+                    activity_schema = validators.get("activity.schema.json")
+                    for update in listed["updates"][:5]:
+                        shown = arrival.run("activity", update["activity_id"], "--db", str(lifecycle_db), "--format", "json")
+                        story = json.loads(shown.stdout) if shown.returncode == 0 else None
+                        ok = story is not None and activity_schema is not None and first_error(activity_schema, story) is None
+                        checks.record(ok, f"activity {update['activity_id']} --format json: validates against "
+                                      "activity.schema.json",
+                                      shown.stderr.strip()[-300:] if story is None else (first_error(activity_schema, story) or ""))
+                        if story is not None:
+                            line = next((u for u in story["updates"] if u["seq"] == update["seq"]), None)
+                            checks.record(line is not None and line["outcome"] == "lost" and line["loss_cause"] == update["cause"],
+                                          f"activity {update['activity_id']}: seq {update['seq']} is lost, {update['cause']}, "
+                                          "as lost says", str(line))
+            check_lines(checks, "lifecycle fleet", [lifecycle], lifecycle_db, validators)
+    check_saved_report_1(checks, arrival, validators, sample_report_path)
 
     print("(b2) arrival tokens --format json against tokens.schema.json")
     tokens_schema = validators.get("tokens.schema.json")
@@ -705,6 +928,10 @@ def run_all(checks: Checks, arrival: Arrival, validators: dict) -> None:
         for what, broken in broken_reports(sample_report, empty_report):
             error = first_error(report_schema, broken)
             checks.record(error is not None, f"{what}: REJECTED", "the schema accepts it")
+        for what, broken in misordered_reports(sample_report):
+            text = json.dumps(broken, indent=2, ensure_ascii=False) + "\n"
+            checks.record(bool(form_problems(text, broken)), f"{what}: REJECTED by the key-order check",
+                          "the order check accepts it")
     check_records(checks, arrival, validators["record.schema.json"])
 
 

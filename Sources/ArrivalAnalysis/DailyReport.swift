@@ -385,6 +385,16 @@ public struct DailyReportBuilder {
 
     // MARK: - Activities that lost the most
 
+    /// Whether an update "did not show" and counts against its activity:
+    /// not accepted, lost, stale, ended or expired. An update sent after the
+    /// user dismissed the activity did not fail (contract 3.0), so it does not.
+    static func didNotShow(_ update: DeliveryAnalysis.Update) -> Bool {
+        switch update.outcome {
+        case .rendered, .superseded, .dismissed: false
+        case .lost, .staleTimestamp, .ended, .expired, nil: true
+        }
+    }
+
     private static func fillWorstActivities(
         _ daily: inout DailyReport, analysis: DeliveryAnalysis, keys: ReportBuilder.BreakdownKeys, updates: [Int],
         snapshot: StoreSnapshot
@@ -392,7 +402,7 @@ public struct DailyReportBuilder {
         var missed: [Int32: Int] = [:]
         for index in updates {
             let update = analysis.updates[index]
-            if update.outcome != .rendered && update.outcome != .superseded { missed[update.activity, default: 0] += 1 }
+            if Self.didNotShow(update) { missed[update.activity, default: 0] += 1 }
         }
         daily.activitiesMissingUpdates = missed.count
         // The top N by count (ties by activity id): sort only those at or above the N-th count.
@@ -424,7 +434,7 @@ public struct DailyReportBuilder {
         var keep = Set<Int>()
         for index in chosen {
             let update = analysis.updates[index]
-            if update.outcome != .rendered && update.outcome != .superseded {
+            if Self.didNotShow(update) {
                 keep.insert(index)
                 if let before = previous[update.activity] { keep.insert(before) }
             }

@@ -45,17 +45,14 @@ extension StoreSnapshot {
         let kills = "(status = 410 OR reason IN (\(reasons)))"
         let statement = try connection.prepare(
             """
-            WITH deaths AS (
-                SELECT push_token, min(sent_at) AS died_at FROM apns
+            WITH killers AS (
+                SELECT push_token, sent_at AS died_at, topic, coalesce(provider, 'apns') AS provider, status, reason,
+                       row_number() OVER (PARTITION BY push_token ORDER BY sent_at, apns_id, id) AS pick
+                FROM apns
                 WHERE push_token <> '' AND \(kills)
-                GROUP BY push_token
             ),
-            killers AS (
-                SELECT d.push_token, d.died_at, a.topic, coalesce(a.provider, 'apns') AS provider, a.status, a.reason,
-                       row_number() OVER (PARTITION BY d.push_token ORDER BY a.apns_id, a.id) AS pick
-                FROM deaths AS d
-                JOIN apns AS a ON a.push_token = d.push_token AND a.sent_at = d.died_at
-                WHERE (a.status = 410 OR a.reason IN (\(reasons)))
+            deaths AS MATERIALIZED (
+                SELECT * FROM killers WHERE pick = 1
             ),
             after AS (
                 SELECT a.push_token, count(*) AS requests, max(a.sent_at) AS last_sent_at
@@ -71,8 +68,8 @@ extension StoreSnapshot {
                    k.provider, k.died_at,
                    CASE WHEN k.reason IS NOT NULL AND k.reason <> '' THEN k.reason ELSE 'HTTP' || k.status END,
                    coalesce(f.requests, 0), f.last_sent_at
-            FROM killers AS k LEFT JOIN after AS f ON f.push_token = k.push_token
-            WHERE k.pick = 1 AND ((k.died_at >= ?1 AND k.died_at < ?2) OR f.requests > 0)
+            FROM deaths AS k LEFT JOIN after AS f ON f.push_token = k.push_token
+            WHERE (k.died_at >= ?1 AND k.died_at < ?2) OR f.requests > 0
             ORDER BY coalesce(f.requests, 0) DESC, k.died_at, k.push_token
             """)
         statement.bind(1, from ?? Int64.min)

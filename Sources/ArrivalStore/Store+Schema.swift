@@ -80,6 +80,13 @@ extension Store {
         return try userVersion() == views
     }
 
+    /// The views version a store's connection reports (`PRAGMA user_version`).
+    static func viewsVersion(of connection: Connection) throws(DatabaseError) -> Int64 {
+        let query = try connection.prepare("PRAGMA user_version")
+        defer { query.reset() }
+        return try query.step() ? query.int(0) : 0
+    }
+
     private func userVersion() throws(DatabaseError) -> Int64 {
         let query = try connection.prepare("PRAGMA user_version")
         defer { query.reset() }

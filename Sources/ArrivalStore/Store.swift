@@ -121,6 +121,7 @@ public final class Store {
                 code: SQLITE_CANTOPEN, message: "no store at '\(path)'", context: context,
                 hint: "run 'arrival ingest PATH… --db \(path)' first, or pass --db with the store's path.", path: path)
         }
+        Self.upgradeIfOlder(path)
         let identity: Identity
         do throws(DatabaseError) {
             var opened = try Connection(path: path, create: false)
@@ -166,11 +167,36 @@ public final class Store {
             throw DatabaseError(
                 code: SQLITE_ERROR,
                 message:
-                    "'\(path)' was written by an older arrival (missing migrations \(missing.joined(separator: ", ")))",
+                    "'\(path)' was written by an older arrival (missing migrations \(missing.joined(separator: ", "))) and could not be upgraded here",
                 context: context,
-                hint: "run 'arrival ingest --db \(path)' once (with any batch, or an empty directory) to upgrade it.",
+                hint:
+                    "run 'arrival ingest --db \(path)' once (with an empty directory) as a user who can write the store; nothing is re-ingested.",
                 path: path)
         }
+    }
+
+    /// Upgrades a store written by an older arrival in place before it is
+    /// read: its migrations and SQL views only (what a report needs is
+    /// stored already; no record is read again). Does nothing to a current
+    /// store, a file that is no store, or one this process cannot write (the
+    /// read then says what to run).
+    private static func upgradeIfOlder(_ path: String) {
+        let stale: Bool
+        do {
+            let probe = try Connection(path: path, create: false)
+            try probe.execute("PRAGMA query_only = ON")
+            switch try identity(of: probe, path: path) {
+            case .arrival, .olderArrival:
+                let applied = try migrationNames(probe)
+                let views = try viewsVersion(of: probe)
+                stale = Migrations.all.contains { !applied.contains($0.name) } || views != viewsVersion
+            case .empty, .foreign:
+                stale = false
+            }
+        } catch {
+            return
+        }
+        if stale { _ = try? Store(path: path) }
     }
 
     /// What a database file is, told before anything is written to it.

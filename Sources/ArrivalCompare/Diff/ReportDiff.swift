@@ -236,8 +236,9 @@ extension ReportDiff {
             let older = schemas.a < schemas.b ? "A" : "B"
             notes.append(
                 "\(older) is a report of schema \(min(schemas.a, schemas.b)) (before contract 3.0): the figures of "
-                    + "schema \(max(schemas.a, schemas.b)) are absent there, and its lost updates still hold those "
-                    + "sent after a dismissal or a device-reported end, so its arrival rates are not like for like.")
+                    + "schema \(max(schemas.a, schemas.b)) are absent there, and the updates sent after a dismissal "
+                    + "or a device-reported end still count there as lost, expired or stale (the rules before them), "
+                    + "so its outcome counts and arrival rates are not like for like.")
         }
         return notes + renderNotes
     }

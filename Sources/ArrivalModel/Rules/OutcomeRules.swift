@@ -209,22 +209,42 @@ public enum OutcomeRules {
                         WHEN later_rendered = 1 THEN 'superseded'
                         ELSE 'lost' END AS outcome
             FROM ordered
+        ),
+        -- For each lost update, its activity's newest push_token callback at or before
+        -- the accept time (ties: the greatest token): callbacks and lost updates in one
+        -- stream per activity, callbacks first at equal times and by token, each lost
+        -- update numbered with the count of callbacks before it.
+        token_events AS (
+            SELECT activity_id, received_at AS t, 0 AS is_update, push_token AS token, NULL AS seq
+            FROM callbacks WHERE callback = 'push_token' AND activity_id IS NOT NULL
+            UNION ALL
+            SELECT activity_id, at, 1, NULL, seq FROM decided WHERE outcome = 'lost'
+        ),
+        numbered AS (
+            SELECT token_events.*,
+                   sum(1 - is_update) OVER (PARTITION BY activity_id ORDER BY t, is_update, token
+                                            ROWS UNBOUNDED PRECEDING) AS tokens_before
+            FROM token_events
+        ),
+        newest_tokens AS (
+            SELECT u.activity_id, u.seq, c.token AS newest_token
+            FROM numbered AS u JOIN numbered AS c
+              ON c.activity_id = u.activity_id AND c.is_update = 0 AND c.tokens_before = u.tokens_before
+            WHERE u.is_update = 1 AND u.tokens_before > 0
+        ),
+        content_updates AS (
+            SELECT DISTINCT activity_id, seq FROM callbacks WHERE callback = 'content_update' AND activity_id IS NOT NULL
         )
-        SELECT activity_id, seq, accepted, at, aps_timestamp, event, app, priority, provider, push_token, requests,
-               first_rendered_at, started_at, ended_at, dismissed_at, outcome,
-               CASE WHEN outcome IS NOT 'lost' THEN NULL
-                    WHEN EXISTS (SELECT 1 FROM callbacks AS c
-                                 WHERE c.callback = 'content_update' AND c.activity_id = decided.activity_id
-                                   AND c.seq = decided.seq) THEN 'not_rendered'
-                    WHEN push_token <> '' AND (
-                             SELECT c.push_token FROM callbacks AS c
-                             WHERE c.callback = 'push_token' AND c.activity_id = decided.activity_id
-                               AND c.received_at <= decided.at
-                             ORDER BY c.received_at DESC, c.push_token DESC LIMIT 1) <> push_token
-                        THEN 'old_token'
-                    WHEN dismissed_at > at OR last_ended_callback_at > at THEN 'closed_later'
-                    WHEN last_device_at IS NULL OR last_device_at <= at THEN 'device_silent'
+        SELECT d.activity_id, d.seq, d.accepted, d.at, d.aps_timestamp, d.event, d.app, d.priority, d.provider,
+               d.push_token, d.requests, d.first_rendered_at, d.started_at, d.ended_at, d.dismissed_at, d.outcome,
+               CASE WHEN d.outcome IS NOT 'lost' THEN NULL
+                    WHEN c.activity_id IS NOT NULL THEN 'not_rendered'
+                    WHEN d.push_token <> '' AND n.newest_token <> d.push_token THEN 'old_token'
+                    WHEN d.dismissed_at > d.at OR d.last_ended_callback_at > d.at THEN 'closed_later'
+                    WHEN d.last_device_at IS NULL OR d.last_device_at <= d.at THEN 'device_silent'
                     ELSE 'unexplained' END AS loss_cause
-        FROM decided;
+        FROM decided AS d
+        LEFT JOIN content_updates AS c ON c.activity_id = d.activity_id AND c.seq = d.seq
+        LEFT JOIN newest_tokens AS n ON n.activity_id = d.activity_id AND n.seq = d.seq;
         """
 }

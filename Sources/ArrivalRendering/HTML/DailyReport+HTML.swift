@@ -231,8 +231,10 @@ extension DailyReport {
     func makeLossCauses() -> (String, HTMLReportPage.Table?) {
         let u = report.updates
         var summary =
-            "\(ReportFormat.count(u.dismissed)) updates were sent after users had dismissed their activity; "
-            + "they did not fail and are not counted as lost. "
+            u.dismissed == 0
+            ? "No update was sent after its activity was dismissed. "
+            : "\(ReportFormat.counted(u.dismissed, "update")) sent after users had dismissed their activity "
+                + "did not fail: they are counted as dismissed, not lost. "
         guard u.lost > 0 else {
             summary += "No accepted update was lost in this window."
             return (summary, nil)
@@ -294,7 +296,7 @@ extension DailyReport {
         }
         let shown = deadTokens.prefix(DailyReport.deadTokensShown)
         let summary =
-            "\(ReportFormat.count(deadTokens.count)) push tokens are dead (410, Unregistered, BadDeviceToken, ExpiredToken, FCM UNREGISTERED); "
+            "\(ReportFormat.count(deadTokens.count)) push tokens are dead (410, Unregistered, BadDeviceToken, ExpiredToken, FCM:UNREGISTERED); "
             + "\(ReportFormat.count(report.requests.toDeadTokens)) requests of this window were still sent to them afterwards. "
             + "Purge them from the sender."
         let table = HTMLReportPage.Table(

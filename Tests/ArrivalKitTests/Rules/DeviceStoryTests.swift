@@ -104,13 +104,14 @@ struct DeviceStoryTests {
     /// `Fixtures/stores/lifecycle-before-3.0.store`: `Fixtures/lifecycle` ingested by arrival 0.9 at
     /// 8b3e63a (before contract 3.0: migrations up to 0008, report schema 1), then `VACUUM`ed to
     /// 1 KiB pages and journal_mode DELETE so that the fixture is one small file.
-    @Test("A store written before contract 3.0 upgrades in place and reports schema 2 without re-ingesting")
+    @Test("A store written before contract 3.0 upgrades in place when read and reports schema 2 without re-ingesting")
     func storeFromBefore() throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("old.sqlite").path
         try FileManager.default.copyItem(atPath: fixture("stores/lifecycle-before-3.0.store"), toPath: path)
-        let store = try Store(path: path)
+        // As `arrival report` opens it: for reading, which upgrades it in place first.
+        let store = try Store(readingAt: path)
         let text = try ReportBuilder(store: store).build(window: nil).jsonText()
         let mine = try JSONSerialization.jsonObject(with: Data(text.utf8)) as! NSDictionary
         let recorded =
@@ -119,6 +120,8 @@ struct DeviceStoryTests {
             as! NSDictionary
         #expect(mine == recorded)
         #expect(text.contains(#""schema": "arrival.report/2""#))
+        // The views were made anew too (dashboards read them).
+        #expect(try store.viewSQL("update_outcomes")?.contains("loss_cause") == true)
     }
 
     @Test("Starts: accepted, appeared, update token and its latency (a token before the accept time counts 0)")
