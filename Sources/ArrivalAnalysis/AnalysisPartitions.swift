@@ -83,6 +83,8 @@ struct AnalysisPartitions {
     /// In-window requests without an activity: each a cluster of one (``ActivitySamples``).
     private(set) var unattributedClusters = (accepted: ClusterSums(), oversize: ClusterSums())
     private(set) var apps = Interner()
+    /// The dead tokens, with the window's requests after death counted per token.
+    private(set) var deadTokens = DeadTokenTally()
     /// Request rows with a seq written to each partition: at most its updates.
     private var updateRows: [Int]
     private let tallyByDayAndHour: Bool
@@ -101,7 +103,8 @@ struct AnalysisPartitions {
 
     /// Spills the store's rows into `count` partitions (step 1 and 2 above).
     init(
-        snapshot: StoreSnapshot, window: ReportWindow?, count: Int, tallyByDayAndHour: Bool, samplingRequests: Bool
+        snapshot: StoreSnapshot, window: ReportWindow?, count: Int, tallyByDayAndHour: Bool, samplingRequests: Bool,
+        listingDeadTokens: Bool = false
     ) throws {
         self.count = count
         self.updateRows = Array(repeating: 0, count: count)
@@ -112,7 +115,7 @@ struct AnalysisPartitions {
         self.callbackTokenLookup = try snapshot.callbackTokenLookup()
         files = try PartitionFiles(count: count)
         do {
-            try spill(snapshot: snapshot, window: window)
+            try spill(snapshot: snapshot, window: window, listingDeadTokens: listingDeadTokens)
         } catch {
             files.close()
             throw error
@@ -167,7 +170,7 @@ struct AnalysisPartitions {
         return Int(hash % UInt64(count))
     }
 
-    private mutating func spill(snapshot: StoreSnapshot, window: ReportWindow?) throws {
+    private mutating func spill(snapshot: StoreSnapshot, window: ReportWindow?, listingDeadTokens: Bool) throws {
         try snapshot.resolveTokenOwners()
         let count = self.count
         // Every partition's file of a table is open at once: 32 MiB of buffers in all.
@@ -175,7 +178,9 @@ struct AnalysisPartitions {
 
         var writers = (0..<count).map { SpillWriter(files, $0, buffer: bufferBytes) }
         var tallies = RequestTallies(window: window, byDayAndHour: tallyByDayAndHour)
-        let deaths = try DeadTokenIndex(snapshot: snapshot)
+        deadTokens = try DeadTokenTally(
+            snapshot: snapshot, from: window?.from, to: window?.to, listing: listingDeadTokens)
+        let checkDeaths = !deadTokens.isEmpty
         var lastTopic = LastText()
         try snapshot.forEachRequest(resolvingTokens: true) { row in
             let status = row.status
@@ -186,7 +191,7 @@ struct AnalysisPartitions {
                 let inWindow = tallies.add(
                     sentAt: sentAt, status: status, reason: reason, payloadBytes: row.payloadBytes,
                     attributed: activity != nil, hasSeq: seq != nil,
-                    toDeadToken: !deaths.isEmpty && row.withPushTokenBytes { deaths.isDead($0, at: sentAt) })
+                    toDeadToken: checkDeaths && row.withPushTokenBytes { deadTokens.note($0, sentAt: sentAt) })
                 if inWindow && samplingRequests && activity == nil {
                     unattributedClusters.accepted.add(status == 200 ? 1 : 0, of: 1)
                     unattributedClusters.oversize.add(isOversizeFailure(status, reason) ? 1 : 0, of: 1)

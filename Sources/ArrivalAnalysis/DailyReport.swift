@@ -36,10 +36,12 @@ public struct DailyReport: Sendable {
     public var activitiesMissingUpdates = 0
     public var sources = Sources()
     public var quality = QualityDetail()
-    /// Dead tokens listed on the page (``deadTokens`` holds them all).
+    /// Dead tokens listed on the page.
     public static let deadTokensShown = 20
-    /// The dead tokens to purge for the window (``Store/deadTokens(from:to:)``), most requests after death first.
+    /// The first ``deadTokensShown`` dead tokens to purge for the window
+    /// (``Store/deadTokens(from:to:)``), most requests after death first, and how many there are in all.
     package var deadTokens: [DeadToken] = []
+    public var deadTokenCount = 0
 
     public struct Bucket: Sendable, Equatable {
         /// Start of the bucket (ms since the epoch, UTC).
@@ -206,12 +208,13 @@ public struct DailyReportBuilder {
         if partitionCount > 1 {
             let spilled = try AnalysisPartitions(
                 snapshot: snapshot, window: window, count: partitionCount, tallyByDayAndHour: true,
-                samplingRequests: false)
+                samplingRequests: false, listingDeadTokens: true)
             (requests, requestsByDay, requestsByHour) =
                 (spilled.requests, spilled.requestsByDay, spilled.requestsByHour)
             partitions = spilled
         } else {
-            let analysis = try DeliveryAnalysis(snapshot: snapshot, window: window, tallyByDayAndHour: true)
+            let analysis = try DeliveryAnalysis(
+                snapshot: snapshot, window: window, tallyByDayAndHour: true, listingDeadTokens: true)
             (requests, requestsByDay, requestsByHour) =
                 (analysis.requests, analysis.requestsByDay, analysis.requestsByHour)
             whole = analysis
@@ -307,7 +310,8 @@ public struct DailyReportBuilder {
         daily.latencyHistogram = sums.latency
         daily.worstActivities = sums.worst
         daily.activitiesMissingUpdates = sums.activitiesMissingUpdates
-        daily.deadTokens = try snapshot.deadTokens(from: window?.from, to: window?.to)
+        (daily.deadTokens, daily.deadTokenCount) = (whole?.deadTokens ?? partitions?.deadTokens ?? DeadTokenTally())
+            .tokens(limit: DailyReport.deadTokensShown)
         try Self.fillSources(&daily, snapshot: snapshot)
         try Self.fillQuality(&daily, snapshot: snapshot)
         return daily

@@ -119,6 +119,9 @@ package struct DeliveryAnalysis {
     }
 
     private(set) var requests = RequestTally()
+    /// The dead tokens, with the window's requests after death counted per token
+    /// (empty for the analysis of a partition: the pass over all requests has them).
+    private(set) var deadTokens = DeadTokenTally()
     /// The same tally for every UTC day (key: ``utcDay(of:)``) and every
     /// hour (key: ``utcHour(of:)``) of all stored requests, so reports of
     /// several whole days (trends, comparisons with earlier days) come from
@@ -147,13 +150,16 @@ package struct DeliveryAnalysis {
     /// `requestsByHour` tally every request as well; with `samplingRequests`,
     /// ``requestClusters`` gathers the window's requests per activity.
     init(
-        snapshot: StoreSnapshot, window: ReportWindow?, tallyByDayAndHour: Bool = false, samplingRequests: Bool = false
+        snapshot: StoreSnapshot, window: ReportWindow?, tallyByDayAndHour: Bool = false, samplingRequests: Bool = false,
+        listingDeadTokens: Bool = false
     ) throws {
         let owners = try Self.tokenOwners(snapshot)
         let pickApnsID = try snapshot.apnsIDLookup()
         let pickToken = try snapshot.pushTokenLookup()
         let callbackToken = try snapshot.callbackTokenLookup()
-        let deaths = try DeadTokenIndex(snapshot: snapshot)
+        deadTokens = try DeadTokenTally(
+            snapshot: snapshot, from: window?.from, to: window?.to, listing: listingDeadTokens)
+        let checkDeaths = !deadTokens.isEmpty
         // At most one update a request: room for them all at once, where
         // doubling would copy the updates and rebuild the index as they grow.
         reserve(updates: try snapshot.rowEstimates().requests)
@@ -173,7 +179,7 @@ package struct DeliveryAnalysis {
             let inWindow = tallies.add(
                 sentAt: sentAt, status: status, reason: reason, payloadBytes: row.payloadBytes,
                 attributed: activityName != nil, hasSeq: seq != nil,
-                toDeadToken: !deaths.isEmpty && row.withPushTokenBytes { deaths.isDead($0, at: sentAt) })
+                toDeadToken: checkDeaths && row.withPushTokenBytes { deadTokens.note($0, sentAt: sentAt) })
             if inWindow && samplingRequests {
                 let one = RequestCluster(
                     total: 1, accepted: accepted ? 1 : 0, oversizeFailures: isOversizeFailure(status, reason) ? 1 : 0)
@@ -682,41 +688,5 @@ extension DeliveryAnalysis.RequestCluster {
         total += other.total
         accepted += other.accepted
         oversizeFailures += other.oversizeFailures
-    }
-}
-
-/// The dead push tokens (contract 3.0) and when each died, to tell in the
-/// pass over all requests whether one was sent to a token after its death
-/// without making a String of every request's token: a token's bytes are
-/// looked up by a hash of its length and ends, then compared exactly.
-struct DeadTokenIndex {
-    private var byHash: [UInt64: [(token: [UInt8], diedAt: Int64)]] = [:]
-    var isEmpty: Bool { byHash.isEmpty }
-
-    init(snapshot: StoreSnapshot) throws {
-        try snapshot.forEachTokenDeath { token, diedAt in
-            let bytes = Array(token.utf8)
-            bytes.withUnsafeBytes { byHash[Self.hash($0), default: []].append((bytes, diedAt)) }
-        }
-    }
-
-    /// Whether a request to `token` sent at `sentAt` went to it strictly after its death.
-    @inline(__always)
-    func isDead(_ token: UnsafeRawBufferPointer?, at sentAt: Int64) -> Bool {
-        guard let token, token.count > 0, let candidates = byHash[Self.hash(token)] else { return false }
-        for candidate in candidates where candidate.token.count == token.count {
-            if candidate.token.withUnsafeBytes({ $0.elementsEqual(token) }) { return sentAt > candidate.diedAt }
-        }
-        return false
-    }
-
-    /// FNV-1a over the length and the first and last 16 bytes (tokens are random hex; the bytes decide).
-    @inline(__always)
-    private static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325 ^ UInt64(bytes.count)
-        let n = bytes.count
-        for i in 0..<min(16, n) { h = (h ^ UInt64(bytes[i])) &* 0x100_0000_01b3 }
-        for i in max(min(16, n), n - 16)..<n { h = (h ^ UInt64(bytes[i])) &* 0x100_0000_01b3 }
-        return h
     }
 }

@@ -34,75 +34,182 @@ extension Store {
     /// named is the smallest `apns_id`, then the earliest stored: the
     /// instant is the same whichever it is.
     package func deadTokens(from: Int64? = nil, to: Int64? = nil) throws -> [DeadToken] {
-        try read { try $0.deadTokens(from: from, to: to) }
+        try read { snapshot in
+            var tally = try DeadTokenTally(snapshot: snapshot, from: from, to: to)
+            if !tally.isEmpty {
+                try snapshot.forEachRequestToken { token, sentAt in _ = tally.note(token, sentAt: sentAt) }
+            }
+            return tally.tokens().list
+        }
     }
 }
 
 extension StoreSnapshot {
-    /// ``Store/deadTokens(from:to:)`` inside a read transaction.
-    package func deadTokens(from: Int64? = nil, to: Int64? = nil) throws(DatabaseError) -> [DeadToken] {
-        let reasons = Store.deadTokenReasons.map { "'\($0)'" }.joined(separator: ", ")
-        let kills = "(status = 410 OR reason IN (\(reasons)))"
-        let statement = try connection.prepare(
-            """
-            WITH killers AS (
-                SELECT push_token, sent_at AS died_at, topic, coalesce(provider, 'apns') AS provider, status, reason,
-                       row_number() OVER (PARTITION BY push_token ORDER BY sent_at, apns_id, id) AS pick
-                FROM apns
-                WHERE push_token <> '' AND \(kills)
-            ),
-            deaths AS MATERIALIZED (
-                SELECT * FROM killers WHERE pick = 1
-            ),
-            after AS (
-                SELECT a.push_token, count(*) AS requests, max(a.sent_at) AS last_sent_at
-                FROM apns AS a JOIN deaths AS d ON a.push_token = d.push_token
-                WHERE a.sent_at > d.died_at AND a.sent_at >= ?1 AND a.sent_at < ?2
-                GROUP BY a.push_token
-            )
-            SELECT k.push_token,
-                   CASE WHEN k.topic IS NULL THEN 'unknown'
-                        WHEN substr(k.topic, -23) = '.push-type.liveactivity' AND length(k.topic) >= 23
-                            THEN substr(k.topic, 1, length(k.topic) - 23)
-                        ELSE k.topic END,
-                   k.provider, k.died_at,
-                   CASE WHEN k.reason IS NOT NULL AND k.reason <> '' THEN k.reason ELSE 'HTTP' || k.status END,
-                   coalesce(f.requests, 0), f.last_sent_at
-            FROM deaths AS k LEFT JOIN after AS f ON f.push_token = k.push_token
-            WHERE (k.died_at >= ?1 AND k.died_at < ?2) OR f.requests > 0
-            ORDER BY coalesce(f.requests, 0) DESC, k.died_at, k.push_token
-            """)
-        statement.bind(1, from ?? Int64.min)
-        statement.bind(2, to ?? Int64.max)
-        var tokens: [DeadToken] = []
-        do {
-            try statement.forEachRow { row in
-                tokens.append(
-                    DeadToken(
-                        pushToken: row.string(0) ?? "", app: row.string(1) ?? "unknown",
-                        provider: row.string(2) ?? "apns",
-                        diedAt: row.int(3), reason: row.string(4) ?? "", requestsAfter: Int(row.int(5)),
-                        lastSentAt: row.optionalInt(6)))
-            }
-        } catch let error as DatabaseError {
-            throw error
-        } catch {
-            throw DatabaseError(code: 1, message: "\(error)", context: "reading dead tokens")
+    /// Calls `body` with the push token (its bytes, valid during the call)
+    /// and `sent_at` of every request: the pass `arrival tokens` makes.
+    package func forEachRequestToken(_ body: (UnsafeRawBufferPointer?, Int64) throws -> Void) throws {
+        let scan = try connection.prepare("SELECT push_token, sent_at FROM apns")
+        try scan.forEachFetchedRow(kinds: [.text, .int]) { row in
+            try row.withText(0) { try body($0, row.int(1)) }
         }
-        return tokens
     }
 
-    /// Calls `body` with every dead token (contract 3.0, "Dead tokens")
-    /// and the `sent_at` of its death: one scan of the requests that keeps
-    /// the few that killed a token.
-    package func forEachTokenDeath(_ body: (_ token: String, _ diedAt: Int64) throws -> Void) throws {
+    /// Every request that killed a token: answered 410, or with a reason of ``Store/deadTokenReasons``.
+    fileprivate func forEachKillingRequest(
+        _ body: (
+            _ token: String, _ sentAt: Int64, _ apnsID: String, _ row: Int64, _ topic: String?,
+            _ provider: String, _ status: Int64, _ reason: String?
+        ) throws -> Void
+    ) throws {
         let reasons = Store.deadTokenReasons.map { "'\($0)'" }.joined(separator: ", ")
         let scan = try connection.prepare(
             """
-            SELECT push_token, min(sent_at) FROM apns
+            SELECT push_token, sent_at, apns_id, id, topic, coalesce(provider, 'apns'), status, reason FROM apns
             WHERE push_token <> '' AND (status = 410 OR reason IN (\(reasons)))
-            GROUP BY push_token
             """)
-        try scan.forEachRow { row in try body(row.string(0) ?? "", row.int(1)) }
+        try scan.forEachRow { row in
+            try body(
+                row.string(0) ?? "", row.int(1), row.string(2) ?? "", row.int(3), row.string(4),
+                row.string(5) ?? "apns",
+                row.int(6), row.string(7))
+        }
+    }
+}
+
+/// The dead push tokens of a store (contract 3.0, "Dead tokens"), found by
+/// one scan that keeps the requests that killed a token, then fed every
+/// request of a pass the caller makes anyway (the report's, or
+/// `arrival tokens`'s own): ``note(_:sentAt:)`` tells whether a request went
+/// to a token after its death and counts it per token when it was sent in
+/// the window. A request's token is looked up by its bytes, through a hash
+/// of its length and ends, and compared exactly: no String per request.
+package struct DeadTokenTally {
+    /// What a listing shows of a token beyond when it died (kept only with `listing`).
+    private struct Detail {
+        var apnsID: String
+        var row: Int64
+        var topic: String?
+        var provider: String
+        var status: Int64
+        var reason: String?
+        var requestsAfter = 0
+        var lastSentAt: Int64?
+    }
+
+    private var tokens: [[UInt8]] = []
+    private var diedAt: [Int64] = []
+    private var details: [Detail] = []
+    private var byHash: [UInt64: [Int32]] = [:]
+    private var from = Int64.min
+    private var to = Int64.max
+    private var listing = false
+
+    package var isEmpty: Bool { tokens.isEmpty }
+
+    /// No dead token.
+    package init() {}
+
+    /// The deaths of the store's tokens; requests are counted for
+    /// `from`..<`to` (everything without). With `listing`, what
+    /// ``tokens(limit:)`` shows of each (app, provider, reason, the requests
+    /// after its death) is kept too; without, only when it died (a report
+    /// that counts requests to dead tokens needs no more).
+    package init(snapshot: StoreSnapshot, from: Int64? = nil, to: Int64? = nil, listing: Bool = true) throws {
+        self.from = from ?? Int64.min
+        self.to = to ?? Int64.max
+        self.listing = listing
+        // By bytes: a Swift String would merge canonically equivalent tokens.
+        var index: [[UInt8]: Int] = [:]
+        try snapshot.forEachKillingRequest { token, sentAt, apnsID, row, topic, provider, status, reason in
+            let bytes = Array(token.utf8)
+            let detail = Detail(
+                apnsID: apnsID, row: row, topic: topic, provider: provider, status: status, reason: reason)
+            guard let at = index[bytes] else {
+                index[bytes] = tokens.count
+                tokens.append(bytes)
+                diedAt.append(sentAt)
+                if listing { details.append(detail) }
+                return
+            }
+            // The earliest request; ties (listing only: the instant is the same):
+            // the smaller apns_id, then the earliest stored.
+            if sentAt < diedAt[at] {
+                diedAt[at] = sentAt
+                if listing { details[at] = detail }
+            } else if listing && sentAt == diedAt[at] {
+                let held = details[at]
+                let earlier =
+                    !apnsID.utf8.elementsEqual(held.apnsID.utf8) ? codePointOrder(apnsID, held.apnsID) : row < held.row
+                if earlier { details[at] = detail }
+            }
+        }
+        for (position, token) in tokens.enumerated() {
+            token.withUnsafeBytes { byHash[Self.hash($0), default: []].append(Int32(position)) }
+        }
+    }
+
+    /// Whether a request to `token` sent at `sentAt` went to it strictly
+    /// after its death; with `listing`, such a request sent in the window is
+    /// counted for its token.
+    @inline(__always)
+    package mutating func note(_ token: UnsafeRawBufferPointer?, sentAt: Int64) -> Bool {
+        guard let token, token.count > 0, let candidates = byHash[Self.hash(token)] else { return false }
+        for position in candidates {
+            let i = Int(position)
+            guard tokens[i].count == token.count, tokens[i].withUnsafeBytes({ $0.elementsEqual(token) }) else {
+                continue
+            }
+            guard sentAt > diedAt[i] else { return false }
+            if listing && sentAt >= from && sentAt < to {
+                details[i].requestsAfter += 1
+                details[i].lastSentAt = max(details[i].lastSentAt ?? sentAt, sentAt)
+            }
+            return true
+        }
+        return false
+    }
+
+    /// The tokens to purge for the window, in order (``Store/deadTokens(from:to:)``):
+    /// the first `limit` (all without one) and how many there are. Empty without `listing`.
+    package func tokens(limit: Int? = nil) -> (list: [DeadToken], total: Int) {
+        guard listing else { return ([], 0) }
+        var chosen = tokens.indices.filter {
+            (diedAt[$0] >= from && diedAt[$0] < to) || details[$0].requestsAfter > 0
+        }
+        chosen.sort { a, b in
+            if details[a].requestsAfter != details[b].requestsAfter {
+                return details[a].requestsAfter > details[b].requestsAfter
+            }
+            if diedAt[a] != diedAt[b] { return diedAt[a] < diedAt[b] }
+            return tokens[a].lexicographicallyPrecedes(tokens[b])
+        }
+        let list = chosen.prefix(limit ?? chosen.count).map { i -> DeadToken in
+            let d = details[i]
+            let reason = d.reason.flatMap { $0.isEmpty ? nil : $0 } ?? "HTTP\(d.status)"
+            return DeadToken(
+                pushToken: String(decoding: tokens[i], as: UTF8.self), app: Self.app(ofTopic: d.topic),
+                provider: d.provider, diedAt: diedAt[i], reason: reason, requestsAfter: d.requestsAfter,
+                lastSentAt: d.lastSentAt)
+        }
+        return (list, chosen.count)
+    }
+
+    /// The topic without `.push-type.liveactivity` (by bytes); "unknown" without one.
+    private static func app(ofTopic topic: String?) -> String {
+        guard let topic else { return "unknown" }
+        let suffix = Contract.liveActivityTopicSuffix.utf8
+        let bytes = topic.utf8
+        guard bytes.count >= suffix.count, bytes.suffix(suffix.count).elementsEqual(suffix) else { return topic }
+        return String(decoding: bytes.dropLast(suffix.count), as: UTF8.self)
+    }
+
+    /// FNV-1a over the length and the first and last 16 bytes (tokens are random hex; the bytes decide).
+    @inline(__always)
+    private static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325 ^ UInt64(bytes.count)
+        let n = bytes.count
+        for i in 0..<min(16, n) { h = (h ^ UInt64(bytes[i])) &* 0x100_0000_01b3 }
+        for i in max(min(16, n), n - 16)..<n { h = (h ^ UInt64(bytes[i])) &* 0x100_0000_01b3 }
+        return h
     }
 }

@@ -294,9 +294,9 @@ extension DailyReport {
         guard !deadTokens.isEmpty else {
             return ("No push token died in this window, and none was sent to after its death.", nil)
         }
-        let shown = deadTokens.prefix(DailyReport.deadTokensShown)
+        let shown = deadTokens
         let summary =
-            "\(ReportFormat.count(deadTokens.count)) push tokens are dead (410, Unregistered, BadDeviceToken, ExpiredToken, FCM:UNREGISTERED); "
+            "\(ReportFormat.count(deadTokenCount)) push tokens are dead (410, Unregistered, BadDeviceToken, ExpiredToken, FCM:UNREGISTERED); "
             + "\(ReportFormat.count(report.requests.toDeadTokens)) requests of this window were still sent to them afterwards. "
             + "Purge them from the sender."
         let table = HTMLReportPage.Table(
@@ -308,8 +308,8 @@ extension DailyReport {
                     ReportFormat.count($0.requestsAfter),
                 ]
             },
-            note: deadTokens.count > shown.count
-                ? "\(ReportFormat.count(deadTokens.count - shown.count)) more: arrival tokens --format csv lists them all."
+            note: deadTokenCount > shown.count
+                ? "\(ReportFormat.count(deadTokenCount - shown.count)) more: arrival tokens --format csv lists them all."
                 : nil)
         return (summary, table)
     }
