@@ -13,13 +13,18 @@ Usage:
     python3 Scripts/reference/arrival_reference.py \
         [--day YYYY-MM-DD | --from RFC3339 --to RFC3339] [--contract 2|3.0] [--verbose] PATH...
 
-`--contract 3.0` reports by contract 3.0 (report schema 2): the activity's
-end also from an `activity_state` `ended` callback, its dismissal, the
-`dismissed` outcome, the five loss causes, the full tie order of "earliest
-request", `starts` and `requests.to_dead_tokens`. Broadcasts (`channel_id`)
-are the next step: a broadcast line is malformed here, so the broadcast keys
-of schema 2 count nothing. Scripts/reference/test_contract3.py checks each
-rule and tie on cases worked out by hand.
+`--contract 3.0` reads and reports by contract 3.0 (report schema 2): the
+activity's end also from an `activity_state` `ended` callback, its
+dismissal, the `dismissed` outcome, the five loss causes, the full tie order
+of "earliest request", `starts`, `requests.to_dead_tokens`, and broadcast
+channels (`channel_id` on `apns` records, renders and callbacks, the
+`channel_subscription` callback, `/4/broadcasts/apps/...` exchanges, the
+expansion of a broadcast into the open activities subscribed to its
+channel, `requests.broadcasts`, `data_quality.broadcasts_without_subscribers`
+and `breakdowns.channel`). With `--contract 2` lines are read by the older
+tables, where `channel_id` is an unknown field. Scripts/reference/
+test_contract3.py and test_broadcasts.py check each rule and tie on cases
+worked out by hand.
 
 It ingests the given files and directories (contract section 2), builds the
 outcomes (section 3), computes the metrics (section 4) and prints the report
@@ -59,7 +64,8 @@ is implemented):
   * `oversize_failures` counts every request with status 413 or reason
     `PayloadTooLarge`, whatever its status.
   * The five breakdown dimensions appear in the order of section 5 (app,
-    priority, provider, os_version, app_version); the keys inside each are sorted
+    priority, provider, os_version, app_version; schema 2 adds channel after
+    provider); the keys inside each are sorted
     (code point order, so "10" < "5" < "unknown").
   * Rule 4 (stale_timestamp) compares with every earlier accepted update of
     the activity, whatever its event or outcome.
@@ -80,6 +86,60 @@ Readings for contract 3.0 (`--contract 3.0`):
   * `starts` counts an update by the event of its earliest accepted request,
     else of its earliest request; a start "appeared" when any render or any
     callback names its activity, whenever it came.
+
+  Broadcasts (2.1-2.6, 3, 4):
+  * Whether an `apns` line is a broadcast is read from its raw `channel_id`
+    (a non-empty string: "a record with a non-empty channel_id is a
+    broadcast") before its fields are checked in table order; `channel_id`
+    is the last field of the apns table, after `surface` on a render, and
+    after `state` (before `received_at`) on a callback, as the tables list
+    them. So the first field at fault still names the cause.
+  * Causes (the contract names none for these; the nearest of 2.4's):
+    a broadcast's non-null `push_token` or `activity_id` ("must be absent or
+    null") is `wrong_type`, at that field; a `channel_id` that is not a
+    string, or is "" ("a non-null value must be a non-empty string") is
+    `wrong_type`, on apns, render and callback alike; a
+    `channel_subscription` callback without `channel_id` is
+    `missing_field`. A line with `"channel_id": ""` and no `push_token` is
+    not a broadcast, so it lacks its required `push_token` first:
+    `missing_field`.
+  * `channel_id` is a field of the 3.0 tables, so it is part of a record's
+    identity for duplicates (2.5). A `channel_id` on an exchange line
+    itself is an unknown field (ignored).
+  * Exchanges: only the `apns` provider has a broadcast path; a path-only
+    url `/4/broadcasts/apps/<bundle id>` is accepted like the path-only
+    device url the 3.0 pin allows; the bundle id is taken as written (not
+    percent-decoded); an absent or "" `apns-channel-id` header, and a
+    non-null exchange `activity_id`, are `invalid_exchange` (a top-level
+    `activity_id` of the wrong type is `wrong_type` first). The broadcast
+    hosts name an environment for either path. An `apns-channel-id` header
+    on a `/3/device/` exchange is not read (its channel_id is null: "every
+    field of the derived record not named below is null").
+  * Subscription has no time condition: any render or callback of the
+    activity carrying the channel_id subscribes it, whenever it came (also
+    after the broadcast). An activity may be subscribed to several
+    channels. A callback without activity_id (push_to_start_token)
+    subscribes nothing.
+  * Open at sent_at: start <= sent_at <= start + 28,800 s (both ends
+    included: "at or before", "at most"), and end > sent_at and dismissal >
+    sent_at when they exist. Which activities a broadcast reaches is decided
+    once, by the lifecycle computed without any broadcast: a broadcast
+    `end` does not stop a later broadcast from reaching the activity (that
+    later update is then `ended` by the recomputed end).
+  * A broadcast record counts once in every request metric (total,
+    accepted/rejected, by_reason, oversize_failures, oversize_risk,
+    apns_without_seq), never in `unattributed` or `to_dead_tokens` (it has
+    no token); a broadcast-decided update is never `old_token` (its
+    deciding request has no push_token). A broadcast without seq, or a
+    rejected one, still stands for its open subscribers (it is not "without
+    subscribers"); the seq-less one makes no update.
+  * `broadcasts_without_subscribers` counts broadcast records of the window
+    (by sent_at); subscription and openness are judged on all data, like
+    outcomes.
+  * In the tie order, a null channel_id comes first: of two requests that
+    tie up to provider, the direct one decides. An update's channel is that
+    of its deciding request, so an update decided by a direct request is in
+    no `breakdowns.channel` entry even if it also holds a broadcast request.
 
 Readings for `exchange` lines (2.6):
   * Causes: the exchange's own top-level fields (provider, sent_at, request,
@@ -138,6 +198,9 @@ INT64_MIN = -(1 << 63)            # 2.4: int = JSON integer in signed 64-bit ran
 INT64_MAX = (1 << 63) - 1
 EIGHT_HOURS_MS = 28_800 * 1000    # 3: expired rule
 OVERSIZE_RISK_BYTES = 3584        # 4: payload_bytes > 3584
+# 2.1 (3.0): a broadcast payload may be 5,120 bytes, so its risk margin of
+# 512 bytes starts above 4,608 (4: "or, for a broadcast (3.0), > 4608").
+BROADCAST_OVERSIZE_RISK_BYTES = 4608
 TOPIC_SUFFIX = ".push-type.liveactivity"
 SCHEMA = "arrival.report/1"
 SCHEMA_3 = "arrival.report/2"      # 5: schema 2 (contract 3.0)
@@ -455,9 +518,15 @@ def parse_json_strict(s: str) -> tuple[Any, int, bool]:
 # --------------------------------------------------------------------------
 
 STRING, TIME, INT, ENUM, OBJECT = "string", "time", "int", "enum", "object"
+# 2.1 (3.0): "Wherever channel_id appears ... a non-null value must be a
+# non-empty string, else the line is malformed" (`wrong_type` for both a
+# non-string and "", see "Readings for contract 3.0").
+NONEMPTY_STRING = "nonempty_string"
 
 EVENTS = ("start", "update", "end")
 CALLBACKS = ("push_token", "push_to_start_token", "content_update", "activity_state")
+# 2.3 (3.0): the app started the activity on a broadcast channel.
+CALLBACKS_3 = CALLBACKS + ("channel_subscription",)
 STATES = ("active", "ended", "dismissed", "stale", "pending")  # 3.0: pending
 # 2.1: `provider` is an enumeration; absent or null means "apns".
 PROVIDERS = ("apns", "fcm", "tencent_chat")
@@ -475,6 +544,10 @@ class FieldSpec:
     # all; where it is not, it is ignored like an unknown field (3.0 pins
     # this for `state`: read on activity_state callbacks only).
     read_when: Any = None
+    # A function of the raw object saying whether the field must be absent
+    # or null (3.0: `push_token` and `activity_id` on a broadcast); a
+    # non-null value is then `wrong_type`.
+    null_when: Any = None
 
 
 def _cb(obj: dict) -> str:
@@ -543,19 +616,71 @@ FIELD_INDEX = {kind: {spec.name: i for i, spec in enumerate(specs)}
                for kind, specs in SCHEMAS.items()}
 
 
+def is_broadcast_object(obj: dict) -> bool:
+    """2.1 (3.0): "a record with a non-empty channel_id is a broadcast",
+    read from the raw line before its fields are checked (so that the
+    table-order checks know whether `push_token` is required)."""
+    channel = obj.get("channel_id")
+    return isinstance(channel, str) and channel != ""
+
+
+def _with_field(specs: list[FieldSpec], after: str, new: FieldSpec) -> list[FieldSpec]:
+    """`specs` with `new` inserted after the field named `after`."""
+    at = [spec.name for spec in specs].index(after) + 1
+    return specs[:at] + [new] + specs[at:]
+
+
+def _schemas_3() -> dict[str, list[FieldSpec]]:
+    """The tables of contract 3.0 (2.1-2.3): `channel_id` in its table place
+    on apns (last), render (after surface) and callback (after state, before
+    received_at); `push_token` not required on a broadcast, and it and
+    `activity_id` absent or null there; `channel_subscription` a callback,
+    which requires a `channel_id`."""
+    apns = []
+    for spec in SCHEMAS["apns"]:
+        if spec.name == "push_token":        # "yes, except on a broadcast"
+            spec = FieldSpec("push_token", STRING, lambda o: not is_broadcast_object(o),
+                             null_when=is_broadcast_object)
+        elif spec.name == "activity_id":
+            spec = FieldSpec("activity_id", STRING, null_when=is_broadcast_object)
+        apns.append(spec)
+    apns.append(FieldSpec("channel_id", NONEMPTY_STRING))
+    render = _with_field(SCHEMAS["render"], "surface", FieldSpec("channel_id", NONEMPTY_STRING))
+    callback = [FieldSpec("callback", ENUM, True, CALLBACKS_3) if spec.name == "callback" else spec
+                for spec in SCHEMAS["callback"]]
+    callback = _with_field(callback, "state",
+                           FieldSpec("channel_id", NONEMPTY_STRING,
+                                     lambda o: _cb(o) == "channel_subscription"))
+    return {"apns": apns, "render": render, "callback": callback,
+            "exchange": SCHEMAS["exchange"]}
+
+
+SCHEMAS_3 = _schemas_3()
+FIELD_INDEX_3 = {kind: {spec.name: i for i, spec in enumerate(specs)}
+                 for kind, specs in SCHEMAS_3.items()}
+
+
 @dataclass(frozen=True)
 class Record:
     """A valid record: kind and the values of its table's fields in table
     order (times as integer ms; absent == null == None). (kind, values) is
-    the record identity used for record de-duplication (2.5)."""
+    the record identity used for record de-duplication (2.5). `contract3`
+    says which tables the values follow: contract 3.0's (with `channel_id`)
+    or the ones before it."""
     kind: str
     values: tuple
+    contract3: bool = field(default=False, compare=False)
 
     def __getattr__(self, name: str) -> Any:
         # Field access by name, e.g. rec.sent_at (None when absent/null).
-        # Only called for names that are not real attributes.
-        index = FIELD_INDEX[object.__getattribute__(self, "kind")].get(name)
+        # Only called for names that are not real attributes. A 3.0 field
+        # (`channel_id`) read on a record of the older tables is None.
+        kind = object.__getattribute__(self, "kind")
+        three = object.__getattribute__(self, "contract3")
+        index = (FIELD_INDEX_3 if three else FIELD_INDEX)[kind].get(name)
         if index is None:
+            if not three and name in FIELD_INDEX_3.get(kind, {}):
+                return None
             raise AttributeError(name)
         return object.__getattribute__(self, "values")[index]
 
@@ -566,11 +691,13 @@ def _is_int(v: Any) -> bool:
     return type(v) is int and INT64_MIN <= v <= INT64_MAX
 
 
-def validate_object(obj: Any) -> Record:
+def validate_object(obj: Any, contract3: bool = False) -> Record:
     """Checks after JSON syntax/depth/duplicate checks, in contract order:
     not_an_object, unsupported_version, unknown_kind, then each field of the
     kind's table in order (missing_field, wrong_type, invalid_time,
-    invalid_enum)."""
+    invalid_enum). With `contract3`, the tables of contract 3.0 (broadcasts,
+    `channel_id`, `channel_subscription`); otherwise `channel_id` is an
+    unknown field, ignored."""
     if type(obj) is not dict:
         raise Malformed(NOT_AN_OBJECT)
     # `v`: absent or null means 1; anything but the JSON integer 1 (2, 1.0,
@@ -587,7 +714,7 @@ def validate_object(obj: Any) -> Record:
         raise Malformed(WRONG_TYPE)
 
     values = []
-    for spec in SCHEMAS[kind]:
+    for spec in (SCHEMAS_3 if contract3 else SCHEMAS)[kind]:
         if spec.read_when is not None and not spec.read_when(obj):
             values.append(None)
             continue
@@ -598,6 +725,10 @@ def validate_object(obj: Any) -> Record:
                 raise Malformed(MISSING_FIELD)
             values.append(None)
             continue
+        if spec.null_when is not None and spec.null_when(obj):
+            # 2.1 (3.0): a broadcast's push_token and activity_id "must be
+            # absent or null"; any other value is of the wrong type.
+            raise Malformed(WRONG_TYPE, f"{spec.name} on a broadcast")
         # Optional fields present with a non-null value are type-checked too.
         if spec.type == INT:
             if not _is_int(raw):
@@ -606,6 +737,10 @@ def validate_object(obj: Any) -> Record:
         elif spec.type == STRING:
             if not isinstance(raw, str):
                 raise Malformed(WRONG_TYPE)
+            values.append(raw)
+        elif spec.type == NONEMPTY_STRING:
+            if not isinstance(raw, str) or raw == "":
+                raise Malformed(WRONG_TYPE, f"{spec.name} is not a non-empty string")
             values.append(raw)
         elif spec.type == TIME:
             if not isinstance(raw, str):
@@ -630,14 +765,14 @@ def validate_object(obj: Any) -> Record:
         # 2.6: ingest derives the `apns` record; the exchange itself is not
         # stored, so duplicates and metrics only ever see the derived record.
         names = [spec.name for spec in SCHEMAS["exchange"]]
-        return derive_exchange(dict(zip(names, values)))
+        return derive_exchange(dict(zip(names, values)), contract3)
     if kind == "apns":
         # 2.5: an absent (or null) provider counts as "apns" when records are
         # compared, so the stored value is the normalised one.
-        p = FIELD_INDEX["apns"]["provider"]
+        p = FIELD_INDEX["apns"]["provider"]   # the same place in both tables
         if values[p] is None:
             values[p] = DEFAULT_PROVIDER
-    return Record(kind, tuple(values))
+    return Record(kind, tuple(values), contract3)
 
 
 # --------------------------------------------------------------------------
@@ -659,6 +794,15 @@ APNS_HOST_ENVIRONMENTS = {                 # 2.6, hosts compared ignoring case
     "api.push.apple.com": "production",
     "api.sandbox.push.apple.com": "sandbox",
     "api.development.push.apple.com": "sandbox",
+}
+# 2.6 (3.0): a broadcast goes to `/4/broadcasts/apps/<bundle id>`, and the
+# broadcast hosts name an environment too (for either path: the rule lists
+# them with the others).
+BROADCAST_PATH_PREFIX = "/4/broadcasts/apps/"
+APNS_HOST_ENVIRONMENTS_3 = {
+    **APNS_HOST_ENVIRONMENTS,
+    "api-broadcast.push.apple.com": "production",
+    "api-broadcast.sandbox.push.apple.com": "sandbox",
 }
 FCM_APNS_ERROR = "google.firebase.fcm.v1.ApnsError"
 FCM_FCM_ERROR = "google.firebase.fcm.v1.FcmError"
@@ -760,8 +904,10 @@ class Answer:
     reason: Optional[str]
 
 
-def apns_url_parts(url: str) -> tuple[str, str]:
-    """(host, push_token) of an APNs request URL.
+def apns_url_parts(url: str, contract3: bool = False) -> tuple[str, Optional[str], Optional[str]]:
+    """(host, push_token, bundle id) of an APNs request URL: exactly one of
+    the last two is set (the bundle id only with `contract3`, for a
+    broadcast path `/4/broadcasts/apps/<bundle id>`: non-empty, no `/`).
 
     scheme `://` authority path: the authority runs up to the first `/`,
     `?` or `#` (2.6: the path is what comes "after the host and optional
@@ -788,23 +934,31 @@ def apns_url_parts(url: str) -> tuple[str, str]:
         cut = path.find(stop)
         if cut >= 0:
             path = path[:cut]
-    if not path.startswith(APNS_PATH_PREFIX):
-        raise bad_exchange("request.url path is not /3/device/<token>")
-    token = path[len(APNS_PATH_PREFIX):]
-    if token == "" or "/" in token:
-        raise bad_exchange("request.url has an empty token or one with '/'")
+    token = bundle = None
+    if contract3 and path.startswith(BROADCAST_PATH_PREFIX):
+        bundle = path[len(BROADCAST_PATH_PREFIX):]
+        if bundle == "" or "/" in bundle:
+            raise bad_exchange("request.url has an empty bundle id or one with '/'")
+    else:
+        if not path.startswith(APNS_PATH_PREFIX):
+            raise bad_exchange("request.url path is not /3/device/<token>")
+        token = path[len(APNS_PATH_PREFIX):]
+        if token == "" or "/" in token:
+            raise bad_exchange("request.url has an empty token or one with '/'")
     host = authority.rpartition("@")[2]           # drop userinfo@
     if host.startswith("["):                       # [IPv6]:port
         close = host.find("]")
         host = host[:close + 1] if close >= 0 else host
     else:
         host = host.partition(":")[0]              # drop :port
-    return host, token
+    return host, token, bundle
 
 
-def derive_exchange(x: dict) -> Record:
+def derive_exchange(x: dict, contract3: bool = False) -> Record:
     """2.6: the `apns` record derived from an exchange whose top-level fields
-    (`x`, by name; absent == None) are already valid."""
+    (`x`, by name; absent == None) are already valid. With `contract3`, the
+    record follows contract 3.0's table (`channel_id`) and an `apns`
+    exchange may be a broadcast."""
     provider: str = x["provider"]
     sent_at: int = x["sent_at"]
 
@@ -845,18 +999,34 @@ def derive_exchange(x: dict) -> Record:
                            "obeying 2.4")
 
     # -- layer 3: the provider's rules ------------------------------------
-    f: dict[str, Any] = {spec.name: None for spec in SCHEMAS["apns"]}
+    apns_specs = (SCHEMAS_3 if contract3 else SCHEMAS)["apns"]
+    f: dict[str, Any] = {spec.name: None for spec in apns_specs}
     f["sent_at"] = sent_at                         # copied
     f["latency_ms"] = x["latency_ms"]              # copied
     f["provider"] = provider                       # copied
 
     if provider == "apns":
-        host, f["push_token"] = apns_url_parts(url)
+        host, f["push_token"], bundle = apns_url_parts(url, contract3)
+        broadcast = bundle is not None
+        if broadcast:
+            # 3.0: the channel is the request header `apns-channel-id`, a
+            # non-empty string; the sender names no activity.
+            channel = header(request_headers, "apns-channel-id")
+            if channel is None or channel == "":
+                raise bad_exchange("a broadcast without a non-empty apns-channel-id header")
+            if x["activity_id"] is not None:
+                raise bad_exchange("a broadcast exchange names an activity_id")
+            f["channel_id"] = channel
         f["event"], f["seq"], f["aps_timestamp"] = aps_of(body)
-        resp_id = header(response_headers, "apns-id")
-        req_id = header(request_headers, "apns-id")
-        f["apns_id"] = resp_id if resp_id is not None else (
-            req_id if req_id is not None else "")
+        if broadcast:
+            ids = (header(response_headers, "apns-request-id"),
+                   header(response_headers, "apns-id"),
+                   header(request_headers, "apns-request-id"),
+                   header(request_headers, "apns-id"))
+        else:
+            ids = (header(response_headers, "apns-id"),
+                   header(request_headers, "apns-id"))
+        f["apns_id"] = next((i for i in ids if i is not None), "")
         if response is None:
             answer = Answer(0, x["error"])
         elif response["status"] == 200:
@@ -867,13 +1037,16 @@ def derive_exchange(x: dict) -> Record:
                             reason if isinstance(reason, str) else None)
         f["payload_bytes"] = len(body_text.encode("utf-8"))
         f["topic"] = header(request_headers, "apns-topic")
+        if broadcast and f["topic"] is None:
+            f["topic"] = bundle                    # 3.0: else the path's bundle id
         f["push_type"] = header(request_headers, "apns-push-type")
         f["priority"] = priority_from(request_headers)
         if x["environment"] is not None:
             f["environment"] = x["environment"]
         else:
-            f["environment"] = APNS_HOST_ENVIRONMENTS.get(ascii_lower(host))
-        f["activity_id"] = x["activity_id"]
+            hosts = APNS_HOST_ENVIRONMENTS_3 if contract3 else APNS_HOST_ENVIRONMENTS
+            f["environment"] = hosts.get(ascii_lower(host))
+        f["activity_id"] = x["activity_id"]        # None on a broadcast (checked)
 
     elif provider == "fcm":
         apns = member(body, "message", "apns")
@@ -939,7 +1112,7 @@ def derive_exchange(x: dict) -> Record:
         raise AssertionError(provider)
 
     f["status"], f["reason"] = answer.status, answer.reason
-    return Record("apns", tuple(f[spec.name] for spec in SCHEMAS["apns"]))
+    return Record("apns", tuple(f[spec.name] for spec in apns_specs), contract3)
 
 
 def fcm_error_answer(status: int, body: Optional[dict]) -> Answer:
@@ -970,9 +1143,10 @@ def fcm_error_answer(status: int, body: Optional[dict]) -> Answer:
     return Answer(status, None)
 
 
-def parse_line(line: bytes) -> Record:
+def parse_line(line: bytes, contract3: bool = False) -> Record:
     """One non-blank line (terminator removed) -> Record, or raise Malformed.
-    Causes in priority order; the first that applies wins."""
+    Causes in priority order; the first that applies wins. `contract3`
+    reads the line by contract 3.0's tables (broadcasts)."""
     if len(line) > MAX_LINE_BYTES:
         raise Malformed(LINE_TOO_LONG)
     try:
@@ -987,7 +1161,7 @@ def parse_line(line: bytes) -> Record:
         raise Malformed(TOO_DEEP)
     if duplicate:
         raise Malformed(DUPLICATE_KEY)
-    return validate_object(obj)
+    return validate_object(obj, contract3)
 
 
 # --------------------------------------------------------------------------
@@ -1072,7 +1246,17 @@ class FileSummary:
 
 
 class Store:
-    def __init__(self) -> None:
+    """The ingested records. `contract3` reads lines by contract 3.0's tables
+    (broadcast `apns` records, `channel_id` on renders and callbacks, the
+    `channel_subscription` callback, broadcast exchanges), which also makes
+    `channel_id` part of a record's identity (2.5); without it, lines are
+    read by the tables before 3.0 and `channel_id` is an unknown field. A
+    store read without it can still be reported by contract 3.0: it then
+    holds no broadcast and no subscription (how this reference reported 3.0
+    before it read broadcasts)."""
+
+    def __init__(self, contract3: bool = False) -> None:
+        self.contract3 = contract3
         self.records: list[Record] = []
         self._record_keys: set = set()
         self.duplicate_records = 0
@@ -1123,7 +1307,7 @@ class Store:
                 continue  # blank lines are skipped and not counted
             summary.lines += 1
             try:
-                rec = parse_line(line)
+                rec = parse_line(line, self.contract3)
             except Malformed as e:
                 self._malformed(summary, e.cause)
                 continue
@@ -1224,11 +1408,11 @@ def request_order_key_3(r: Record) -> tuple:
     apns_id, aps_timestamp, then event, app, priority (null first),
     provider, channel_id, then push_token, payload_bytes, topic, push_type,
     environment, latency_ms and reason, nulls first in each. `event` and
-    `provider` as their effective values, as above. No record carries a
-    channel_id before broadcasts are read (the next issue): it is null for
-    all, and so ties on it."""
+    `provider` as their effective values, as above; a request sent to a
+    token (no channel_id) comes before a broadcast request that ties with it
+    up to there."""
     return (r.sent_at, r.apns_id, r.aps_timestamp, effective_event(r),
-            app_of(r), _null_first(r.priority), r.provider, _null_first(None),
+            app_of(r), _null_first(r.priority), r.provider, _null_first(r.channel_id),
             _null_first(r.push_token), _null_first(r.payload_bytes),
             _null_first(r.topic), _null_first(r.push_type),
             _null_first(r.environment), _null_first(r.latency_ms),
@@ -1254,6 +1438,8 @@ class Update:
     app: str = "unknown"
     priority: str = "unknown"
     provider: str = DEFAULT_PROVIDER
+    # 3.0: the broadcast channel of the deciding request (None: sent to a token).
+    channel: Optional[str] = None
     outcome: Optional[str] = None
 
 
@@ -1270,40 +1456,24 @@ class Analysis:
     # 3.0 (empty for 2.x): what `starts` needs per activity.
     has_device_evidence: set = field(default_factory=set)   # any render or callback
     first_token_callback: dict = field(default_factory=dict)  # activity -> earliest push_token received_at
+    # 3.0: id(broadcast record) -> the activities it stands for (sorted).
+    broadcast_reach: dict = field(default_factory=dict)
 
 
-def analyse(records: list[Record], contract3: bool = False) -> Analysis:
-    """Sections 3 of the contract; with `contract3`, of contract 3.0 (end
-    and dismissal from the device, the `dismissed` outcome, loss causes,
-    the full tie order), else of the contract before it."""
-    order_key = request_order_key_3 if contract3 else request_order_key
-    apns = [r for r in records if r.kind == "apns"]
-    renders = [r for r in records if r.kind == "render"]
-    callbacks = [r for r in records if r.kind == "callback"]
+def is_broadcast(r: Record) -> bool:
+    """2.1 (3.0): a record with a non-empty channel_id (a stored channel_id
+    is never empty: "" is malformed). Never true for the older tables."""
+    return r.channel_id is not None
 
-    # Attribution: push_token callbacks only. For one token naming several
-    # activities: earliest received_at, then smallest activity_id.
-    token_owner: dict[str, tuple[int, str]] = {}
-    for c in callbacks:
-        if c.callback != "push_token":
-            continue
-        cand = (c.received_at, c.activity_id)
-        cur = token_owner.get(c.push_token)
-        if cur is None or cand < cur:
-            token_owner[c.push_token] = cand
-    resolved: dict[int, Optional[str]] = {}
-    for r in apns:
-        if r.activity_id is not None:
-            resolved[id(r)] = r.activity_id
-        else:
-            owner = token_owner.get(r.push_token)
-            resolved[id(r)] = owner[1] if owner else None  # None: unattributed
 
-    # Updates: attributed requests with seq, grouped by (activity_id, seq).
+def build_updates(attributed: list[tuple[str, Record]], order_key) -> list[Update]:
+    """Updates (3): the (activity_id, request) pairs that have a seq, grouped
+    by (activity_id, seq); accept time, aps_timestamp, event from the
+    earliest accepted request; app, priority, provider and channel from it,
+    else from the earliest request."""
     groups: dict[tuple[str, int], Update] = {}
-    for r in apns:
-        aid = resolved[id(r)]
-        if aid is None or r.seq is None:
+    for aid, r in attributed:
+        if r.seq is None:
             continue
         u = groups.get((aid, r.seq))
         if u is None:
@@ -1329,14 +1499,24 @@ def analyse(records: list[Record], contract3: bool = False) -> Analysis:
         if rep.priority is not None:
             u.priority = str(rep.priority)
         u.provider = rep.provider  # never null: absent was stored as "apns"
+        u.channel = rep.channel_id  # 3.0: "like its app"
+    return updates
 
-    # Renders: earliest rendered_at per (activity_id, seq).
-    first_render: dict[tuple[str, int], int] = {}
-    for r in renders:
-        k = (r.activity_id, r.seq)
-        if k not in first_render or r.rendered_at < first_render[k]:
-            first_render[k] = r.rendered_at
 
+@dataclass
+class Lifecycle:
+    """Per activity: start, end, dismissal (absent: not in the dict), and
+    the received_at of every activity_state `ended` callback."""
+    start: dict
+    end: dict
+    dismissal: dict
+    ended_callbacks: dict
+
+
+def lifecycle(updates: list[Update], renders: list[Record], callbacks: list[Record],
+              contract3: bool) -> Lifecycle:
+    """Activity start, end and dismissal (3) from these updates and all the
+    device's records."""
     # Activity start = earliest of: accept time of an accepted start update,
     # rendered_at of any render, received_at of any callback of the activity.
     start: dict[str, int] = {}
@@ -1378,6 +1558,99 @@ def analyse(records: list[Record], contract3: bool = False) -> Analysis:
             elif c.state == "dismissed":
                 if c.activity_id not in dismissal or c.received_at < dismissal[c.activity_id]:
                     dismissal[c.activity_id] = c.received_at
+    return Lifecycle(start, end, dismissal, ended_callbacks)
+
+
+def is_open(life: Lifecycle, aid: str, t: int) -> bool:
+    """3.0: the activity is open at `t`: its start is at or before t, t is at
+    most 28,800 s after the start, and neither its end nor its dismissal is
+    at or before t. An activity without a start is never open."""
+    start = life.start.get(aid)
+    if start is None or not (start <= t <= start + EIGHT_HOURS_MS):
+        return False
+    for closed in (life.end.get(aid), life.dismissal.get(aid)):
+        if closed is not None and closed <= t:
+            return False
+    return True
+
+
+def expand_broadcasts(broadcasts: list[Record], renders: list[Record],
+                      callbacks: list[Record], life: Lifecycle
+                      ) -> tuple[list[tuple[str, Record]], dict]:
+    """3.0: each broadcast record stands for one request per activity
+    subscribed to its channel (a render or callback of the activity carries
+    that channel_id) that is open at the record's sent_at, by the lifecycle
+    computed without broadcasts. That request is the broadcast record with
+    the activity's activity_id, every other field as recorded. Returns the
+    (activity_id, request) pairs and id(broadcast) -> the activities."""
+    subscribers: dict[str, set] = {}
+    for r in renders + callbacks:
+        if r.activity_id is not None and r.channel_id is not None:
+            subscribers.setdefault(r.channel_id, set()).add(r.activity_id)
+    aid_index = FIELD_INDEX_3["apns"]["activity_id"]
+    pairs: list[tuple[str, Record]] = []
+    reach: dict[int, list[str]] = {}
+    for b in broadcasts:
+        reached = sorted(aid for aid in subscribers.get(b.channel_id, ())
+                         if is_open(life, aid, b.sent_at))
+        reach[id(b)] = reached
+        for aid in reached:
+            values = list(b.values)
+            values[aid_index] = aid
+            pairs.append((aid, Record("apns", tuple(values), True)))
+    return pairs, reach
+
+
+def analyse(records: list[Record], contract3: bool = False) -> Analysis:
+    """Sections 3 of the contract; with `contract3`, of contract 3.0 (end
+    and dismissal from the device, the `dismissed` outcome, loss causes,
+    the full tie order), else of the contract before it."""
+    order_key = request_order_key_3 if contract3 else request_order_key
+    apns = [r for r in records if r.kind == "apns"]
+    renders = [r for r in records if r.kind == "render"]
+    callbacks = [r for r in records if r.kind == "callback"]
+
+    # Attribution: push_token callbacks only. For one token naming several
+    # activities: earliest received_at, then smallest activity_id. 3.0: a
+    # broadcast is not attributed this way (and is never unattributed).
+    direct = [r for r in apns if not is_broadcast(r)]
+    broadcasts = [r for r in apns if is_broadcast(r)]
+    token_owner: dict[str, tuple[int, str]] = {}
+    for c in callbacks:
+        if c.callback != "push_token":
+            continue
+        cand = (c.received_at, c.activity_id)
+        cur = token_owner.get(c.push_token)
+        if cur is None or cand < cur:
+            token_owner[c.push_token] = cand
+    resolved: dict[int, Optional[str]] = {}
+    for r in direct:
+        if r.activity_id is not None:
+            resolved[id(r)] = r.activity_id
+        else:
+            owner = token_owner.get(r.push_token)
+            resolved[id(r)] = owner[1] if owner else None  # None: unattributed
+    attributed = [(resolved[id(r)], r) for r in direct if resolved[id(r)] is not None]
+
+    # Updates: attributed requests with seq, grouped by (activity_id, seq).
+    updates = build_updates(attributed, order_key)
+    life = lifecycle(updates, renders, callbacks, contract3)
+    reach: dict[int, list[str]] = {}
+    if broadcasts:
+        # 3.0: start, end and dismissal first without broadcasts (above);
+        # then the broadcasts stand for their open subscribers, and the
+        # updates, start, end and dismissal are computed again over all.
+        expanded, reach = expand_broadcasts(broadcasts, renders, callbacks, life)
+        updates = build_updates(attributed + expanded, order_key)
+        life = lifecycle(updates, renders, callbacks, contract3)
+    start, end, dismissal, ended_callbacks = life.start, life.end, life.dismissal, life.ended_callbacks
+
+    # Renders: earliest rendered_at per (activity_id, seq).
+    first_render: dict[tuple[str, int], int] = {}
+    for r in renders:
+        k = (r.activity_id, r.seq)
+        if k not in first_render or r.rendered_at < first_render[k]:
+            first_render[k] = r.rendered_at
 
     # Outcomes, per activity, over ALL data; order = (accept time, seq).
     by_activity: dict[str, list[Update]] = {}
@@ -1476,7 +1749,8 @@ def analyse(records: list[Record], contract3: bool = False) -> Analysis:
 
     return Analysis(apns, resolved, updates, first_render, content_update_keys,
                     push_token_activities, evidence("os_version"),
-                    evidence("app_version"), has_device_evidence, first_token_callback)
+                    evidence("app_version"), has_device_evidence, first_token_callback,
+                    reach)
 
 
 # --------------------------------------------------------------------------
@@ -1516,6 +1790,8 @@ def nearest_rank(sorted_values: list[int], num: int, den: int) -> Optional[int]:
 
 
 def build_report(store: Store, window: Optional[tuple[int, int]], contract3: bool = False) -> dict:
+    """The report of section 5: schema 2 (contract 3.0) with `contract3`,
+    else schema 1. Broadcasts are read only from a Store(contract3=True)."""
     a = analyse(store.records, contract3)
 
     def in_window(t: int) -> bool:
@@ -1537,9 +1813,11 @@ def build_report(store: Store, window: Optional[tuple[int, int]], contract3: boo
         by_reason[reason] = by_reason.get(reason, 0) + 1
     oversize_failures = sum(1 for r in reqs
                             if r.status == 413 or r.reason == "PayloadTooLarge")
+    # 4: payload_bytes > 3584, or, for a broadcast (3.0), > 4608.
     oversize_risk = sum(1 for r in accepted_reqs
                         if r.payload_bytes is not None
-                        and r.payload_bytes > OVERSIZE_RISK_BYTES)
+                        and r.payload_bytes > (BROADCAST_OVERSIZE_RISK_BYTES if is_broadcast(r)
+                                               else OVERSIZE_RISK_BYTES))
 
     # updates in the window (accept time, or earliest request's sent_at).
     win_updates = [u for u in a.updates if in_window(u.window_time)]
@@ -1563,7 +1841,9 @@ def build_report(store: Store, window: Optional[tuple[int, int]], contract3: boo
     latencies.sort()
 
     apns_without_seq = sum(1 for r in reqs if r.seq is None)
-    unattributed = sum(1 for r in reqs if a.resolved_activity[id(r)] is None)
+    # 3.0: a broadcast is never unattributed (it is not in resolved_activity).
+    unattributed = sum(1 for r in reqs
+                       if not is_broadcast(r) and a.resolved_activity[id(r)] is None)
 
     def breakdown(key_of: Callable[[Update], str]) -> dict:
         groups: dict[str, list[Update]] = {}
@@ -1626,10 +1906,7 @@ def build_report(store: Store, window: Optional[tuple[int, int]], contract3: boo
 
 def report_3(report: dict, a: Analysis, reqs: list, win_updates: list, breakdown) -> dict:
     """Section 5, schema 2 (contract 3.0): the schema-1 report's blocks with
-    contract 3.0's figures added in their places. Broadcasts are not read
-    yet (the next issue): a broadcast line is malformed here as in arrival,
-    so `requests.broadcasts`, `broadcasts_without_subscribers` and
-    `breakdowns.channel` count nothing."""
+    contract 3.0's figures added in their places."""
     # Dead tokens: a non-empty push_token dies at the sent_at of its earliest
     # request with status 410 or a dead-token reason; requests after it
     # (strictly) are sent to a dead token.
@@ -1648,10 +1925,22 @@ def report_3(report: dict, a: Analysis, reqs: list, win_updates: list, breakdown
     token_latency = sorted(max(0, a.first_token_callback[u.activity_id] - u.accept_time)
                            for u in with_token)
     breakdowns = dict(report["breakdowns"])
+
+    # Broadcasts: each record of the window once; "without subscribers" when
+    # it stands for no activity (no subscribed activity open at its sent_at).
+    window_broadcasts = [r for r in reqs if is_broadcast(r)]
+    without_subscribers = sum(1 for r in window_broadcasts if not a.broadcast_reach[id(r)])
+    # breakdowns.channel: the updates of the window whose channel is not null.
+    by_channel: dict[str, list[Update]] = {}
+    for u in win_updates:
+        if u.channel is not None:
+            by_channel.setdefault(u.channel, []).append(u)
+    channel = {k: updates_block(by_channel[k], True) for k in sorted(by_channel)}
     return {
         "schema": SCHEMA_3,
         "window": report["window"],
-        "requests": {**report["requests"], "broadcasts": 0, "to_dead_tokens": to_dead},
+        "requests": {**report["requests"], "broadcasts": len(window_broadcasts),
+                     "to_dead_tokens": to_dead},
         "updates": report["updates"],
         "starts": {
             "sent": len(starts),
@@ -1669,12 +1958,13 @@ def report_3(report: dict, a: Analysis, reqs: list, win_updates: list, breakdown
         },
         "callbacks": report["callbacks"],
         "latency_ms": report["latency_ms"],
-        "data_quality": {**report["data_quality"], "broadcasts_without_subscribers": 0},
+        "data_quality": {**report["data_quality"],
+                         "broadcasts_without_subscribers": without_subscribers},
         "breakdowns": {
             "app": breakdowns["app"],
             "priority": breakdowns["priority"],
             "provider": breakdowns["provider"],
-            "channel": {},
+            "channel": channel,
             "os_version": breakdowns["os_version"],
             "app_version": breakdowns["app_version"],
         },
@@ -1738,12 +2028,13 @@ def main(argv: Optional[list[str]] = None) -> int:
                         help="print an ingest summary to stderr")
     parser.add_argument("--contract", choices=("2", "3.0"), default="2",
                         help="the contract to report by: 2 (report schema 1, the default) or "
-                             "3.0 (report schema 2: dismissals, loss causes, starts, dead tokens)")
+                             "3.0 (report schema 2: dismissals, loss causes, starts, dead tokens, "
+                             "broadcast channels)")
     parser.add_argument("paths", nargs="+", metavar="PATH")
     args = parser.parse_args(argv)
     window = parse_window(args, parser)
 
-    store = Store()
+    store = Store(contract3=args.contract == "3.0")
     for p in args.paths:  # files processed in the order given
         try:
             store.ingest_path(p)
