@@ -138,23 +138,6 @@ extension StoreSnapshot {
 
     /// A JSON array of strings, for `json_each` (a list bound as one parameter).
     private static func jsonArray(_ values: [String]) -> String {
-        var out = "["
-        for (index, value) in values.enumerated() {
-            if index > 0 { out += "," }
-            out += "\""
-            for scalar in value.unicodeScalars {
-                switch scalar {
-                case "\"": out += "\\\""
-                case "\\": out += "\\\\"
-                case _ where scalar.value < 0x20:
-                    out +=
-                        "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
-                        + String(scalar.value, radix: 16)
-                default: out.unicodeScalars.append(scalar)
-                }
-            }
-            out += "\""
-        }
-        return out + "]"
+        "[" + values.map(jsonStringLiteral).joined(separator: ",") + "]"
     }
 }

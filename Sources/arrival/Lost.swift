@@ -115,27 +115,14 @@ struct Lost: ParsableCommand {
     }
 
     static func csv(_ updates: [LostUpdate]) -> String {
-        func field(_ text: String) -> String {
-            guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
-            return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-        }
-        return ([columns] + updates.map(cells)).map { $0.map(field).joined(separator: ",") + "\r\n" }.joined()
+        csvText([columns] + updates.map(cells))
     }
 
     static func json(_ updates: [LostUpdate], total: Int, window: ReportWindow?) -> String {
         let w = JSONWriter()
         w.object {
             w.field("schema") { w.string("arrival.lost/1") }
-            w.field("window") {
-                if let window {
-                    w.object {
-                        w.field("from") { w.string(RFC3339.format(milliseconds: window.from)) }
-                        w.field("to") { w.string(RFC3339.format(milliseconds: window.to)) }
-                    }
-                } else {
-                    w.null()
-                }
-            }
+            w.field("window") { window.write(to: w) }
             w.field("total") { w.int(total) }
             w.field("updates") {
                 w.array {

@@ -86,27 +86,14 @@ struct Tokens: ParsableCommand {
 
     /// RFC 4180: a field with a comma, a quote or a line break is quoted, quotes doubled; CRLF line ends.
     static func csv(_ tokens: [DeadToken]) -> String {
-        func field(_ text: String) -> String {
-            guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
-            return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-        }
-        return ([columns] + tokens.map(cells)).map { $0.map(field).joined(separator: ",") + "\r\n" }.joined()
+        csvText([columns] + tokens.map(cells))
     }
 
     static func json(_ tokens: [DeadToken], window: ReportWindow?) -> String {
         let w = JSONWriter()
         w.object {
             w.field("schema") { w.string("arrival.tokens/1") }
-            w.field("window") {
-                if let window {
-                    w.object {
-                        w.field("from") { w.string(RFC3339.format(milliseconds: window.from)) }
-                        w.field("to") { w.string(RFC3339.format(milliseconds: window.to)) }
-                    }
-                } else {
-                    w.null()
-                }
-            }
+            w.field("window") { window.write(to: w) }
             w.field("requests_after_death") { w.int(tokens.reduce(0) { $0 + $1.requestsAfter }) }
             w.field("tokens") {
                 w.array {
