@@ -454,16 +454,33 @@ package struct DeliveryAnalysis {
 
     /// The newest `push_token` callback of `activity` at or before `time`
     /// (the latest received_at; ties: the greatest token by code point).
+    /// `activity.tokenCallbacks` must be sorted by time; `resolved` keeps
+    /// the greatest token of each instant already read (an app that reports
+    /// thousands of tokens at once costs one read of each, once).
     private mutating func newestToken(
-        of activity: Activity, at time: Int64, callbackToken: RowText
+        of activity: Activity, at time: Int64, callbackToken: RowText, resolved: inout [Int64: Int32]
     ) throws -> (at: Int64, token: Int32)? {
-        guard let latest = activity.tokenCallbacks.lazy.filter({ $0.at <= time }).map(\.at).max() else { return nil }
-        var greatest: String?
-        for callback in activity.tokenCallbacks where callback.at == latest {
-            let token = try callbackToken(callback.row)
-            if greatest.map({ codePointOrder($0, token) }) ?? true { greatest = token }
+        let callbacks = activity.tokenCallbacks
+        // The first callback later than `time` (binary search); the one before it is the latest at or before.
+        var low = 0
+        var high = callbacks.count
+        while low < high {
+            let mid = (low + high) / 2
+            if callbacks[mid].at <= time { low = mid + 1 } else { high = mid }
         }
-        return (latest, tokens.intern(greatest ?? ""))
+        guard low > 0 else { return nil }
+        let latest = callbacks[low - 1].at
+        if let token = resolved[latest] { return (latest, token) }
+        var greatest: String?
+        var index = low - 1
+        while index >= 0 && callbacks[index].at == latest {
+            let token = try callbackToken(callbacks[index].row)
+            if greatest.map({ codePointOrder($0, token) }) ?? true { greatest = token }
+            index -= 1
+        }
+        let token = tokens.intern(greatest ?? "")
+        resolved[latest] = token
+        return (latest, token)
     }
 
     /// Why the lost update `update` of `activity` was lost, given the
@@ -508,7 +525,9 @@ package struct DeliveryAnalysis {
                 laterRendered[offset] = seenRendered
                 if updates[index].firstRenderedAt != nil { seenRendered = true }
             }
+            activities[Int(activity)].tokenCallbacks.sort { $0.at < $1.at }
             let bounds = activities[Int(activity)]
+            var resolvedTokens: [Int64: Int32] = [:]
             var earlierMax: Int64?
             for (offset, index) in group.enumerated() {
                 let u = updates[index]
@@ -520,7 +539,8 @@ package struct DeliveryAnalysis {
                 updates[index].outcome = outcome
                 if outcome == .lost {
                     updates[index].token = tokens.intern(try pushToken(u.pickRow))
-                    let newest = try newestToken(of: bounds, at: u.at, callbackToken: callbackToken)
+                    let newest = try newestToken(
+                        of: bounds, at: u.at, callbackToken: callbackToken, resolved: &resolvedTokens)
                     if let newest { newestTokenOfLost[index] = newest }
                     updates[index].lossCause = lossCause(of: updates[index], in: bounds, newest: newest)
                 }

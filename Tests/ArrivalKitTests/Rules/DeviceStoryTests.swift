@@ -83,6 +83,23 @@ struct DeviceStoryTests {
         #expect(try Self.outcomes(store, partitionRows: 3) == Self.expected)
     }
 
+    @Test("The newest token at a send, whatever order the app's token callbacks were uploaded in")
+    func tokenCallbacksOutOfOrder() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        _ = try Ingestor(store: store).ingest(paths: [fixture("token-order")])
+        // Callbacks stored c3 (11:00), c2 (10:00), c1 (08:00). At 09:00 the newest is c1, the one
+        // sent (and the device spoke later: unexplained); at 10:30 c2, not the c1 sent (old_token);
+        // at 11:30 c3, the one sent, and nothing came later (device_silent); at 07:00 none was known.
+        let expected = [
+            "R#1": "lost/unexplained", "R#2": "lost/old_token", "R#3": "lost/device_silent",
+            "R#4": "lost/unexplained",
+        ]
+        #expect(try Self.outcomes(store) == expected)
+        #expect(try Self.outcomes(store, partitionRows: 2) == expected)
+    }
+
     @Test("The report equals the reference implementation's (recorded in Fixtures/reports/lifecycle.schema2.json)")
     func reportEqualsReference() throws {
         let directory = try makeTemporaryDirectory()
