@@ -75,7 +75,7 @@ package struct DeliveryAnalysis {
     private(set) var newestTokenOfLost: [Int: (at: Int64, token: Int32)] = [:]
     /// The app of a topic, for the pass over all requests of a partitioned analysis.
     static func app(ofTopic topic: String?, in apps: inout Interner) -> Int32 {
-        apps.intern(topic.map { Self.app(ofTopic: $0) } ?? "unknown")
+        apps.intern(Contract.app(ofTopic: topic))
     }
     private var topicApp: [ExactString: Int32] = [:]
     private var updateIndex = UpdateTable()
@@ -360,15 +360,6 @@ package struct DeliveryAnalysis {
             owners[key] = candidate
         }
         return owners.mapValues(\.1)
-    }
-
-    /// `app` is the topic without `.push-type.liveactivity`.
-    static func app(ofTopic topic: String) -> String {
-        // By code points (UTF-8 bytes), not by grapheme clusters.
-        let suffix = Contract.liveActivityTopicSuffix.utf8
-        let bytes = topic.utf8
-        guard bytes.count >= suffix.count, bytes.suffix(suffix.count).elementsEqual(suffix) else { return topic }
-        return String(decoding: bytes.dropLast(suffix.count), as: UTF8.self)
     }
 
     /// Whether `candidate` is the update's deciding request rather than

@@ -256,10 +256,7 @@ struct UpdateSummary {
             }
         }
         latencies.merge(other.latencies, uniquingKeysWith: +)
-        starts.sent += other.starts.sent
-        starts.accepted += other.starts.accepted
-        starts.appeared += other.starts.appeared
-        starts.updateTokenReceived += other.starts.updateTokenReceived
+        starts.add(other.starts)
         tokenLatencies.merge(other.tokenLatencies, uniquingKeysWith: +)
         contentExpected += other.contentExpected
         contentReceived += other.contentReceived

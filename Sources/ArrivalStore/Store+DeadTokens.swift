@@ -187,20 +187,11 @@ package struct DeadTokenTally {
             let d = details[i]
             let reason = d.reason.flatMap { $0.isEmpty ? nil : $0 } ?? "HTTP\(d.status)"
             return DeadToken(
-                pushToken: String(decoding: tokens[i], as: UTF8.self), app: Self.app(ofTopic: d.topic),
+                pushToken: String(decoding: tokens[i], as: UTF8.self), app: Contract.app(ofTopic: d.topic),
                 provider: d.provider, diedAt: diedAt[i], reason: reason, requestsAfter: d.requestsAfter,
                 lastSentAt: d.lastSentAt)
         }
         return (list, chosen.count)
-    }
-
-    /// The topic without `.push-type.liveactivity` (by bytes); "unknown" without one.
-    private static func app(ofTopic topic: String?) -> String {
-        guard let topic else { return "unknown" }
-        let suffix = Contract.liveActivityTopicSuffix.utf8
-        let bytes = topic.utf8
-        guard bytes.count >= suffix.count, bytes.suffix(suffix.count).elementsEqual(suffix) else { return topic }
-        return String(decoding: bytes.dropLast(suffix.count), as: UTF8.self)
     }
 
     /// FNV-1a over the length and the first and last 16 bytes (tokens are random hex; the bytes decide).

@@ -133,6 +133,14 @@ public struct Report: Sendable, Equatable {
         public var updateTokenRate: Double? { ratio(updateTokenReceived, appeared) }
 
         public init() {}
+
+        /// Adds the counts of a disjoint set of starts (the latency is summed apart, by value).
+        package mutating func add(_ other: Starts) {
+            sent += other.sent
+            accepted += other.accepted
+            appeared += other.appeared
+            updateTokenReceived += other.updateTokenReceived
+        }
     }
 
     public struct Callbacks: Sendable, Equatable {

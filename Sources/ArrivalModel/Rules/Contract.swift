@@ -10,4 +10,15 @@ public enum Contract {
     public static let oversizeRiskBytes = 3584
     /// A Live Activity stops taking updates this long after it started: 8 hours, in milliseconds.
     public static let activityLifetimeMS: Int64 = 8 * 3_600_000
+
+    /// An update's `app`: its topic without `.push-type.liveactivity` when it
+    /// ends with it (by code points, not grapheme clusters); "unknown"
+    /// without a topic, an empty topic is "".
+    public static func app(ofTopic topic: String?) -> String {
+        guard let topic else { return "unknown" }
+        let suffix = liveActivityTopicSuffix.utf8
+        let bytes = topic.utf8
+        guard bytes.count >= suffix.count, bytes.suffix(suffix.count).elementsEqual(suffix) else { return topic }
+        return String(decoding: bytes.dropLast(suffix.count), as: UTF8.self)
+    }
 }
