@@ -303,12 +303,52 @@ def exchange_lines():
     good.append(dict(plain, provider="tencent_chat", status=400, reason="Tencent:90001", push_token="", apns_id="144115212910464446_1795252443_6"))
 
     good += corner_cases()
+    good += broadcast_cases()
 
     lines = [dumps(line).encode() for line in good + broken]
     # A few whole small files: an exchange and the plain record of the same request, CRLF ends.
     same = dumps(good[0]).encode() + b"\r\n" + dumps(dict(plain, provider="apns", activity_id="ride-4c1d", reason=None)).encode() + b"\n"
     lines.append(same)
     lines.append(b"\n".join(dumps(line).encode() for line in good[19:22]) + b"\n")
+    return lines
+
+
+def broadcast_cases():
+    """Contract 3.0's broadcasts, one corner a line: `/4/broadcasts/apps/` exchanges (the channel
+    header, apns-request-id before apns-id, the topic from the path, the broadcast hosts, a path
+    alone, no channel, an empty one, an activity, a bundle id with `/`), plain broadcast records
+    (a token or an activity on one, an empty or numeric channel), `channel_id` on renders and
+    callbacks, and `channel_subscription` with and without its channel."""
+    body = dumps({"aps": {"timestamp": 1, "event": "update", "content-state": {"seq": 3}}})
+    lines = []
+    for url in ["https://api-broadcast.push.apple.com/4/broadcasts/apps/com.example", "/4/broadcasts/apps/com.example",
+                "https://API-BROADCAST.sandbox.push.apple.com:443/4/broadcasts/apps/com.example?x#y",
+                "https://api-broadcast.push.apple.com/4/broadcasts/apps/", "https://h/4/broadcasts/apps/a/b",
+                "https://api-broadcast.push.apple.com/3/device/t", "/4/broadcasts/app/com.example"]:
+        for headers in [{"apns-channel-id": "Y2gx"}, {"APNS-Channel-Id": "c", "apns-channel-id": "d", "apns-topic": "t"},
+                        {}, {"apns-channel-id": ""}, {"apns-channel-id": 5}]:
+            line = compact("apns", body, {"status": 200, "headers": {"apns-request-id": "R", "apns-id": "I"}}, headers=headers)
+            line["request"]["url"] = url
+            lines.append(line)
+    line = compact("apns", body, {"status": 400, "headers": {"apns-id": "I"}, "body": dumps({"reason": "BadChannelId"})},
+                   headers={"apns-channel-id": "c", "apns-request-id": "Q"})
+    line["request"]["url"] = "/4/broadcasts/apps/a"
+    lines.append(line)
+    lines.append(dict(line, activity_id="a"))
+    lines.append(dict(line, activity_id=None, channel_id="ignored"))
+    plain = {"kind": "apns", "apns_id": "b", "sent_at": "2026-11-21T09:14:03Z", "status": 200, "aps_timestamp": 1, "seq": 3}
+    for extra in [{"channel_id": "c"}, {"channel_id": "c", "push_token": None, "activity_id": None},
+                  {"channel_id": "c", "push_token": "t"}, {"channel_id": "c", "activity_id": "a"}, {"channel_id": ""},
+                  {"channel_id": "", "push_token": "t"}, {"channel_id": 7, "push_token": "t"}, {"channel_id": None, "push_token": "t"}]:
+        lines.append(dict(plain, **extra))
+    render = {"kind": "render", "activity_id": "a", "seq": 1, "rendered_at": "2026-11-21T09:14:03Z"}
+    for extra in [{"channel_id": "c"}, {"channel_id": ""}, {"channel_id": "", "device_id": 1}, {"channel_id": []}]:
+        lines.append(dict(render, **extra))
+    callback = {"kind": "callback", "activity_id": "a", "received_at": "2026-11-21T09:14:03Z"}
+    for extra in [{"callback": "channel_subscription", "channel_id": "c"}, {"callback": "channel_subscription"},
+                  {"callback": "channel_subscription", "channel_id": "", "received_at": "x"},
+                  {"callback": "push_token", "push_token": "t", "channel_id": "c"}, {"callback": "content_update", "seq": 1, "channel_id": 0}]:
+        lines.append(dict(callback, **extra))
     return lines
 
 

@@ -162,8 +162,14 @@ struct ReferenceExchange {
     /// The host and the push token of an APNs URL `scheme://[userinfo@]host[:port]/3/device/TOKEN[?…][#…]`;
     /// the token nil when the path is anything else, the whole answer nil without `scheme://`.
     static func apnsURL(_ url: [UInt8]) -> (host: [UInt8], token: [UInt8]?)? {
+        apnsURL(url, after: "/3/device/")
+    }
+
+    /// The host and what follows `prefix` in the path (a token after `/3/device/`, a bundle id after
+    /// `/4/broadcasts/apps/`): non-empty, without `/`; nil when the path is anything else.
+    static func apnsURL(_ url: [UInt8], after prefix: String) -> (host: [UInt8], token: [UInt8]?)? {
         // Contract 3.0: the path alone (`/3/device/TOKEN`, HTTP/2's `:path`), with no host.
-        if url.first == UInt8(ascii: "/") { return ([], token(inPath: url[...])) }
+        if url.first == UInt8(ascii: "/") { return ([], token(inPath: url[...], after: prefix)) }
         let separator = Array("://".utf8)
         guard let schemeEnd = (0..<max(url.count - 2, 0)).first(where: { Array(url[$0..<$0 + 3]) == separator })
         else { return nil }
@@ -175,13 +181,13 @@ struct ReferenceExchange {
         let afterUser = authority.lastIndex(of: UInt8(ascii: "@")).map { $0 + 1 } ?? authority.startIndex
         let hostEnd = authority[afterUser...].firstIndex(of: UInt8(ascii: ":")) ?? authority.endIndex
         let host = Array(authority[afterUser..<hostEnd])
-        return (host, token(inPath: rest[authorityEnd...]))
+        return (host, token(inPath: rest[authorityEnd...], after: prefix))
     }
 
-    /// The token of a path (cut at `?` or `#`) that is `/3/device/TOKEN`, else nil.
-    static func token(inPath afterAuthority: ArraySlice<UInt8>) -> [UInt8]? {
+    /// The token of a path (cut at `?` or `#`) that is `prefix` then TOKEN, else nil.
+    static func token(inPath afterAuthority: ArraySlice<UInt8>, after prefixText: String) -> [UInt8]? {
         let path = Array(afterAuthority.prefix(while: { $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }))
-        let prefix = Array("/3/device/".utf8)
+        let prefix = Array(prefixText.utf8)
         guard path.count > prefix.count, Array(path[..<prefix.count]) == prefix else { return nil }
         let token = Array(path[prefix.count...])
         return token.contains(UInt8(ascii: "/")) ? nil : token
@@ -227,15 +233,30 @@ struct ReferenceExchange {
         switch provider {
         case .apns:
             var token: [UInt8]?
+            var bundle: [UInt8]?
             var host: [UInt8] = []
             if let url {
                 let parts = Self.apnsURL(url)
                 token = parts?.token
                 host = parts?.host ?? []
-                if token == nil { fault("request.url") }
+                if token == nil {
+                    // Contract 3.0: a broadcast to `/4/broadcasts/apps/BUNDLE_ID`.
+                    let broadcast = Self.apnsURL(url, after: "/4/broadcasts/apps/")
+                    bundle = broadcast?.token
+                    host = broadcast?.host ?? []
+                }
+                if token == nil && bundle == nil { fault("request.url") }
+            }
+            var channel: [UInt8]?
+            if bundle != nil {
+                channel = Self.header("apns-channel-id", in: requestHeaders)
+                if channel?.isEmpty != false { fault("request.headers: apns-channel-id") }
+                if activityID != nil { fault("activity_id") }
             }
             let aps = body.flatMap { payload(Self.member("aps", of: $0), at: "request.body: aps") }
-            guard let token, let aps, let bodyText, let status = answered ? status : 0, faults.isEmpty else {
+            guard token != nil || bundle != nil, let aps, let bodyText, let status = answered ? status : 0,
+                faults.isEmpty
+            else {
                 return nil
             }
             var reason: String?
@@ -246,19 +267,26 @@ struct ReferenceExchange {
             }
             let hostEnvironment: String? =
                 switch Self.lowercasedASCII(host) {
-                case Array("api.push.apple.com".utf8): "production"
-                case Array("api.sandbox.push.apple.com".utf8), Array("api.development.push.apple.com".utf8): "sandbox"
+                case Array("api.push.apple.com".utf8), Array("api-broadcast.push.apple.com".utf8): "production"
+                case Array("api.sandbox.push.apple.com".utf8), Array("api.development.push.apple.com".utf8),
+                    Array("api-broadcast.sandbox.push.apple.com".utf8):
+                    "sandbox"
                 default: nil
                 }
             let apnsID =
-                Self.header("apns-id", in: responseHeaders) ?? Self.header("apns-id", in: requestHeaders) ?? []
+                bundle != nil
+                ? Self.header("apns-request-id", in: responseHeaders) ?? Self.header("apns-id", in: responseHeaders)
+                    ?? Self.header("apns-request-id", in: requestHeaders) ?? Self.header("apns-id", in: requestHeaders)
+                    ?? []
+                : Self.header("apns-id", in: responseHeaders) ?? Self.header("apns-id", in: requestHeaders) ?? []
             return APNSRecord(
-                apnsID: text(apnsID)!, sentAt: sentAt, status: status, reason: reason, pushToken: text(token)!,
+                apnsID: text(apnsID)!, sentAt: sentAt, status: status, reason: reason, pushToken: text(token),
                 activityID: activityID, seq: aps.seq, event: aps.event, apsTimestamp: aps.timestamp,
-                payloadBytes: Int64(bodyText.count), topic: text(Self.header("apns-topic", in: requestHeaders)),
+                payloadBytes: Int64(bodyText.count),
+                topic: text(Self.header("apns-topic", in: requestHeaders) ?? bundle),
                 pushType: text(Self.header("apns-push-type", in: requestHeaders)),
                 priority: Self.priority(requestHeaders), environment: environment ?? hostEnvironment,
-                latencyMS: latency, provider: .apns)
+                latencyMS: latency, provider: .apns, channelID: text(channel))
 
         case .fcm:
             var token: [UInt8]?

@@ -30,17 +30,18 @@ func fieldValues(_ record: Record) -> [FieldValue] {
         return [
             text(r.apnsID), int(r.sentAt), int(r.status), text(r.reason), text(r.pushToken), text(r.activityID),
             int(r.seq), text(r.event), int(r.apsTimestamp), int(r.payloadBytes), text(r.topic), text(r.pushType),
-            int(r.priority), text(r.environment), int(r.latencyMS), text(r.provider?.rawValue),
+            int(r.priority), text(r.environment), int(r.latencyMS), text(r.provider?.rawValue), text(r.channelID),
         ]
     case .render(let r):
         return [
             text(r.activityID), int(r.seq), int(r.renderedAt), text(r.surface), text(r.deviceID),
-            text(r.osVersion), text(r.deviceModel), text(r.appVersion),
+            text(r.osVersion), text(r.deviceModel), text(r.appVersion), text(r.channelID),
         ]
     case .callback(let r):
         return [
             text(r.callback.rawValue), text(r.activityID), text(r.pushToken), int(r.seq), text(r.state),
             int(r.receivedAt), text(r.deviceID), text(r.osVersion), text(r.deviceModel), text(r.appVersion),
+            text(r.channelID),
         ]
     }
 }
@@ -51,14 +52,17 @@ func fieldKeys(_ kind: RecordKind) -> [String] {
     case .apns:
         [
             "apns_id", "sent_at", "status", "reason", "push_token", "activity_id", "seq", "event", "aps_timestamp",
-            "payload_bytes", "topic", "push_type", "priority", "environment", "latency_ms", "provider",
+            "payload_bytes", "topic", "push_type", "priority", "environment", "latency_ms", "provider", "channel_id",
         ]
     case .render:
-        ["activity_id", "seq", "rendered_at", "surface", "device_id", "os_version", "device_model", "app_version"]
+        [
+            "activity_id", "seq", "rendered_at", "surface", "device_id", "os_version", "device_model", "app_version",
+            "channel_id",
+        ]
     case .callback:
         [
             "callback", "activity_id", "push_token", "seq", "state", "received_at", "device_id", "os_version",
-            "device_model", "app_version",
+            "device_model", "app_version", "channel_id",
         ]
     }
 }
@@ -132,6 +136,18 @@ enum ReferenceDecoder {
             return millis
         }
 
+        /// Contract 3.0: a `channel_id` that is present and not null must be a non-empty string.
+        func channel(required: Bool = false) throws(Fault) -> String? {
+            guard let value = try string("channel_id", required: required) else { return nil }
+            guard !value.utf8.isEmpty else { throw Fault(cause: .wrongType, field: "channel_id") }
+            return value
+        }
+
+        /// Contract 3.0: a broadcast's `push_token` and `activity_id` must be absent or null.
+        func absent(_ key: String) throws(Fault) {
+            if value(key) != nil { throw Fault(cause: .wrongType, field: key) }
+        }
+
         func oneOf(_ key: String, _ allowed: [String], required: Bool = false) throws(Fault) -> String? {
             guard let value = try string(key, required: required) else { return nil }
             guard allowed.contains(where: { Array($0.utf8) == Array(value.utf8) }) else {
@@ -154,8 +170,18 @@ enum ReferenceDecoder {
                 let sentAt = try time("sent_at")
                 let status = try int("status", required: true)!
                 let reason = try string("reason")
-                let pushToken = try string("push_token", required: true)!
-                let activityID = try string("activity_id")
+                // Contract 3.0: a non-empty string channel_id makes a broadcast, read before the fields.
+                var broadcast = false
+                if case .string(let bytes)? = value("channel_id"), !bytes.isEmpty { broadcast = true }
+                var pushToken: String?
+                var activityID: String?
+                if broadcast {
+                    try absent("push_token")
+                    try absent("activity_id")
+                } else {
+                    pushToken = try string("push_token", required: true)!
+                    activityID = try string("activity_id")
+                }
                 let seq = try int("seq")
                 let event = try oneOf("event", ["start", "update", "end"])
                 let apsTimestamp = try int("aps_timestamp", required: true)!
@@ -167,12 +193,13 @@ enum ReferenceDecoder {
                 let latencyMS = try int("latency_ms")
                 // Absent, null and "apns" are one provider, stored as none.
                 let provider = try oneOf("provider", ["apns", "fcm", "tencent_chat"]).flatMap(PushProvider.init)
+                let channelID = try channel()
                 return .apns(
                     APNSRecord(
                         apnsID: apnsID, sentAt: sentAt, status: status, reason: reason, pushToken: pushToken,
                         activityID: activityID, seq: seq, event: event, apsTimestamp: apsTimestamp,
                         payloadBytes: payloadBytes, topic: topic, pushType: pushType, priority: priority,
-                        environment: environment, latencyMS: latencyMS, provider: provider))
+                        environment: environment, latencyMS: latencyMS, provider: provider, channelID: channelID))
             }
             if kind == Array("exchange".utf8) {
                 return .apns(try ReferenceExchange.record(self))
@@ -182,6 +209,7 @@ enum ReferenceDecoder {
                 let seq = try int("seq", required: true)!
                 let renderedAt = try time("rendered_at")
                 let surface = try string("surface")
+                let channelID = try channel()  // after surface in the table of contract 3.0
                 let deviceID = try string("device_id")
                 let osVersion = try string("os_version")
                 let deviceModel = try string("device_model")
@@ -189,10 +217,13 @@ enum ReferenceDecoder {
                 return .render(
                     RenderRecord(
                         activityID: activityID, seq: seq, renderedAt: renderedAt, surface: surface,
-                        deviceID: deviceID, osVersion: osVersion, deviceModel: deviceModel, appVersion: appVersion))
+                        deviceID: deviceID, osVersion: osVersion, deviceModel: deviceModel, appVersion: appVersion,
+                        channelID: channelID))
             }
             if kind == Array("callback".utf8) {
-                let names = ["push_token", "push_to_start_token", "content_update", "activity_state"]
+                let names = [
+                    "push_token", "push_to_start_token", "content_update", "activity_state", "channel_subscription",
+                ]
                 let callback = try oneOf("callback", names, required: true)!
                 let activityID = try string("activity_id", required: callback != "push_to_start_token")
                 let pushToken = try string(
@@ -202,6 +233,8 @@ enum ReferenceDecoder {
                 let state =
                     callback == "activity_state"
                     ? try oneOf("state", ["active", "ended", "dismissed", "stale", "pending"], required: true) : nil
+                // Contract 3.0: after state, required on channel_subscription.
+                let channelID = try channel(required: callback == "channel_subscription")
                 let receivedAt = try time("received_at")
                 let deviceID = try string("device_id")
                 let osVersion = try string("os_version")
@@ -211,7 +244,7 @@ enum ReferenceDecoder {
                     CallbackRecord(
                         callback: CallbackRecord.Kind(rawValue: callback)!, activityID: activityID,
                         pushToken: pushToken, seq: seq, state: state, receivedAt: receivedAt, deviceID: deviceID,
-                        osVersion: osVersion, deviceModel: deviceModel, appVersion: appVersion))
+                        osVersion: osVersion, deviceModel: deviceModel, appVersion: appVersion, channelID: channelID))
             }
             throw Fault(cause: .unknownKind, field: "kind")
         }

@@ -15,7 +15,86 @@ enum Migrations {
         ("0007_record_key_indexes", recordKeyIndexes),
         ("0008_repeat_record_ids", repeatRecordIDs),
         ("0009_pending_state", pendingState),
+        ("0010_broadcast_channels", broadcastChannels),
     ]
+
+    /// Contract 3.0's broadcast channels: an `apns` row may be a broadcast,
+    /// with a `channel_id` and neither a push token nor an activity; renders
+    /// and callbacks may name the activity's channel, and a callback may be
+    /// a `channel_subscription`. SQLite cannot relax a NOT NULL or change a
+    /// CHECK, so `apns` and `callbacks` are copied into tables that allow
+    /// them (the same ids and rows; the unique indexes on `record_key` made
+    /// again, as ``pendingState`` does); `renders` gets a column. The
+    /// partial index holds broadcasts only: the analysis reads them before
+    /// anything else and sizes its partitions by them without a scan of
+    /// every request; a store without broadcasts keeps it empty.
+    static let broadcastChannels = """
+        PRAGMA legacy_alter_table = ON;
+        CREATE TABLE apns_0010 (
+            id            INTEGER PRIMARY KEY,
+            record_key    INTEGER NOT NULL,
+            file_id       INTEGER NOT NULL,
+            apns_id       TEXT    NOT NULL,
+            sent_at       INTEGER NOT NULL,
+            status        INTEGER NOT NULL,
+            reason        TEXT,
+            push_token    TEXT,
+            activity_id   TEXT,
+            seq           INTEGER,
+            event         TEXT CHECK (event = 'start' OR event = 'update' OR event = 'end'),
+            aps_timestamp INTEGER NOT NULL,
+            payload_bytes INTEGER,
+            topic         TEXT,
+            push_type     TEXT,
+            priority      INTEGER,
+            environment   TEXT,
+            latency_ms    INTEGER,
+            provider      TEXT CHECK (provider = 'fcm' OR provider = 'tencent_chat'),
+            channel_id    TEXT,
+            CHECK (CASE WHEN channel_id IS NULL THEN push_token IS NOT NULL
+                        ELSE channel_id <> '' AND push_token IS NULL AND activity_id IS NULL END)
+        );
+        INSERT INTO apns_0010 (id, record_key, file_id, apns_id, sent_at, status, reason, push_token, activity_id, seq,
+                               event, aps_timestamp, payload_bytes, topic, push_type, priority, environment,
+                               latency_ms, provider)
+            SELECT id, record_key, file_id, apns_id, sent_at, status, reason, push_token, activity_id, seq, event,
+                   aps_timestamp, payload_bytes, topic, push_type, priority, environment, latency_ms, provider
+            FROM apns;
+        DROP TABLE apns;
+        ALTER TABLE apns_0010 RENAME TO apns;
+        CREATE UNIQUE INDEX apns_record_key ON apns (record_key);
+        CREATE INDEX apns_broadcasts ON apns (channel_id) WHERE channel_id IS NOT NULL;
+        ALTER TABLE renders ADD COLUMN channel_id TEXT CHECK (channel_id <> '');
+        CREATE TABLE callbacks_0010 (
+            id           INTEGER PRIMARY KEY,
+            record_key   INTEGER NOT NULL,
+            file_id      INTEGER NOT NULL,
+            callback     TEXT    NOT NULL CHECK (callback = 'push_token' OR callback = 'push_to_start_token'
+                                                 OR callback = 'content_update' OR callback = 'activity_state'
+                                                 OR callback = 'channel_subscription'),
+            activity_id  TEXT CHECK (activity_id IS NOT NULL OR callback = 'push_to_start_token'),
+            push_token   TEXT CHECK (push_token IS NOT NULL OR callback NOT IN ('push_token', 'push_to_start_token')),
+            seq          INTEGER CHECK (seq IS NOT NULL OR callback <> 'content_update'),
+            state        TEXT CHECK ((state = 'active' OR state = 'ended' OR state = 'dismissed' OR state = 'stale'
+                                      OR state = 'pending')
+                                     AND (state IS NOT NULL OR callback <> 'activity_state')),
+            received_at  INTEGER NOT NULL,
+            device_id    TEXT,
+            os_version   TEXT,
+            device_model TEXT,
+            app_version  TEXT,
+            channel_id   TEXT CHECK (channel_id <> '' AND (channel_id IS NOT NULL OR callback <> 'channel_subscription'))
+        );
+        INSERT INTO callbacks_0010 (id, record_key, file_id, callback, activity_id, push_token, seq, state, received_at,
+                                    device_id, os_version, device_model, app_version)
+            SELECT id, record_key, file_id, callback, activity_id, push_token, seq, state, received_at, device_id,
+                   os_version, device_model, app_version
+            FROM callbacks;
+        DROP TABLE callbacks;
+        ALTER TABLE callbacks_0010 RENAME TO callbacks;
+        CREATE UNIQUE INDEX callbacks_record_key ON callbacks (record_key);
+        PRAGMA legacy_alter_table = OFF;
+        """
 
     /// Contract 3.0: an `activity_state` callback may say `pending` (a
     /// start scheduled for later). SQLite cannot change a CHECK, so the

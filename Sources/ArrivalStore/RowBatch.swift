@@ -218,6 +218,7 @@ public struct RowBatch: Sendable {
             text(r.environment)
             int(r.latencyMS)
             text(r.provider?.rawValue)
+            text(r.channelID)
         case .render(let r):
             text(r.activityID)
             int(r.seq)
@@ -227,6 +228,7 @@ public struct RowBatch: Sendable {
             text(r.osVersion)
             text(r.deviceModel)
             text(r.appVersion)
+            text(r.channelID)
         case .callback(let r):
             text(r.callback.rawValue)
             text(r.activityID)
@@ -238,6 +240,7 @@ public struct RowBatch: Sendable {
             text(r.osVersion)
             text(r.deviceModel)
             text(r.appVersion)
+            text(r.channelID)
         }
         finishRow(start, kind: record.kind, line: line)
         computeKeys()
@@ -266,41 +269,58 @@ public struct RowBatch: Sendable {
         case .apns:
             return .apns(
                 APNSRecord(
-                    apnsID: text()!, sentAt: int()!, status: int()!, reason: text(), pushToken: text()!,
+                    apnsID: text()!, sentAt: int()!, status: int()!, reason: text(), pushToken: text(),
                     activityID: text(), seq: int(), event: text(), apsTimestamp: int()!, payloadBytes: int(),
                     topic: text(), pushType: text(), priority: int(), environment: text(), latencyMS: int(),
-                    provider: text().flatMap(PushProvider.init(rawValue:))))
+                    provider: text().flatMap(PushProvider.init(rawValue:)), channelID: text()))
         case .render:
             return .render(
                 RenderRecord(
                     activityID: text()!, seq: int()!, renderedAt: int()!, surface: text(), deviceID: text(),
-                    osVersion: text(), deviceModel: text(), appVersion: text()))
+                    osVersion: text(), deviceModel: text(), appVersion: text(), channelID: text()))
         case .callback:
             return .callback(
                 CallbackRecord(
                     callback: CallbackRecord.Kind(rawValue: text()!)!, activityID: text(), pushToken: text(),
                     seq: int(),
                     state: text(), receivedAt: int()!, deviceID: text(), osVersion: text(), deviceModel: text(),
-                    appVersion: text()))
+                    appVersion: text(), channelID: text()))
         }
     }
 
     /// The de-duplication hash of a record, computed from
-    /// the cells: the kind's tag, then every field in column order. A null
-    /// `provider` (APNs itself, the last `apns` column) is left out, so an
-    /// `apns` record hashes as it did before providers existed and a store
+    /// the cells: the kind's tag, then every field in column order. The
+    /// columns added after the first stores (``RecordKind/laterColumns``:
+    /// an `apns` record's `provider`, every kind's `channel_id`) are left
+    /// out when null and marked by a tag of their own when not, so a record
+    /// without them hashes as it did before they existed and a store
     /// written then still finds it a repeat.
     func contentHash(kind: RecordKind, firstCell: Int) -> UInt64 {
         var h = StableHash()
         h.combine(UInt64(kind.index + 1))
-        var end = firstCell + kind.columnCount
-        if kind == .apns, cells[end - 1] == .noText { end -= 1 }
+        let later = firstCell + kind.columnCount - kind.laterColumns
         bytes.withUnsafeBufferPointer { arena in
             // Only empty texts can point into an empty arena: no byte is read there.
             let base = arena.baseAddress ?? UnsafeRawPointer(emptyCString).assumingMemoryBound(to: UInt8.self)
-            for index in firstCell..<end { Self.combine(cells[index], into: &h, arena: base) }
+            for index in firstCell..<later { Self.combine(cells[index], into: &h, arena: base) }
+            for index in later..<firstCell + kind.columnCount {
+                Self.combineLater(cells[index], column: index - firstCell, into: &h, arena: base)
+            }
         }
         return h.finish()
+    }
+
+    /// A later column's cell into a row's hash: nothing when null, else a
+    /// tag for the column, then the cell. The `apns` provider (column 15,
+    /// which no other kind has) gets no tag: it hashed so before the other
+    /// later columns existed.
+    @inline(__always)
+    private static func combineLater(
+        _ cell: Cell, column: Int, into h: inout StableHash, arena: UnsafePointer<UInt8>
+    ) {
+        guard cell != .noText else { return }
+        if column != 15 { h.combine(UInt64(0xC4A0_0000 + column)) }
+        combine(cell, into: &h, arena: arena)
     }
 
     /// ``contentHash(kind:firstCell:)`` of four rows of one kind at once.
@@ -312,6 +332,7 @@ public struct RowBatch: Sendable {
         h2.combine(tag)
         h3.combine(tag)
         let columns = kind.columnCount
+        let later = columns - kind.laterColumns
         cells.withUnsafeBufferPointer { cells in
             bytes.withUnsafeBufferPointer { arena in
                 let base = arena.baseAddress ?? UnsafeRawPointer(emptyCString).assumingMemoryBound(to: UInt8.self)
@@ -319,12 +340,12 @@ public struct RowBatch: Sendable {
                     let (c0, c1, c2, c3) = (
                         cells[f.0 + column], cells[f.1 + column], cells[f.2 + column], cells[f.3 + column]
                     )
-                    if kind == .apns, column == columns - 1 {
-                        // A null provider is left out, as ``contentHash(kind:firstCell:)`` does.
-                        if c0 != .noText { Self.combine(c0, into: &h0, arena: base) }
-                        if c1 != .noText { Self.combine(c1, into: &h1, arena: base) }
-                        if c2 != .noText { Self.combine(c2, into: &h2, arena: base) }
-                        if c3 != .noText { Self.combine(c3, into: &h3, arena: base) }
+                    if column >= later {
+                        // Left out when null, as ``contentHash(kind:firstCell:)`` does.
+                        Self.combineLater(c0, column: column, into: &h0, arena: base)
+                        Self.combineLater(c1, column: column, into: &h1, arena: base)
+                        Self.combineLater(c2, column: column, into: &h2, arena: base)
+                        Self.combineLater(c3, column: column, into: &h3, arena: base)
                         continue
                     }
                     guard case .text(let o0, let n0) = c0, case .text(let o1, let n1) = c1,
@@ -390,14 +411,17 @@ extension RecordKind {
             [
                 "apns_id", "sent_at", "status", "reason", "push_token", "activity_id", "seq", "event",
                 "aps_timestamp", "payload_bytes", "topic", "push_type", "priority", "environment", "latency_ms",
-                "provider",
+                "provider", "channel_id",
             ]
         case .render:
-            ["activity_id", "seq", "rendered_at", "surface", "device_id", "os_version", "device_model", "app_version"]
+            [
+                "activity_id", "seq", "rendered_at", "surface", "device_id", "os_version", "device_model",
+                "app_version", "channel_id",
+            ]
         case .callback:
             [
                 "callback", "activity_id", "push_token", "seq", "state", "received_at", "device_id", "os_version",
-                "device_model", "app_version",
+                "device_model", "app_version", "channel_id",
             ]
         }
     }
@@ -405,9 +429,20 @@ extension RecordKind {
     /// The number of ``columns`` (a constant: the decoder checks it per row).
     @inlinable var columnCount: Int {
         switch self {
-        case .apns: 16
-        case .render: 8
-        case .callback: 10
+        case .apns: 17
+        case .render: 9
+        case .callback: 11
+        }
+    }
+
+    /// The last columns, added after the first stores, that the
+    /// de-duplication hash leaves out when null: `provider` and
+    /// `channel_id` of `apns` rows, `channel_id` of the others. Each is a
+    /// text column.
+    @inlinable var laterColumns: Int {
+        switch self {
+        case .apns: 2
+        case .render, .callback: 1
         }
     }
 

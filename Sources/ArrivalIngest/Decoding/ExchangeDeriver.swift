@@ -66,6 +66,8 @@ final class ExchangeDeriver {
         var pushType = Text.null
         var priority: Int64?
         var environment = Text.null
+        /// A broadcast's channel (contract 3.0); null for a push to a token.
+        var channelID = Text.null
     }
 
     /// The headers a derivation reads, by name without regard to case (the first match wins).
@@ -74,9 +76,12 @@ final class ExchangeDeriver {
         var topic: JSONLineScanner.ValueRef?
         var pushType: JSONLineScanner.ValueRef?
         var priority: JSONLineScanner.ValueRef?
+        /// Read on broadcasts only (contract 3.0).
+        var requestID: JSONLineScanner.ValueRef?
+        var channelID: JSONLineScanner.ValueRef?
     }
 
-    /// Appends the 16 cells of the `apns` record `exchange` stands for to
+    /// Appends the 17 cells of the `apns` record `exchange` stands for to
     /// `batch`, or throws the first thing that keeps one from being derived
     /// (then nothing has been appended).
     func derive(_ exchange: Exchange, line: JSONText, into batch: inout RowBatch) throws(Problem) {
@@ -165,23 +170,43 @@ final class ExchangeDeriver {
         answer: (text: JSONText, root: JSONLineScanner.ValueRef)?
     ) throws(Problem) {
         let parts = line.withContent(url) { URLParts($0) }
-        guard let parts, let token = parts.token else {
+        guard let parts, let pathText = parts.token ?? parts.bundle else {
             throw Problem(
                 field: "request.url",
-                why: "expected https://HOST[:PORT]/3/device/TOKEN or /3/device/TOKEN, got \(Self.shown(url, in: line))")
+                why: "expected https://HOST[:PORT]/3/device/TOKEN or /4/broadcasts/apps/BUNDLE_ID, or the path"
+                    + " alone, got \(Self.shown(url, in: line))")
         }
+        // The token, or a broadcast's bundle id, as written in the URL.
+        let fromPath: Text
         if url.hasEscapes {
-            // The token's offsets are in the unescaped text (rare: a URL needs no escapes).
-            d.pushToken = .bytes(line.withContent(url) { Array($0[token]) })
+            // The offsets are in the unescaped text (rare: a URL needs no escapes).
+            fromPath = .bytes(line.withContent(url) { Array($0[pathText]) })
         } else {
-            d.pushToken = .value(
+            fromPath = .value(
                 JSONLineScanner.ValueRef(
-                    kind: .string, start: url.start + token.lowerBound, end: url.start + token.upperBound,
+                    kind: .string, start: url.start + pathText.lowerBound, end: url.start + pathText.upperBound,
                     hasEscapes: false, int: 0), in: .line)
+        }
+        let broadcast = parts.bundle != nil
+        if broadcast {
+            // Contract 3.0: the channel is the `apns-channel-id` header; the sender names no activity.
+            guard let channel = requestHeaders.channelID, channel.end > channel.start else {
+                throw Problem(
+                    field: "request.headers: apns-channel-id",
+                    why: "a broadcast (/4/broadcasts/apps/…) needs a non-empty apns-channel-id header")
+            }
+            if exchange.activityID != nil {
+                throw Problem(
+                    field: "activity_id", why: "a broadcast reaches a channel, not one activity: must be null")
+            }
+            d.channelID = .value(channel, in: .line)
+            d.pushToken = .null
+        } else {
+            d.pushToken = fromPath
         }
         try payload(&d, aps: request.member("aps", of: root), in: request, at: "request.body: aps")
         d.payloadBytes = Int64(request.bytes.count)
-        d.topic = requestHeaders.topic.map { .value($0, in: .line) } ?? .null
+        d.topic = requestHeaders.topic.map { .value($0, in: .line) } ?? (broadcast ? fromPath : .null)
         d.pushType = requestHeaders.pushType.map { .value($0, in: .line) } ?? .null
         d.priority = requestHeaders.priority.flatMap { Self.priority($0, in: line) }
         if let environment = exchange.environment {
@@ -190,7 +215,11 @@ final class ExchangeDeriver {
             d.environment = parts.environment.map(Text.literal) ?? .null
         }
         d.activityID = exchange.activityID.map { .value($0, in: .line) } ?? .null
-        if let id = responseHeaders.apnsID ?? requestHeaders.apnsID { d.apnsID = .value(id, in: .line) }
+        let id =
+            broadcast
+            ? responseHeaders.requestID ?? responseHeaders.apnsID ?? requestHeaders.requestID ?? requestHeaders.apnsID
+            : responseHeaders.apnsID ?? requestHeaders.apnsID
+        if let id { d.apnsID = .value(id, in: .line) }
         guard let status else {
             d.reason = exchange.error.map { .value($0, in: .line) } ?? .null
             return
@@ -349,6 +378,10 @@ final class ExchangeDeriver {
                 found.pushType = value
             } else if found.priority == nil, text.stringEquals(key, "apns-priority", ignoringCase: true) {
                 found.priority = value
+            } else if found.requestID == nil, text.stringEquals(key, "apns-request-id", ignoringCase: true) {
+                found.requestID = value
+            } else if found.channelID == nil, text.stringEquals(key, "apns-channel-id", ignoringCase: true) {
+                found.channelID = value
             }
             return true
         }
@@ -452,14 +485,18 @@ final class ExchangeDeriver {
         } else {
             text(.literal(exchange.provider == .fcm ? "fcm" : "tencent_chat"))
         }
+        text(d.channelID)
     }
 }
 
-/// What an APNs request URL says: the token after `/3/device/` and the
-/// environment its host names.
+/// What an APNs request URL says: the token after `/3/device/`, or the
+/// bundle id after `/4/broadcasts/apps/` (a broadcast, contract 3.0), and
+/// the environment its host names.
 struct URLParts {
     /// The byte range of the token in the URL text; nil when the path is not `/3/device/TOKEN`.
     var token: Range<Int>?
+    /// The byte range of the bundle id; nil when the path is not `/4/broadcasts/apps/BUNDLE_ID`.
+    var bundle: Range<Int>?
     var environment: StaticString?
 
     /// nil when the text has no `scheme://` and is not a path alone.
@@ -468,7 +505,7 @@ struct URLParts {
         // A path alone (`/3/device/TOKEN`, as HTTP/2's `:path` carries it): no host, so no
         // environment to tell (contract 3.0).
         if n > 0, url[0] == 0x2F {
-            token = Self.token(in: url, pathStart: 0)
+            (token, bundle) = Self.path(of: url, from: 0)
             return
         }
         var i = 0
@@ -488,26 +525,35 @@ struct URLParts {
         var hostEnd = hostStart
         while hostEnd < authorityEnd, url[hostEnd] != 0x3A { hostEnd += 1 }
         let host = UnsafeBufferPointer(rebasing: url[hostStart..<hostEnd])
-        if Self.equalsIgnoringCase(host, "api.push.apple.com") {
+        // The broadcast hosts (contract 3.0) name an environment for either path.
+        if Self.equalsIgnoringCase(host, "api.push.apple.com")
+            || Self.equalsIgnoringCase(host, "api-broadcast.push.apple.com")
+        {
             environment = "production"
         } else if Self.equalsIgnoringCase(host, "api.sandbox.push.apple.com")
             || Self.equalsIgnoringCase(host, "api.development.push.apple.com")
+            || Self.equalsIgnoringCase(host, "api-broadcast.sandbox.push.apple.com")
         {
             environment = "sandbox"
         }
-        token = Self.token(in: url, pathStart: authorityEnd)
+        (token, bundle) = Self.path(of: url, from: authorityEnd)
     }
 
-    /// The token's range when the path from `pathStart` (to any `?` or `#`) is `/3/device/TOKEN`.
-    private static func token(in url: UnsafeBufferPointer<UInt8>, pathStart: Int) -> Range<Int>? {
+    /// The token's range when the path from `pathStart` (to any `?` or
+    /// `#`) is `/3/device/TOKEN`, or the bundle id's when it is
+    /// `/4/broadcasts/apps/BUNDLE_ID` (each non-empty, without `/`).
+    private static func path(of url: UnsafeBufferPointer<UInt8>, from pathStart: Int) -> (Range<Int>?, Range<Int>?) {
         var pathEnd = pathStart
         while pathEnd < url.count, url[pathEnd] != 0x3F, url[pathEnd] != 0x23 { pathEnd += 1 }
-        let prefix: StaticString = "/3/device/"
-        let tokenStart = pathStart + prefix.utf8CodeUnitCount
-        guard tokenStart < pathEnd, let base = url.baseAddress, spells(base + pathStart, prefix),
-            !url[tokenStart..<pathEnd].contains(0x2F)
-        else { return nil }
-        return tokenStart..<pathEnd
+        func after(_ prefix: StaticString) -> Range<Int>? {
+            let start = pathStart + prefix.utf8CodeUnitCount
+            guard start < pathEnd, let base = url.baseAddress, spells(base + pathStart, prefix),
+                !url[start..<pathEnd].contains(0x2F)
+            else { return nil }
+            return start..<pathEnd
+        }
+        if let token = after("/3/device/") { return (token, nil) }
+        return (nil, after("/4/broadcasts/apps/"))
     }
 
     private static func equalsIgnoringCase(_ text: UnsafeBufferPointer<UInt8>, _ name: StaticString) -> Bool {

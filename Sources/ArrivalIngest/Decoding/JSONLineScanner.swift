@@ -39,11 +39,11 @@ struct JSONLineScanner {
     }
 
     /// The number of ``RecordField`` cases (a test checks they agree).
-    static let fieldCount = 30
+    static let fieldCount = 31
 
     /// The values of the known top-level keys, indexed by ``RecordField/rawValue``;
     /// a slot holds a value of this line when its bit in `present` is set.
-    private var slots = InlineArray<30, ValueRef>(
+    private var slots = InlineArray<31, ValueRef>(
         repeating: ValueRef(kind: .null, start: 0, end: 0, hasEscapes: false, int: 0))
     private var present: UInt32 = 0
 
@@ -116,6 +116,9 @@ struct JSONLineScanner {
     }
 
     /// Calls `body` with the unescaped bytes of a string slot.
+    /// Whether a string value is `""` (an escape always stands for a character, so only no content is empty).
+    func isEmptyString(_ ref: ValueRef) -> Bool { ref.start == ref.end }
+
     mutating func withStringBytes<R>(_ ref: ValueRef, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         if !ref.hasEscapes {
             return body(UnsafeBufferPointer(rebasing: line[ref.start..<ref.end]))

@@ -88,7 +88,11 @@ public struct RecordDecoder {
         }
         switch kind {
         case .apns:
-            try append(Self.apnsColumns, to: &batch)
+            // A non-empty `channel_id` makes a broadcast (contract 3.0), which
+            // decides whether `push_token` is required before the fields are
+            // checked in table order.
+            let broadcast = value(.channelID).map { $0.kind == .string && !scanner.isEmptyString($0) } ?? false
+            try append(Self.apnsColumns, broadcast: broadcast, to: &batch)
             // Stored as null for APNs itself, so `"provider":"apns"` and no provider are one record.
             if let provider = try enumIndex(.provider, Self.providers), provider != 0 {
                 let name = Self.providers[provider]
@@ -96,9 +100,15 @@ public struct RecordDecoder {
             } else {
                 batch.append(.noText)
             }
+            appendChannel(try channel(), to: &batch)
             return .apns
         case .render:
+            // `channel_id` is checked where the contract's table lists it,
+            // after `surface`, and stored last (the column came later).
             try append(Self.renderColumns, to: &batch)
+            let channel = try channel()
+            try append(Self.deviceColumns, to: &batch)
+            appendChannel(channel, to: &batch)
             return .render
         case .callback:
             guard let index = try optionalEnum(.callback, Self.callbacks, &batch) else { throw missing(.callback) }
@@ -122,8 +132,14 @@ public struct RecordDecoder {
             } else {
                 batch.append(.noText)
             }
+            // After `state` in the contract's table; stored last.
+            let channel = try channel()
+            if channel == nil && callback == .channelSubscription {
+                throw missing(.channelID, because: "a \(name) callback")
+            }
             try requiredTime(.receivedAt, &batch)
             try append(Self.deviceColumns, to: &batch)
+            appendChannel(channel, to: &batch)
             return .callback
         case nil:
             throw problem(
@@ -136,13 +152,17 @@ public struct RecordDecoder {
         case string, requiredString, int, requiredInt, requiredTime
         /// One of ``events``, or absent.
         case event
+        /// Required, except on a broadcast, where it must be absent or null (contract 3.0).
+        case tokenUnlessBroadcast
+        /// Optional, except on a broadcast, where it must be absent or null (contract 3.0).
+        case stringUnlessBroadcast
     }
 
     /// The fields of an `apns` record before `provider`, in column order
     /// (``RecordKind/columns``).
     private static let apnsColumns: [(RecordField, Read)] = [
         (.apnsID, .requiredString), (.sentAt, .requiredTime), (.status, .requiredInt), (.reason, .string),
-        (.pushToken, .requiredString), (.activityID, .string), (.seq, .int), (.event, .event),
+        (.pushToken, .tokenUnlessBroadcast), (.activityID, .stringUnlessBroadcast), (.seq, .int), (.event, .event),
         (.apsTimestamp, .requiredInt), (.payloadBytes, .int), (.topic, .string), (.pushType, .string),
         (.priority, .int), (.environment, .string), (.latencyMS, .int),
     ]
@@ -150,16 +170,25 @@ public struct RecordDecoder {
     private static let deviceColumns: [(RecordField, Read)] = [
         (.deviceID, .string), (.osVersion, .string), (.deviceModel, .string), (.appVersion, .string),
     ]
-    /// The fields of a `render` record, in column order.
-    private static let renderColumns: [(RecordField, Read)] =
-        [(.activityID, .requiredString), (.seq, .requiredInt), (.renderedAt, .requiredTime), (.surface, .string)]
-        + deviceColumns
+    /// The fields of a `render` record before its `channel_id` and device fields, in column order.
+    private static let renderColumns: [(RecordField, Read)] = [
+        (.activityID, .requiredString), (.seq, .requiredInt), (.renderedAt, .requiredTime), (.surface, .string),
+    ]
 
     /// Reads `columns` in order and appends their cells; the first field at
-    /// fault throws.
-    private mutating func append(_ columns: [(RecordField, Read)], to batch: inout RowBatch) throws(MalformedCause) {
+    /// fault throws. `broadcast`: the line is a broadcast (contract 3.0).
+    private mutating func append(
+        _ columns: [(RecordField, Read)], broadcast: Bool = false, to batch: inout RowBatch
+    ) throws(MalformedCause) {
         for (field, read) in columns {
             switch read {
+            case .tokenUnlessBroadcast where !broadcast: try requiredString(field, &batch)
+            case .stringUnlessBroadcast where !broadcast: try optionalString(field, &batch)
+            case .tokenUnlessBroadcast, .stringUnlessBroadcast:
+                if let ref = value(field) {
+                    throw wrongType(field, ref, expected: "absent or null on a broadcast (a line with a channel_id)")
+                }
+                batch.append(.noText)
             case .string: try optionalString(field, &batch)
             case .requiredString: try requiredString(field, &batch)
             case .int: try optionalInt(field, &batch)
@@ -191,6 +220,21 @@ public struct RecordDecoder {
             lastProblem = error.field + ": " + error.why
             throw .invalidExchange
         }
+    }
+
+    /// The line's `channel_id` (contract 3.0): nil when absent or null;
+    /// any other value must be a non-empty string.
+    private mutating func channel() throws(MalformedCause) -> JSONLineScanner.ValueRef? {
+        guard let ref = value(.channelID) else { return nil }
+        guard ref.kind == .string, !scanner.isEmptyString(ref) else {
+            throw wrongType(.channelID, ref, expected: "a non-empty string")
+        }
+        return ref
+    }
+
+    /// Appends the channel cell (`.noText` for none).
+    private mutating func appendChannel(_ ref: JSONLineScanner.ValueRef?, to batch: inout RowBatch) {
+        if let ref { scanner.appendString(ref, to: &batch) } else { batch.append(.noText) }
     }
 
     // MARK: - Problems
@@ -227,8 +271,9 @@ public struct RecordDecoder {
     }
 
     private static let events: [StaticString] = ["start", "update", "end"]
+    /// In the order of ``CallbackRecord/Kind/allCases``.
     private static let callbacks: [StaticString] = [
-        "push_token", "push_to_start_token", "content_update", "activity_state",
+        "push_token", "push_to_start_token", "content_update", "activity_state", "channel_subscription",
     ]
     private static let states: [StaticString] = ["active", "ended", "dismissed", "stale", "pending"]
     /// In the order of ``PushProvider/allCases``.

@@ -3,6 +3,7 @@ import ArrivalStore
 import Foundation
 
 /// Every top-level key the contract gives a meaning to, across the four kinds.
+/// (`channel_id`, contract 3.0, is last: the scanner's slots follow this order.)
 enum RecordField: Int, CaseIterable {
     case v, kind
     case apnsID, sentAt, status, reason, pushToken, activityID, seq, event, apsTimestamp
@@ -10,6 +11,7 @@ enum RecordField: Int, CaseIterable {
     case renderedAt, surface, deviceID, osVersion, deviceModel, appVersion
     case callback, state, receivedAt
     case request, response, error
+    case channelID
 
     var key: String { staticKey.description }
 
@@ -74,6 +76,7 @@ enum RecordField: Int, CaseIterable {
         case .request: "request"
         case .response: "response"
         case .error: "error"
+        case .channelID: "channel_id"
         }
     }
 }

@@ -5,7 +5,8 @@ public struct APNSRecord: Hashable, Sendable {
     public var sentAt: Int64
     public var status: Int64
     public var reason: String?
-    public var pushToken: String
+    /// Nil only on a broadcast (contract 3.0), which names a channel instead.
+    public var pushToken: String?
     public var activityID: String?
     public var seq: Int64?
     /// As given: `nil` when absent, which means `update`.
@@ -22,12 +23,18 @@ public struct APNSRecord: Hashable, Sendable {
     public var provider: PushProvider? {
         didSet { if provider == .apns { provider = nil } }
     }
+    /// The broadcast channel (`apns-channel-id`, contract 3.0): a record
+    /// with one is a broadcast, with neither a push token nor an activity.
+    public var channelID: String?
+
+    /// Whether this is a broadcast to a channel rather than a push to one token.
+    public var isBroadcast: Bool { channelID != nil }
 
     public init(
-        apnsID: String, sentAt: Int64, status: Int64, reason: String? = nil, pushToken: String,
+        apnsID: String, sentAt: Int64, status: Int64, reason: String? = nil, pushToken: String?,
         activityID: String? = nil, seq: Int64? = nil, event: String? = nil, apsTimestamp: Int64,
         payloadBytes: Int64? = nil, topic: String? = nil, pushType: String? = nil, priority: Int64? = nil,
-        environment: String? = nil, latencyMS: Int64? = nil, provider: PushProvider? = nil
+        environment: String? = nil, latencyMS: Int64? = nil, provider: PushProvider? = nil, channelID: String? = nil
     ) {
         self.apnsID = apnsID
         self.sentAt = sentAt
@@ -45,6 +52,7 @@ public struct APNSRecord: Hashable, Sendable {
         self.environment = environment
         self.latencyMS = latencyMS
         self.provider = provider == .apns ? nil : provider
+        self.channelID = channelID
     }
 }
 
@@ -58,10 +66,12 @@ public struct RenderRecord: Hashable, Sendable {
     public var osVersion: String?
     public var deviceModel: String?
     public var appVersion: String?
+    /// The broadcast channel the activity is subscribed to (contract 3.0).
+    public var channelID: String?
 
     public init(
         activityID: String, seq: Int64, renderedAt: Int64, surface: String? = nil, deviceID: String? = nil,
-        osVersion: String? = nil, deviceModel: String? = nil, appVersion: String? = nil
+        osVersion: String? = nil, deviceModel: String? = nil, appVersion: String? = nil, channelID: String? = nil
     ) {
         self.activityID = activityID
         self.seq = seq
@@ -71,6 +81,7 @@ public struct RenderRecord: Hashable, Sendable {
         self.osVersion = osVersion
         self.deviceModel = deviceModel
         self.appVersion = appVersion
+        self.channelID = channelID
     }
 }
 
@@ -81,6 +92,8 @@ public struct CallbackRecord: Hashable, Sendable {
         case pushToStartToken = "push_to_start_token"
         case contentUpdate = "content_update"
         case activityState = "activity_state"
+        /// The activity follows a broadcast channel (contract 3.0).
+        case channelSubscription = "channel_subscription"
     }
 
     public static let states: Set<String> = ["active", "ended", "dismissed", "stale", "pending"]
@@ -95,11 +108,13 @@ public struct CallbackRecord: Hashable, Sendable {
     public var osVersion: String?
     public var deviceModel: String?
     public var appVersion: String?
+    /// The activity's broadcast channel (contract 3.0; required on `channel_subscription`).
+    public var channelID: String?
 
     public init(
         callback: Kind, activityID: String? = nil, pushToken: String? = nil, seq: Int64? = nil, state: String? = nil,
         receivedAt: Int64, deviceID: String? = nil, osVersion: String? = nil, deviceModel: String? = nil,
-        appVersion: String? = nil
+        appVersion: String? = nil, channelID: String? = nil
     ) {
         self.callback = callback
         self.activityID = activityID
@@ -111,6 +126,7 @@ public struct CallbackRecord: Hashable, Sendable {
         self.osVersion = osVersion
         self.deviceModel = deviceModel
         self.appVersion = appVersion
+        self.channelID = channelID
     }
 }
 

@@ -8,6 +8,10 @@ public enum Contract {
     /// An accepted payload larger than this is within 512 bytes of the limit:
     /// counted as an oversize risk, warned about by `check-payload`.
     public static let oversizeRiskBytes = 3584
+    /// A broadcast's payload (iOS 18, contract 3.0) may be up to 5 KB.
+    public static let maxBroadcastPayloadBytes = 5120
+    /// An accepted broadcast larger than this is within 512 bytes of its limit.
+    public static let broadcastOversizeRiskBytes = 4608
     /// A Live Activity stops taking updates this long after it started: 8 hours, in milliseconds.
     public static let activityLifetimeMS: Int64 = 8 * 3_600_000
 

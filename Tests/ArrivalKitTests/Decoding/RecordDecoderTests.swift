@@ -193,7 +193,7 @@ struct MalformedProblemTests {
         (
             #"{"kind":"callback","callback":"resumed","activity_id":"x","received_at":"2026-11-21T08:00:00Z"}"#,
             .invalidEnum,
-            #"callback: "resumed" is not one of push_token, push_to_start_token, content_update, activity_state"#
+            #"callback: "resumed" is not one of push_token, push_to_start_token, content_update, activity_state, channel_subscription"#
         ),
         (#"{"v":2,"kind":"render"}"#, .unsupportedVersion, "v: expected 1, got 2"),
         (#"{"kind":"push"}"#, .unknownKind, #"kind: "push" is not one of apns, render, callback, exchange"#),

@@ -325,9 +325,9 @@ struct DeferredKeyIndexTests {
         #expect(!names.contains("sqlite_autoindex_apns_1"))
         #expect(
             try Self.dump(store).filter { !$0.hasPrefix("files") && !$0.hasPrefix("record_repeats") } == [
-                #"apns [7,1882457741722325672,1,"a",1795251600000,200,null,"ab",null,null,null,1795251600,null,null,null,null,null,null,"fcm"]"#,
-                #"renders [3,99,1,"r",1,2,null,null,null,null,null]"#,
-                #"callbacks [5,12,1,"push_to_start_token",null,"p",null,null,4,null,null,null,null]"#,
+                #"apns [7,1882457741722325672,1,"a",1795251600000,200,null,"ab",null,null,null,1795251600,null,null,null,null,null,null,"fcm",null]"#,
+                #"renders [3,99,1,"r",1,2,null,null,null,null,null,null]"#,
+                #"callbacks [5,12,1,"push_to_start_token",null,"p",null,null,4,null,null,null,null,null]"#,
             ])
         // Each repeat names its record's id too (migration 0008), which finds the owner.
         #expect(
@@ -372,8 +372,8 @@ struct DeferredKeyIndexTests {
         #expect(try store.appliedMigrations() == Migrations.all.map(\.name))
         #expect(
             try Self.dump(store).filter { $0.hasPrefix("callbacks") } == [
-                #"callbacks [5,12,1,"activity_state","a",null,null,"ended",4,null,null,null,null]"#,
-                #"callbacks [6,13,1,"content_update","a",null,1,"active",5,null,null,null,null]"#,
+                #"callbacks [5,12,1,"activity_state","a",null,null,"ended",4,null,null,null,null,null]"#,
+                #"callbacks [6,13,1,"content_update","a",null,1,"active",5,null,null,null,null,null]"#,
             ])
         try store.connection.execute(
             "INSERT INTO callbacks (record_key, file_id, callback, activity_id, state, received_at) "
@@ -388,6 +388,55 @@ struct DeferredKeyIndexTests {
             try store.connection.execute(
                 "INSERT INTO callbacks (record_key, file_id, callback, activity_id, state, received_at) "
                     + "VALUES (15, 1, 'activity_state', 'b', 'paused', 7)")
+        }
+    }
+
+    @Test("A store of before broadcasts takes them after migration 0010, its rows and ids kept")
+    func upgradeToBroadcasts() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("old.sqlite").path
+        let old = try Connection(path: path)
+        try old.execute("CREATE TABLE arrival_migrations (name TEXT NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL)")
+        let before = try #require(Migrations.all.firstIndex { $0.name == "0010_broadcast_channels" })
+        for (name, sql) in Migrations.all.prefix(before) {
+            try old.execute(sql)
+            try old.execute("INSERT INTO arrival_migrations VALUES ('\(name)', 0)")
+        }
+        try old.execute(
+            """
+            INSERT INTO files VALUES (1, 'abc', '/old.jsonl', 10, 0, 2, 2, 0, 0, 0);
+            INSERT INTO apns (id, record_key, file_id, apns_id, sent_at, status, push_token, aps_timestamp)
+                VALUES (7, 21, 1, 'a', 5, 200, 'ab', 1);
+            INSERT INTO callbacks (id, record_key, file_id, callback, activity_id, state, received_at)
+                VALUES (5, 12, 1, 'activity_state', 'a', 'pending', 4);
+            """)
+        let store = try Store(path: path)
+        #expect(try store.appliedMigrations() == Migrations.all.map(\.name))
+        #expect(
+            try Self.dump(store, files: false) == [
+                #"apns [7,21,1,"a",5,200,null,"ab",null,null,null,1,null,null,null,null,null,null,null,null]"#,
+                #"callbacks [5,12,1,"activity_state","a",null,null,"pending",4,null,null,null,null,null]"#,
+            ])
+        #expect(try Self.indexNames(store).isSuperset(of: Migrations.recordKeyIndexNames + ["apns_broadcasts"]))
+        let insert =
+            "INSERT INTO apns (record_key, file_id, apns_id, sent_at, status, push_token, activity_id, "
+            + "aps_timestamp, channel_id) VALUES "
+        try store.connection.execute(insert + "(22, 1, 'b', 6, 200, NULL, NULL, 1, 'ch')")
+        try store.connection.execute(
+            "INSERT INTO callbacks (record_key, file_id, callback, activity_id, received_at, channel_id) "
+                + "VALUES (13, 1, 'channel_subscription', 'a', 5, 'ch')")
+        // A broadcast with a token or an activity, an empty channel, a push with neither: refused.
+        for values in [
+            "(23, 1, 'c', 6, 200, 'ab', NULL, 1, 'ch')", "(24, 1, 'c', 6, 200, NULL, 'a', 1, 'ch')",
+            "(25, 1, 'c', 6, 200, NULL, NULL, 1, '')", "(26, 1, 'c', 6, 200, NULL, NULL, 1, NULL)",
+        ] {
+            #expect(throws: DatabaseError.self) { try store.connection.execute(insert + values) }
+        }
+        #expect(throws: DatabaseError.self) {
+            try store.connection.execute(
+                "INSERT INTO callbacks (record_key, file_id, callback, activity_id, received_at) "
+                    + "VALUES (14, 1, 'channel_subscription', 'a', 5)")
         }
     }
 }
