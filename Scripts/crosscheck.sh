@@ -24,9 +24,13 @@
 #             that never appears or never gets a token): arrival against
 #             the reference, and arrival again in partitions of 97 requests
 #             (ARRIVAL_PARTITION_ROWS), which must give the same report.
-# The reference reports by contract 3.0 (report schema 2). It reads
-# broadcast channels; arrival does not yet (issue 29), and the simulated
-# fleets hold none, so the broadcast keys compare as the zeros both write.
+#   broadcast a dense, awkward broadcast fleet (Scripts/reference/broadcast_fleet.py:
+#             channels, subscribers known from renders or callbacks only,
+#             broadcasts at the instants of starts, ends, dismissals and the
+#             8-hour limit, ties with direct pushes, /4/broadcasts exchanges,
+#             damaged broadcast lines): arrival against the reference, and
+#             in partitions of 7 requests.
+# The reference reports by contract 3.0 (report schema 2).
 # Exits 1 on any difference.
 #
 #   Scripts/crosscheck.sh [SEEDS…]        (default seeds: 11 12 13)
@@ -136,6 +140,18 @@ for seed in ${seeds[@]}; do
             > "$work/lpart-$seed.$i.json"
         compare "seed $seed lifecycle window [${windows[$i]}] in partitions" "$work/lpart-$seed.$i.json" \
             "$work/lref-$seed.$i.json"
+    done
+
+    python3 Scripts/reference/broadcast_fleet.py "$work/bfleet-$seed" --seed "$seed" --activities 150
+    arrival_reports "$work/bfleet-$seed" "$work/bmine-$seed"
+    reference_reports "$work/bfleet-$seed" "$work/bref-$seed"
+    for i in "${!windows[@]}"; do
+        compare "seed $seed broadcast window [${windows[$i]}]" "$work/bmine-$seed.$i.json" "$work/bref-$seed.$i.json"
+        # shellcheck disable=SC2086
+        ARRIVAL_PARTITION_ROWS=7 "$arrival" report --db "$work/bmine-$seed.sqlite" ${windows[$i]} \
+            > "$work/bpart-$seed.$i.json"
+        compare "seed $seed broadcast window [${windows[$i]}] in partitions" "$work/bpart-$seed.$i.json" \
+            "$work/bref-$seed.$i.json"
     done
 done
 echo "crosscheck: $((checks - failures)) passed, $failures failed"

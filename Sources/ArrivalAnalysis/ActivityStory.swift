@@ -53,7 +53,7 @@ package struct ActivityStory: Sendable {
 
     package init(records: ActivityRecords) throws {
         activityID = records.activityID
-        var analysis = DeliveryAnalysis(partitionNumberingAppsAs: Interner())
+        var analysis = DeliveryAnalysis(partitionNumberingAppsAs: Interner(), broadcasts: Broadcasts())
         let activity = analysis.intern(activity: records.activityID)
         let apnsIDs = Dictionary(records.requests.map { ($0.rowID, $0.apnsID) }, uniquingKeysWith: { a, _ in a })
         let tokens = Dictionary(records.requests.map { ($0.rowID, $0.pushToken) }, uniquingKeysWith: { a, _ in a })
@@ -80,7 +80,8 @@ package struct ActivityStory: Sendable {
                 activity: activity, kind: DeliveryAnalysis.CallbackKind(c.callback, state: c.state), seq: c.seq,
                 at: c.receivedAt, row: c.rowID, os: { c.osVersion }, appVersion: { c.appVersion })
         }
-        try analysis.finish(pushToken: { tokens[$0] ?? "" }, callbackToken: { callbackTokens[$0] ?? "" })
+        try analysis.finish(
+            apnsID: { apnsIDs[$0] ?? "" }, pushToken: { tokens[$0] ?? "" }, callbackToken: { callbackTokens[$0] ?? "" })
 
         let bounds = analysis.activities[Int(activity)]
         startedAt = bounds.startedAt

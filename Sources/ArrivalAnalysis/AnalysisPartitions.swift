@@ -83,6 +83,8 @@ struct AnalysisPartitions {
     /// In-window requests without an activity: each a cluster of one (``ActivitySamples``).
     private(set) var unattributedClusters = (accepted: ClusterSums(), oversize: ClusterSums())
     private(set) var apps = Interner()
+    /// The store's broadcasts, read once and expanded inside each partition over its activities.
+    private(set) var broadcasts = Broadcasts()
     /// The dead tokens, with the window's requests after death counted per token.
     private(set) var deadTokens = DeadTokenTally()
     /// Request rows with a seq written to each partition: at most its updates.
@@ -172,6 +174,7 @@ struct AnalysisPartitions {
 
     private mutating func spill(snapshot: StoreSnapshot, window: ReportWindow?, listingDeadTokens: Bool) throws {
         try snapshot.resolveTokenOwners()
+        broadcasts = try Broadcasts(snapshot: snapshot, apps: &apps)
         let count = self.count
         // Every partition's file of a table is open at once: 32 MiB of buffers in all.
         let bufferBytes = max(4 << 10, min(64 << 10, (32 << 20) / count))
@@ -186,6 +189,13 @@ struct AnalysisPartitions {
             let status = row.status
             let reason = row.reason
             let seq = row.seq
+            if row.isBroadcast {
+                // Counted once here; each partition expands it over its own activities.
+                _ = tallies.add(
+                    sentAt: row.sentAt, status: status, reason: reason, payloadBytes: row.payloadBytes,
+                    attributed: true, hasSeq: seq != nil, toDeadToken: false, broadcast: true)
+                return
+            }
             try row.withActivityBytes { activity in
                 let sentAt = row.sentAt
                 let inWindow = tallies.add(
@@ -249,13 +259,15 @@ struct AnalysisPartitions {
     }
 
     /// Spills the rows of a table of device evidence (renders, callbacks)
-    /// that name an activity: the activity, the table's own `fields`, then
-    /// the OS and app versions.
+    /// that name an activity: the activity, the table's own `fields`, the
+    /// OS and app versions, then (when the store has broadcasts) the channel.
     private func spillEvidence<Row: DeviceEvidenceRow>(
         _ table: Table, bufferBytes: Int, _ scan: ((Row) throws -> Void) throws -> Void,
         fields: (Row, inout SpillWriter) -> Void
     ) throws {
         let count = self.count
+        // The channel is spilled only when a broadcast could need it.
+        let withChannels = !broadcasts.isEmpty
         var writers = (0..<count).map { SpillWriter(files, $0, buffer: bufferBytes) }
         try withoutActuallyEscaping(fields) { fields in
             try scan { row in
@@ -267,6 +279,7 @@ struct AnalysisPartitions {
                     fields(row, &writers[partition])
                     row.withText(1) { writers[partition].bytes($0) }
                     row.withText(2) { writers[partition].bytes($0) }
+                    if withChannels { row.withChannelBytes { writers[partition].bytes($0) } }
                     try writers[partition].endRecord()
                 }
             }
@@ -277,7 +290,11 @@ struct AnalysisPartitions {
     /// The analysis of partition `partition` (step 3): its rows read back in
     /// row order, table by table, as the analysis of everything reads them.
     func analysis(_ partition: Int) throws -> DeliveryAnalysis {
-        var analysis = DeliveryAnalysis(partitionNumberingAppsAs: apps)
+        var analysis = DeliveryAnalysis(partitionNumberingAppsAs: apps, broadcasts: broadcasts)
+        // With broadcasts, renders and callbacks name activities of their own:
+        // a subscriber may have no direct request.
+        let withBroadcasts = !broadcasts.isEmpty
+        var channels = ChannelLookup()
         analysis.reserve(updates: updateRows[partition])
         let lookup = self.lookup
         let apnsID = { (row: Int64) throws -> String in try self.withConnection { try lookup.text(ofRow: row) } }
@@ -339,7 +356,11 @@ struct AnalysisPartitions {
             let rowID = try reader.int()
             let os = try reader.text()
             let appVersion = try reader.text()
-            guard let activity = activity(reader, name, interning: false) else { continue }
+            let channel = withBroadcasts ? try reader.text() : nil
+            guard let activity = activity(reader, name, interning: withBroadcasts) else { continue }
+            if let channel, let number = reader.withBytes(channel, { channels.channel($0, in: broadcasts) }) {
+                analysis.noteSubscription(activity: activity, channel: number)
+            }
             if tallyByDayAndHour { analysis.noteRenderRow(rowID, activity: activity) }
             analysis.considerRender(
                 activity: activity, seq: seq, at: renderedAt, os: { os.map { reader.string($0) } },
@@ -356,13 +377,17 @@ struct AnalysisPartitions {
             let rowID = try reader.int()
             let os = try reader.text()
             let appVersion = try reader.text()
-            guard let activity = activity(reader, name, interning: false) else { continue }
+            let channel = withBroadcasts ? try reader.text() : nil
+            guard let activity = activity(reader, name, interning: withBroadcasts) else { continue }
+            if let channel, let number = reader.withBytes(channel, { channels.channel($0, in: broadcasts) }) {
+                analysis.noteSubscription(activity: activity, channel: number)
+            }
             analysis.considerCallback(
                 activity: activity, kind: kind, seq: hasSeq ? seq : nil, at: receivedAt,
                 row: rowID, os: { os.map { reader.string($0) } },
                 appVersion: { appVersion.map { reader.string($0) } })
         }
-        try analysis.finish(pushToken: pushToken, callbackToken: callbackToken)
+        try analysis.finish(apnsID: apnsID, pushToken: pushToken, callbackToken: callbackToken)
         return analysis
     }
 }
@@ -652,6 +677,10 @@ private struct SpillReader {
 
     func copy(_ range: Range<Int>) -> [UInt8] { Array(buffer[range]) }
 
+    func withBytes<R>(_ range: Range<Int>, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        buffer.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
+    }
+
 }
 
 /// Analyses of two stores side by side, partition by partition: an activity
@@ -668,8 +697,8 @@ package enum PartitionedAnalyses {
         try a.read { snapshotA in
             try b.read { snapshotB in
                 let count = max(
-                    partitioning.count(requests: try snapshotA.rowEstimates().requests),
-                    partitioning.count(requests: try snapshotB.rowEstimates().requests))
+                    partitioning.count(requests: try snapshotA.analysisRowEstimate()),
+                    partitioning.count(requests: try snapshotB.analysisRowEstimate()))
                 guard count > 1 else {
                     return try body(
                         try DeliveryAnalysis(snapshot: snapshotA, window: windowA),

@@ -153,7 +153,7 @@ public struct DailyReportBuilder {
     ///   - trendDays: days of the trend, ending at `trendEnd`, or at the window's
     ///     last day, or at the last day in the store.
     public func build(window: ReportWindow?, trendDays: Int? = nil) throws -> DailyReport {
-        let partitionCount = partitioning.count(requests: try store.read { try $0.rowEstimates().requests })
+        let partitionCount = partitioning.count(requests: try store.read { try $0.analysisRowEstimate() })
         // Map the file for a read of everything at once: the analysis reads every
         // row of the three record tables. Partitions read them once, in order.
         return try store.read(mapped: partitionCount == 1) { snapshot in

@@ -25,6 +25,8 @@ package struct DeliveryAnalysis {
         var priority: Int64?
         /// The request's provider, by its index in ``PushProvider/allCases``.
         var provider: UInt8 = 0
+        /// The request's broadcast channel in ``Broadcasts/channels`` (-1: sent to a token).
+        var channel: Int32 = -1
         /// Row id of the picked request, to compare `apns_id` on a tie.
         var pickRow: Int64
         /// The picked request's push token in ``DeliveryAnalysis/tokens``,
@@ -62,7 +64,7 @@ package struct DeliveryAnalysis {
         var appVersion: (time: Int64, value: String)?
     }
 
-    package private(set) var updates: [Update] = []
+    package internal(set) var updates: [Update] = []
     private(set) var activities: [Activity] = []
     /// Activity ids and apps by number (keyed by code points: canonically
     /// equivalent spellings are different values).
@@ -78,24 +80,41 @@ package struct DeliveryAnalysis {
         apps.intern(Contract.app(ofTopic: topic))
     }
     private var topicApp: [ExactString: Int32] = [:]
-    private var updateIndex = UpdateTable()
+    var updateIndex = UpdateTable()
+    /// The store's broadcasts (contract 3.0), expanded over this analysis' activities by ``expandBroadcasts(apnsID:pushToken:)``.
+    private(set) var broadcasts = Broadcasts()
+    /// (activity << 32 | channel) of every activity a render or callback says follows a channel broadcasts name.
+    var subscriptions: Set<UInt64> = []
+    /// Which broadcasts (by index in ``Broadcasts/all``) reached an activity of this analysis.
+    var reachedBroadcasts: [Bool] = []
+    /// Renders and `content_update` callbacks of updates not known when they
+    /// were read, whose seq a broadcast carries: a broadcast's update may
+    /// claim them once the broadcasts are expanded.
+    var pendingRenders: [UpdateKey: Int64] = [:]
+    var pendingContentCallbacks: Set<UpdateKey> = []
 
     /// Requests seen, for the report's request metrics (filled while scanning).
     struct RequestTally {
         var total = 0, accepted = 0, oversizeFailures = 0, oversizeRisk = 0, unattributed = 0, withoutSeq = 0
         /// Requests sent to a token after its death (contract 3.0).
         var toDeadTokens = 0
+        /// Broadcasts among them (contract 3.0).
+        var broadcasts = 0
         var byReason: [ExactString: Int] = [:]
 
         /// Counts one request of the window (Documentation/Metrics.md, `requests` and two `data_quality` counts).
+        /// A broadcast is always attributed and never to a dead token (it names no token).
         mutating func add(
-            status: Int64, reason: String?, payloadBytes: Int64?, attributed: Bool, hasSeq: Bool, toDeadToken: Bool
+            status: Int64, reason: String?, payloadBytes: Int64?, attributed: Bool, hasSeq: Bool, toDeadToken: Bool,
+            broadcast: Bool = false
         ) {
             total += 1
             if toDeadToken { toDeadTokens += 1 }
+            if broadcast { broadcasts += 1 }
             if status == 200 {
                 accepted += 1
-                if let payloadBytes, payloadBytes > Contract.oversizeRiskBytes { oversizeRisk += 1 }
+                let risk = broadcast ? Contract.broadcastOversizeRiskBytes : Contract.oversizeRiskBytes
+                if let payloadBytes, payloadBytes > risk { oversizeRisk += 1 }
             } else {
                 // An empty reason is none (contract 3.0).
                 let key = reason.flatMap { $0.isEmpty ? nil : $0 } ?? (status == 0 ? "NoResponse" : "HTTP\(status)")
@@ -109,6 +128,7 @@ package struct DeliveryAnalysis {
         /// The counts above: each a sum over requests, so tallies of disjoint sets add up.
         private static let counts: [any WritableKeyPath<RequestTally, Int> & Sendable] = [
             \.total, \.accepted, \.oversizeFailures, \.oversizeRisk, \.unattributed, \.withoutSeq, \.toDeadTokens,
+            \.broadcasts,
         ]
 
         /// Adds another tally (of a disjoint set of requests).
@@ -160,6 +180,7 @@ package struct DeliveryAnalysis {
         deadTokens = try DeadTokenTally(
             snapshot: snapshot, from: window?.from, to: window?.to, listing: listingDeadTokens)
         let checkDeaths = !deadTokens.isEmpty
+        broadcasts = try Broadcasts(snapshot: snapshot, apps: &apps)
         // At most one update a request: room for them all at once, where
         // doubling would copy the updates and rebuild the index as they grow.
         reserve(updates: try snapshot.rowEstimates().requests)
@@ -175,6 +196,13 @@ package struct DeliveryAnalysis {
             let reason = row.reason
             let accepted = status == 200
             let seq = row.seq
+            if row.isBroadcast {
+                // Counted once here; its updates come from ``expandBroadcasts(apnsID:pushToken:)``.
+                _ = tallies.add(
+                    sentAt: sentAt, status: status, reason: reason, payloadBytes: row.payloadBytes, attributed: true,
+                    hasSeq: seq != nil, toDeadToken: false, broadcast: true)
+                return
+            }
             let activityName = row.activityID ?? row.pushToken.flatMap { owners[ExactString($0)] }
             let inWindow = tallies.add(
                 sentAt: sentAt, status: status, reason: reason, payloadBytes: row.payloadBytes,
@@ -206,10 +234,19 @@ package struct DeliveryAnalysis {
         (requests, requestsByDay, requestsByHour) = (tallies.window, tallies.byDay, tallies.byHour)
 
         // Renders: first render per update, activity start, device evidence.
+        // With broadcasts, every activity counts: one may have no direct request.
+        let withBroadcasts = !broadcasts.isEmpty
+        var channels = ChannelLookup()
         try snapshot.forEachRender { row in
-            guard let activity = row.activity(through: &lastActivity, { $0.flatMap { activityNames.id(of: $0) } })
+            guard
+                let activity = row.activity(
+                    through: &lastActivity,
+                    { $0.flatMap { withBroadcasts ? intern(activity: $0) : activityNames.id(of: $0) } })
             else { return }
             if tallyByDayAndHour { renderRows.append((row.rowID, activity)) }
+            if withBroadcasts, let channel = row.withChannelBytes({ channels.channel($0, in: broadcasts) }) {
+                noteSubscription(activity: activity, channel: channel)
+            }
             considerRender(
                 activity: activity, seq: row.seq, at: row.renderedAt, os: { row.osVersion },
                 appVersion: { row.appVersion })
@@ -218,13 +255,21 @@ package struct DeliveryAnalysis {
         // Callbacks: activity start, content-update and token callbacks, device evidence.
         lastActivity = LastText()
         try snapshot.forEachCallback { row in
-            guard let activity = row.activity(through: &lastActivity, { $0.flatMap { activityNames.id(of: $0) } })
+            guard
+                let activity = row.activity(
+                    through: &lastActivity,
+                    { $0.flatMap { withBroadcasts ? intern(activity: $0) : activityNames.id(of: $0) } })
             else { return }
+            if withBroadcasts, let channel = row.withChannelBytes({ channels.channel($0, in: broadcasts) }) {
+                noteSubscription(activity: activity, channel: channel)
+            }
             considerCallback(
                 activity: activity, kind: CallbackKind(row.callback, state: row.state), seq: row.seq,
                 at: row.receivedAt, row: row.rowID, os: { row.osVersion }, appVersion: { row.appVersion })
         }
-        try finish(pushToken: { try pickToken.text(ofRow: $0) }, callbackToken: { try callbackToken.text(ofRow: $0) })
+        try finish(
+            apnsID: { try pickApnsID.text(ofRow: $0) }, pushToken: { try pickToken.text(ofRow: $0) },
+            callbackToken: { try callbackToken.text(ofRow: $0) })
     }
 
     /// An empty analysis of one partition of the activities
@@ -233,8 +278,9 @@ package struct DeliveryAnalysis {
     /// ``considerCallback(activity:kind:seq:at:os:appVersion:)`` calls, then
     /// ``finish()``. `apps` numbers the apps as the pass over all requests
     /// did; the request tallies stay empty (they are that pass's).
-    init(partitionNumberingAppsAs apps: Interner) {
+    init(partitionNumberingAppsAs apps: Interner, broadcasts: Broadcasts) {
         self.apps = apps
+        self.broadcasts = broadcasts
     }
 
     /// What a callback row tells the analysis.
@@ -283,6 +329,9 @@ package struct DeliveryAnalysis {
     ) {
         if let index = updateIndex.find(activity: activity, seq: seq, in: updates) {
             updates[index].firstRenderedAt = min(updates[index].firstRenderedAt ?? at, at)
+        } else if !broadcasts.isEmpty, broadcasts.seqs.contains(seq) {
+            let key = UpdateKey(activity: activity, seq: seq)
+            pendingRenders[key] = min(pendingRenders[key] ?? at, at)
         }
         noteEvidence(activity: activity, at: at, os: os, appVersion: appVersion)
     }
@@ -299,6 +348,8 @@ package struct DeliveryAnalysis {
         case .contentUpdate:
             if let seq, let index = updateIndex.find(activity: activity, seq: seq, in: updates) {
                 updates[index].hasContentCallback = true
+            } else if let seq, !broadcasts.isEmpty, broadcasts.seqs.contains(seq) {
+                pendingContentCallbacks.insert(UpdateKey(activity: activity, seq: seq))
             }
         case .pushToken:
             activities[i].firstTokenAt = min(activities[i].firstTokenAt ?? at, at)
@@ -329,10 +380,12 @@ package struct DeliveryAnalysis {
         updateIndex = UpdateTable(capacity: count)
     }
 
-    /// Decides every update's outcome once all rows were considered;
-    /// `pushToken` reads a request's token by row id, `callbackToken` a
+    /// Expands the broadcasts, then decides every update's outcome once all
+    /// rows were considered; `apnsID` and `pushToken` read a request's
+    /// columns by row id (ties; lost updates), `callbackToken` a
     /// `push_token` callback's (lost updates only).
-    mutating func finish(pushToken: RowText, callbackToken: RowText) throws {
+    mutating func finish(apnsID: RowText, pushToken: RowText, callbackToken: RowText) throws {
+        try expandBroadcasts(apnsID: apnsID, pushToken: pushToken)
         updateIndex = UpdateTable()
         try decideOutcomes(pushToken: pushToken, callbackToken: callbackToken)
     }
@@ -367,7 +420,7 @@ package struct DeliveryAnalysis {
     /// apns_id, the smaller aps_timestamp; remaining ties by the fields the
     /// request decides (event, app, priority, provider) so the choice never
     /// depends on ingest order.
-    private func precedes(
+    func precedes(
         _ candidate: Update, _ current: Update, apnsID: RowText, pushToken: RowText
     )
         throws -> Bool
@@ -391,6 +444,11 @@ package struct DeliveryAnalysis {
         }
         // PushProvider's cases are in the order of their names.
         if candidate.provider != current.provider { return candidate.provider < current.provider }
+        // Then the broadcast channel (contract 3.0), a direct request (none) first.
+        if candidate.channel != current.channel {
+            if candidate.channel < 0 || current.channel < 0 { return candidate.channel < 0 }
+            return broadcasts.channels[Int(candidate.channel)] < broadcasts.channels[Int(current.channel)]
+        }
         // Then the push token (contract 3.0's full order): the only field
         // left that the analysis reads, and only of an accepted update; the
         // rest of the order cannot change what is reported.
@@ -568,13 +626,13 @@ struct RequestTallies {
     /// Counts one request; returns whether it was sent in the window.
     mutating func add(
         sentAt: Int64, status: Int64, reason: String?, payloadBytes: Int64?, attributed: Bool, hasSeq: Bool,
-        toDeadToken: Bool
+        toDeadToken: Bool, broadcast: Bool = false
     ) -> Bool {
         let inWindow = sentAt >= from && sentAt < to
         if inWindow {
             window.add(
                 status: status, reason: reason, payloadBytes: payloadBytes, attributed: attributed, hasSeq: hasSeq,
-                toDeadToken: toDeadToken)
+                toDeadToken: toDeadToken, broadcast: broadcast)
         }
         if byDayAndHour {
             // Rows come roughly in time order: keep the current hour's tally at hand.
@@ -586,7 +644,7 @@ struct RequestTallies {
             }
             currentHourTally.add(
                 status: status, reason: reason, payloadBytes: payloadBytes, attributed: attributed, hasSeq: hasSeq,
-                toDeadToken: toDeadToken)
+                toDeadToken: toDeadToken, broadcast: broadcast)
         }
         return inWindow
     }

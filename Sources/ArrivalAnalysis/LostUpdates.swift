@@ -42,7 +42,7 @@ extension ReportBuilder {
         }
         var all: [LostUpdate] = []
         try store.read { snapshot in
-            let partitionCount = partitioning.count(requests: try snapshot.rowEstimates().requests)
+            let partitionCount = partitioning.count(requests: try snapshot.analysisRowEstimate())
             if partitionCount > 1 {
                 let partitions = try AnalysisPartitions(
                     snapshot: snapshot, window: window, count: partitionCount, tallyByDayAndHour: false,

@@ -44,7 +44,7 @@ public struct ReportBuilder {
                 sampling ? Self.samples(of: analysis, window: window) : nil
             )
         }
-        let partitionCount = partitioning.count(requests: try snapshot.rowEstimates().requests)
+        let partitionCount = partitioning.count(requests: try snapshot.analysisRowEstimate())
         guard partitionCount > 1 else {
             let analysis = try DeliveryAnalysis(snapshot: snapshot, window: window, samplingRequests: sampling)
             let (summary, samples) = part(analysis)
@@ -157,6 +157,10 @@ struct UpdateSummary {
     var tokenExpected = 0
     var tokenReceived = 0
     var clockSkewNegative = 0
+    /// The store's broadcasts, and which reached an activity (of any
+    /// analysis summed in: each partition's activities are its own).
+    var broadcasts = Broadcasts()
+    var reachedBroadcasts: [Bool] = []
 
     init() {}
 
@@ -169,7 +173,10 @@ struct UpdateSummary {
         var byProvider = [UpdateCounts](repeating: UpdateCounts(), count: PushProvider.allCases.count)
         var byOS = [UpdateCounts](repeating: UpdateCounts(), count: keys.versions.values.count)
         var byAppVersion = byOS
+        var byChannel = [UpdateCounts](repeating: UpdateCounts(), count: analysis.broadcasts.channels.values.count)
         var renderedActivity = [Bool](repeating: false, count: analysis.activities.count)
+        broadcasts = analysis.broadcasts
+        reachedBroadcasts = analysis.reachedBroadcasts
         for index in indices {
             let update = analysis.updates[index]
             let activity = Int(update.activity)
@@ -179,6 +186,7 @@ struct UpdateSummary {
             byProvider[Int(update.provider)].count(update)
             byOS[Int(keys.osOfActivity[activity])].count(update)
             byAppVersion[Int(keys.appVersionOfActivity[activity])].count(update)
+            if update.channel >= 0 { byChannel[Int(update.channel)].count(update) }
             if update.isStart { countStart(update, of: analysis.activities[activity]) }
             guard update.outcome == .rendered, let rendered = update.firstRenderedAt else { continue }
             contentExpected += 1
@@ -204,6 +212,7 @@ struct UpdateSummary {
         breakdowns["provider"] = counted(byProvider) { ExactString(PushProvider.allCases[$0].rawValue) }
         breakdowns["os_version"] = counted(byOS) { keys.versions[$0] }
         breakdowns["app_version"] = counted(byAppVersion) { keys.versions[$0] }
+        breakdowns["channel"] = counted(byChannel) { analysis.broadcasts.channels[$0] }
     }
 
     /// Counts a push-to-start: sent, accepted, appeared (any render or
@@ -263,6 +272,14 @@ struct UpdateSummary {
         tokenExpected += other.tokenExpected
         tokenReceived += other.tokenReceived
         clockSkewNegative += other.clockSkewNegative
+        if broadcasts.isEmpty { broadcasts = other.broadcasts }
+        if reachedBroadcasts.isEmpty {
+            reachedBroadcasts = other.reachedBroadcasts
+        } else {
+            for index in other.reachedBroadcasts.indices where other.reachedBroadcasts[index] {
+                reachedBroadcasts[index] = true
+            }
+        }
     }
 
     func report(window: ReportWindow?, requests tally: DeliveryAnalysis.RequestTally) -> Report {
@@ -275,6 +292,9 @@ struct UpdateSummary {
         report.requests.oversizeFailures = tally.oversizeFailures
         report.requests.oversizeRisk = tally.oversizeRisk
         report.requests.toDeadTokens = tally.toDeadTokens
+        report.requests.broadcasts = tally.broadcasts
+        report.dataQuality.broadcastsWithoutSubscribers = broadcasts.withoutSubscribers(
+            in: window, reached: reachedBroadcasts)
         report.dataQuality.unattributed = tally.unattributed
         report.dataQuality.apnsWithoutSeq = tally.withoutSeq
         report.updates = updates

@@ -39,7 +39,7 @@ public struct StoreSnapshot {
         SELECT a.id, a.sent_at, a.status, a.reason, a.push_token,
                \(resolvingTokens ? "coalesce(a.activity_id, o.activity_id)" : "a.activity_id"), a.seq, a.event,
                a.aps_timestamp, a.payload_bytes, a.topic, a.priority,
-               CASE a.provider WHEN 'fcm' THEN 1 WHEN 'tencent_chat' THEN 2 ELSE 0 END
+               CASE a.provider WHEN 'fcm' THEN 1 WHEN 'tencent_chat' THEN 2 ELSE 0 END, a.channel_id IS NOT NULL
         FROM apns AS a
         """
             + (resolvingTokens
@@ -47,11 +47,29 @@ public struct StoreSnapshot {
                 : "")
     }
 
+    /// Every broadcast (an `apns` row with a channel, contract 3.0), in
+    /// row order, by the index that holds broadcasts only.
+    package func forEachBroadcast(_ body: (BroadcastRow) throws -> Void) throws {
+        let scan = try connection.prepare(
+            """
+            SELECT id, sent_at, status, channel_id, seq, event, aps_timestamp, topic, priority,
+                   CASE provider WHEN 'fcm' THEN 1 WHEN 'tencent_chat' THEN 2 ELSE 0 END
+            FROM apns INDEXED BY apns_broadcasts WHERE channel_id IS NOT NULL ORDER BY id
+            """)
+        try scan.forEachRow { row in
+            try body(
+                BroadcastRow(
+                    rowID: row.int(0), sentAt: row.int(1), status: row.int(2), channelID: row.string(3) ?? "",
+                    seq: row.optionalInt(4), event: row.string(5), apsTimestamp: row.int(6), topic: row.string(7),
+                    priority: row.optionalInt(8), providerIndex: Int(row.int(9))))
+        }
+    }
+
     /// Every `renders` row, in row order.
     @inlinable
     public func forEachRender(_ body: (RenderRow) throws -> Void) throws {
         let scan = try connection.prepare(
-            "SELECT activity_id, os_version, app_version, seq, rendered_at, id FROM renders")
+            "SELECT activity_id, os_version, app_version, seq, rendered_at, id, channel_id FROM renders")
         try scan.forEachFetchedRow(kinds: RenderRow.kinds) { try body(RenderRow(row: $0)) }
     }
 
@@ -61,7 +79,7 @@ public struct StoreSnapshot {
         let scan = try connection.prepare(
             """
             SELECT activity_id, os_version, app_version, callback, seq, received_at,
-                   CASE callback WHEN 'activity_state' THEN state END, id
+                   CASE callback WHEN 'activity_state' THEN state END, id, channel_id
             FROM callbacks WHERE activity_id IS NOT NULL
             """)
         try scan.forEachFetchedRow(kinds: CallbackRow.kinds) { try body(CallbackRow(row: $0)) }
@@ -119,6 +137,20 @@ public struct StoreSnapshot {
         defer { query.reset() }
         guard try query.step() else { return (0, 0, 0) }
         return (Int(query.int(0)), Int(query.int(1)), Int(query.int(2)))
+    }
+
+    /// Roughly the most updates an analysis holds, to size its partitions:
+    /// one a request; with broadcasts (contract 3.0), which stand for an
+    /// update of each subscriber, one a render and a callback as well (an
+    /// activity is a subscriber by its renders and callbacks, and a
+    /// broadcast's updates that reach the screen render at least once).
+    package func analysisRowEstimate() throws -> Int {
+        let rows = try rowEstimates()
+        let query = try connection.prepare(
+            "SELECT EXISTS (SELECT 1 FROM apns INDEXED BY apns_broadcasts WHERE channel_id IS NOT NULL)")
+        defer { query.reset() }
+        let broadcasts = try query.step() && query.int(0) != 0
+        return broadcasts ? rows.requests + rows.renders + rows.callbacks : rows.requests
     }
 
     /// Every `push_token` callback that names both its token and its activity.
@@ -398,7 +430,7 @@ public struct RequestRow {
     /// (``StoreSnapshot/apnsIDLookup()``), and copying its 36 bytes for
     /// every request was most of what the scan copied.
     @usableFromInline static let kinds: [FetchedRow.Kind] = [
-        .int, .int, .int, .text, .text, .text, .int, .text, .int, .int, .text, .int, .int,
+        .int, .int, .int, .text, .text, .text, .int, .text, .int, .int, .text, .int, .int, .int,
     ]
 
     @inlinable @inline(__always) public var rowID: Int64 { row.int(0) }
@@ -414,6 +446,9 @@ public struct RequestRow {
     @inlinable @inline(__always) public var priority: Int64? { row.optionalInt(11) }
     /// The provider as its index in ``PushProvider/allCases`` (0: APNs itself).
     @inlinable @inline(__always) public var providerIndex: Int { Int(row.int(12)) }
+    /// A broadcast to a channel (contract 3.0): counted with the requests,
+    /// expanded over its subscribers by the analysis (``StoreSnapshot/forEachBroadcast(_:)``).
+    @inlinable @inline(__always) public var isBroadcast: Bool { row.int(13) != 0 }
 
     /// The bytes of the activity id (nil: none), valid only during `body`.
     @inlinable @inline(__always)
@@ -438,6 +473,8 @@ public struct RequestRow {
 /// the activity (0) and the device's OS and app versions (1, 2).
 public protocol DeviceEvidenceRow {
     var row: FetchedRow { get }
+    /// The column of the row's `channel_id` (contract 3.0).
+    static var channelColumn: Int32 { get }
 }
 
 extension DeviceEvidenceRow {
@@ -449,6 +486,12 @@ extension DeviceEvidenceRow {
     @inlinable @inline(__always)
     public func withText<R>(_ column: Int32, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
         try row.withText(column, body)
+    }
+
+    /// The broadcast channel the activity follows (contract 3.0), valid only during `body`.
+    @inlinable @inline(__always)
+    public func withChannelBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        try row.withText(Self.channelColumn, body)
     }
 
     /// The activity id, resolved through `last` when the row repeats the previous row's activity.
@@ -464,11 +507,12 @@ public struct RenderRow: DeviceEvidenceRow {
 
     @inlinable init(row: FetchedRow) { self.row = row }
 
-    @usableFromInline static let kinds: [FetchedRow.Kind] = [.text, .text, .text, .int, .int, .int]
+    @usableFromInline static let kinds: [FetchedRow.Kind] = [.text, .text, .text, .int, .int, .int, .text]
 
     @inlinable @inline(__always) public var seq: Int64 { row.int(3) }
     @inlinable @inline(__always) public var renderedAt: Int64 { row.int(4) }
     @inlinable @inline(__always) public var rowID: Int64 { row.int(5) }
+    public static let channelColumn: Int32 = 6
 }
 
 /// One `callbacks` row of ``StoreSnapshot/forEachCallback(_:)``.
@@ -477,7 +521,9 @@ public struct CallbackRow: DeviceEvidenceRow {
 
     @inlinable init(row: FetchedRow) { self.row = row }
 
-    @usableFromInline static let kinds: [FetchedRow.Kind] = [.text, .text, .text, .text, .int, .int, .text, .int]
+    @usableFromInline static let kinds: [FetchedRow.Kind] = [
+        .text, .text, .text, .text, .int, .int, .text, .int, .text,
+    ]
 
     @inlinable @inline(__always) public var callback: String? { row.string(3) }
     @inlinable @inline(__always) public var seq: Int64? { row.optionalInt(4) }
@@ -485,6 +531,22 @@ public struct CallbackRow: DeviceEvidenceRow {
     /// The `state` of an `activity_state` callback (nil on the others: contract 3.0 reads it there only).
     @inlinable @inline(__always) public var state: String? { row.string(6) }
     @inlinable @inline(__always) public var rowID: Int64 { row.int(7) }
+    public static let channelColumn: Int32 = 8
+}
+
+/// One broadcast of ``StoreSnapshot/forEachBroadcast(_:)``: the fields the
+/// analysis reads of it (its tallies come from the scan of every request).
+package struct BroadcastRow {
+    package var rowID: Int64
+    package var sentAt: Int64
+    package var status: Int64
+    package var channelID: String
+    package var seq: Int64?
+    package var event: String?
+    package var apsTimestamp: Int64
+    package var topic: String?
+    package var priority: Int64?
+    package var providerIndex: Int
 }
 
 /// The last text read from a column and what it resolved to, so a row that
