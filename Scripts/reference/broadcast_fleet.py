@@ -129,6 +129,32 @@ def main() -> None:
             device.append({"kind": "callback", "callback": "activity_state", "activity_id": activity,
                            "state": "active", "received_at": iso(T0 - 6 * HOUR)})
 
+    # Broadcasts at the very edges of openness, for some subscribers: at the instant of their start
+    # (open), 8 hours after it (open) and a millisecond more (closed), at their dismissal or `ended`
+    # callback (closed) and a millisecond before (open). The seqs are new ones, past the others.
+    first_seen, closed_at, first_channel = {}, {}, {}
+    for record in device:
+        moment = parse(record.get("rendered_at") or record["received_at"])
+        activity = record["activity_id"]
+        first_seen[activity] = min(first_seen.get(activity, moment), moment)
+        if record.get("state") in ("dismissed", "ended"):
+            closed_at[activity] = moment
+        if record.get("channel_id") and activity not in first_channel:
+            first_channel[activity] = record["channel_id"]
+    edge_seq = 200
+    for activity in sorted(first_channel):
+        if rng.random() < 0.5:
+            continue
+        start = first_seen[activity]
+        edges = [start, start + 8 * HOUR, start + 8 * HOUR + 1]
+        if activity in closed_at:
+            edges += [closed_at[activity], closed_at[activity] - 1]
+        for moment in edges:
+            edge_seq += 1
+            sender.append({"kind": "apns", "apns_id": f"edge-{edge_seq}", "sent_at": iso(moment), "status": 200,
+                           "seq": edge_seq, "aps_timestamp": 1795249000 + edge_seq,
+                           "channel_id": first_channel[activity]})
+
     damaged = [
         '{"kind":"apns","apns_id":"x","sent_at":"2026-11-21T01:00:00Z","status":200,"push_token":"ab",'
         '"aps_timestamp":1,"seq":1,"channel_id":"ch-0"}',
@@ -163,6 +189,13 @@ def main() -> None:
     with open(os.path.join(args.out, "device.jsonl"), "w") as f:
         for record in device:
             f.write(json.dumps(record) + "\n")
+
+
+def parse(text: str) -> int:
+    """The milliseconds of a time this script wrote."""
+    import datetime
+    moment = datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
+    return round(moment.timestamp() * 1000)
 
 
 def exchange_of(record: dict, rng: random.Random) -> dict:

@@ -188,15 +188,15 @@ public struct StoreSnapshot {
     package func forEachViewOutcome(
         _ body: (
             _ activityID: String, _ seq: Int64, _ outcome: String?, _ lossCause: String?, _ at: Int64, _ app: String,
-            _ priority: Int64?
+            _ priority: Int64?, _ channel: String?
         ) throws -> Void
     ) throws {
         let scan = try connection.prepare(
-            "SELECT activity_id, seq, outcome, loss_cause, at, app, priority FROM update_outcomes")
+            "SELECT activity_id, seq, outcome, loss_cause, at, app, priority, channel_id FROM update_outcomes")
         try scan.forEachRow { row in
             try body(
                 row.string(0) ?? "", row.int(1), row.string(2), row.string(3), row.int(4), row.string(5) ?? "",
-                row.optionalInt(6))
+                row.optionalInt(6), row.string(7))
         }
     }
 

@@ -60,8 +60,9 @@ public enum OutcomeRules {
 
     /// The views, in the order they are created (each reads only those before it).
     public static let viewNames = [
-        "token_owner", "resolved_requests", "updates", "render_firsts", "activity_starts", "activity_ends",
-        "activity_devices", "activity_device_story", "update_outcomes",
+        "token_owner", "direct_requests", "direct_updates", "activity_device_story", "channel_subscriptions",
+        "broadcast_requests", "resolved_requests", "updates", "render_firsts", "activity_starts", "activity_ends",
+        "activity_devices", "update_outcomes",
     ]
 
     /// The same rules as SQL views over the store's tables.
@@ -75,8 +76,8 @@ public enum OutcomeRules {
             FROM callbacks WHERE callback = 'push_token'
         ) WHERE pick = 1;
 
-        -- Every APNs request with its activity resolved, its app, and its reject reason.
-        CREATE VIEW resolved_requests AS
+        -- Every APNs request sent to a token, with its activity resolved, its app, and its reject reason.
+        CREATE VIEW direct_requests AS
         SELECT a.id, a.apns_id, a.sent_at, a.status, a.reason, a.push_token,
                coalesce(a.activity_id, t.activity_id) AS activity_id,
                a.activity_id IS NULL AND t.activity_id IS NOT NULL AS activity_from_token,
@@ -86,6 +87,7 @@ public enum OutcomeRules {
                         THEN substr(a.topic, 1, length(a.topic) - 23)
                     ELSE a.topic END AS app,
                a.priority, a.push_type, a.environment, a.latency_ms, coalesce(a.provider, 'apns') AS provider,
+               a.channel_id,
                a.status = 200 AS accepted,
                CASE WHEN a.status = 200 THEN NULL
                     WHEN a.reason IS NOT NULL AND a.reason <> '' THEN a.reason
@@ -94,19 +96,99 @@ public enum OutcomeRules {
         FROM apns AS a
         LEFT JOIN token_owner AS t ON a.activity_id IS NULL AND t.push_token = a.push_token;
 
+        -- The updates that requests sent to a token make (the rule of `updates`
+        -- below), from which an activity's start and end are first computed
+        -- without any broadcast (contract 3.0).
+        CREATE VIEW direct_updates AS
+        SELECT activity_id, seq, accepted, sent_at AS at, event
+        FROM (
+            SELECT r.*, row_number() OVER (PARTITION BY activity_id, seq
+                                           ORDER BY accepted DESC, sent_at, apns_id, aps_timestamp, event, app,
+                                                    priority, provider, push_token, payload_bytes, topic, push_type,
+                                                    environment, latency_ms, reason) AS pick
+            FROM direct_requests AS r
+            WHERE channel_id IS NULL AND activity_id IS NOT NULL AND seq IS NOT NULL
+        ) WHERE pick = 1;
+
+        -- What the device told of an activity (contract 3.0): its dismissal (the
+        -- earliest `dismissed` callback), its earliest and latest `ended`
+        -- callbacks, the first and last time anything came from it, and its
+        -- earliest `push_token` callback.
+        CREATE VIEW activity_device_story AS
+        SELECT activity_id,
+               min(CASE WHEN kind = 'dismissed' THEN t END) AS dismissed_at,
+               min(CASE WHEN kind = 'ended' THEN t END) AS first_ended_callback_at,
+               max(CASE WHEN kind = 'ended' THEN t END) AS last_ended_callback_at,
+               min(t) AS first_device_at,
+               max(t) AS last_device_at,
+               min(CASE WHEN kind = 'push_token' THEN t END) AS first_token_at
+        FROM (
+            SELECT activity_id, rendered_at AS t, 'render' AS kind FROM renders
+            UNION ALL
+            SELECT activity_id, received_at,
+                   CASE WHEN callback = 'activity_state' AND state IN ('ended', 'dismissed') THEN state
+                        WHEN callback = 'push_token' THEN 'push_token'
+                        ELSE 'other' END
+            FROM callbacks WHERE activity_id IS NOT NULL
+        ) GROUP BY activity_id;
+
+        -- Contract 3.0: the channels an activity follows, from every render or
+        -- callback of it that carries one, whenever it came.
+        CREATE VIEW channel_subscriptions AS
+        SELECT activity_id, channel_id FROM renders WHERE channel_id IS NOT NULL
+        UNION
+        SELECT activity_id, channel_id FROM callbacks WHERE channel_id IS NOT NULL AND activity_id IS NOT NULL;
+
+        -- Contract 3.0: a broadcast stands for one request per activity subscribed
+        -- to its channel that is open at its sent_at, by the start, end and
+        -- dismissal computed without broadcasts: started at or before it, at most
+        -- 8 hours before it, neither ended nor dismissed at or before it.
+        CREATE VIEW broadcast_requests AS
+        WITH direct_bounds AS (
+            SELECT d.activity_id,
+                   min(coalesce(d.first_device_at, u.started_at), coalesce(u.started_at, d.first_device_at))
+                       AS started_at,
+                   min(coalesce(d.first_ended_callback_at, u.ended_at), coalesce(u.ended_at, d.first_ended_callback_at))
+                       AS ended_at,
+                   d.dismissed_at
+            FROM activity_device_story AS d
+            LEFT JOIN (
+                SELECT activity_id, min(CASE WHEN event = 'start' THEN at END) AS started_at,
+                       min(CASE WHEN event = 'end' THEN at END) AS ended_at
+                FROM direct_updates WHERE accepted GROUP BY activity_id
+            ) AS u USING (activity_id)
+        )
+        SELECT b.id, b.apns_id, b.sent_at, b.status, b.reason, b.push_token, s.activity_id, 0 AS activity_from_token,
+               b.seq, b.event, b.aps_timestamp, b.payload_bytes, b.topic, b.app, b.priority, b.push_type,
+               b.environment, b.latency_ms, b.provider, b.channel_id, b.accepted, b.reject_reason
+        FROM direct_requests AS b
+        JOIN channel_subscriptions AS s ON s.channel_id = b.channel_id
+        JOIN direct_bounds AS o ON o.activity_id = s.activity_id
+        WHERE b.channel_id IS NOT NULL AND o.started_at <= b.sent_at
+          AND b.sent_at - o.started_at <= \(Contract.activityLifetimeMS)
+          AND (o.ended_at IS NULL OR o.ended_at > b.sent_at) AND (o.dismissed_at IS NULL OR o.dismissed_at > b.sent_at);
+
+        -- Every request with its activity resolved, its app, and its reject reason:
+        -- those sent to a token, and each broadcast once per activity it stands for
+        -- (a broadcast that stands for none is not here).
+        CREATE VIEW resolved_requests AS
+        SELECT * FROM direct_requests WHERE channel_id IS NULL
+        UNION ALL
+        SELECT * FROM broadcast_requests;
+
         -- One row per logical update (activity_id, seq). `at` is the accept time
         -- when accepted, else the earliest request's sent_at; aps_timestamp,
-        -- event, app, priority, provider and push_token come from that same
-        -- request (ties in the contract's full order, NULLs first).
+        -- event, app, priority, provider, channel_id and push_token come from
+        -- that same request (ties in the contract's full order, NULLs first).
         CREATE VIEW updates AS
-        SELECT activity_id, seq, accepted, sent_at AS at, aps_timestamp, event, app, priority, provider, push_token,
-               requests
+        SELECT activity_id, seq, accepted, sent_at AS at, aps_timestamp, event, app, priority, provider, channel_id,
+               push_token, requests
         FROM (
             SELECT r.*, count(*) OVER (PARTITION BY activity_id, seq) AS requests,
                    row_number() OVER (PARTITION BY activity_id, seq
                                       ORDER BY accepted DESC, sent_at, apns_id, aps_timestamp, event, app, priority,
-                                               provider, push_token, payload_bytes, topic, push_type, environment,
-                                               latency_ms, reason) AS pick
+                                               provider, channel_id, push_token, payload_bytes, topic, push_type,
+                                               environment, latency_ms, reason) AS pick
             FROM resolved_requests AS r
             WHERE activity_id IS NOT NULL AND seq IS NOT NULL
         ) WHERE pick = 1;
@@ -154,25 +236,6 @@ public enum OutcomeRules {
         ids AS (SELECT activity_id FROM os UNION SELECT activity_id FROM app)
         SELECT ids.activity_id, os.os_version, app.app_version
         FROM ids LEFT JOIN os USING (activity_id) LEFT JOIN app USING (activity_id);
-
-        -- What the device told of an activity (contract 3.0): its dismissal (the
-        -- earliest `dismissed` callback), its latest `ended` callback, the last
-        -- time anything came from it, and its earliest `push_token` callback.
-        CREATE VIEW activity_device_story AS
-        SELECT activity_id,
-               min(CASE WHEN kind = 'dismissed' THEN t END) AS dismissed_at,
-               max(CASE WHEN kind = 'ended' THEN t END) AS last_ended_callback_at,
-               max(t) AS last_device_at,
-               min(CASE WHEN kind = 'push_token' THEN t END) AS first_token_at
-        FROM (
-            SELECT activity_id, rendered_at AS t, 'render' AS kind FROM renders
-            UNION ALL
-            SELECT activity_id, received_at,
-                   CASE WHEN callback = 'activity_state' AND state IN ('ended', 'dismissed') THEN state
-                        WHEN callback = 'push_token' THEN 'push_token'
-                        ELSE 'other' END
-            FROM callbacks WHERE activity_id IS NOT NULL
-        ) GROUP BY activity_id;
 
         -- Every update with its outcome (Documentation/Outcomes.md); `outcome` is NULL for an
         -- update APNs never accepted, `loss_cause` NULL for any but a lost one.
@@ -236,7 +299,7 @@ public enum OutcomeRules {
             SELECT DISTINCT activity_id, seq FROM callbacks WHERE callback = 'content_update' AND activity_id IS NOT NULL
         )
         SELECT d.activity_id, d.seq, d.accepted, d.at, d.aps_timestamp, d.event, d.app, d.priority, d.provider,
-               d.push_token, d.requests, d.first_rendered_at, d.started_at, d.ended_at, d.dismissed_at, d.outcome,
+               d.channel_id, d.push_token, d.requests, d.first_rendered_at, d.started_at, d.ended_at, d.dismissed_at, d.outcome,
                CASE WHEN d.outcome IS NOT 'lost' THEN NULL
                     WHEN c.activity_id IS NOT NULL THEN 'not_rendered'
                     WHEN d.push_token <> '' AND n.newest_token <> d.push_token THEN 'old_token'

@@ -27,11 +27,29 @@ struct ViewAgreementTests {
             paths: [
                 fixture("outcomes"), fixture("metrics"), fixture("dedup"), fixture("lifecycle"), fleet.path,
             ] + GoldenReportTests.samplePaths)
+        let (fromViews, fromAnalysis, seen) = try Self.outcomes(store)
+        // Every outcome and every loss cause occurs, so each rule is compared.
+        for name in Outcome.allCases.map(\.name) + LossCause.allCases.map(\.name) {
+            #expect(seen.contains(name), "no update is \(name)")
+        }
+        #expect(fromViews.count > 1500)
+        #expect(fromViews.count == fromAnalysis.count)
+        let differing = fromViews.filter { fromAnalysis[$0.key] != $0.value }.prefix(5)
+        #expect(
+            differing.isEmpty,
+            "first differences: \(differing.map { "\($0.key): views \($0.value), analysis \(fromAnalysis[$0.key] ?? "missing")" })"
+        )
+    }
+
+    /// Every update's outcome, loss cause, accept time, app, priority and channel, from the views and from the analysis.
+    static func outcomes(_ store: Store) throws -> (
+        views: [ExactString: String], analysis: [ExactString: String], seen: Set<String>
+    ) {
         var fromViews: [ExactString: String] = [:]
         let analysis = try store.read { snapshot in
-            try snapshot.forEachViewOutcome { activity, seq, outcome, cause, at, app, priority in
+            try snapshot.forEachViewOutcome { activity, seq, outcome, cause, at, app, priority, channel in
                 fromViews[ExactString("\(activity)#\(seq)")] =
-                    "\(outcome ?? "-") \(cause ?? "-") \(at) \(app) \(priority ?? -1)"
+                    "\(outcome ?? "-") \(cause ?? "-") \(at) \(app) \(priority ?? -1) \(channel ?? "-")"
             }
             return try DeliveryAnalysis(snapshot: snapshot, window: nil)
         }
@@ -42,14 +60,24 @@ struct ViewAgreementTests {
             let cause = u.lossCause?.name ?? "-"
             seen.insert(outcome)
             seen.insert(cause)
+            let channel = u.channel < 0 ? "-" : analysis.broadcasts.channels[Int(u.channel)].text
             fromAnalysis[ExactString("\(analysis.activityNames[Int(u.activity)])#\(u.seq)")] =
-                "\(outcome) \(cause) \(u.at) \(analysis.apps[Int(u.app)]) \(u.priority ?? -1)"
+                "\(outcome) \(cause) \(u.at) \(analysis.apps[Int(u.app)]) \(u.priority ?? -1) \(channel)"
         }
-        // Every outcome and every loss cause occurs, so each rule is compared.
-        for name in Outcome.allCases.map(\.name) + LossCause.allCases.map(\.name) {
+        return (fromViews, fromAnalysis, seen)
+    }
+
+    @Test("On a broadcast fleet too: the views expand broadcasts over the same open subscribers")
+    func sameOutcomesWithBroadcasts() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        _ = try Ingestor(store: store).ingest(paths: [fixture("broadcasts")])
+        let (fromViews, fromAnalysis, seen) = try Self.outcomes(store)
+        for name in ["rendered", "ended", "dismissed", "expired", "stale_timestamp", "superseded", "lost"] {
             #expect(seen.contains(name), "no update is \(name)")
         }
-        #expect(fromViews.count > 1500)
+        #expect(fromViews.values.filter { !$0.hasSuffix(" -") }.count > 150, "updates decided by a broadcast")
         #expect(fromViews.count == fromAnalysis.count)
         let differing = fromViews.filter { fromAnalysis[$0.key] != $0.value }.prefix(5)
         #expect(
