@@ -23,7 +23,9 @@ struct Gate: ParsableCommand {
             rate outside 0–1 is refused. Regression rules (drop/rise, max_drop/max_rise in a config) need \
             --baseline: without one the gate refuses to run, unless --allow-no-baseline says to skip them \
             (they are then listed as not checked), e.g. on a pipeline's first run.
-            Metrics: \(Metric.all.map(\.id).joined(separator: ", ")).
+            Metrics: \(Metric.all.map(\.id).joined(separator: ", ")); and one entry of a breakdown, \
+            breakdowns.<app|priority|provider|os_version|app_version|channel>.<key>.<figure>, e.g. \
+            'breakdowns.channel.match-7.arrival_rate >= 0.9' (figures: \(Metric.breakdownFigures.joined(separator: ", "))).
             Exit codes: 0 every rule passed (warnings allowed), 1 a rule failed, 2 the gate could not run or \
             report: bad usage or rules, an unreadable side, a --junit or step summary that cannot be written.
             """

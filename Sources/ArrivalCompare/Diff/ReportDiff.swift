@@ -134,7 +134,12 @@ public struct ReportDiff: Sendable {
         schemas = (reportA.schema, reportB.schema)
         deliverable = (reportA.updates.deliverable, reportB.updates.deliverable)
         // A figure neither side's report has (both of schema 1) is left out, not listed as absent twice.
-        metrics = Metric.all.filter { $0.isPresent(in: reportA) || $0.isPresent(in: reportB) }.map { metric in
+        // The broadcast figures only when a side has a broadcast: elsewhere they are 0 on both sides.
+        let broadcasts = reportA.requests.broadcasts > 0 || reportB.requests.broadcasts > 0
+        metrics = Metric.all.filter {
+            ($0.isPresent(in: reportA) || $0.isPresent(in: reportB))
+                && (broadcasts || !Metric.broadcastOnly.contains($0))
+        }.map { metric in
             Self.compare(metric, reportA, samplesA, reportB, samplesB, confidence: confidence)
         }
         let reasonKeys = Set(reportA.requests.byReason.keys).union(reportB.requests.byReason.keys).sorted()
@@ -146,7 +151,8 @@ public struct ReportDiff: Sendable {
         }
         var rows: [BreakdownChange] = []
         // With APNs alone on both sides, the provider breakdown only repeats the totals.
-        for dimension in Report.breakdownDimensions
+        // Broadcast channels too (schema 2): an entry per channel either side has.
+        for dimension in Report.breakdownDimensions + ["channel"]
         where reportA.showsBreakdown(dimension) || reportB.showsBreakdown(dimension) {
             let tableA = reportA.breakdowns[dimension] ?? [:]
             let tableB = reportB.breakdowns[dimension] ?? [:]

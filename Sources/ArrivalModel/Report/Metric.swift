@@ -187,28 +187,93 @@ public struct Metric: Sendable, Hashable, CustomStringConvertible {
     public static let requestsToDeadTokens = count(
         "requests.to_dead_tokens", .lowerIsBetter, of: requests, \.requests.toDeadTokens
     ).since(2)
+    public static let requestsBroadcasts = count(
+        "requests.broadcasts", .neutral, of: requests, \.requests.broadcasts
+    ).since(2)
+    public static let qualityBroadcastsWithoutSubscribers = count(
+        "data_quality.broadcasts_without_subscribers", .lowerIsBetter, of: { $0.requests.broadcasts },
+        \.dataQuality.broadcastsWithoutSubscribers
+    ).since(2)
+
+    /// The figures that only broadcasts move (contract 3.0).
+    public static let broadcastOnly: Set<Metric> = [requestsBroadcasts, qualityBroadcastsWithoutSubscribers]
 
     /// Every metric, in report order.
     public static let all: [Metric] =
         [
             requestsTotal, requestsAccepted, requestsRejected, acceptanceRate, requestsOversizeFailures, oversizeShare,
-            requestsOversizeRisk, requestsToDeadTokens, updatesSent, updatesAccepted, updatesRendered, updatesDismissed,
+            requestsOversizeRisk, requestsBroadcasts, requestsToDeadTokens, updatesSent, updatesAccepted,
+            updatesRendered, updatesDismissed,
             updatesEnded, updatesExpired, updatesStaleTimestamp, staleShare, updatesSuperseded, updatesLost,
         ] + lostByCause + [
             arrivalRate, effectiveArrivalRate, startsAppearanceRate, startsUpdateTokenRate,
             callbacksContentUpdateExpected, callbacksContentUpdateReceived, callbackLossRate, callbacksTokenExpected,
             callbacksTokenReceived, tokenCallbackLossRate, latencyCount, latencyP50, latencyP90, latencyP99,
             qualityMalformedLines, qualityDuplicateRecords, qualityFilesSkippedAsDuplicate, qualityApnsWithoutSeq,
-            qualityUnattributed, qualityClockSkewNegative,
+            qualityUnattributed, qualityClockSkewNegative, qualityBroadcastsWithoutSubscribers,
         ]
 
     private static let byID: [String: Metric] = Dictionary(uniqueKeysWithValues: all.map { ($0.id, $0) })
 
     /// The metric named `id`; a bare name (`arrival_rate`) is accepted when
-    /// only one metric ends with it.
+    /// only one metric ends with it; `breakdowns.<dimension>.<key>.<figure>`
+    /// names a figure of one breakdown entry (``breakdown(_:_:_:)``).
     public static func named(_ id: String) -> Metric? {
         if let metric = byID[id] { return metric }
+        if id.hasPrefix("breakdowns.") { return breakdown(named: id) }
         let matches = all.filter { $0.id.hasSuffix("." + id) }
         return matches.count == 1 ? matches[0] : nil
+    }
+
+    /// The figures of an `updates` block that a breakdown entry has, by
+    /// their names in it: counts, the two rates and each loss cause.
+    public static let breakdownFigures: [String] =
+        ["sent", "accepted"] + Outcome.displayOrder.map(\.name) + LossCauses.keys.map { "lost_by_cause." + $0 }
+        + ["arrival_rate", "effective_arrival_rate"]
+
+    /// `breakdowns.<dimension>.<key>.<figure>`: the key may hold dots (a
+    /// channel id, an app), so the figure is matched at the end.
+    private static func breakdown(named id: String) -> Metric? {
+        let rest = id.dropFirst("breakdowns.".count)
+        for dimension in Report.breakdownDimensions + ["channel"] where rest.hasPrefix(dimension + ".") {
+            let entry = rest.dropFirst(dimension.count + 1)
+            for figure in breakdownFigures where entry.hasSuffix("." + figure) && entry.count > figure.count + 1 {
+                return breakdown(dimension, String(entry.dropLast(figure.count + 1)), figure)
+            }
+        }
+        return nil
+    }
+
+    /// One figure (``breakdownFigures``) of the entry `key` of breakdown
+    /// `dimension` (an entry a report lacks counts 0, its rates are
+    /// undefined); `breakdowns.channel` is a figure of schema 2.
+    public static func breakdown(_ dimension: String, _ key: String, _ figure: String) -> Metric? {
+        let id = "breakdowns.\(dimension).\(key).\(figure)"
+        let exact = ExactString(key)
+        let entry: @Sendable (Report) -> UpdateCounts = { $0.breakdowns[dimension]?[exact] ?? UpdateCounts() }
+        let since = dimension == "channel" ? 2 : 1
+        switch figure {
+        case "arrival_rate":
+            return rate(id, .higherIsBetter) { (entry($0).rendered, entry($0).deliverable) }.since(since)
+        case "effective_arrival_rate":
+            return rate(id, .higherIsBetter) { (entry($0).rendered + entry($0).superseded, entry($0).deliverable) }
+                .since(since)
+        case "sent", "accepted":
+            return count(id, .neutral, of: { entry($0).sent }) {
+                figure == "sent" ? entry($0).sent : entry($0).accepted
+            }
+            .since(since)
+        default:
+            if let outcome = Outcome.displayOrder.first(where: { $0.name == figure }) {
+                let direction: Direction =
+                    outcome == .rendered || outcome == .superseded || outcome == .dismissed
+                    ? .neutral : .lowerIsBetter
+                return count(id, direction, of: { entry($0).accepted }) { entry($0)[outcome] }.since(since)
+            }
+            guard let index = LossCauses.keys.firstIndex(where: { "lost_by_cause." + $0 == figure }) else { return nil }
+            let path = LossCauses.paths[index]
+            return count(id, .lowerIsBetter, of: { entry($0).accepted }) { entry($0).lostByCause[keyPath: path] }
+                .since(since)
+        }
     }
 }
