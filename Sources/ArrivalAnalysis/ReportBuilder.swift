@@ -161,6 +161,12 @@ struct UpdateSummary {
     /// analysis summed in: each partition's activities are its own).
     var broadcasts = Broadcasts()
     var reachedBroadcasts: [Bool] = []
+    /// Per channel (by number): render latencies as counts per value, and the
+    /// activities with an update of it, for ``Report/channels``. Activities
+    /// are counted within one analysis (numbers are an analysis' own) and
+    /// summed across partitions, whose activities are disjoint.
+    var channelLatencies: [Int32: [Int64: Int]] = [:]
+    var channelSubscribers: [Int32: Int] = [:]
 
     init() {}
 
@@ -175,6 +181,12 @@ struct UpdateSummary {
         var byAppVersion = byOS
         var byChannel = [UpdateCounts](repeating: UpdateCounts(), count: analysis.broadcasts.channels.values.count)
         var renderedActivity = [Bool](repeating: false, count: analysis.activities.count)
+        var subscribed: Set<UInt64> = []
+        defer {
+            for pair in subscribed {
+                channelSubscribers[Int32(bitPattern: UInt32(truncatingIfNeeded: pair >> 32)), default: 0] += 1
+            }
+        }
         broadcasts = analysis.broadcasts
         reachedBroadcasts = analysis.reachedBroadcasts
         for index in indices {
@@ -186,7 +198,11 @@ struct UpdateSummary {
             byProvider[Int(update.provider)].count(update)
             byOS[Int(keys.osOfActivity[activity])].count(update)
             byAppVersion[Int(keys.appVersionOfActivity[activity])].count(update)
-            if update.channel >= 0 { byChannel[Int(update.channel)].count(update) }
+            if update.channel >= 0 {
+                byChannel[Int(update.channel)].count(update)
+                subscribed.insert(
+                    UInt64(UInt32(bitPattern: update.channel)) << 32 | UInt64(UInt32(bitPattern: update.activity)))
+            }
             if update.isStart { countStart(update, of: analysis.activities[activity]) }
             guard update.outcome == .rendered, let rendered = update.firstRenderedAt else { continue }
             contentExpected += 1
@@ -199,6 +215,7 @@ struct UpdateSummary {
             let latency = rendered - update.at
             if latency < 0 { clockSkewNegative += 1 }
             latencies[max(0, latency), default: 0] += 1
+            if update.channel >= 0 { channelLatencies[update.channel, default: [:]][max(0, latency), default: 0] += 1 }
         }
         func counted(_ counts: [UpdateCounts], named name: (Int) -> ExactString) -> [ExactString: UpdateCounts] {
             Dictionary(
@@ -273,6 +290,10 @@ struct UpdateSummary {
         tokenReceived += other.tokenReceived
         clockSkewNegative += other.clockSkewNegative
         if broadcasts.isEmpty { broadcasts = other.broadcasts }
+        for (channel, counts) in other.channelLatencies {
+            channelLatencies[channel, default: [:]].merge(counts, uniquingKeysWith: +)
+        }
+        channelSubscribers.merge(other.channelSubscribers, uniquingKeysWith: +)
         if reachedBroadcasts.isEmpty {
             reachedBroadcasts = other.reachedBroadcasts
         } else {
@@ -307,9 +328,28 @@ struct UpdateSummary {
             report.breakdowns[name] = breakdowns[name] ?? [:]
         }
         report.latency = Self.latency(of: latencies)
+        report.channels = channels(window: window)
         report.starts = starts
         report.starts.updateTokenLatency = Self.latency(of: tokenLatencies)
         return report
+    }
+
+    /// ``Report/channels``: every channel with a broadcast in the window or an update.
+    private func channels(window: ReportWindow?) -> [ExactString: Report.Channel] {
+        var channels: [Int32: Report.Channel] = [:]
+        let from = window?.from ?? Int64.min
+        let to = window?.to ?? Int64.max
+        for broadcast in broadcasts.all where broadcast.sentAt >= from && broadcast.sentAt < to {
+            channels[broadcast.channel, default: Report.Channel()].broadcasts += 1
+            if broadcast.accepted { channels[broadcast.channel, default: Report.Channel()].accepted += 1 }
+        }
+        for (channel, count) in channelSubscribers {
+            channels[channel, default: Report.Channel()].subscribers = count
+        }
+        for (channel, counts) in channelLatencies {
+            channels[channel, default: Report.Channel()].latency = Self.latency(of: counts)
+        }
+        return Dictionary(uniqueKeysWithValues: channels.map { (broadcasts.channels[Int($0.key)], $0.value) })
     }
 
     /// Count and nearest-rank percentiles of latencies given as a count per

@@ -197,6 +197,25 @@ public struct Report: Sendable, Equatable {
     public var dataQuality = DataQuality()
     /// Dimension → key → counts; see ``breakdownDimensions``.
     public var breakdowns: [String: [ExactString: UpdateCounts]] = [:]
+    /// Per broadcast channel, what the updates block of `breakdowns.channel`
+    /// does not say: its broadcasts of the window, how many subscribers they
+    /// stood for, and the render latency of its updates. Not part of the
+    /// report JSON (the contract's section 5 has no such key): the markdown
+    /// and HTML reports show it; a report read back from JSON has none.
+    public var channels: [ExactString: Channel] = [:]
+
+    /// One broadcast channel's figures beside its updates (``channels``).
+    public struct Channel: Sendable, Equatable {
+        /// Broadcast records of the window, and those accepted.
+        public var broadcasts = 0
+        public var accepted = 0
+        /// Activities with an update that a broadcast of this channel decided, in the window.
+        public var subscribers = 0
+        /// First render minus accept time over its rendered updates, as ``Report/latency``.
+        public var latency = Latency()
+
+        public init() {}
+    }
 
     public init(window: ReportWindow?) {
         self.window = window

@@ -48,6 +48,7 @@ extension DailyReport {
         let (lossSummary, lossTable) = makeLossCauses()
         let (startsSummary, startsTable) = makeStarts()
         let (deadTokensSummary, deadTokensTable) = makeDeadTokens()
+        let (channelsSummary, channelsTable) = makeChannels()
         return HTMLReportPage(
             title: "Live Activity delivery — " + windowText,
             windowText: windowText,
@@ -82,6 +83,8 @@ extension DailyReport {
             startsTable: startsTable,
             deadTokensSummary: deadTokensSummary,
             deadTokensTable: deadTokensTable,
+            channelsSummary: channelsSummary,
+            channelsTable: channelsTable,
             reasons: reasons,
             reasonChart: reasonChart,
             rejectedTotal: ReportFormat.count(r.requests.rejected),
@@ -286,6 +289,40 @@ extension DailyReport {
                     "of appeared: the app reported the activity's push token",
                 ],
             ])
+        return (summary, table)
+    }
+
+    /// Per broadcast channel: its broadcasts, the subscribers they stood for,
+    /// what arrived, how fast, and why the rest did not.
+    func makeChannels() -> (String, HTMLReportPage.Table?) {
+        let r = report
+        let rows = r.breakdowns["channel"] ?? [:]
+        let names = Set(rows.keys).union(r.channels.keys).sorted()
+        guard !names.isEmpty else { return ("", nil) }
+        var summary = Report.broadcastExplanation + " APNs's own broadcast figures are channel totals, a day late."
+        if r.dataQuality.broadcastsWithoutSubscribers > 0 {
+            summary +=
+                " \(ReportFormat.count(r.dataQuality.broadcastsWithoutSubscribers)) of "
+                + "\(ReportFormat.count(r.requests.broadcasts)) broadcasts stood for no activity: none that follows "
+                + "their channel was open when they were sent."
+        }
+        let table = HTMLReportPage.Table(
+            caption: "Broadcast channels",
+            header: [
+                "channel", "broadcasts", "accepted", "subscribers reached", "updates", "rendered", "arrival",
+                "latency p50", "p90", "lost",
+            ] + LossCause.allCases.map(\.name),
+            rows: names.map { name in
+                let u = rows[name] ?? UpdateCounts()
+                let c = r.channels[name] ?? Report.Channel()
+                return [
+                    name.text, ReportFormat.count(c.broadcasts), ReportFormat.count(c.accepted),
+                    ReportFormat.count(c.subscribers), ReportFormat.count(u.sent), ReportFormat.count(u.rendered),
+                    ReportFormat.percent(u.arrivalRate), ReportFormat.duration(c.latency.p50),
+                    ReportFormat.duration(c.latency.p90), ReportFormat.count(u.lost),
+                ] + LossCause.allCases.map { ReportFormat.count(u.lostByCause[$0]) }
+            },
+            note: "gate rules can hold a channel to a floor: 'breakdowns.channel.<id>.arrival_rate >= 0.9'.")
         return (summary, table)
     }
 

@@ -84,6 +84,14 @@ extension DashboardTemplates {
 {{#startsTable}}{{>table}}{{/startsTable}}
 </section>
 
+{{#channelsTable}}
+<section class="card" id="channels-card">
+<h2>Broadcast channels</h2>
+<p class="note">{{channelsSummary}}</p>
+{{>table}}
+</section>
+
+{{/channelsTable}}
 <section class="card" id="tokens-card">
 <h2>Tokens to purge</h2>
 <p class="note">{{deadTokensSummary}}</p>

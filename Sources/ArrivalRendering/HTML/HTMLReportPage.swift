@@ -146,6 +146,9 @@ struct HTMLReportPage {
     var startsTable: Table?
     var deadTokensSummary: String
     var deadTokensTable: Table?
+    /// Contract 3.0: per broadcast channel (nil: no broadcast in the window).
+    var channelsSummary: String
+    var channelsTable: Table?
     var reasons: [ReasonRow]
     var reasonChart: SVGChart?
     var rejectedTotal: String

@@ -123,6 +123,7 @@ extension Report {
             }
             lines.append("")
         }
+        lines += broadcastChannelLines()
         lines.append("## Data quality")
         lines.append("")
         lines.append(
@@ -144,6 +145,50 @@ extension Report {
         lines.append("_Made by arrival \(ArrivalVersion.current)._")
         return lines.joined(separator: "\n") + "\n"
     }
+}
+
+extension Report {
+    /// The "Broadcast channels" section: per channel its broadcasts, the
+    /// subscribers they stood for, what arrived and why the rest did not;
+    /// none when the window has no broadcast and no broadcast update.
+    func broadcastChannelLines() -> [String] {
+        let rows = breakdowns["channel"] ?? [:]
+        let names = Set(rows.keys).union(channels.keys).sorted()
+        guard !names.isEmpty else { return [] }
+        var lines = ["## Broadcast channels", ""]
+        lines.append(Report.broadcastExplanation)
+        lines.append("")
+        lines.append(
+            "| channel | broadcasts (accepted) | subscribers reached | updates | rendered | arrival | latency p50 | p90 | "
+                + "lost | " + LossCause.allCases.map(\.name).joined(separator: " | ") + " |")
+        lines.append(
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+                + String(repeating: "---:|", count: LossCause.allCases.count))
+        for name in names {
+            let u = rows[name] ?? UpdateCounts()
+            let c = channels[name] ?? Report.Channel()
+            let causes = LossCause.allCases.map { String(u.lostByCause[$0]) }.joined(separator: " | ")
+            lines.append(
+                "| \(Markdown.escaped(name.text)) | \(c.broadcasts) (\(c.accepted)) | \(c.subscribers) | \(u.sent) | "
+                    + "\(u.rendered) | \(percent(u.arrivalRate)) | \(ReportFormat.milliseconds(c.latency.p50)) | "
+                    + "\(ReportFormat.milliseconds(c.latency.p90)) | \(u.lost) | \(causes) |")
+        }
+        lines.append("")
+        if dataQuality.broadcastsWithoutSubscribers > 0 {
+            lines.append(
+                "\(dataQuality.broadcastsWithoutSubscribers) of \(requests.broadcasts) broadcasts stood for no activity: "
+                    + "no activity that follows their channel was open when they were sent.")
+            lines.append("")
+        }
+        return lines
+    }
+
+    /// What a broadcast is and why only the devices can say who got it, in plain words.
+    public static let broadcastExplanation =
+        "A broadcast (iOS 18) is one push to a channel: APNs delivers it to every Live Activity subscribed to the "
+        + "channel and answers the sender once, without saying who received it. arrival counts the activities "
+        + "that follow the channel (by their renders and callbacks) and were open when it was sent: each is an "
+        + "update that should have appeared, and its widget's render beacon says whether it did."
 }
 
 /// 91.8%, one decimal; ``ReportFormat/none`` without a denominator.

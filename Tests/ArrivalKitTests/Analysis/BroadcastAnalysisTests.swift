@@ -1,6 +1,7 @@
 import ArrivalAnalysis
 import ArrivalIngest
 import ArrivalModel
+import ArrivalRendering
 import ArrivalStore
 import Foundation
 import Testing
@@ -94,5 +95,13 @@ struct BroadcastAnalysisTests {
         #expect(report.breakdowns["channel"]?.keys.map(\.text) == ["match"])
         #expect(report.breakdowns["channel"]?["match"] == report.updates)
         #expect(report.latency.count == 4)
+        // Beside the JSON: per channel its broadcasts, the subscribers they stood for, latency.
+        let match = try #require(report.channels["match"])
+        #expect(match.broadcasts == 7 && match.accepted == 6 && match.subscribers == 3 && match.latency.count == 4)
+        #expect(report.channels["quiet"]?.broadcasts == 1 && report.channels["quiet"]?.subscribers == 0)
+        let markdown = report.markdownText()
+        #expect(markdown.contains("## Broadcast channels"))
+        #expect(markdown.contains("| match | 7 (6) | 3 | 10 | 4 | 50.0% |"))
+        #expect(markdown.contains("1 of 8 broadcasts stood for no activity"))
     }
 }
