@@ -1051,7 +1051,8 @@ final class FleetRun {
 extension CallbackReport.Callback {
     fileprivate var activityID: String? {
         switch self {
-        case .pushToken(let activityID, _), .contentUpdate(let activityID, _), .activityState(let activityID, _):
+        case .pushToken(let activityID, _), .contentUpdate(let activityID, _), .activityState(let activityID, _),
+            .channelSubscription(let activityID, _):
             activityID
         case .pushToStartToken:
             nil
