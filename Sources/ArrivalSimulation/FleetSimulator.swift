@@ -91,6 +91,21 @@ import Foundation
 /// never get an update token, so nothing can update them. Without the flag
 /// none of it happens and no number is drawn from that stream.
 ///
+/// **Channels** (``SimulationConfig/channels``, `arrival simulate
+/// --channels`, `ChannelFleet.swift`). After the fleet, on streams of their
+/// own: five iOS 18 broadcast channels (two followed matches, one nobody
+/// follows, a live blog near and over the 5,120-byte broadcast limit, a
+/// transit line broadcasting all day), each broadcast logged once as an
+/// `apns` record with `channel_id` or as an exchange to
+/// `/4/broadcasts/apps/<bundle id>`, with retries, 413s, a second host
+/// whose timestamps are not newer and broadcasts before anyone subscribed;
+/// then `max(40, activities / 2)` subscribers, one device each, that join
+/// while the event runs (in the app, or by a push-to-start to their token),
+/// report `channel_subscription` or lose it (known then only from renders
+/// carrying `channel_id`), go offline (the newest stored broadcast only),
+/// are dismissed, leave, or outlive their 8 hours. Without the flag nothing
+/// of it is drawn or written.
+///
 /// **Lines.** Every line goes through the instrumentation kit's encoder, so
 /// the simulator writes the contract the way the kit does: a record the kit
 /// would write byte for byte (UTC times with `Z` and milliseconds, `"v":1`, no
