@@ -91,6 +91,21 @@ import Foundation
 /// never get an update token, so nothing can update them. Without the flag
 /// none of it happens and no number is drawn from that stream.
 ///
+/// **Channels** (``SimulationConfig/channels``, `arrival simulate
+/// --channels`, `ChannelFleet.swift`). After the fleet, on streams of their
+/// own: five iOS 18 broadcast channels (two followed matches, one nobody
+/// follows, a live blog near and over the 5,120-byte broadcast limit, a
+/// transit line broadcasting all day), each broadcast logged once as an
+/// `apns` record with `channel_id` or as an exchange to
+/// `/4/broadcasts/apps/<bundle id>`, with retries, 413s, a second host
+/// whose timestamps are not newer and broadcasts before anyone subscribed;
+/// then `max(40, activities / 2)` subscribers, one device each, that join
+/// while the event runs (in the app, or by a push-to-start to their token),
+/// report `channel_subscription` or lose it (known then only from renders
+/// carrying `channel_id`), go offline (the newest stored broadcast only),
+/// are dismissed, leave, or outlive their 8 hours. Without the flag nothing
+/// of it is drawn or written.
+///
 /// **Lines.** Every line goes through the instrumentation kit's encoder, so
 /// the simulator writes the contract the way the kit does: a record the kit
 /// would write byte for byte (UTC times with `Z` and milliseconds, `"v":1`, no
@@ -247,7 +262,7 @@ enum SendOutcome {
 }
 
 /// One device being simulated: its random stream and the lines it logs.
-private struct DeviceDay {
+struct DeviceDay {
     var device: SimDevice
     var rng: SplitMix64
     /// Events per install (index into `device.installs`).
@@ -274,6 +289,9 @@ final class FleetRun {
     var lifecycleRNG: SplitMix64
     /// `exchange` lines written, by provider.
     var exchangeLines: [PushProvider: Int] = [:]
+    /// Broadcast lines written and channels simulated (`--channels` only).
+    var broadcastLines = 0
+    var channelCount = 0
 
     init(config: SimulationConfig, root: String, dayStartMs: Int64, senderDirectory: String) {
         self.config = config
@@ -320,6 +338,7 @@ final class FleetRun {
             deviceIndex += 1
             devices += 1
         }
+        if config.channels { try simulateChannels() }
         let senderResult = try sender.finish()
 
         var summary = SimulationSummary()
@@ -340,6 +359,8 @@ final class FleetRun {
         summary.tornLines = deviceStats.torn
         summary.blankLines = deviceStats.blank
         summary.crlfFiles = deviceStats.crlf
+        summary.broadcastLines = broadcastLines
+        summary.channels = channelCount
         summary.phenomena = phenomena
         summary.bytesWritten = senderResult.bytes + deviceStats.bytes
         return summary
@@ -785,7 +806,7 @@ final class FleetRun {
     /// Time from APNs accepting a push to the device having it: priority 10
     /// is delivered at once (a few hundred ms, sometimes seconds); priority 5
     /// is opportunistic (seconds to minutes).
-    private func deliveryDelay(priority: Int, rng: inout SplitMix64) -> Int64 {
+    func deliveryDelay(priority: Int, rng: inout SplitMix64) -> Int64 {
         let roll = rng.int(0...99)
         if priority == 10 {
             if roll < 70 { return rng.int64(120...900) }
@@ -804,7 +825,7 @@ final class FleetRun {
     /// `--providers` most often an `exchange` line (``logExchange``). What
     /// APNs or the provider answers is drawn here, the same for every
     /// channel; the line written says what the sender makes of it.
-    private func send(_ plan: PushPlan, token: String, context: SenderContext) throws -> SendOutcome {
+    func send(_ plan: PushPlan, token: String, context: SenderContext) throws -> SendOutcome {
         var rng = senderRNG
         defer { senderRNG = rng }
         var sendMs = plan.sendMs
@@ -942,9 +963,9 @@ final class FleetRun {
 
     /// The widget renders a content state on the surfaces visible at that
     /// moment, and each surface's `onAppear` appends a render beacon.
-    private func render(
+    func render(
         _ day: inout DeviceDay, install: Int, activityID: String, seq: Int,
-        event: PushPlan.Event, atMs: Int64
+        event: PushPlan.Event, atMs: Int64, channel: ChannelID? = nil
     ) {
         let device = day.device
         guard atMs < device.deadAtMs, atMs < dayEndMs else { return }
@@ -987,7 +1008,7 @@ final class FleetRun {
                 // Exactly what the kit writes for the widget.
                 let beacon = RenderBeacon(
                     activityID: activityID, seq: seq, renderedAt: SimCalendar.date(ms: deviceMs),
-                    surface: surface, device: info)
+                    surface: surface, channel: channel, device: info)
                 line = BeaconLine.withoutLineEnd(beacon.jsonLine())
             } else {
                 var record = BeaconLine()
@@ -999,6 +1020,7 @@ final class FleetRun {
                     "rendered_at", ms: deviceMs, style: style,
                     subMillisecond: version.micros ? day.rng.int(0...999) : 0)
                 record.string("surface", surface)
+                record.optionalString("channel_id", channel?.rawValue)
                 info.append(to: &record)
                 if version.addsUnknownField { record.string("build", "4210.7") }
                 line = record.finish()
@@ -1012,9 +1034,9 @@ final class FleetRun {
     /// The app observed an ActivityKit callback and logs it. `lossy`
     /// callbacks reach the log with the app version's state-callback rate
     /// (the app is often not running when the state changes).
-    private func callback(
+    func callback(
         _ day: inout DeviceDay, install: Int, _ callback: CallbackReport.Callback, atMs: Int64,
-        lossy: Bool = false
+        lossy: Bool = false, channel: ChannelID? = nil
     ) {
         let device = day.device
         guard atMs < device.deadAtMs, atMs < dayEndMs else { return }
@@ -1029,13 +1051,15 @@ final class FleetRun {
         let line: [UInt8]
         if style.isContractUTC && !version.omitsVersionField {
             // Exactly what the kit writes for the app.
-            let report = CallbackReport(callback, receivedAt: SimCalendar.date(ms: deviceMs), device: info)
+            let report = CallbackReport(
+                callback, receivedAt: SimCalendar.date(ms: deviceMs), channel: channel, device: info)
             line = BeaconLine.withoutLineEnd(report.jsonLine())
         } else {
             var record = BeaconLine()
             if !version.omitsVersionField { record.int("v", 1) }
             record.string("kind", "callback")
             callback.append(to: &record)
+            if callback.ownChannel == nil { record.optionalString("channel_id", channel?.rawValue) }
             record.time(
                 "received_at", ms: deviceMs, style: style,
                 subMillisecond: version.micros ? day.rng.int(0...999) : 0)
@@ -1051,7 +1075,8 @@ final class FleetRun {
 extension CallbackReport.Callback {
     fileprivate var activityID: String? {
         switch self {
-        case .pushToken(let activityID, _), .contentUpdate(let activityID, _), .activityState(let activityID, _):
+        case .pushToken(let activityID, _), .contentUpdate(let activityID, _), .activityState(let activityID, _),
+            .channelSubscription(let activityID, _):
             activityID
         case .pushToStartToken:
             nil

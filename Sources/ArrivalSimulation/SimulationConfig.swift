@@ -40,6 +40,14 @@ public struct SimulationConfig: Sendable, Equatable {
     /// an update token (see ``FleetSimulator``). Default: false, which
     /// writes what the simulator always wrote, byte for byte.
     public var lifecycle = false
+    /// iOS 18 broadcast channels (contract 3.0): after the fleet above,
+    /// channels per app (matches, a live blog, a transit line) whose
+    /// broadcaster logs one broadcast per update, as `apns` records with a
+    /// `channel_id` or as exchanges with `/4/broadcasts/apps/<bundle id>`,
+    /// and subscriber activities on devices of their own that join while the
+    /// event runs (see ``FleetSimulator``). Default: false, which writes
+    /// what the simulator always wrote, byte for byte.
+    public var channels = false
 
     /// `activities` Live Activities from `seed` on `day`, with the normal
     /// fleet's faults and `apns` records only.
@@ -134,6 +142,12 @@ public struct SimulationSummary: Sendable, Equatable, CustomStringConvertible {
     public var blankLines: Int = 0
     /// Device files written with `\r\n` line ends.
     public var crlfFiles: Int = 0
+    /// Broadcast lines (`apns` records with a `channel_id` and broadcast
+    /// exchanges, copies not counted), on how many channels; zero without
+    /// `--channels`. The broadcast records are also among ``apnsRecords``
+    /// and the exchanges among ``exchangeRecords``.
+    public var broadcastLines: Int = 0
+    public var channels: Int = 0
     /// Simulated phenomena and how often each was set in motion.
     public var phenomena: [String: Int] = [:]
     /// Bytes written (all files, copies included).
@@ -160,6 +174,9 @@ public struct SimulationSummary: Sendable, Equatable, CustomStringConvertible {
             lines.append(
                 "  records: apns \(apnsRecords), exchange \(total) (\(byProvider)), render \(renderRecords), callback \(callbackRecords)"
             )
+        }
+        if channels > 0 {
+            lines.append("  broadcasts: \(broadcastLines) lines on \(channels) channels")
         }
         lines.append(
             "  files: \(senderFiles.count) sender (\(gzipMembers) gzip members in hourly batches), \(deviceFiles) device; \(bytesWritten) bytes"

@@ -54,6 +54,20 @@ struct Simulate: ParsableCommand {
                 """))
     var lifecycle = false
 
+    @Flag(
+        help: ArgumentHelp(
+            "iOS 18 broadcast channels: matches, a live blog and a transit line, each broadcast once to every subscriber, and subscribers joining while the event runs.",
+            discussion: """
+                For trying contract 3.0's broadcasts (requests.broadcasts, breakdowns.channel, \
+                broadcasts_without_subscribers, the 5 KB limit). Broadcasts are logged as apns records with a \
+                channel_id and as exchanges to /4/broadcasts/apps/<bundle id>; subscribers, on devices of their \
+                own after the fleet's, report channel_subscription (or lose it, and are known only from their \
+                renders), go offline, are dismissed, outlive their 8 hours. Combines with --lifecycle and \
+                --providers, which change only the fleet's own activities; without the flag the output is what it \
+                always was.
+                """))
+    var channels = false
+
     func validate() throws {
         guard activities > 0 else { throw ValidationError("--activities must be at least 1.") }
         guard ReportWindow.day(day) != nil else {
@@ -66,6 +80,7 @@ struct Simulate: ParsableCommand {
         for injection in inject { config.faults.inject(injection) }
         config.providers = providers
         config.lifecycle = lifecycle
+        config.channels = channels
         // A SimulationError says "pass --force" only when an earlier run is in the way.
         let summary = try FleetSimulator(config: config).run(outputDirectory: out, replacingExisting: force)
         print(summary.description)

@@ -14,6 +14,11 @@ public struct CallbackReport: Sendable, Equatable {
         case contentUpdate(activityID: String, seq: Int)
         /// `activityStateUpdates`.
         case activityState(activityID: String, state: ActivityStateName)
+        /// The activity follows a broadcast channel (iOS 18): the app started
+        /// it with `pushType: .channel(id)`, or a push-to-start carrying
+        /// `input-push-channel` started it. arrival counts the channel's
+        /// broadcasts for it while it is open.
+        case channelSubscription(activityID: String, channel: ChannelID)
 
         /// `callback` and the fields the contract requires for it, in the record's order.
         package func append(to line: inout BeaconLine) {
@@ -33,7 +38,17 @@ public struct CallbackReport: Sendable, Equatable {
                 line.string("callback", "activity_state")
                 line.string("activity_id", activityID)
                 line.string("state", state.rawValue)
+            case .channelSubscription(let activityID, let channel):
+                line.string("callback", "channel_subscription")
+                line.string("activity_id", activityID)
+                line.string("channel_id", channel.rawValue)
             }
+        }
+
+        /// The channel the case itself carries (only ``channelSubscription(activityID:channel:)``).
+        package var ownChannel: ChannelID? {
+            if case .channelSubscription(_, let channel) = self { return channel }
+            return nil
         }
     }
 
@@ -54,11 +69,19 @@ public struct CallbackReport: Sendable, Equatable {
 
     public var callback: Callback
     public var receivedAt: Date
+    /// The activity's broadcast channel on a callback of another kind
+    /// (optional there; `channel_id`). Not written on
+    /// ``Callback/channelSubscription(activityID:channel:)``, whose own
+    /// channel is the one that counts.
+    public var channel: ChannelID?
     public var device: DeviceInfo
 
-    public init(_ callback: Callback, receivedAt: Date = Date(), device: DeviceInfo = DeviceInfo()) {
+    public init(
+        _ callback: Callback, receivedAt: Date = Date(), channel: ChannelID? = nil, device: DeviceInfo = DeviceInfo()
+    ) {
         self.callback = callback
         self.receivedAt = receivedAt
+        self.channel = channel
         self.device = device
     }
 
@@ -73,6 +96,7 @@ public struct CallbackReport: Sendable, Equatable {
         line.int("v", 1)
         line.string("kind", "callback")
         callback.append(to: &line)
+        if callback.ownChannel == nil { line.optionalString("channel_id", channel?.rawValue) }
         line.time("received_at", receivedAt)
         device.filled(from: defaults).append(to: &line)
         return line.finishLine()

@@ -8,6 +8,11 @@ public struct RenderBeacon: Sendable, Equatable {
     public var renderedAt: Date
     /// Where it was shown: one of the ``Surface`` names, or any other text.
     public var surface: String?
+    /// The broadcast channel the activity follows, when it was started with
+    /// one (`pushType: .channel(id)`, or a push-to-start carrying
+    /// `input-push-channel`): `channel_id`, which tells arrival that the
+    /// channel's broadcasts stand for this activity.
+    public var channel: ChannelID?
     public var device: DeviceInfo
 
     /// The surface names the contract lists (other values are kept as given).
@@ -22,12 +27,13 @@ public struct RenderBeacon: Sendable, Equatable {
 
     public init(
         activityID: String, seq: Int, renderedAt: Date = Date(), surface: String? = nil,
-        device: DeviceInfo = DeviceInfo()
+        channel: ChannelID? = nil, device: DeviceInfo = DeviceInfo()
     ) {
         self.activityID = activityID
         self.seq = seq
         self.renderedAt = renderedAt
         self.surface = surface
+        self.channel = channel
         self.device = device
     }
 
@@ -40,6 +46,7 @@ public struct RenderBeacon: Sendable, Equatable {
         line.int("seq", seq)
         line.time("rendered_at", renderedAt)
         line.optionalString("surface", surface)
+        line.optionalString("channel_id", channel?.rawValue)
         device.filled(from: defaults).append(to: &line)
         return line.finishLine()
     }

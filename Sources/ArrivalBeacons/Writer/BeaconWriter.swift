@@ -120,9 +120,28 @@ public final class BeaconWriter: @unchecked Sendable {
 
     // MARK: Writing
 
-    /// Records that the widget showed `seq` of `activityID` now.
-    public func render(activityID: String, seq: Int, surface: String? = nil, at date: Date = Date()) {
-        write(RenderBeacon(activityID: activityID, seq: seq, renderedAt: date, surface: surface))
+    /// Records that the widget showed `seq` of `activityID` now. `channelID`
+    /// is the broadcast channel the activity follows, if any (an empty or nil
+    /// id writes no `channel_id`).
+    public func render(
+        activityID: String, seq: Int, surface: String? = nil, channelID: String? = nil, at date: Date = Date()
+    ) {
+        write(
+            RenderBeacon(
+                activityID: activityID, seq: seq, renderedAt: date, surface: surface, channel: ChannelID(channelID)))
+    }
+
+    /// Records that the activity follows the broadcast channel `channelID`
+    /// (a `channel_subscription` callback): call it when the app starts an
+    /// activity with `pushType: .channel(channelID)`, or sees one that a
+    /// push-to-start carrying `input-push-channel` started. Returns false,
+    /// writing nothing, when `channelID` is empty: the contract has no
+    /// subscription without a channel.
+    @discardableResult
+    public func reportChannelSubscription(activityID: String, channelID: String, at date: Date = Date()) -> Bool {
+        guard let channel = ChannelID(channelID) else { return false }
+        write(CallbackReport(.channelSubscription(activityID: activityID, channel: channel), receivedAt: date))
+        return true
     }
 
     public func write(_ beacon: RenderBeacon) {

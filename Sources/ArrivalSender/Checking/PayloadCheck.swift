@@ -58,6 +58,18 @@ public enum PayloadCheck {
         case invalidLaID = "invalid_la_id"
         /// Tencent Cloud Chat: `DismissalDate` with an `Event` other than `end`.
         case dismissalDateWithoutEnd = "dismissal_date_without_end"
+        /// `aps.input-push-channel` is not a non-empty string, or is on a push that is not a start.
+        case invalidInputPushChannel = "invalid_input_push_channel"
+        /// Broadcast: no non-empty `apns-channel-id` header.
+        case missingChannelID = "missing_channel_id"
+        /// Broadcast: the URL names a device token (`/3/device/<token>`).
+        case deviceTokenOnBroadcast = "device_token_on_broadcast"
+        /// Broadcast: the URL's path is not `/4/broadcasts/apps/<bundle id>`, or its host is no broadcast host.
+        case notBroadcastURL = "not_broadcast_url"
+        /// Broadcast: `apns-topic` names another app than the URL's bundle id.
+        case topicNotBundle = "topic_not_bundle"
+        /// Broadcast: `aps.event` is `start`; a broadcast cannot start an activity.
+        case broadcastStart = "broadcast_start"
     }
 
     public struct Finding: Sendable, Equatable, CustomStringConvertible {
@@ -84,6 +96,17 @@ public enum PayloadCheck {
     /// `apns-topic` header, if known), judged at `now`. Empty when it is fine.
     public static func check(payload: Data, topic: String? = nil, now: Date = Date()) -> [Finding] {
         var findings = Findings()
+        checkPayload(
+            payload, topic: topic, now: now, limit: maxPayloadBytes, nearLimit: nearLimitBytes, into: &findings)
+        return findings.list
+    }
+
+    /// The payload rules with a size `limit` (4,096 bytes for a push to a
+    /// device, 5,120 for a broadcast) and its `nearLimit` warning line.
+    static func checkPayload(
+        _ payload: Data, topic: String?, now: Date, limit maxPayloadBytes: Int, nearLimit nearLimitBytes: Int,
+        into findings: inout Findings
+    ) {
         let size = payload.count
         if size > maxPayloadBytes {
             findings.add(
@@ -106,13 +129,13 @@ public enum PayloadCheck {
             let json = object(
                 payload, named: "payload", rejection: "APNs rejects it with 400.",
                 notObjectHint: " Send one object with an \"aps\" member.", into: &findings)
-        else { return findings.list }
+        else { return }
         guard let aps = json["aps"], aps.isObject else {
             findings.add(
                 .error, .missingAps,
                 "payload has no \"aps\" object; every Live Activity push needs aps.event, aps.timestamp and aps.content-state."
             )
-            return findings.list
+            return
         }
         let event = aps["event"]?.stringValue
         if aps["event"] == nil || aps["event"] == .null {
@@ -175,7 +198,29 @@ public enum PayloadCheck {
                     "a start push needs aps.attributes-type (your ActivityAttributes type name) and aps.attributes.")
             }
         }
-        return findings.list
+        checkInputPushChannel(aps["input-push-channel"], event: event, into: &findings)
+    }
+
+    /// `aps.input-push-channel` of a push-to-start: the broadcast channel the
+    /// started activity follows, a non-empty string (a warning on any other
+    /// event, where the device ignores it).
+    private static func checkInputPushChannel(_ value: JSONValue?, event: String?, into findings: inout Findings) {
+        switch value {
+        case nil, .null?:
+            return
+        case .string(let channel)? where !channel.isEmpty:
+            if event != "start" {
+                findings.add(
+                    .warning, .invalidInputPushChannel,
+                    "aps.input-push-channel only means something on a start push (the channel the new activity follows); on this push the device ignores it."
+                )
+            }
+        case _?:
+            findings.add(
+                .error, .invalidInputPushChannel,
+                "aps.input-push-channel must be the non-empty channel id (a string) the started activity follows, not \(describe(value))."
+            )
+        }
     }
 
     /// `body` as a JSON object; nil when it is not one, after adding the one

@@ -3,7 +3,9 @@ import Foundation
 /// One HTTP/2 request to APNs and its answer, as the sender saw them.
 public struct APNsExchange: Sendable, Equatable {
     public struct Request: Sendable, Equatable {
-        /// The `:path`, `/3/device/<token>`.
+        /// The `:path`: `/3/device/<token>` for a push to one device,
+        /// `/4/broadcasts/apps/<bundle id>` for a broadcast to a channel
+        /// (iOS 18; the channel is the `apns-channel-id` header).
         public var path: String
         /// Request headers (`apns-id`, `apns-topic`, `apns-push-type`,
         /// `apns-priority`, …); names are matched without regard to case.
@@ -17,6 +19,19 @@ public struct APNsExchange: Sendable, Equatable {
             self.payload = payload
         }
 
+        /// The bundle id of a broadcast's path, `/4/broadcasts/apps/<bundle
+        /// id>` (after an optional scheme and host, before any `?` or `#`),
+        /// or nil when the path is not a broadcast's.
+        public var broadcastBundleID: String? {
+            PushExchange.apnsBroadcastBundleID(url: path).map(String.init)
+        }
+
+        /// The `apns-channel-id` header, when present and not empty.
+        public var channelID: String? {
+            guard let value = headers.header("apns-channel-id"), !value.isEmpty else { return nil }
+            return value
+        }
+
         /// The device (or push-to-start) token: what follows `/3/device/`.
         public var deviceToken: String {
             let prefix = "/3/device/"
@@ -25,7 +40,7 @@ public struct APNsExchange: Sendable, Equatable {
         }
     }
 
-    /// APNs's answer: its status, headers (`apns-id`) and JSON body
+    /// APNs's answer: its status, headers (`apns-id`; `apns-request-id` for a broadcast) and JSON body
     /// (`{"reason":"BadDeviceToken"}`; empty on 200). The same type as every
     /// provider's answer.
     public typealias Response = PushExchange.Response

@@ -87,14 +87,20 @@ public struct PushExchange: Sendable, Equatable {
 
     /// A direct APNs exchange. Its `path` becomes a URL on APNs's production
     /// host, or on the sandbox host when `environment` is `sandbox` (a path
-    /// that already is a whole `https://` URL is kept as it is).
+    /// that already is a whole `https://` URL is kept as it is); a broadcast's
+    /// path (`/4/broadcasts/apps/<bundle id>`) goes to the broadcast hosts,
+    /// `api-broadcast.push.apple.com` and `api-broadcast.sandbox.push.apple.com`.
     public init(_ apns: APNsExchange, activityID: String? = nil, environment: String? = nil) {
         let path = apns.request.path
         let url: String
         if path.hasPrefix("https://") || path.hasPrefix("http://") {
             url = path
         } else {
-            let host = environment == "sandbox" ? PushExchange.apnsSandboxHost : PushExchange.apnsProductionHost
+            let sandbox = environment == "sandbox"
+            let host =
+                PushExchange.apnsBroadcastBundleID(url: path) != nil
+                ? (sandbox ? PushExchange.apnsBroadcastSandboxHost : PushExchange.apnsBroadcastProductionHost)
+                : (sandbox ? PushExchange.apnsSandboxHost : PushExchange.apnsProductionHost)
             url = "https://" + host + (path.hasPrefix("/") ? "" : "/") + path
         }
         self.init(
@@ -106,6 +112,9 @@ public struct PushExchange: Sendable, Equatable {
 
     package static let apnsProductionHost = "api.push.apple.com"
     package static let apnsSandboxHost = "api.sandbox.push.apple.com"
+    /// The hosts that take broadcasts (iOS 18 channels).
+    package static let apnsBroadcastProductionHost = "api-broadcast.push.apple.com"
+    package static let apnsBroadcastSandboxHost = "api-broadcast.sandbox.push.apple.com"
 
     /// Why an exchange cannot be logged: the pipeline could derive no `apns`
     /// record from it and would count its line as malformed.
@@ -115,8 +124,12 @@ public struct PushExchange: Sendable, Equatable {
         /// The request body is not one JSON object (RFC 8259, nesting at most
         /// 64, no member named twice in an object).
         case requestBodyNotJSONObject
-        /// APNs: the URL's path is not `/3/device/<token>`.
+        /// APNs: the URL's path is neither `/3/device/<token>` nor a broadcast's `/4/broadcasts/apps/<bundle id>`.
         case noDeviceToken(url: String)
+        /// APNs broadcast: no non-empty `apns-channel-id` request header.
+        case noChannelID(url: String)
+        /// APNs broadcast: an activity id was given; a broadcast stands for every subscriber.
+        case activityIDOnBroadcast
         /// APNs and FCM: the payload's `aps.timestamp` is missing or not an integer.
         case noTimestamp
         /// FCM: `message.apns.live_activity_token` is missing or empty.
@@ -133,7 +146,11 @@ public struct PushExchange: Sendable, Equatable {
             case .requestBodyNotJSONObject:
                 "the request body is not a JSON object (RFC 8259, nested at most 64 deep, no name twice in an object); run 'arrival check-payload' on it"
             case .noDeviceToken(let url):
-                "the URL '\(url)' names no device token (expected https://<APNs host>/3/device/<token>)"
+                "the URL '\(url)' names no device token (expected https://<APNs host>/3/device/<token>, or https://api-broadcast.push.apple.com/4/broadcasts/apps/<bundle id> for a broadcast)"
+            case .noChannelID(let url):
+                "the broadcast to '\(url)' has no apns-channel-id header (a non-empty channel id); run 'arrival check-payload --broadcast' on it"
+            case .activityIDOnBroadcast:
+                "a broadcast stands for every activity that follows its channel, not for one: log it without an activity id"
             case .noTimestamp:
                 "the payload has no integer aps.timestamp, which every apns record needs; run 'arrival check-payload' on it"
             case .noLiveActivityToken:
@@ -159,7 +176,12 @@ public struct PushExchange: Sendable, Equatable {
         else { throw .requestBodyNotJSONObject }
         switch provider {
         case .apns:
-            guard PushExchange.apnsDeviceToken(url: request.url) != nil else {
+            if PushExchange.apnsBroadcastBundleID(url: request.url) != nil {
+                guard let channel = request.headers.header("apns-channel-id"), !channel.isEmpty else {
+                    throw .noChannelID(url: request.url)
+                }
+                guard activityID == nil else { throw .activityIDOnBroadcast }
+            } else if PushExchange.apnsDeviceToken(url: request.url) == nil {
                 throw .noDeviceToken(url: request.url)
             }
             guard json["aps"]?["timestamp"]?.intValue != nil else { throw .noTimestamp }
@@ -208,15 +230,27 @@ public struct PushExchange: Sendable, Equatable {
     /// (after the host and optional port, before any `?` or `#`) is
     /// `/3/device/` and a non-empty token without `/`.
     package static func apnsDeviceToken(url: String) -> Substring? {
+        lastSegment(of: url, after: "/3/device/")
+    }
+
+    /// The bundle id of a broadcast URL (contract 3.0): the path is
+    /// `/4/broadcasts/apps/` and a non-empty bundle id without `/`, taken as
+    /// written. A bare path (HTTP/2's `:path`) counts too.
+    package static func apnsBroadcastBundleID(url: String) -> Substring? {
+        lastSegment(of: url, after: "/4/broadcasts/apps/")
+    }
+
+    /// What follows `prefix` in the URL's path (after the scheme, host and
+    /// optional port, before any `?` or `#`), when it is one non-empty segment.
+    private static func lastSegment(of url: String, after prefix: String) -> Substring? {
         var rest = Substring(url)
         if let scheme = rest.range(of: "://") { rest = rest[scheme.upperBound...] }
         guard let slash = rest.firstIndex(of: "/") else { return nil }
         var path = rest[slash...]
         if let end = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<end] }
-        let prefix = "/3/device/"
         guard path.hasPrefix(prefix) else { return nil }
-        let token = path.dropFirst(prefix.count)
-        return token.isEmpty || token.contains("/") ? nil : token
+        let segment = path.dropFirst(prefix.count)
+        return segment.isEmpty || segment.contains("/") ? nil : segment
     }
 }
 
