@@ -24,6 +24,11 @@
 #             that never appears or never gets a token): arrival against
 #             the reference, and arrival again in partitions of 97 requests
 #             (ARRIVAL_PARTITION_ROWS), which must give the same report.
+#   channels  a fleet simulated with `--channels --lifecycle --providers`
+#             (broadcast channels with subscribers joining mid-event, some
+#             known only from renders, offline devices, dismissals, a stale
+#             broadcaster, oversize broadcasts, records and exchanges):
+#             arrival against the reference, and in partitions of 97 requests;
 #   broadcast a dense, awkward broadcast fleet (Scripts/reference/broadcast_fleet.py:
 #             channels, subscribers known from renders or callbacks only,
 #             broadcasts at the instants of starts, ends, dismissals and the
@@ -140,6 +145,19 @@ for seed in ${seeds[@]}; do
             > "$work/lpart-$seed.$i.json"
         compare "seed $seed lifecycle window [${windows[$i]}] in partitions" "$work/lpart-$seed.$i.json" \
             "$work/lref-$seed.$i.json"
+    done
+
+    "$arrival" simulate --channels --lifecycle --providers --out "$work/cfleet-$seed" --seed "$seed" --activities 300 \
+        >/dev/null
+    arrival_reports "$work/cfleet-$seed" "$work/cmine-$seed"
+    reference_reports "$work/cfleet-$seed" "$work/cref-$seed"
+    for i in "${!windows[@]}"; do
+        compare "seed $seed channels window [${windows[$i]}]" "$work/cmine-$seed.$i.json" "$work/cref-$seed.$i.json"
+        # shellcheck disable=SC2086
+        ARRIVAL_PARTITION_ROWS=97 "$arrival" report --db "$work/cmine-$seed.sqlite" ${windows[$i]} \
+            > "$work/cpart-$seed.$i.json"
+        compare "seed $seed channels window [${windows[$i]}] in partitions" "$work/cpart-$seed.$i.json" \
+            "$work/cref-$seed.$i.json"
     done
 
     python3 Scripts/reference/broadcast_fleet.py "$work/bfleet-$seed" --seed "$seed" --activities 150

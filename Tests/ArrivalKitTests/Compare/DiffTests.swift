@@ -17,8 +17,9 @@ struct DiffTests {
         let b = try ComparisonSide.load(SimulatedBatches.baseline, window: nil, detail: true)
         var diff = ReportDiff(a, b)
         diff.records = try RecordDiff(a, b)
-        // Every figure: batches are analysed by today's contract (report schema 2).
-        #expect(diff.metrics.count == Metric.all.count)
+        // Every figure: batches are analysed by today's contract (report schema 2); the
+        // broadcast figures only when a side has a broadcast (these batches have none).
+        #expect(diff.metrics.count == Metric.all.count - Metric.broadcastOnly.count)
         #expect(diff.metrics.allSatisfy { $0.verdict == .unchanged })
         #expect(diff.reasons.allSatisfy { $0.status == .unchanged })
         #expect(diff.breakdowns.isEmpty)
@@ -183,8 +184,10 @@ struct DiffTests {
         let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         #expect(object["schema"] as? String == "arrival.diff/1")
         let metrics = try #require(object["metrics"] as? [[String: Any]])
-        // Every figure both sides' schema has, in report order.
-        #expect(metrics.compactMap { $0["metric"] as? String } == Metric.all.map(\.id))
+        // Every figure both sides' schema has, in report order (no broadcast on either side: none of theirs).
+        #expect(
+            metrics.compactMap { $0["metric"] as? String }
+                == Metric.all.filter { !Metric.broadcastOnly.contains($0) }.map(\.id))
         let loss = try #require(metrics.first { $0["metric"] as? String == "callbacks.callback_loss_rate" })
         #expect(loss["verdict"] as? String == "worse")
     }
