@@ -671,8 +671,27 @@ def with_(base: dict, **changes) -> dict:
 DROP = object()
 
 # (what, the line, the schemas accept it, arrival's cause or None when arrival stores it)
+BASE_BROADCAST = {"v": 1, "kind": "apns", "apns_id": "b", "sent_at": "2026-11-21T08:00:00Z", "status": 200,
+                  "channel_id": "Y2gtMQ==", "seq": 1, "aps_timestamp": 1795248000}
+
 RECORD_CASES = [
     ("apns record", with_(BASE_APNS), True, None),
+    # Contract 3.0: broadcasts and channels.
+    ("broadcast record", with_(BASE_BROADCAST), True, None),
+    ("broadcast with push_token and activity_id null", with_(BASE_BROADCAST, apns_id="bn", push_token=None,
+                                                            activity_id=None), True, None),
+    ("broadcast with a push_token", with_(BASE_BROADCAST, push_token="0a"), False, "wrong_type"),
+    ("broadcast with an activity_id", with_(BASE_BROADCAST, activity_id="A"), False, "wrong_type"),
+    ("apns with an empty channel_id and no push_token", with_(BASE_BROADCAST, channel_id=""), False, "missing_field"),
+    ("apns with push_token and channel_id 7", with_(BASE_APNS, channel_id=7), False, "wrong_type"),
+    ("apns with push_token and channel_id null", with_(BASE_APNS, apns_id="cn", channel_id=None), True, None),
+    ("render with a channel_id", with_(BASE_RENDER, channel_id="Y2gtMQ=="), True, None),
+    ("render with an empty channel_id", with_(BASE_RENDER, channel_id=""), False, "wrong_type"),
+    ("callback channel_subscription", with_(BASE_CALLBACK, callback="channel_subscription", seq=DROP,
+                                            channel_id="Y2gtMQ=="), True, None),
+    ("callback channel_subscription without channel_id",
+     with_(BASE_CALLBACK, callback="channel_subscription", seq=DROP), False, "missing_field"),
+    ("callback content_update with channel_id []", with_(BASE_CALLBACK, channel_id=[]), False, "wrong_type"),
     ("apns without apns_id", with_(BASE_APNS, apns_id=DROP), False, "missing_field"),
     ("apns with apns_id null", with_(BASE_APNS, apns_id=None), False, "missing_field"),
     ("apns with status \"200\"", with_(BASE_APNS, status="200"), False, "wrong_type"),
@@ -798,6 +817,61 @@ def main(argv: list[str]) -> int:
     return 1 if checks.failed else 0
 
 
+def check_fleet(checks: Checks, arrival: Arrival, validators: dict, name: str, flags: list) -> None:
+    """A fleet simulated with `flags`: its report, tokens, lost updates and activities against their
+    schemas and each other, and its input lines against the record schemas."""
+    report_schema = validators["report.schema.json"]
+    work = arrival.workdir
+    lifecycle = work / name
+    done = arrival.run("simulate", "--out", str(lifecycle), "--activities", "400", "--seed", "404", *flags)
+    if checks.record(done.returncode == 0, f"simulate {' '.join(flags)} --activities 400 --seed 404",
+                     done.stderr.strip()[-300:]):
+        lifecycle_db = work / f"{name}.sqlite"
+        error = arrival.ingest(lifecycle_db, lifecycle)
+        if checks.record(error is None, f"ingest the {name} fleet", error or ""):
+            for args in ([], ["--day", "2026-11-21"]):
+                report = check_report(checks, " ".join([f"report over the {name} fleet", *args]),
+                                      arrival.run("report", "--db", str(lifecycle_db), "--format", "json", *args),
+                                      report_schema)
+                done = arrival.run("tokens", "--db", str(lifecycle_db), "--format", "json", *args)
+                if report is not None and done.returncode == 0:
+                    after = json.loads(done.stdout).get("requests_after_death")
+                    checks.record(after == report["requests"]["to_dead_tokens"],
+                                  " ".join([f"tokens over the {name} fleet", *args]) + ": requests_after_death is "
+                                  "the report's requests.to_dead_tokens",
+                                  f"{after} against {report['requests']['to_dead_tokens']}")
+                lost_schema = validators.get("lost.schema.json")
+                done = arrival.run("lost", "--db", str(lifecycle_db), "--format", "json", *args)
+                if report is not None and lost_schema is not None and checks.record(
+                        done.returncode == 0, " ".join([f"lost --format json over the {name} fleet", *args]),
+                        done.stderr.strip()[-300:]):
+                    listed = json.loads(done.stdout)
+                    checks.record(first_error(lost_schema, listed) is None,
+                                  " ".join([f"lost over the {name} fleet", *args]) + ": validates against lost.schema.json",
+                                  first_error(lost_schema, listed) or "")
+                    by_cause: dict = {}
+                    for update in listed["updates"]:
+                        by_cause[update["cause"]] = by_cause.get(update["cause"], 0) + 1
+                    expected = {k: v for k, v in report["updates"]["lost_by_cause"].items() if v}
+                    checks.record(by_cause == expected,
+                                  " ".join([f"lost over the {name} fleet", *args]) + ": its causes are the report's "
+                                  "updates.lost_by_cause", f"{by_cause} against {expected}")
+                    activity_schema = validators.get("activity.schema.json")
+                    for update in listed["updates"][:5]:
+                        shown = arrival.run("activity", update["activity_id"], "--db", str(lifecycle_db), "--format", "json")
+                        story = json.loads(shown.stdout) if shown.returncode == 0 else None
+                        ok = story is not None and activity_schema is not None and first_error(activity_schema, story) is None
+                        checks.record(ok, f"activity {update['activity_id']} --format json: validates against "
+                                      "activity.schema.json",
+                                      shown.stderr.strip()[-300:] if story is None else (first_error(activity_schema, story) or ""))
+                        if story is not None:
+                            line = next((u for u in story["updates"] if u["seq"] == update["seq"]), None)
+                            checks.record(line is not None and line["outcome"] == "lost" and line["loss_cause"] == update["cause"],
+                                          f"activity {update['activity_id']}: seq {update['seq']} is lost, {update['cause']}, "
+                                          "as lost says", str(line))
+            check_lines(checks, f"{name} fleet", [lifecycle], lifecycle_db, validators)
+
+
 def run_all(checks: Checks, arrival: Arrival, validators: dict) -> None:
     report_schema = validators["report.schema.json"]
     work = arrival.workdir
@@ -838,55 +912,9 @@ def run_all(checks: Checks, arrival: Arrival, validators: dict) -> None:
             check_report(checks, "report over the simulated fleet",
                          arrival.run("report", "--db", str(simulated_db), "--format", "json"), report_schema)
             check_lines(checks, "simulated fleet", [simulated], simulated_db, validators)
-    lifecycle = work / "lifecycle"
-    done = arrival.run("simulate", "--out", str(lifecycle), "--activities", "400", "--seed", "404", "--lifecycle",
-                       "--providers")
-    if checks.record(done.returncode == 0, "simulate --lifecycle --providers --activities 400 --seed 404",
-                     done.stderr.strip()[-300:]):
-        lifecycle_db = work / "lifecycle.sqlite"
-        error = arrival.ingest(lifecycle_db, lifecycle)
-        if checks.record(error is None, "ingest the lifecycle fleet", error or ""):
-            for args in ([], ["--day", "2026-11-21"]):
-                report = check_report(checks, " ".join(["report over the lifecycle fleet", *args]),
-                                      arrival.run("report", "--db", str(lifecycle_db), "--format", "json", *args),
-                                      report_schema)
-                done = arrival.run("tokens", "--db", str(lifecycle_db), "--format", "json", *args)
-                if report is not None and done.returncode == 0:
-                    after = json.loads(done.stdout).get("requests_after_death")
-                    checks.record(after == report["requests"]["to_dead_tokens"],
-                                  " ".join(["tokens over the lifecycle fleet", *args]) + ": requests_after_death is "
-                                  "the report's requests.to_dead_tokens",
-                                  f"{after} against {report['requests']['to_dead_tokens']}")
-                lost_schema = validators.get("lost.schema.json")
-                done = arrival.run("lost", "--db", str(lifecycle_db), "--format", "json", *args)
-                if report is not None and lost_schema is not None and checks.record(
-                        done.returncode == 0, " ".join(["lost --format json over the lifecycle fleet", *args]),
-                        done.stderr.strip()[-300:]):
-                    listed = json.loads(done.stdout)
-                    checks.record(first_error(lost_schema, listed) is None,
-                                  " ".join(["lost over the lifecycle fleet", *args]) + ": validates against lost.schema.json",
-                                  first_error(lost_schema, listed) or "")
-                    by_cause: dict = {}
-                    for update in listed["updates"]:
-                        by_cause[update["cause"]] = by_cause.get(update["cause"], 0) + 1
-                    expected = {k: v for k, v in report["updates"]["lost_by_cause"].items() if v}
-                    checks.record(by_cause == expected,
-                                  " ".join(["lost over the lifecycle fleet", *args]) + ": its causes are the report's "
-                                  "updates.lost_by_cause", f"{by_cause} against {expected}")
-                    activity_schema = validators.get("activity.schema.json")
-                    for update in listed["updates"][:5]:
-                        shown = arrival.run("activity", update["activity_id"], "--db", str(lifecycle_db), "--format", "json")
-                        story = json.loads(shown.stdout) if shown.returncode == 0 else None
-                        ok = story is not None and activity_schema is not None and first_error(activity_schema, story) is None
-                        checks.record(ok, f"activity {update['activity_id']} --format json: validates against "
-                                      "activity.schema.json",
-                                      shown.stderr.strip()[-300:] if story is None else (first_error(activity_schema, story) or ""))
-                        if story is not None:
-                            line = next((u for u in story["updates"] if u["seq"] == update["seq"]), None)
-                            checks.record(line is not None and line["outcome"] == "lost" and line["loss_cause"] == update["cause"],
-                                          f"activity {update['activity_id']}: seq {update['seq']} is lost, {update['cause']}, "
-                                          "as lost says", str(line))
-            check_lines(checks, "lifecycle fleet", [lifecycle], lifecycle_db, validators)
+    # Dismissals, rotated tokens, push-to-start, dead tokens; then broadcast channels (contract 3.0).
+    check_fleet(checks, arrival, validators, "lifecycle", ["--lifecycle", "--providers"])
+    check_fleet(checks, arrival, validators, "channels", ["--channels", "--lifecycle", "--providers"])
     check_saved_report_1(checks, arrival, validators, sample_report_path)
 
     print("(b2) arrival tokens --format json against tokens.schema.json")

@@ -20,6 +20,8 @@ package struct ActivityStory: Sendable {
         package var outcome: Outcome?
         package var lossCause: LossCause?
         package var evidence: String
+        /// The broadcast channel of its deciding request (nil: sent to a token).
+        package var channel: String?
     }
 
     /// One record of the timeline.
@@ -53,9 +55,14 @@ package struct ActivityStory: Sendable {
 
     package init(records: ActivityRecords) throws {
         activityID = records.activityID
-        var analysis = DeliveryAnalysis(partitionNumberingAppsAs: Interner(), broadcasts: Broadcasts())
+        // The broadcasts to its channels, expanded over it as the report does (contract 3.0).
+        var apps = Interner()
+        let broadcasts = Broadcasts(records.broadcasts.map(\.row), apps: &apps)
+        var analysis = DeliveryAnalysis(partitionNumberingAppsAs: apps, broadcasts: broadcasts)
         let activity = analysis.intern(activity: records.activityID)
-        let apnsIDs = Dictionary(records.requests.map { ($0.rowID, $0.apnsID) }, uniquingKeysWith: { a, _ in a })
+        let apnsIDs = Dictionary(
+            records.requests.map { ($0.rowID, $0.apnsID) } + records.broadcasts.map { ($0.row.rowID, $0.apnsID) },
+            uniquingKeysWith: { a, _ in a })
         let tokens = Dictionary(records.requests.map { ($0.rowID, $0.pushToken) }, uniquingKeysWith: { a, _ in a })
         let callbackTokens = Dictionary(
             records.callbacks.map { ($0.rowID, $0.pushToken ?? "") }, uniquingKeysWith: { a, _ in a })
@@ -71,6 +78,11 @@ package struct ActivityStory: Sendable {
                     priority: r.priority, provider: UInt8(provider), pickRow: r.rowID),
                 apnsID: { apnsIDs[$0] ?? "" }, pushToken: { tokens[$0] ?? "" })
         }
+        for channel in Set(records.renders.compactMap(\.channelID) + records.callbacks.compactMap(\.channelID)) {
+            if let number = broadcasts.channels.id(of: channel) {
+                analysis.noteSubscription(activity: activity, channel: number)
+            }
+        }
         for r in records.renders {
             analysis.considerRender(
                 activity: activity, seq: r.seq, at: r.renderedAt, os: { r.osVersion }, appVersion: { r.appVersion })
@@ -82,6 +94,11 @@ package struct ActivityStory: Sendable {
         }
         try analysis.finish(
             apnsID: { apnsIDs[$0] ?? "" }, pushToken: { tokens[$0] ?? "" }, callbackToken: { callbackTokens[$0] ?? "" })
+        // The broadcasts that stood for a request of it.
+        let reached = records.broadcasts.indices.filter { analysis.reachedBroadcasts[$0] }.map {
+            records.broadcasts[$0]
+        }
+        for b in reached { if let seq = b.row.seq { requestCount[seq, default: 0] += 1 } }
 
         let bounds = analysis.activities[Int(activity)]
         startedAt = bounds.startedAt
@@ -101,15 +118,36 @@ package struct ActivityStory: Sendable {
                 UpdateLine(
                     seq: u.seq, event: u.isEnd ? "end" : u.isStart ? "start" : "update", accepted: u.accepted, at: u.at,
                     requests: requestCount[u.seq] ?? 0, outcome: u.outcome, lossCause: u.lossCause,
-                    evidence: analysis.evidence(ofUpdate: index, siblings: all)))
+                    evidence: analysis.evidence(ofUpdate: index, siblings: all),
+                    channel: u.channel < 0 ? nil : broadcasts.channels[Int(u.channel)].text))
         }
-        timeline = Self.entries(records)
+        timeline = Self.entries(records, broadcasts: reached)
     }
 
     /// Every record as a timeline entry, in time order (ties: requests,
     /// then renders, then callbacks, each in row order).
-    private static func entries(_ records: ActivityRecords) -> [Entry] {
+    private static func entries(_ records: ActivityRecords, broadcasts: [ActivityRecords.Broadcast]) -> [Entry] {
         var entries: [(Entry, Int, Int64)] = []
+        for b in broadcasts {
+            let r = b.row
+            var what = r.status == 200 ? "accepted (200)" : r.status == 0 ? "no response" : "HTTP \(r.status)"
+            if let reason = b.reason, !reason.isEmpty { what += " " + reason }
+            what += " · \(r.event ?? "update") · broadcast to channel \(r.channelID)"
+            let provider = PushProvider.allCases[min(r.providerIndex, PushProvider.allCases.count - 1)].rawValue
+            entries.append(
+                (
+                    Entry(
+                        time: r.sentAt, kind: .request, seq: r.seq, what: what,
+                        fields: [
+                            ("apns_id", .text(b.apnsID)), ("status", .number(r.status)), ("reason", .text(b.reason)),
+                            ("push_token", .text(nil)), ("attributed_by_token", .flag(false)),
+                            ("event", .text(r.event ?? "update")), ("aps_timestamp", .number(r.apsTimestamp)),
+                            ("payload_bytes", .number(b.payloadBytes)), ("topic", .text(r.topic)),
+                            ("priority", .number(r.priority)), ("provider", .text(provider)),
+                            ("channel_id", .text(r.channelID)),
+                        ]), 0, r.rowID
+                ))
+        }
         for r in records.requests {
             var what = r.status == 200 ? "accepted (200)" : r.status == 0 ? "no response" : "HTTP \(r.status)"
             if let reason = r.reason, !reason.isEmpty { what += " " + reason }
@@ -127,6 +165,7 @@ package struct ActivityStory: Sendable {
                             ("event", .text(r.event ?? "update")), ("aps_timestamp", .number(r.apsTimestamp)),
                             ("payload_bytes", .number(r.payloadBytes)), ("topic", .text(r.topic)),
                             ("priority", .number(r.priority)), ("provider", .text(r.provider)),
+                            ("channel_id", .text(nil)),
                         ]), 0, r.rowID
                 ))
         }
@@ -139,6 +178,7 @@ package struct ActivityStory: Sendable {
                         fields: [
                             ("surface", .text(r.surface)), ("device_id", .text(r.deviceID)),
                             ("os_version", .text(r.osVersion)), ("app_version", .text(r.appVersion)),
+                            ("channel_id", .text(r.channelID)),
                         ]), 1, r.rowID
                 ))
         }
@@ -155,6 +195,7 @@ package struct ActivityStory: Sendable {
                             ("state", .text(c.callback == "activity_state" ? c.state : nil)),
                             ("push_token", .text(c.pushToken)), ("device_id", .text(c.deviceID)),
                             ("os_version", .text(c.osVersion)), ("app_version", .text(c.appVersion)),
+                            ("channel_id", .text(c.channelID)),
                         ]), 2, c.rowID
                 ))
         }

@@ -39,18 +39,30 @@ struct Broadcasts: Sendable {
 
     /// Reads every broadcast of `snapshot`; their apps are numbered in `apps`.
     init(snapshot: StoreSnapshot, apps: inout Interner) throws {
-        try snapshot.forEachBroadcast { row in
-            let channel = channels.intern(row.channelID)
-            if Int(channel) == byChannel.count { byChannel.append([]) }
-            byChannel[Int(channel)].append(Int32(all.count))
-            if let seq = row.seq { seqs.insert(seq) }
-            all.append(
-                Broadcast(
-                    rowID: row.rowID, sentAt: row.sentAt, accepted: row.status == 200, channel: channel, seq: row.seq,
-                    isEnd: row.event == "end", isStart: row.event == "start", apsTimestamp: row.apsTimestamp,
-                    app: apps.intern(Contract.app(ofTopic: row.topic)), priority: row.priority,
-                    provider: UInt8(truncatingIfNeeded: row.providerIndex)))
-        }
+        try snapshot.forEachBroadcast { add($0, apps: &apps) }
+        sortChannels()
+    }
+
+    /// These broadcasts (one activity's channels', for its story).
+    init(_ rows: [BroadcastRow], apps: inout Interner) {
+        for row in rows { add(row, apps: &apps) }
+        sortChannels()
+    }
+
+    private mutating func add(_ row: BroadcastRow, apps: inout Interner) {
+        let channel = channels.intern(row.channelID)
+        if Int(channel) == byChannel.count { byChannel.append([]) }
+        byChannel[Int(channel)].append(Int32(all.count))
+        if let seq = row.seq { seqs.insert(seq) }
+        all.append(
+            Broadcast(
+                rowID: row.rowID, sentAt: row.sentAt, accepted: row.status == 200, channel: channel, seq: row.seq,
+                isEnd: row.event == "end", isStart: row.event == "start", apsTimestamp: row.apsTimestamp,
+                app: apps.intern(Contract.app(ofTopic: row.topic)), priority: row.priority,
+                provider: UInt8(truncatingIfNeeded: row.providerIndex)))
+    }
+
+    private mutating func sortChannels() {
         for channel in byChannel.indices {
             byChannel[channel].sort {
                 let (a, b) = (all[Int($0)], all[Int($1)])

@@ -2,7 +2,9 @@ import ArrivalModel
 
 /// Every stored record of one activity, with the fields a timeline shows:
 /// its requests (those naming it, and those without an activity whose push
-/// token it owns), its renders and its callbacks, each in row order.
+/// token it owns), its renders and its callbacks, each in row order, and the
+/// broadcasts to the channels its renders and callbacks name (contract 3.0:
+/// which of them it stood for is the analysis' to decide).
 package struct ActivityRecords: Sendable {
     package struct Request: Sendable {
         package var rowID: Int64
@@ -31,6 +33,15 @@ package struct ActivityRecords: Sendable {
         package var deviceID: String?
         package var osVersion: String?
         package var appVersion: String?
+        package var channelID: String?
+    }
+
+    /// A broadcast to one of the activity's channels, with what a timeline shows of it.
+    package struct Broadcast: Sendable {
+        package var row: BroadcastRow
+        package var apnsID: String
+        package var reason: String?
+        package var payloadBytes: Int64?
     }
 
     package struct Callback: Sendable {
@@ -43,12 +54,14 @@ package struct ActivityRecords: Sendable {
         package var deviceID: String?
         package var osVersion: String?
         package var appVersion: String?
+        package var channelID: String?
     }
 
     package var activityID: String
     package var requests: [Request] = []
     package var renders: [Render] = []
     package var callbacks: [Callback] = []
+    package var broadcasts: [Broadcast] = []
 
     package var isEmpty: Bool { requests.isEmpty && renders.isEmpty && callbacks.isEmpty }
 }
@@ -63,7 +76,7 @@ extension StoreSnapshot {
         var records = ActivityRecords(activityID: id)
         let callbacks = try connection.prepare(
             """
-            SELECT id, callback, seq, state, push_token, received_at, device_id, os_version, app_version
+            SELECT id, callback, seq, state, push_token, received_at, device_id, os_version, app_version, channel_id
             FROM callbacks WHERE activity_id = ?1 ORDER BY id
             """)
         callbacks.bind(1, id)
@@ -72,7 +85,7 @@ extension StoreSnapshot {
                 ActivityRecords.Callback(
                     rowID: row.int(0), callback: row.string(1) ?? "", seq: row.optionalInt(2), state: row.string(3),
                     pushToken: row.string(4), receivedAt: row.int(5), deviceID: row.string(6),
-                    osVersion: row.string(7), appVersion: row.string(8)))
+                    osVersion: row.string(7), appVersion: row.string(8), channelID: row.string(9)))
         }
 
         // The tokens it reported, and which of them it owns.
@@ -123,7 +136,7 @@ extension StoreSnapshot {
 
         let renders = try connection.prepare(
             """
-            SELECT id, seq, rendered_at, surface, device_id, os_version, app_version
+            SELECT id, seq, rendered_at, surface, device_id, os_version, app_version, channel_id
             FROM renders WHERE activity_id = ?1 ORDER BY id
             """)
         renders.bind(1, id)
@@ -131,7 +144,30 @@ extension StoreSnapshot {
             records.renders.append(
                 ActivityRecords.Render(
                     rowID: row.int(0), seq: row.int(1), renderedAt: row.int(2), surface: row.string(3),
-                    deviceID: row.string(4), osVersion: row.string(5), appVersion: row.string(6)))
+                    deviceID: row.string(4), osVersion: row.string(5), appVersion: row.string(6),
+                    channelID: row.string(7)))
+        }
+
+        let channels = Set(records.renders.compactMap(\.channelID) + records.callbacks.compactMap(\.channelID))
+        if !channels.isEmpty {
+            let broadcasts = try connection.prepare(
+                """
+                SELECT id, sent_at, status, channel_id, seq, event, aps_timestamp, topic, priority,
+                       CASE provider WHEN 'fcm' THEN 1 WHEN 'tencent_chat' THEN 2 ELSE 0 END, apns_id, reason,
+                       payload_bytes
+                FROM apns INDEXED BY apns_broadcasts
+                WHERE channel_id IN (SELECT value FROM json_each(?1)) ORDER BY id
+                """)
+            broadcasts.bind(1, Self.jsonArray(channels.sorted()))
+            try broadcasts.forEachRow { row in
+                records.broadcasts.append(
+                    ActivityRecords.Broadcast(
+                        row: BroadcastRow(
+                            rowID: row.int(0), sentAt: row.int(1), status: row.int(2), channelID: row.string(3) ?? "",
+                            seq: row.optionalInt(4), event: row.string(5), apsTimestamp: row.int(6),
+                            topic: row.string(7), priority: row.optionalInt(8), providerIndex: Int(row.int(9))),
+                        apnsID: row.string(10) ?? "", reason: row.string(11), payloadBytes: row.optionalInt(12)))
+            }
         }
         return records
     }

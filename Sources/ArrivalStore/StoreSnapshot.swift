@@ -536,7 +536,7 @@ public struct CallbackRow: DeviceEvidenceRow {
 
 /// One broadcast of ``StoreSnapshot/forEachBroadcast(_:)``: the fields the
 /// analysis reads of it (its tallies come from the scan of every request).
-package struct BroadcastRow {
+package struct BroadcastRow: Sendable {
     package var rowID: Int64
     package var sentAt: Int64
     package var status: Int64

@@ -73,13 +73,15 @@ struct Activity: ParsableCommand {
         lines.append(timeline.render(color: false))
         lines.append("")
         lines.append("Updates (\(ReportFormat.counted(story.updates.count, "update")))")
+        // A channel column when a broadcast decided an update (contract 3.0).
+        let channels = story.updates.contains { $0.channel != nil }
         var updates = TextTable(
-            ["seq", "event", "at", "requests", "outcome", "evidence"],
-            alignments: [.right, .left, .left, .right, .left, .left])
+            ["seq", "event", "at", "requests", "outcome"] + (channels ? ["channel"] : []) + ["evidence"],
+            alignments: [.right, .left, .left, .right, .left] + (channels ? [.left] : []) + [.left])
         for line in story.updates {
-            updates.add([
-                String(line.seq), line.event, time(line.at), String(line.requests), outcome(line), line.evidence,
-            ])
+            updates.add(
+                [String(line.seq), line.event, time(line.at), String(line.requests), outcome(line)]
+                    + (channels ? [line.channel ?? "(direct)"] : []) + [line.evidence])
         }
         lines.append(updates.render(color: false))
         return lines.joined(separator: "\n") + "\n"
@@ -115,6 +117,7 @@ struct Activity: ParsableCommand {
                                     if let c = line.lossCause { w.string(c.name) } else { w.null() }
                                 }
                                 w.field("evidence") { w.string(line.evidence) }
+                                w.field("channel_id") { if let c = line.channel { w.string(c) } else { w.null() } }
                             }
                         }
                     }

@@ -70,14 +70,39 @@ struct BroadcastAnalysisTests {
     func report(partitioned: Bool) throws -> Report {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try Self.store(in: directory)
+        var builder = ReportBuilder(store: store)
+        if partitioned { builder.partitioning = PartitionPolicy(rowsPerPartition: 1) }
+        return try builder.build(window: nil)
+    }
+
+    static func store(in directory: URL) throws -> Store {
         let path = directory.appendingPathComponent("b.jsonl").path
         try (Self.lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
         let store = try Store(path: directory.appendingPathComponent("b.sqlite").path)
         let summary = try Ingestor(store: store).ingest(paths: [path])
         #expect(summary.malformedLines == 0)
-        var builder = ReportBuilder(store: store)
-        if partitioned { builder.partitioning = PartitionPolicy(rowsPerPartition: 1) }
-        return try builder.build(window: nil)
+        return store
+    }
+
+    @Test("arrival activity shows the broadcasts that stood for the activity, and the report's outcomes")
+    func activityStory() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try Self.store(in: directory)
+        let story = try store.read { try ActivityStory(records: $0.activityRecords("C")) }
+        // C opened at minute 30: b3, b0 (no seq), b4, b5 and b9 reached it; b1, b2 came before.
+        let broadcasts = story.timeline.filter { $0.kind == .request }
+        #expect(broadcasts.map(\.seq) == [3, nil, 4, 5, 9])
+        #expect(broadcasts.allSatisfy { $0.what.contains("broadcast to channel match") })
+        #expect(
+            story.updates.map { "\($0.seq) \($0.outcome?.name ?? "-") \($0.channel ?? "-") \($0.requests)" } == [
+                "3 superseded match 1", "4 - match 1", "5 superseded match 1", "9 rendered match 1",
+            ])
+        // B was dismissed at minute 20: only b1 stood for it.
+        let b = try store.read { try ActivityStory(records: $0.activityRecords("B")) }
+        #expect(b.timeline.filter { $0.kind == .request }.map(\.seq) == [1])
+        #expect(b.updates.map { $0.outcome?.name } == ["rendered"])
     }
 
     @Test(

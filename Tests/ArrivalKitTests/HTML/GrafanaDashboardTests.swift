@@ -36,14 +36,15 @@ struct GrafanaDashboardTests {
         return queries
     }
 
-    @Test("Every panel's SQL runs on a store built from SampleData/ and returns rows")
+    @Test("Every panel's SQL runs on a store built from SampleData/ and a broadcast fleet, and returns rows")
     func everyPanelQueryRuns() throws {
         let queries = try Self.panelQueries()
         #expect(queries.count >= 10)
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try Store(path: directory.appendingPathComponent("sample.sqlite").path)
-        _ = try Ingestor(store: store).ingest(paths: GoldenReportTests.samplePaths)
+        // The sample has no broadcast channel; the broadcast fixture fills the channel panel.
+        _ = try Ingestor(store: store).ingest(paths: GoldenReportTests.samplePaths + [fixture("broadcasts")])
         for (title, sql) in queries {
             // Grafana's time-range macros (seconds since the epoch), here covering all data.
             let resolved =
