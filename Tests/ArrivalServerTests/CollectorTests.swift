@@ -70,6 +70,11 @@ struct CollectorTests {
         #"{"v":1,"kind":"apns","apns_id":"x","sent_at":"2026-11-21T08:00:00Z","status":200,"push_token":"ab","activity_id":"a1","seq":1,"aps_timestamp":1795248000}"#
     static let exchange =
         #"{"v":1,"kind":"exchange","provider":"fcm","sent_at":"2026-11-21T08:00:00Z","request":{"url":"u","body":"{\"message\":{\"apns\":{\"live_activity_token\":\"ab\",\"payload\":{\"aps\":{\"timestamp\":1795248000}}}}}"}}"#
+    /// Contract 3.0: a broadcast record and a broadcast exchange, sender lines like any `apns` one.
+    static let broadcast =
+        #"{"v":1,"kind":"apns","apns_id":"b","sent_at":"2026-11-21T08:00:00Z","status":200,"channel_id":"Y2g=","seq":2,"aps_timestamp":1795248000}"#
+    static let broadcastExchange =
+        #"{"v":1,"kind":"exchange","provider":"apns","sent_at":"2026-11-21T08:00:00Z","request":{"url":"/4/broadcasts/apps/com.example","headers":{"apns-channel-id":"Y2g="},"body":"{\"aps\":{\"timestamp\":1795248001}}"},"response":{"status":200}}"#
 
     @Test("Uploads need a known bearer token: 401 with WWW-Authenticate otherwise, 403 for a read token")
     func authentication() async throws {
@@ -192,11 +197,13 @@ struct CollectorTests {
     }
 
     @Test(
-        "A device token's apns and exchange lines are kind_not_allowed; its renders, and a sender's records, are stored"
+        "A device token's apns, exchange and broadcast lines are kind_not_allowed; its renders, and a sender's records, are stored"
     )
     func roles() async throws {
         try await Self.withApplication { collector, client in
-            let lines = [Self.render, Self.apns, Self.exchange, "{torn"].joined(separator: "\n") + "\n"
+            let lines =
+                [Self.render, Self.apns, Self.exchange, "{torn", Self.broadcast, Self.broadcastExchange].joined(
+                    separator: "\n") + "\n"
             var shas: [String] = []
             for (token, name) in [(Self.device, "device.jsonl"), (Self.sender, "sender.jsonl")] {
                 try await client.execute(
@@ -220,13 +227,14 @@ struct CollectorTests {
                 states.append(state)
             }
             #expect(states[0]["state"] as? String == "ingested")
-            #expect(states[0]["records"] as? Int == 1 && states[0]["malformed_lines"] as? Int == 3)
-            // The sender's upload: the render repeats the device's; apns and exchange are its own.
-            #expect(states[1]["records"] as? Int == 2 && states[1]["duplicate_records"] as? Int == 1)
+            #expect(states[0]["records"] as? Int == 1 && states[0]["malformed_lines"] as? Int == 5)
+            // The sender's upload: the render repeats the device's; apns, exchange and broadcasts are its own.
+            #expect(states[1]["records"] as? Int == 4 && states[1]["duplicate_records"] as? Int == 1)
             #expect(states[1]["malformed_lines"] as? Int == 1)
             let problems = try await collector.engine.read { try $0.read { try $0.malformedProblems() } }
             let notAllowed = problems.filter { $0.cause == "kind_not_allowed" }
-            #expect(notAllowed.map(\.path) == ["device.jsonl", "device.jsonl"] && notAllowed.map(\.line) == [2, 3])
+            #expect(notAllowed.map(\.path) == Array(repeating: "device.jsonl", count: 4))
+            #expect(notAllowed.map(\.line) == [2, 3, 5, 6])
             // The report a read token gets is the report of the store.
             let expected = try await collector.engine.read { try ReportOutput.json.render(of: $0, window: nil).text }
             try await client.execute(uri: "/v1/report?format=json", method: .get, headers: Self.auth(Self.reader)) {
