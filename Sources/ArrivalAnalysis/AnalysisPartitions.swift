@@ -185,7 +185,7 @@ struct AnalysisPartitions {
             snapshot: snapshot, from: window?.from, to: window?.to, listing: listingDeadTokens)
         let checkDeaths = !deadTokens.isEmpty
         var lastTopic = LastText()
-        try snapshot.forEachRequest(resolvingTokens: true) { row in
+        try snapshot.forEachRequest(resolvingTokens: true, broadcasts: !broadcasts.isEmpty) { row in
             let status = row.status
             let reason = row.reason
             let seq = row.seq

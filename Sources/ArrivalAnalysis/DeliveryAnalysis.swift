@@ -190,7 +190,7 @@ package struct DeliveryAnalysis {
         var lastActivity = LastText()
         var tallies = RequestTallies(window: window, byDayAndHour: tallyByDayAndHour)
         // Requests: tally them, and pick each update's deciding request.
-        try snapshot.forEachRequest { row in
+        try snapshot.forEachRequest(broadcasts: !broadcasts.isEmpty) { row in
             let sentAt = row.sentAt
             let status = row.status
             let reason = row.reason

@@ -25,21 +25,27 @@ public struct StoreSnapshot {
 
     /// Every `apns` row, in row order. With `resolvingTokens`, a row without
     /// an activity gets its push token's owner's (``resolveTokenOwners()``
-    /// first) in ``RequestRow/activityID``.
+    /// first) in ``RequestRow/activityID``. With `broadcasts` (the store has
+    /// some), ``RequestRow/isBroadcast`` tells them; without, it is false
+    /// and the scan reads one column less for every row.
     @inlinable
-    public func forEachRequest(resolvingTokens: Bool = false, _ body: (RequestRow) throws -> Void) throws {
-        let scan = try connection.prepare(Self.requestScan(resolvingTokens: resolvingTokens))
-        try scan.forEachFetchedRow(kinds: RequestRow.kinds) { try body(RequestRow(row: $0)) }
+    public func forEachRequest(
+        resolvingTokens: Bool = false, broadcasts: Bool = true, _ body: (RequestRow) throws -> Void
+    ) throws {
+        let scan = try connection.prepare(Self.requestScan(resolvingTokens: resolvingTokens, broadcasts: broadcasts))
+        try scan.forEachFetchedRow(kinds: broadcasts ? RequestRow.kindsWithBroadcasts : RequestRow.kinds) {
+            try body(RequestRow(row: $0, broadcasts: broadcasts))
+        }
     }
 
-    /// The query of ``forEachRequest(resolvingTokens:_:)``, its columns in ``RequestRow``'s order.
+    /// The query of ``forEachRequest(resolvingTokens:broadcasts:_:)``, its columns in ``RequestRow``'s order.
     @usableFromInline
-    static func requestScan(resolvingTokens: Bool) -> String {
+    static func requestScan(resolvingTokens: Bool, broadcasts: Bool) -> String {
         """
         SELECT a.id, a.sent_at, a.status, a.reason, a.push_token,
                \(resolvingTokens ? "coalesce(a.activity_id, o.activity_id)" : "a.activity_id"), a.seq, a.event,
                a.aps_timestamp, a.payload_bytes, a.topic, a.priority,
-               CASE a.provider WHEN 'fcm' THEN 1 WHEN 'tencent_chat' THEN 2 ELSE 0 END, a.channel_id IS NOT NULL
+               CASE a.provider WHEN 'fcm' THEN 1 WHEN 'tencent_chat' THEN 2 ELSE 0 END\(broadcasts ? ", a.channel_id IS NOT NULL" : "")
         FROM apns AS a
         """
             + (resolvingTokens
@@ -422,16 +428,22 @@ package struct RowLookup {
 /// One `apns` row of ``StoreSnapshot/forEachRequest(_:)``.
 public struct RequestRow {
     @usableFromInline let row: FetchedRow
+    @usableFromInline let broadcasts: Bool
 
-    @inlinable init(row: FetchedRow) { self.row = row }
+    @inlinable init(row: FetchedRow, broadcasts: Bool) {
+        self.row = row
+        self.broadcasts = broadcasts
+    }
 
-    /// How its columns are read, in the order of ``StoreSnapshot/requestScan(resolvingTokens:)``.
+    /// How its columns are read, in the order of ``StoreSnapshot/requestScan(resolvingTokens:broadcasts:)``.
     /// No `apns_id`: it decides only ties, where it is looked up by row id
     /// (``StoreSnapshot/apnsIDLookup()``), and copying its 36 bytes for
     /// every request was most of what the scan copied.
     @usableFromInline static let kinds: [FetchedRow.Kind] = [
-        .int, .int, .int, .text, .text, .text, .int, .text, .int, .int, .text, .int, .int, .int,
+        .int, .int, .int, .text, .text, .text, .int, .text, .int, .int, .text, .int, .int,
     ]
+    /// ``kinds`` and the broadcast flag.
+    @usableFromInline static let kindsWithBroadcasts: [FetchedRow.Kind] = kinds + [.int]
 
     @inlinable @inline(__always) public var rowID: Int64 { row.int(0) }
     @inlinable @inline(__always) public var sentAt: Int64 { row.int(1) }
@@ -448,7 +460,7 @@ public struct RequestRow {
     @inlinable @inline(__always) public var providerIndex: Int { Int(row.int(12)) }
     /// A broadcast to a channel (contract 3.0): counted with the requests,
     /// expanded over its subscribers by the analysis (``StoreSnapshot/forEachBroadcast(_:)``).
-    @inlinable @inline(__always) public var isBroadcast: Bool { row.int(13) != 0 }
+    @inlinable @inline(__always) public var isBroadcast: Bool { broadcasts && row.int(13) != 0 }
 
     /// The bytes of the activity id (nil: none), valid only during `body`.
     @inlinable @inline(__always)
