@@ -4,9 +4,9 @@ import Foundation
 extension PayloadCheck {
     /// A broadcast payload (iOS 18 channels) may be up to 5,120 bytes: APNs
     /// answers 413 `PayloadTooLarge` above it.
-    public static let maxBroadcastPayloadBytes = 5120
+    public static let maxBroadcastPayloadBytes = Contract.maxBroadcastPayloadBytes
     /// Within 512 bytes of the broadcast limit (contract 3.0's `oversize_risk` for a broadcast).
-    public static let broadcastNearLimitBytes = 4608
+    public static let broadcastNearLimitBytes = Contract.broadcastOversizeRiskBytes
     /// The hosts that take broadcasts, production and sandbox.
     public static let broadcastHosts = [
         PushExchange.apnsBroadcastProductionHost, PushExchange.apnsBroadcastSandboxHost,
