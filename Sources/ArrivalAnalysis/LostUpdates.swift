@@ -9,9 +9,11 @@ package struct LostUpdate: Sendable, Equatable {
     package var provider: String
     package var acceptedAt: Int64
     package var cause: LossCause
-    /// The push token of its deciding request.
+    /// The push token of its deciding request (empty when a broadcast decided it).
     package var pushToken: String
     package var evidence: String
+    /// The broadcast channel of its deciding request (contract 3.0); nil when it was sent to a token.
+    package var channel: String? = nil
 }
 
 extension ReportBuilder {
@@ -19,9 +21,10 @@ extension ReportBuilder {
     /// `causes` and `apps` only when given, in order of accept time, then
     /// activity id (code points), then seq. The same analysis as the
     /// report's, so that their count by cause is the report's
-    /// `updates.lost_by_cause` for the same window.
+    /// `updates.lost_by_cause` for the same window. `channels`: only updates
+    /// a broadcast to one of these channels decided.
     package func lostUpdates(
-        window: ReportWindow?, causes: Set<LossCause>? = nil, apps: Set<String>? = nil
+        window: ReportWindow?, causes: Set<LossCause>? = nil, apps: Set<String>? = nil, channels: Set<String>? = nil
     ) throws -> [LostUpdate] {
         func collect(_ analysis: DeliveryAnalysis) -> [LostUpdate] {
             var found: [LostUpdate] = []
@@ -31,12 +34,14 @@ extension ReportBuilder {
                 if let causes, !causes.contains(cause) { continue }
                 let app = analysis.apps[Int(u.app)].text
                 if let apps, !apps.contains(app) { continue }
+                let channel = u.channel < 0 ? nil : analysis.broadcasts.channels[Int(u.channel)].text
+                if let channels, !(channel.map { channels.contains($0) } ?? false) { continue }
                 found.append(
                     LostUpdate(
                         activityID: analysis.activityNames[Int(u.activity)].text, seq: u.seq, app: app,
                         provider: PushProvider.allCases[Int(u.provider)].rawValue, acceptedAt: u.at, cause: cause,
                         pushToken: u.token >= 0 ? analysis.tokens[Int(u.token)].text : "",
-                        evidence: analysis.evidence(ofUpdate: index)))
+                        evidence: analysis.evidence(ofUpdate: index), channel: channel))
             }
             return found
         }

@@ -36,6 +36,11 @@ struct Lost: ParsableCommand {
         help: "Only updates of this app (the topic without .push-type.liveactivity; repeat for several).")
     var apps: [String] = []
 
+    @Option(
+        name: .customLong("channel"),
+        help: "Only updates a broadcast to this channel decided (contract 3.0; repeat for several).")
+    var channels: [String] = []
+
     @Option(help: "At most this many updates, the earliest first (0: all).")
     var limit: Int = 0
 
@@ -68,7 +73,8 @@ struct Lost: ParsableCommand {
         let database = try Store(readingAt: store.db)
         let window = try self.window.resolved()
         let all = try ReportBuilder(store: database).lostUpdates(
-            window: window, causes: try causeSet(), apps: apps.isEmpty ? nil : Set(apps))
+            window: window, causes: try causeSet(), apps: apps.isEmpty ? nil : Set(apps),
+            channels: channels.isEmpty ? nil : Set(channels))
         let shown = limit > 0 ? Array(all.prefix(limit)) : all
         let text: String
         switch format {
@@ -79,12 +85,14 @@ struct Lost: ParsableCommand {
         try write(text, to: out)
     }
 
-    static let columns = ["activity_id", "seq", "app", "provider", "accepted_at", "cause", "push_token", "evidence"]
+    static let columns = [
+        "activity_id", "seq", "app", "provider", "accepted_at", "cause", "push_token", "evidence", "channel_id",
+    ]
 
     static func cells(_ u: LostUpdate) -> [String] {
         [
             u.activityID, String(u.seq), u.app, u.provider, RFC3339.format(milliseconds: u.acceptedAt), u.cause.name,
-            u.pushToken, u.evidence,
+            u.pushToken, u.evidence, u.channel ?? "",
         ]
     }
 
@@ -100,14 +108,15 @@ struct Lost: ParsableCommand {
                 " · "
                 + LossCause.allCases.compactMap { c in counts[c].map { "\(c.name) \(ReportFormat.count($0))" } }
                 .joined(separator: ", ")
+            // A channel column when a broadcast decided one of them (contract 3.0).
+            let channels = updates.contains { $0.channel != nil }
             var table = TextTable(
-                ["accepted at", "activity", "seq", "app", "cause", "evidence"],
-                alignments: [.left, .left, .right, .left, .left, .left])
+                ["accepted at", "activity", "seq", "app"] + (channels ? ["channel"] : []) + ["cause", "evidence"],
+                alignments: [.left, .left, .right, .left] + (channels ? [.left] : []) + [.left, .left])
             for u in updates {
-                table.add([
-                    RFC3339.format(milliseconds: u.acceptedAt), u.activityID, String(u.seq), u.app, u.cause.name,
-                    u.evidence,
-                ])
+                table.add(
+                    [RFC3339.format(milliseconds: u.acceptedAt), u.activityID, String(u.seq), u.app]
+                        + (channels ? [u.channel ?? "(direct)"] : []) + [u.cause.name, u.evidence])
             }
             lines.append(table.render(color: false))
         }
@@ -135,8 +144,11 @@ struct Lost: ParsableCommand {
                                 w.field("provider") { w.string(u.provider) }
                                 w.field("accepted_at") { w.string(RFC3339.format(milliseconds: u.acceptedAt)) }
                                 w.field("cause") { w.string(u.cause.name) }
-                                w.field("push_token") { w.string(u.pushToken) }
+                                w.field("push_token") {
+                                    if u.channel != nil { w.null() } else { w.string(u.pushToken) }
+                                }
                                 w.field("evidence") { w.string(u.evidence) }
+                                w.field("channel_id") { if let c = u.channel { w.string(c) } else { w.null() } }
                             }
                         }
                     }

@@ -85,6 +85,20 @@ struct BroadcastAnalysisTests {
         return store
     }
 
+    @Test("arrival lost names the channel of a lost broadcast update and filters by channel")
+    func lostByChannel() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let builder = ReportBuilder(store: try Self.store(in: directory))
+        let lost = try builder.lostUpdates(window: nil, channels: ["match"])
+        #expect(
+            lost.map { "\($0.activityID) \($0.seq) \($0.channel ?? "-") \($0.cause.name)" } == [
+                "A 5 match device_silent"
+            ])
+        #expect(lost.first?.pushToken == "")
+        #expect(try builder.lostUpdates(window: nil, channels: ["quiet"]).isEmpty)
+    }
+
     @Test("arrival activity shows the broadcasts that stood for the activity, and the report's outcomes")
     func activityStory() throws {
         let directory = try makeTemporaryDirectory()
