@@ -34,7 +34,7 @@ extension DashboardTemplates {
 <header class="top"><div class="inner">
 <h1>Live Activity delivery · {{windowText}}</h1>
 <p class="meta">Generated {{generated}} by arrival {{version}} · {{sourcesSummary}}</p>
-<nav class="toc" aria-label="Sections"><a href="#funnel-card">Funnel</a><a href="#loss-card">Why lost</a><a href="#starts-card">Push-to-start</a><a href="#tokens-card">Tokens to purge</a><a href="#time-card">Over time</a><a href="#reasons-card">APNs rejections</a><a href="#latency-card">Latency</a><a href="#breakdowns">Breakdowns</a>{{#trendTable}}<a href="#trend-card">Trend</a>{{/trendTable}}<a href="#activities-card">Activities</a><a href="#quality-card">Data quality</a><a href="#sources-card">Sources</a></nav>
+<nav class="toc" aria-label="Sections"><a href="#funnel-card">Funnel</a><a href="#loss-card">Why lost</a><a href="#starts-card">Push-to-start</a>{{#channelsTable}}<a href="#channels-card">Channels</a>{{/channelsTable}}<a href="#tokens-card">Tokens to purge</a><a href="#time-card">Over time</a><a href="#reasons-card">APNs rejections</a><a href="#latency-card">Latency</a><a href="#breakdowns">Breakdowns</a>{{#trendTable}}<a href="#trend-card">Trend</a>{{/trendTable}}<a href="#activities-card">Activities</a><a href="#quality-card">Data quality</a><a href="#sources-card">Sources</a></nav>
 </div></header>
 <main>
 <div class="verdict" role="status">
