@@ -372,15 +372,7 @@ extension FleetRun {
             let from = dayStartMs + rng.int64(0...(SimCalendar.millisecondsPerDay - 3_600_000))
             stretches.append((from, from + rng.int64(300_000...3_600_000)))
         }
-        stretches.sort { $0.from < $1.from }
-        var merged: [(from: Int64, to: Int64)] = []
-        for stretch in stretches {
-            if let last = merged.last, stretch.from <= last.to + 60_000 {
-                merged[merged.count - 1].to = max(last.to, stretch.to)
-            } else {
-                merged.append(stretch)
-            }
-        }
+        let merged = offlineStretches(merging: stretches)
         note("subscriber_offline_stretches", merged.count)
         var deadAt = Int64.max
         if rng.chance(0.05) {

@@ -398,15 +398,7 @@ final class FleetRun {
             let from = dayStartMs + rng.int64(0...(SimCalendar.millisecondsPerDay - 3_600_000))
             stretches.append((from, from + rng.int64(180_000...4_500_000)))
         }
-        stretches.sort { $0.from < $1.from }
-        var merged: [(from: Int64, to: Int64)] = []
-        for stretch in stretches {
-            if let last = merged.last, stretch.from <= last.to + 60_000 {
-                merged[merged.count - 1].to = max(last.to, stretch.to)
-            } else {
-                merged.append(stretch)
-            }
-        }
+        let merged = offlineStretches(merging: stretches)
         note("offline_stretches", merged.count)
         var deadAt = Int64.max
         if rng.chance(0.04) {
@@ -1135,4 +1127,19 @@ struct Lifecycle {
         startNeverAppears = rng.chance(0.05)
         startNeverGetsToken = rng.chance(0.08)
     }
+}
+
+/// Offline stretches in time order, those that overlap or lie within a
+/// minute of each other made one (a phone that is back for less than a
+/// minute never got to fetch anything).
+func offlineStretches(merging stretches: [(from: Int64, to: Int64)]) -> [(from: Int64, to: Int64)] {
+    var merged: [(from: Int64, to: Int64)] = []
+    for stretch in stretches.sorted(by: { $0.from < $1.from }) {
+        if let last = merged.last, stretch.from <= last.to + 60_000 {
+            merged[merged.count - 1].to = max(last.to, stretch.to)
+        } else {
+            merged.append(stretch)
+        }
+    }
+    return merged
 }
