@@ -1,0 +1,82 @@
+import ArrivalAnalysis
+import ArrivalIngest
+import ArrivalModel
+import ArrivalStore
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// Recomputes today's (UTC) per-app rates for `/metrics` every few seconds,
+/// so a scrape never waits for an analysis.
+struct RatesRefresher: Service {
+    let engine: StoreEngine
+    let metrics: CollectorMetrics
+    let everySeconds: Int
+    let logger: Logger
+
+    func run() async throws {
+        while !Task.isShuttingDownGracefully, !Task.isCancelled {
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let day = now - now % 86_400_000
+            do {
+                // Not awaited past SIGTERM: an analysis of a large day must not hold the shutdown.
+                let report = try await untilGracefulShutdown {
+                    try await engine.read { store in
+                        try ReportBuilder(store: store).build(window: ReportWindow(from: day, to: day + 86_400_000))
+                    }
+                }
+                guard let report else { return }
+                metrics.dailyRates(report)
+            } catch {
+                logger.warning("today's rates not computed: \(error)")
+            }
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(max(1, everySeconds))) }
+        }
+    }
+}
+
+/// The result of `work`, or nil as soon as graceful shutdown begins: the
+/// work then goes on unawaited and its result is dropped.
+func untilGracefulShutdown<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T? {
+    let outcome = FirstOutcome<T?>()
+    return try await withGracefulShutdownHandler {
+        try await withCheckedThrowingContinuation { continuation in
+            outcome.wait(continuation)
+            Task {
+                do {
+                    outcome.resolve(.success(try await work()))
+                } catch {
+                    outcome.resolve(.failure(error))
+                }
+            }
+        }
+    } onGracefulShutdown: {
+        outcome.resolve(.success(nil))
+    }
+}
+
+/// A continuation resumed once, with the first outcome that comes (which
+/// may come before the continuation is there; later ones are dropped).
+private final class FirstOutcome<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<T, any Error>?
+    private var result: Result<T, any Error>?
+
+    func wait(_ continuation: CheckedContinuation<T, any Error>) {
+        let early: Result<T, any Error>? = lock.withLock {
+            if result == nil { self.continuation = continuation }
+            return result
+        }
+        if let early { continuation.resume(with: early) }
+    }
+
+    func resolve(_ outcome: Result<T, any Error>) {
+        let waiting: CheckedContinuation<T, any Error>? = lock.withLock {
+            guard result == nil else { return nil }
+            result = outcome
+            defer { continuation = nil }
+            return continuation
+        }
+        waiting?.resume(with: outcome)
+    }
+}
