@@ -173,14 +173,24 @@ let package = Package(
             path: "Tests/ArrivalTestSupport",
             swiftSettings: swiftSettings
         ),
+        // The kit: beacons, callbacks, the sender's recorder and payload checks, uploads.
         .testTarget(
             name: "ArrivalInstrumentationTests",
             dependencies: [
                 "ArrivalBeacons", "ArrivalSender", "ArrivalModel", "ArrivalStore", "ArrivalIngest", "ArrivalAnalysis",
+                // `arrival`: a kit batch is also ingested by the command line (BeaconCollectorTests).
                 "beacon-stress", "arrival", "ArrivalTestSupport",
-                .product(name: "Subprocess", package: "swift-subprocess"),
             ],
             resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettings
+        ),
+        // The built `arrival` binary: every subcommand's exit codes, wording, payload checks, the release product.
+        .testTarget(
+            name: "ArrivalCommandLineTests",
+            dependencies: [
+                "arrival", "ArrivalModel", "ArrivalTestSupport",
+                .product(name: "Subprocess", package: "swift-subprocess"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -193,8 +203,9 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The pipeline, stage by stage: reading, decoding, ingest, store, rules, analysis, reports, compare, simulation.
         .testTarget(
-            name: "ArrivalKitTests",
+            name: "ArrivalPipelineTests",
             dependencies: [
                 "ArrivalModel", "ArrivalStore", "ArrivalIngest", "ArrivalAnalysis", "ArrivalRendering",
                 "ArrivalCompare", "ArrivalSimulation", "ArrivalTestSupport", "ArrivalBeacons",

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the built `arrival` binary and checks its exit codes and messages:
 # 0 success, 1 a failed run or gate, 2 bad usage or unreadable input.
-# (Tests/ArrivalInstrumentationTests/CommandLine/ExitCodeTests.swift checks
+# (Tests/ArrivalCommandLineTests/ExitCodeTests.swift checks
 # every subcommand the same way from Swift.)
 # Usage: Scripts/cli-check.sh [path/to/arrival]   (run by .ci/run)
 set -uo pipefail

@@ -23,7 +23,8 @@ struct GoldenReportTests {
     @Test("The report over SampleData/ matches the golden file")
     func sampleData() throws {
         let sample = Self.samplePaths
-        let golden = Self.packageRoot.appendingPathComponent("Tests/ArrivalKitTests/Fixtures/golden/sample-report.json")
+        let golden = Self.packageRoot.appendingPathComponent(
+            "Tests/ArrivalPipelineTests/Fixtures/golden/sample-report.json")
         let (report, _) = try ingestAndReport(sample)
         let text = report.jsonText()
         if ProcessInfo.processInfo.environment["RECORD_GOLDEN"] == "1" {

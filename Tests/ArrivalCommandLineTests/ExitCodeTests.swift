@@ -105,9 +105,7 @@ final class Workspace {
 }
 
 /// The repository's own SampleData/.
-let sampleData = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    .appendingPathComponent("SampleData").path
+let sampleData = packageRoot.appendingPathComponent("SampleData").path
 
 @Suite("arrival exit codes, by subcommand")
 struct ExitCodeTests {
