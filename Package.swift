@@ -4,6 +4,11 @@ import PackageDescription
 let swiftSettings: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
     .enableUpcomingFeature("ExistentialAny"),
+    // Imports say what a file depends on: a member is visible only where its
+    // module is imported (MemberImportVisibility), and an import is internal
+    // unless written `public import` or `package import` (InternalImportsByDefault).
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
 let package = Package(

@@ -1,5 +1,5 @@
-import ArrivalModel
-import ArrivalStore
+package import ArrivalModel
+package import ArrivalStore
 
 /// One activity's story, for `arrival activity ID`: every request, render
 /// and callback in time order, and each update's outcome and loss cause

@@ -1,5 +1,5 @@
-import ArrivalModel
-import ArrivalStore
+package import ArrivalModel
+package import ArrivalStore
 import Foundation
 
 /// When a store is analysed in partitions, and how large they are.

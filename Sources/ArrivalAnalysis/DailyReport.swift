@@ -1,5 +1,5 @@
-import ArrivalModel
-import ArrivalStore
+public import ArrivalModel
+public import ArrivalStore
 
 /// Everything the HTML report shows, computed from one ``DeliveryAnalysis``
 /// pass: the contract report of the window, the same report for each earlier

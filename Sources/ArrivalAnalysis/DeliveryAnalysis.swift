@@ -1,4 +1,4 @@
-import ArrivalModel
+package import ArrivalModel
 import ArrivalStore
 
 /// The outcomes and metrics (Documentation/Outcomes.md, Metrics.md)

@@ -1,4 +1,4 @@
-import ArrivalModel
+package import ArrivalModel
 import ArrivalStore
 
 /// One lost update of `arrival lost`: where it went, when, and why it was lost.

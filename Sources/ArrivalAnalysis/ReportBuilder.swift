@@ -1,5 +1,5 @@
-import ArrivalModel
-import ArrivalStore
+public import ArrivalModel
+public import ArrivalStore
 
 /// Computes the report of a window (Documentation/Outcomes.md). Outcomes
 /// are decided over all stored data; the window only chooses which requests

@@ -1,6 +1,7 @@
 import ArrivalModel
 import Foundation
 import Hummingbird
+import Logging
 
 /// An error answer: its status, and a JSON body whose `error` says what
 /// happened and what to do (`{"error": "…", "status": 413}`).

@@ -4,11 +4,11 @@ import ArrivalModel
 import ArrivalRendering
 import ArrivalStore
 import Foundation
-import Hummingbird
-import Logging
+public import Hummingbird
+public import Logging
 import Metrics
 import NIOCore
-import Prometheus
+public import Prometheus
 import ServiceLifecycle
 
 /// `arrival serve`: where apps and senders upload (Documentation/Collector.md).

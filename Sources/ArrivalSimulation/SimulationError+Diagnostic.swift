@@ -1,5 +1,5 @@
-import ArrivalBeacons
-import ArrivalModel
+public import ArrivalBeacons
+public import ArrivalModel
 
 extension SimulationError: DiagnosticConvertible {
     public var diagnostic: Diagnostic {

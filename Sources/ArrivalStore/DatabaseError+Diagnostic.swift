@@ -1,4 +1,4 @@
-import ArrivalModel
+public import ArrivalModel
 import CSQLite
 
 extension DatabaseError: DiagnosticConvertible {

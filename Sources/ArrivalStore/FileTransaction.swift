@@ -1,4 +1,4 @@
-import ArrivalModel
+package import ArrivalModel
 
 /// One file being ingested, inside the store's batch transaction. Records
 /// are inserted with prepared statements reused for every row;

@@ -1,4 +1,4 @@
-import ArrivalModel
+public import ArrivalModel
 
 /// Decoded lines packed for the hand-off from the reading thread to the
 /// writing one: every field is a fixed-size ``Cell``, every string's bytes

@@ -1,5 +1,5 @@
 import CSQLite
-import Foundation
+public import Foundation
 
 /// One column of a row copied out of SQLite (``FetchedRow``).
 @usableFromInline

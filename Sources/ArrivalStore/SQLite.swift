@@ -1,5 +1,5 @@
 import ArrivalModel
-import CSQLite
+public import CSQLite
 import Foundation
 
 /// A failed SQLite call, with the statement or step it came from.

@@ -1,4 +1,4 @@
-import ArrivalModel
+package import ArrivalModel
 
 extension Store {
     /// Sorts the `apns` records by `apns_id` in a covering index, so that

@@ -1,4 +1,5 @@
-import ArrivalModel
+package import ArrivalModel
+import Foundation
 
 extension Store {
     /// Runs `body` in one read transaction: a consistent snapshot of the

@@ -1,8 +1,8 @@
-import ArrivalBeacons
-import Foundation
+public import ArrivalBeacons
+public import Foundation
 
 #if canImport(FoundationNetworking)
-    import FoundationNetworking
+    public import FoundationNetworking
 #endif
 
 /// Sends files to an arrival collector (`arrival serve`, `POST /v1/uploads`)

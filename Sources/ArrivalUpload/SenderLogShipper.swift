@@ -1,5 +1,5 @@
 import ArrivalBeacons
-import Foundation
+public import Foundation
 
 /// Ships the recorder's closed batches to an arrival collector with a
 /// sender token: every visible `<directory>/<day>/*.jsonl.gz` (the batch

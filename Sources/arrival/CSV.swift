@@ -1,3 +1,5 @@
+import Foundation
+
 /// Rows as RFC 4180 CSV: a field with a comma, a quote or a line break is
 /// quoted, quotes doubled; CRLF line ends (`tokens`, `lost`).
 func csvText(_ rows: [[String]]) -> String {

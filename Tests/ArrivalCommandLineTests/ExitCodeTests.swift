@@ -1,6 +1,7 @@
 import ArrivalModel
 import Foundation
 import Subprocess
+import SystemPackage
 import Testing
 
 #if canImport(Glibc)

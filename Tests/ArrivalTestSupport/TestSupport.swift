@@ -1,8 +1,8 @@
 import ArrivalAnalysis
-import ArrivalIngest
-import ArrivalModel
+public import ArrivalIngest
+public import ArrivalModel
 import ArrivalStore
-import Foundation
+public import Foundation
 
 // Helpers every test target shares. Fixtures stay with each test target
 // (their bundles differ); everything else is here, once.

@@ -1,5 +1,5 @@
 import CZlib
-import Foundation
+public import Foundation
 
 /// Closed beacon files bundled for one upload: a single gzip member holding
 /// the files one after the other. Upload ``gzip``; after the server has

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Runs in the app: finds the beacon files no process will write again,
 /// bundles them into one gzip batch for upload, and deletes them only when

@@ -1,5 +1,5 @@
 import ArrivalModel
-import Foundation
+package import Foundation
 
 /// One JSON object being written as UTF-8 bytes, in the field order given,
 /// with RFC 8259 string escaping. Swift strings are valid Unicode, so the

@@ -1,5 +1,5 @@
 import ArrivalModel
-import Foundation
+package import Foundation
 
 /// Times as the data contract writes them: RFC 3339 in UTC with
 /// milliseconds (`2026-11-21T08:00:00.123Z`), and the UTC calendar day

@@ -1,5 +1,5 @@
 import ArrivalModel
-import Foundation
+public import Foundation
 
 /// A `callback` record: the app observed an ActivityKit callback. Each case
 /// carries exactly the fields the contract requires for it, so a report that

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A `render` record: the widget showed the content state `seq` of an
 /// activity (written from the view's `onAppear`).

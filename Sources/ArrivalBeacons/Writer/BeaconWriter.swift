@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Appends `render` and `callback` records as JSON lines to this process's
 /// file for the day: `<container>/LiveActivityBeacons/<YYYY-MM-DD>/widget-<pid>.jsonl`

@@ -1,4 +1,4 @@
-import ArrivalModel
+public import ArrivalModel
 
 extension ComparisonError: DiagnosticConvertible {
     /// A side of `diff` or `gate` that cannot be read is bad input: the

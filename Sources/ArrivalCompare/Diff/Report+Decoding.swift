@@ -1,9 +1,9 @@
 import ArrivalAnalysis
 import ArrivalIngest
-import ArrivalModel
+public import ArrivalModel
 import ArrivalRendering
 import ArrivalStore
-import Foundation
+public import Foundation
 
 /// Why a report JSON could not be read back.
 public struct ReportDecodingError: Error, CustomStringConvertible, Sendable {

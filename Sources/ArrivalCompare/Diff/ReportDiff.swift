@@ -1,6 +1,6 @@
 import ArrivalAnalysis
 import ArrivalIngest
-import ArrivalModel
+public import ArrivalModel
 import ArrivalRendering
 import ArrivalStore
 

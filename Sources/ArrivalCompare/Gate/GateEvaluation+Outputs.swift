@@ -1,7 +1,7 @@
 import ArrivalAnalysis
 import ArrivalIngest
 import ArrivalModel
-import ArrivalRendering
+package import ArrivalRendering
 import ArrivalStore
 import Foundation
 

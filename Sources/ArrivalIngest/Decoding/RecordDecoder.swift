@@ -1,4 +1,4 @@
-import ArrivalModel
+public import ArrivalModel
 import ArrivalStore
 
 /// Turns one line of bytes into a record or the ``MalformedCause`` that

@@ -1,4 +1,4 @@
-import ArrivalModel
+public import ArrivalModel
 
 extension InputError: DiagnosticConvertible {
     public var diagnostic: Diagnostic {

@@ -1,4 +1,4 @@
-import ArrivalModel
+public import ArrivalModel
 import ArrivalStore
 
 /// What an ingest run did, for the person who ran it.

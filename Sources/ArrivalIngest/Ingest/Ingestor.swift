@@ -1,5 +1,5 @@
 import ArrivalModel
-import ArrivalStore
+public import ArrivalStore
 import Crypto
 import Foundation
 

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A string compared and hashed by its Unicode code points, as the contract
 /// compares values. Swift's `String` treats canonically equivalent strings as

@@ -1,5 +1,8 @@
-import ArrivalAnalysis
+public import ArrivalAnalysis
 import ArrivalModel
+import ArrivalStore
+import Foundation
+import Mustache
 
 extension DailyReport {
     /// The report as one self-contained HTML page (inline CSS and SVG, no

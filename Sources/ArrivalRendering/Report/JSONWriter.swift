@@ -155,12 +155,3 @@ extension Array: JSONValue where Element: JSONValue {
         }
     }
 }
-
-/// Keys sorted by code point.
-extension Dictionary: JSONValue where Key == ExactString, Value: JSONValue {
-    package func write(to w: JSONWriter) {
-        w.object {
-            for (key, value) in sorted(by: { $0.key < $1.key }) { w.field(key.text) { value.write(to: w) } }
-        }
-    }
-}

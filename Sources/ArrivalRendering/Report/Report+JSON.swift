@@ -1,5 +1,5 @@
 import ArrivalAnalysis
-import ArrivalModel
+public import ArrivalModel
 
 extension Report: JSONObject {
     /// The report object of Documentation/ReportSchema.md, keys in the contract's order,
@@ -83,5 +83,16 @@ extension Report.DataQuality: JSONObject {
             "apns_without_seq": apnsWithoutSeq, "unattributed": unattributed, "clock_skew_negative": clockSkewNegative,
             "broadcasts_without_subscribers": broadcastsWithoutSubscribers,
         ]
+    }
+}
+
+/// Keys sorted by code point. (Here, beside the report that uses it, rather
+/// than with the writer: a conformance constrained on ``ExactString`` needs
+/// ArrivalModel imported at the conformance's access level.)
+extension Dictionary: JSONValue where Key == ExactString, Value: JSONValue {
+    package func write(to w: JSONWriter) {
+        w.object {
+            for (key, value) in sorted(by: { $0.key < $1.key }) { w.field(key.text) { value.write(to: w) } }
+        }
     }
 }

@@ -1,5 +1,6 @@
 import ArrivalAnalysis
-import ArrivalModel
+public import ArrivalModel
+import Foundation
 
 extension Report {
     /// A readable summary for a person: headline rates first, then where the

@@ -1,4 +1,4 @@
-import ArrivalModel
+public import ArrivalModel
 
 extension Report {
     /// Whether a breakdown is worth a section of the markdown and HTML

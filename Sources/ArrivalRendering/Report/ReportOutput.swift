@@ -1,6 +1,6 @@
 import ArrivalAnalysis
-import ArrivalModel
-import ArrivalStore
+public import ArrivalModel
+public import ArrivalStore
 import Foundation
 
 /// A report of a store as `arrival report` prints it and the collector's

@@ -1,4 +1,5 @@
 import ArrivalModel
+import Foundation
 
 /// How every report, diff and gate output writes numbers, rates,
 /// durations and times: one formatter, one glyph for "no value" (``none``).

@@ -1,5 +1,5 @@
 import ArrivalModel
-import Foundation
+public import Foundation
 
 extension PayloadCheck {
     /// A broadcast payload (iOS 18 channels) may be up to 5,120 bytes: APNs

@@ -1,5 +1,5 @@
-import ArrivalModel
-import Foundation
+public import ArrivalModel
+public import Foundation
 
 extension PayloadCheck {
     /// The findings for a request `body` sent through `provider`, judged at

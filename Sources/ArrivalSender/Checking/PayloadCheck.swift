@@ -1,5 +1,5 @@
 import ArrivalModel
-import Foundation
+public import Foundation
 
 /// Checks one Live Activity push before it is sent, for the mistakes that
 /// end in a 413, a silent drop on the device or `DeviceTokenNotForTopic`.

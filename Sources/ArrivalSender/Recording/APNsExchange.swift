@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One HTTP/2 request to APNs and its answer, as the sender saw them.
 public struct APNsExchange: Sendable, Equatable {

@@ -1,5 +1,5 @@
 import ArrivalBeacons
-import Foundation
+public import Foundation
 
 /// One `apns` record of the data contract: what the sender asked of APNs
 /// and what APNs answered. A broadcast to a channel (iOS 18, contract 3.0)

@@ -1,5 +1,5 @@
 import ArrivalBeacons
-import Foundation
+public import Foundation
 
 /// Records every push exchange in hourly gzip batches,
 /// `<directory>/<YYYY-MM-DD>/apns-<HH>.jsonl.gz` (UTC), the sender layout

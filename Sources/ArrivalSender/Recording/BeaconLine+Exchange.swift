@@ -1,5 +1,5 @@
 import ArrivalBeacons
-import ArrivalModel
+package import ArrivalModel
 
 extension BeaconLine {
     /// An `exchange` record's fields in the contract's order: the one encoder

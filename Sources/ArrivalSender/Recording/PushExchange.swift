@@ -1,6 +1,6 @@
 import ArrivalBeacons
-import ArrivalModel
-import Foundation
+public import ArrivalModel
+public import Foundation
 
 /// One HTTP exchange with a push provider, as the sender saw it: APNs
 /// directly, Firebase Cloud Messaging HTTP v1 (`messages:send`) or Tencent

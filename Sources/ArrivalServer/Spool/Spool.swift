@@ -1,4 +1,5 @@
 import ArrivalModel
+import CDispatch
 import Crypto
 import Foundation
 import Hummingbird

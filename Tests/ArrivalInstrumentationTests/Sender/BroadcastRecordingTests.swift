@@ -1,4 +1,5 @@
 import ArrivalIngest
+import ArrivalModel
 import Foundation
 import Testing
 
