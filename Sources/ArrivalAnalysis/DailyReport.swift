@@ -1,5 +1,5 @@
-public import ArrivalModel
-public import ArrivalStore
+package import ArrivalModel
+package import ArrivalStore
 
 /// Everything the HTML report shows, computed from one ``DeliveryAnalysis``
 /// pass: the contract report of the window, the same report for each earlier
@@ -10,141 +10,141 @@ public import ArrivalStore
 /// Every report here comes from ``ReportBuilder/report(of:keys:window:requests:updates:)``,
 /// the function the JSON report uses, so the figures agree with
 /// `arrival report --format json` for the same window.
-public struct DailyReport: Sendable {
+package struct DailyReport: Sendable {
     /// The report of the window (the same as the JSON report's).
-    public var report: Report
+    package var report: Report
     /// The window shown (`nil`: all data) and, when it is one whole UTC day,
     /// that day's index (days since 1970-01-01).
-    public var window: ReportWindow?
-    public var day: Int64?
+    package var window: ReportWindow?
+    package var day: Int64?
     /// The report of the day before, when the window is a day and the store holds requests of that day.
-    public var previousDay: Report?
+    package var previousDay: Report?
     /// Reports of the (up to) 7 days before, those the store holds requests of.
-    public var previousWeek: [Report] = []
+    package var previousWeek: [Report] = []
     /// One report per day of the trend (`--days N`), oldest first.
-    public var trend: [Report] = []
+    package var trend: [Report] = []
     /// Time buckets of the window (hours, or days for windows longer than 48 hours).
-    public var buckets: [Bucket] = []
-    public var bucketsAreHours = true
+    package var buckets: [Bucket] = []
+    package var bucketsAreHours = true
     /// Days per bucket when the buckets are not hours (1 up to 92 days of data, more beyond).
-    public var bucketDays = 0
+    package var bucketDays = 0
     /// Render latency (first render − accept time, negatives as 0) by range.
-    public var latencyHistogram: [LatencyBin] = []
+    package var latencyHistogram: [LatencyBin] = []
     /// The activities with the most updates that did not show, most first.
-    public var worstActivities: [ActivityTimeline] = []
+    package var worstActivities: [ActivityTimeline] = []
     /// How many activities had at least one update that did not show.
-    public var activitiesMissingUpdates = 0
-    public var sources = Sources()
-    public var quality = QualityDetail()
+    package var activitiesMissingUpdates = 0
+    package var sources = Sources()
+    package var quality = QualityDetail()
     /// Dead tokens listed on the page.
-    public static let deadTokensShown = 20
+    package static let deadTokensShown = 20
     /// The first ``deadTokensShown`` dead tokens to purge for the window
     /// (``Store/deadTokens(from:to:)``), most requests after death first, and how many there are in all.
     package var deadTokens: [DeadToken] = []
-    public var deadTokenCount = 0
+    package var deadTokenCount = 0
 
-    public struct Bucket: Sendable, Equatable {
+    package struct Bucket: Sendable, Equatable {
         /// Start of the bucket (ms since the epoch, UTC).
-        public var start: Int64
-        public var updates = UpdateCounts()
+        package var start: Int64
+        package var updates = UpdateCounts()
         /// Requests sent in the bucket (whole UTC hours or days).
-        public var requests = 0
-        public var acceptedRequests = 0
+        package var requests = 0
+        package var acceptedRequests = 0
     }
 
-    public struct LatencyBin: Sendable, Equatable {
-        public var label: String
+    package struct LatencyBin: Sendable, Equatable {
+        package var label: String
         /// Lower bound inclusive, upper bound exclusive (`nil`: no bound), in ms.
-        public var lower: Int64
-        public var upper: Int64?
-        public var count = 0
+        package var lower: Int64
+        package var upper: Int64?
+        package var count = 0
     }
 
-    public struct ActivityTimeline: Sendable {
-        public var activityID: String
-        public var app: String
-        public var sent = 0
-        public var rendered = 0
-        public var superseded = 0
+    package struct ActivityTimeline: Sendable {
+        package var activityID: String
+        package var app: String
+        package var sent = 0
+        package var rendered = 0
+        package var superseded = 0
         /// Updates of the window that did not show: not accepted, lost, stale, ended, expired.
-        public var missed = 0
-        public var osVersion: String
-        public var appVersion: String
+        package var missed = 0
+        package var osVersion: String
+        package var appVersion: String
         /// Devices that rendered any of its updates.
-        public var devices: [String] = []
+        package var devices: [String] = []
         /// Its updates that did not show, each with the update just before it,
         /// up to ``ActivityTimeline/stepLimit``.
-        public var steps: [Step] = []
+        package var steps: [Step] = []
         /// Updates of the activity in the window not listed.
-        public var stepsNotShown = 0
+        package var stepsNotShown = 0
 
-        public static let stepLimit = 30
+        package static let stepLimit = 30
     }
 
     /// One update of an activity: what was sent, what APNs said, what became of it.
-    public struct Step: Sendable {
-        public var seq: Int64
-        public var event: String
+    package struct Step: Sendable {
+        package var seq: Int64
+        package var event: String
         /// Accept time, or the earliest request's sent_at when never accepted.
-        public var at: Int64
-        public var requests: [RequestAnswer] = []
+        package var at: Int64
+        package var requests: [RequestAnswer] = []
         /// `nil` when APNs never accepted it.
-        public var outcome: String?
-        public var firstRenderedAt: Int64?
+        package var outcome: String?
+        package var firstRenderedAt: Int64?
         /// Where it was rendered (`surface` of its render beacons).
-        public var surfaces: [String] = []
+        package var surfaces: [String] = []
     }
 
-    public struct RequestAnswer: Sendable {
-        public var sentAt: Int64
-        public var status: Int64
-        public var reason: String?
-        public var apnsID: String
-        public var payloadBytes: Int64?
+    package struct RequestAnswer: Sendable {
+        package var sentAt: Int64
+        package var status: Int64
+        package var reason: String?
+        package var apnsID: String
+        package var payloadBytes: Int64?
     }
 
     /// What the store was built from.
-    public struct Sources: Sendable {
-        public var files = 0
-        public var gzipFiles = 0
-        public var bytes: Int64 = 0
-        public var records = 0
-        public var apnsRecords = 0
-        public var renderRecords = 0
-        public var callbackRecords = 0
+    package struct Sources: Sendable {
+        package var files = 0
+        package var gzipFiles = 0
+        package var bytes: Int64 = 0
+        package var records = 0
+        package var apnsRecords = 0
+        package var renderRecords = 0
+        package var callbackRecords = 0
         /// The files with the most records, most first.
-        public var largestFiles: [FileRow] = []
+        package var largestFiles: [FileRow] = []
         /// First and last UTC day with requests.
-        public var firstDay: Int64?
-        public var lastDay: Int64?
+        package var firstDay: Int64?
+        package var lastDay: Int64?
     }
 
-    public struct FileRow: Sendable {
-        public var path: String
+    package struct FileRow: Sendable {
+        package var path: String
         /// Records in the file, or its repeated records in ``QualityDetail/duplicatesByFile``.
-        public var records: Int
+        package var records: Int
     }
 
     /// Store-wide data quality with its whereabouts.
-    public struct QualityDetail: Sendable {
+    package struct QualityDetail: Sendable {
         /// (file, cause, lines), most lines first.
-        public var malformedByFile: [(path: String, cause: String, lines: Int)] = []
-        public var malformedFilesNotShown = 0
+        package var malformedByFile: [(path: String, cause: String, lines: Int)] = []
+        package var malformedFilesNotShown = 0
         /// Files with repeated records, most first.
-        public var duplicatesByFile: [FileRow] = []
+        package var duplicatesByFile: [FileRow] = []
         /// Paths skipped because their bytes were ingested from another path.
-        public var skippedFiles: [(path: String, firstPath: String)] = []
+        package var skippedFiles: [(path: String, firstPath: String)] = []
     }
 
-    public static let topFiles = 10
-    public static let topActivities = 10
+    package static let topFiles = 10
+    package static let topActivities = 10
 }
 
 /// Builds a ``DailyReport`` from a store.
-public struct DailyReportBuilder {
+package struct DailyReportBuilder {
     private let store: Store
 
-    public init(store: Store) {
+    package init(store: Store) {
         self.store = store
     }
 
@@ -152,7 +152,7 @@ public struct DailyReportBuilder {
     ///   - window: the window of `sent_at` (`nil`: all data).
     ///   - trendDays: days of the trend, ending at `trendEnd`, or at the window's
     ///     last day, or at the last day in the store.
-    public func build(window: ReportWindow?, trendDays: Int? = nil) throws -> DailyReport {
+    package func build(window: ReportWindow?, trendDays: Int? = nil) throws -> DailyReport {
         let partitionCount = partitioning.count(requests: try store.read { try $0.analysisRowEstimate() })
         // Map the file for a read of everything at once: the analysis reads every
         // row of the three record tables. Partitions read them once, in order.

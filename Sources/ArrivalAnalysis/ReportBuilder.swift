@@ -1,17 +1,17 @@
-public import ArrivalModel
-public import ArrivalStore
+package import ArrivalModel
+package import ArrivalStore
 
 /// Computes the report of a window (Documentation/Outcomes.md). Outcomes
 /// are decided over all stored data; the window only chooses which requests
 /// and updates are counted.
-public struct ReportBuilder {
+package struct ReportBuilder {
     let store: Store
 
-    public init(store: Store) {
+    package init(store: Store) {
         self.store = store
     }
 
-    public func build(window: ReportWindow?) throws -> Report {
+    package func build(window: ReportWindow?) throws -> Report {
         try build(window: window, sampling: false).report
     }
 

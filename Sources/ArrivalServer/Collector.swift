@@ -4,11 +4,11 @@ import ArrivalModel
 import ArrivalRendering
 import ArrivalStore
 import Foundation
-public import Hummingbird
-public import Logging
+package import Hummingbird
+package import Logging
 import Metrics
 import NIOCore
-public import Prometheus
+package import Prometheus
 import ServiceLifecycle
 
 /// `arrival serve`: where apps and senders upload (Documentation/Collector.md).
@@ -18,38 +18,38 @@ import ServiceLifecycle
 /// one all-or-nothing file of `arrival ingest`, and removes it from the
 /// spool after its commit. Reports and upload states are read from WAL
 /// snapshots, which never block the writer nor see half an upload.
-public struct Collector: Sendable {
-    public struct Configuration: Sendable {
-        public var storePath = "arrival.sqlite"
-        public var spoolPath = "arrival-spool"
-        public var host = "127.0.0.1"
-        public var port = 8080
-        public var tokens = TokenTable()
-        public var maxUploadBytes = 64 << 20
+package struct Collector: Sendable {
+    package struct Configuration: Sendable {
+        package var storePath = "arrival.sqlite"
+        package var spoolPath = "arrival-spool"
+        package var host = "127.0.0.1"
+        package var port = 8080
+        package var tokens = TokenTable()
+        package var maxUploadBytes = 64 << 20
         /// What the spool may hold (queued and arriving) before uploads get 503.
-        public var maxSpoolBytes = 4 << 30
+        package var maxSpoolBytes = 4 << 30
         /// How often today's per-app rates in `/metrics` are recomputed, at most.
-        public var ratesRefreshSeconds = 60
+        package var ratesRefreshSeconds = 60
         /// Time limits per connection, and the shutdown grace period.
-        public var limits = ConnectionLimits()
+        package var limits = ConnectionLimits()
         /// Uploads in progress at once, per role and per client address
         /// (429 with `Retry-After` past either); 0 for no cap.
-        public var maxUploadsPerRole: [Role: Int] = [.device: 1024, .sender: 256]
-        public var maxUploadsPerAddress = 128
+        package var maxUploadsPerRole: [Role: Int] = [.device: 1024, .sender: 256]
+        package var maxUploadsPerAddress = 128
         /// A header a reverse proxy in front sets to the client's address
         /// (`X-Forwarded-For`: its last entry counts); nil to use the
         /// connection's own address.
-        public var clientAddressHeader: String?
+        package var clientAddressHeader: String?
         /// The registry `/metrics` prints (the one swift-metrics was bootstrapped with).
-        public var registry: PrometheusCollectorRegistry?
+        package var registry: PrometheusCollectorRegistry?
 
         /// With the registry swift-metrics reports to (``Collector/bootstrapMetrics()``).
-        public init() {
+        package init() {
             registry = Collector.bootstrapMetrics()
         }
     }
 
-    public let configuration: Configuration
+    package let configuration: Configuration
     let spool: Spool
     let engine: StoreEngine
     let metrics = CollectorMetrics()
@@ -57,7 +57,7 @@ public struct Collector: Sendable {
 
     /// Opens (creating) the store and the spool; what a crash left in the
     /// spool is queued again.
-    public init(configuration: Configuration) throws {
+    package init(configuration: Configuration) throws {
         self.configuration = configuration
         do {
             spool = try Spool(directory: configuration.spoolPath, maxBytes: configuration.maxSpoolBytes)
@@ -74,11 +74,11 @@ public struct Collector: Sendable {
     }
 
     /// The levels `run(logLevel:)` takes.
-    public static let logLevels = Logger.Level.allCases.map(\.rawValue)
+    package static let logLevels = Logger.Level.allCases.map(\.rawValue)
 
     /// Serves until SIGTERM or SIGINT, with the metrics of swift-metrics
     /// (bootstrapped here, once per process) in the Prometheus format.
-    public func run(logLevel: String) async throws {
+    package func run(logLevel: String) async throws {
         var logger = Logger(label: "arrival.serve")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         logger.info(
@@ -107,7 +107,7 @@ public struct Collector: Sendable {
 
     /// Bootstraps swift-metrics with a Prometheus registry, once per process,
     /// and returns that registry (for `Configuration.registry`).
-    public static func bootstrapMetrics() -> PrometheusCollectorRegistry { sharedRegistry }
+    package static func bootstrapMetrics() -> PrometheusCollectorRegistry { sharedRegistry }
 
     private static let sharedRegistry: PrometheusCollectorRegistry = {
         let registry = PrometheusCollectorRegistry()
@@ -126,7 +126,7 @@ public struct Collector: Sendable {
 
     /// The HTTP application with the ingest worker and the rates refresher
     /// as its services; `runService()` runs it until SIGTERM or SIGINT.
-    public func application(logger: Logger) -> some ApplicationProtocol {
+    package func application(logger: Logger) -> some ApplicationProtocol {
         let limits = configuration.limits
         return Application(
             router: router(),
@@ -345,7 +345,7 @@ public struct Collector: Sendable {
     // MARK: - Helpers
 
     /// Whether `name` is a header name (an RFC 9110 token), as HTTPTypes reads one.
-    public static func isHeaderName(_ name: String) -> Bool { HTTPFields.Element.Name(name) != nil }
+    package static func isHeaderName(_ name: String) -> Bool { HTTPFields.Element.Name(name) != nil }
 
     /// Who is uploading, for the per-address cap: the connection's address,
     /// or with ``Configuration/clientAddressHeader`` the last entry of that

@@ -12,20 +12,20 @@ struct DeadlineExceeded: Error, Sendable {
 
 /// The collector's time limits, per connection (Documentation/Collector.md,
 /// "Limits"). Each is a flag of `arrival serve`.
-public struct ConnectionLimits: Sendable, Equatable {
+package struct ConnectionLimits: Sendable, Equatable {
     /// From a connection's start, or the end of its last response, to a
     /// request's complete head. Past it: 408 (or a silent close between
     /// keep-alive requests) and the connection closes.
-    public var headerTimeout: Duration = .seconds(10)
+    package var headerTimeout: Duration = .seconds(10)
     /// Longest pause between two parts of a request body.
-    public var bodyIdleTimeout: Duration = .seconds(15)
+    package var bodyIdleTimeout: Duration = .seconds(15)
     /// From a request's head to the end of its body.
-    public var uploadTimeout: Duration = .seconds(300)
+    package var uploadTimeout: Duration = .seconds(300)
     /// After SIGTERM, how long requests in flight may take before their
     /// connections are closed (those uploads were never acknowledged).
-    public var shutdownGrace: Duration = .seconds(5)
+    package var shutdownGrace: Duration = .seconds(5)
 
-    public init() {}
+    package init() {}
 }
 
 /// Enforces ``ConnectionLimits`` on one HTTP/1 connection, between

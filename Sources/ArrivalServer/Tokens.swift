@@ -8,7 +8,7 @@ import Crypto
 ///   may do nothing a stranger could misuse beyond adding device evidence.
 /// - `sender`: upload any kind of record, and ask about its uploads.
 /// - `read`: read reports, and ask about uploads.
-public enum Role: String, CaseIterable, Sendable {
+package enum Role: String, CaseIterable, Sendable {
     case device, sender, read
 
     /// Whether an upload made with this role may carry `apns` and `exchange` lines.
@@ -20,13 +20,13 @@ public enum Role: String, CaseIterable, Sendable {
 /// The collector's tokens. Only their SHA-256 digests are kept, and a
 /// presented token is compared with every one of them in full, so how long
 /// a check takes says nothing about which token, or how much of one, matched.
-public struct TokenTable: Sendable {
+package struct TokenTable: Sendable {
     private var entries: [(digest: [UInt8], role: Role)] = []
 
-    public init() {}
+    package init() {}
 
     /// Adds a token; an empty one is refused (it would match a bare `Bearer`).
-    public mutating func add(_ token: String, as role: Role) throws(TokenError) {
+    package mutating func add(_ token: String, as role: Role) throws(TokenError) {
         let token = token.trimmingASCIIWhitespace
         guard !token.isEmpty else { throw TokenError(message: "an empty \(role.rawValue) token") }
         guard token.utf8.count >= 16 else {
@@ -40,10 +40,10 @@ public struct TokenTable: Sendable {
         entries.append((digest, role))
     }
 
-    public var isEmpty: Bool { entries.isEmpty }
+    package var isEmpty: Bool { entries.isEmpty }
 
     /// How many tokens each role has.
-    public func count(of role: Role) -> Int { entries.filter { $0.role == role }.count }
+    package func count(of role: Role) -> Int { entries.filter { $0.role == role }.count }
 
     /// The role of a presented token, or nil for an unknown one.
     func role(of presented: Substring) -> Role? {
@@ -60,8 +60,8 @@ public struct TokenTable: Sendable {
     private static func digest(_ token: String) -> [UInt8] { Array(SHA256.hash(data: Array(token.utf8))) }
 }
 
-public struct TokenError: Error, Sendable {
-    public var message: String
+package struct TokenError: Error, Sendable {
+    package var message: String
 }
 
 extension String {

@@ -124,10 +124,10 @@ import Foundation
 /// are written before the next device starts; `apns` records stream into at
 /// most 25 open gzip writers. Memory therefore does not grow with the number
 /// of activities, which may go to hundreds of thousands.
-public struct FleetSimulator: Sendable {
-    public let config: SimulationConfig
+package struct FleetSimulator: Sendable {
+    package let config: SimulationConfig
 
-    public init(config: SimulationConfig) {
+    package init(config: SimulationConfig) {
         self.config = config
     }
 
@@ -139,7 +139,7 @@ public struct FleetSimulator: Sendable {
     /// `replacingExisting` is true, in which case those two subdirectories,
     /// and only those, are removed first. Leftovers of an earlier run with
     /// another seed would otherwise mix with the new fleet.
-    public func run(outputDirectory: String, replacingExisting: Bool = false) throws -> SimulationSummary {
+    package func run(outputDirectory: String, replacingExisting: Bool = false) throws -> SimulationSummary {
         guard config.activities >= 0 else { throw SimulationError.invalidActivityCount(config.activities) }
         guard let dayIndex = SimCalendar.parseDay(config.day) else { throw SimulationError.invalidDay(config.day) }
         guard !outputDirectory.isEmpty else { throw SimulationError.cannotCreate(outputDirectory) }

@@ -10,26 +10,26 @@ import ArrivalModel
 ///
 /// The initializer takes what names a fleet; ``faults`` and ``providers``
 /// keep their defaults (the normal fleet, `apns` records only) unless set.
-public struct SimulationConfig: Sendable, Equatable {
+package struct SimulationConfig: Sendable, Equatable {
     /// Number of Live Activities to simulate. Each produces about ten `apns`
     /// records on average (start, updates, retries, end). 200 gives a sample
     /// tree small enough to commit; 200,000 gives about two million `apns`
     /// records for load tests (Benchmarks/README.md has the exact counts;
     /// memory stays bounded: see ``FleetSimulator``).
-    public var activities: Int
+    package var activities: Int
     /// Seed of the simulator's own generator (SplitMix64).
-    public var seed: UInt64
+    package var seed: UInt64
     /// The simulated UTC day, `YYYY-MM-DD`. Every `sent_at` falls inside it.
-    public var day: String
+    package var day: String
     /// Regressions to inject (for testing diffs and gates). Default: none,
     /// the normal fleet.
-    public var faults = SimulationFaults()
+    package var faults = SimulationFaults()
     /// Senders that go through push providers: most activities' requests
     /// are logged as `exchange` lines with APNs, FCM HTTP v1 or Tencent
     /// Cloud Chat, the rest as `apns` records (see ``FleetSimulator``).
     /// Default: false, which writes only `apns` records (the golden fleets'
     /// bytes depend on it).
-    public var providers = false
+    package var providers = false
     /// The device's side of an activity's life (contract 3.0): users who
     /// dismiss activities (the app often learning of it only when next
     /// opened, hours later), apps that end activities while the sender goes
@@ -39,7 +39,7 @@ public struct SimulationConfig: Sendable, Equatable {
     /// its 410, and push-to-start activities that never appear or never get
     /// an update token (see ``FleetSimulator``). Default: false, which
     /// writes what the simulator always wrote, byte for byte.
-    public var lifecycle = false
+    package var lifecycle = false
     /// iOS 18 broadcast channels (contract 3.0): after the fleet above,
     /// channels per app (matches, a live blog, a transit line) whose
     /// broadcaster logs one broadcast per update, as `apns` records with a
@@ -47,11 +47,11 @@ public struct SimulationConfig: Sendable, Equatable {
     /// and subscriber activities on devices of their own that join while the
     /// event runs (see ``FleetSimulator``). Default: false, which writes
     /// what the simulator always wrote, byte for byte.
-    public var channels = false
+    package var channels = false
 
     /// `activities` Live Activities from `seed` on `day`, with the normal
     /// fleet's faults and `apns` records only.
-    public init(activities: Int = 200, seed: UInt64 = 1, day: String = "2026-11-21") {
+    package init(activities: Int = 200, seed: UInt64 = 1, day: String = "2026-11-21") {
         self.activities = activities
         self.seed = seed
         self.day = day
@@ -62,21 +62,21 @@ public struct SimulationConfig: Sendable, Equatable {
 /// `arrival gate` can be tried on a batch known to be worse. The defaults are
 /// the simulator's normal fleet: with them the output is byte-identical to a
 /// run without faults.
-public struct SimulationFaults: Sendable, Equatable {
+package struct SimulationFaults: Sendable, Equatable {
     /// Share of activities whose sender reuses or swaps `aps.timestamp`
     /// values (stale-timestamp drops). Normal: 0.08.
-    public var timestampBugShare: Double = 0.08
+    package var timestampBugShare: Double = 0.08
     /// Factor on each app's share of payloads over 4 KB (413s). Normal: 1.
-    public var oversizeScale: Double = 1
+    package var oversizeScale: Double = 1
     /// Factor on the rate at which the app reports `content_update`
     /// callbacks (below 1 loses more callbacks). Normal: 1.
-    public var contentCallbackScale: Double = 1
+    package var contentCallbackScale: Double = 1
 
     /// The normal fleet; ``inject(_:)`` makes it worse.
-    public init() {}
+    package init() {}
 
     /// The named regressions of `arrival simulate --inject`.
-    public enum Injection: String, CaseIterable, Sendable {
+    package enum Injection: String, CaseIterable, Sendable {
         /// Half of all activities get a sender with the timestamp bug.
         case staleTimestamps = "stale-timestamps"
         /// Ten times as many payloads over 4 KB.
@@ -85,7 +85,7 @@ public struct SimulationFaults: Sendable, Equatable {
         case lostCallbacks = "lost-callbacks"
     }
 
-    public mutating func inject(_ injection: Injection) {
+    package mutating func inject(_ injection: Injection) {
         switch injection {
         case .staleTimestamps: timestampBugShare = 0.5
         case .largePayloads: oversizeScale = 10
@@ -95,7 +95,7 @@ public struct SimulationFaults: Sendable, Equatable {
 }
 
 /// Why a simulation could not run.
-public enum SimulationError: Error, CustomStringConvertible, Sendable {
+package enum SimulationError: Error, CustomStringConvertible, Sendable {
     case invalidDay(String)
     case invalidActivityCount(Int)
     case outputNotEmpty(String)
@@ -103,64 +103,64 @@ public enum SimulationError: Error, CustomStringConvertible, Sendable {
     case cannotRead(String)
 
     /// The diagnostic's message (`SimulationError+Diagnostic.swift` words each case once).
-    public var description: String { diagnostic.message }
+    package var description: String { diagnostic.message }
 }
 
 /// What a simulation wrote: files, lines by kind, planted defects and the
 /// phenomena it simulated (intent counts; the report's outcome counts come
 /// from the contract's rules applied to the files, not from these).
-public struct SimulationSummary: Sendable, Equatable, CustomStringConvertible {
+package struct SimulationSummary: Sendable, Equatable, CustomStringConvertible {
     /// The output directory as given.
-    public var outputDirectory: String = ""
-    public var day: String = ""
-    public var seed: UInt64 = 0
-    public var activities: Int = 0
-    public var devices: Int = 0
+    package var outputDirectory: String = ""
+    package var day: String = ""
+    package var seed: UInt64 = 0
+    package var activities: Int = 0
+    package var devices: Int = 0
     /// Sender files, relative to the output directory, sorted.
-    public var senderFiles: [String] = []
+    package var senderFiles: [String] = []
     /// Number of device files (`widget-<pid>.jsonl`, `app-<pid>.jsonl`).
-    public var deviceFiles: Int = 0
+    package var deviceFiles: Int = 0
     /// `apns` records written to the hourly batches (copies not counted).
-    public var apnsRecords: Int = 0
+    package var apnsRecords: Int = 0
     /// `exchange` lines written to the hourly batches (copies not counted),
     /// by provider (`apns`, `fcm`, `tencent_chat`); empty without `--providers`.
-    public var exchangeRecords: [String: Int] = [:]
+    package var exchangeRecords: [String: Int] = [:]
     /// Valid `render` lines written (a torn last line is not counted here).
-    public var renderRecords: Int = 0
+    package var renderRecords: Int = 0
     /// Valid `callback` lines written (a torn last line is not counted here).
-    public var callbackRecords: Int = 0
+    package var callbackRecords: Int = 0
     /// `apns` records repeated in the overlapping re-export (record duplicates).
-    public var overlapRecords: Int = 0
+    package var overlapRecords: Int = 0
     /// Gzip members in the hourly batches (more members than files means
     /// some files are concatenated batches).
-    public var gzipMembers: Int = 0
+    package var gzipMembers: Int = 0
     /// Planted bad lines, by kind of defect (`not_json`, `json_array`, ...).
-    public var garbageLines: [String: Int] = [:]
+    package var garbageLines: [String: Int] = [:]
     /// Records cut mid-JSON at the end of a device file (no final newline).
-    public var tornLines: Int = 0
+    package var tornLines: Int = 0
     /// Blank lines planted in device files.
-    public var blankLines: Int = 0
+    package var blankLines: Int = 0
     /// Device files written with `\r\n` line ends.
-    public var crlfFiles: Int = 0
+    package var crlfFiles: Int = 0
     /// Broadcast lines (`apns` records with a `channel_id` and broadcast
     /// exchanges, copies not counted), on how many channels; zero without
     /// `--channels`. The broadcast records are also among ``apnsRecords``
     /// and the exchanges among ``exchangeRecords``.
-    public var broadcastLines: Int = 0
-    public var channels: Int = 0
+    package var broadcastLines: Int = 0
+    package var channels: Int = 0
     /// Simulated phenomena and how often each was set in motion.
-    public var phenomena: [String: Int] = [:]
+    package var phenomena: [String: Int] = [:]
     /// Bytes written (all files, copies included).
-    public var bytesWritten: Int64 = 0
+    package var bytesWritten: Int64 = 0
 
-    public init() {}
+    package init() {}
 
     /// Total planted garbage lines.
-    public var totalGarbageLines: Int {
+    package var totalGarbageLines: Int {
         garbageLines.values.reduce(0, +)
     }
 
-    public var description: String {
+    package var description: String {
         var lines: [String] = []
         lines.append(
             "simulated \(activities) activities on \(devices) devices for \(day) (seed \(seed)) into \(outputDirectory)"

@@ -1,8 +1,8 @@
-public import ArrivalBeacons
+package import ArrivalBeacons
 public import ArrivalModel
 
 extension SimulationError: DiagnosticConvertible {
-    public var diagnostic: Diagnostic {
+    package var diagnostic: Diagnostic {
         switch self {
         case .invalidDay(let day):
             Diagnostic(
@@ -31,7 +31,7 @@ extension SimulationError: DiagnosticConvertible {
 
 // The simulator writes its batches with the pipeline's one gzip writer.
 extension GzipWriter.Failure: DiagnosticConvertible {
-    public var diagnostic: Diagnostic {
+    package var diagnostic: Diagnostic {
         switch self {
         case .cannotCreate(let path):
             Diagnostic(

@@ -1,4 +1,4 @@
-public import ArgumentParser
+import ArgumentParser
 import ArrivalAnalysis
 import ArrivalCompare
 import ArrivalIngest

@@ -1,18 +1,18 @@
 import ArrivalAnalysis
-public import ArrivalIngest
-public import ArrivalModel
+package import ArrivalIngest
+package import ArrivalModel
 import ArrivalStore
-public import Foundation
+package import Foundation
 
 // Helpers every test target shares. Fixtures stay with each test target
 // (their bundles differ); everything else is here, once.
 
 /// The package's root folder (for SampleData/, Dashboards/ and golden files).
-public let packageRoot = URL(fileURLWithPath: #filePath)
+package let packageRoot = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
 /// A fresh directory under the system temporary directory, removed by the caller.
-public func makeTemporaryDirectory() throws -> URL {
+package func makeTemporaryDirectory() throws -> URL {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("arrival-tests-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url
@@ -20,7 +20,7 @@ public func makeTemporaryDirectory() throws -> URL {
 
 /// Ingests `paths` into a new store in a temporary directory with the real
 /// pipeline and returns the report of `window`, with the ingest summary.
-public func ingestAndReport(_ paths: [String], window: ReportWindow? = nil) throws -> (Report, IngestSummary) {
+package func ingestAndReport(_ paths: [String], window: ReportWindow? = nil) throws -> (Report, IngestSummary) {
     let directory = try makeTemporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     let store = try Store(path: directory.appendingPathComponent("test.sqlite").path)
@@ -29,7 +29,7 @@ public func ingestAndReport(_ paths: [String], window: ReportWindow? = nil) thro
 }
 
 /// Where SwiftPM put the built executables (next to the test bundle).
-public func builtProduct(_ name: String) throws -> URL {
+package func builtProduct(_ name: String) throws -> URL {
     var candidates: [URL] = [Bundle.main.bundleURL.deletingLastPathComponent()]
     if let executable = Bundle.main.executableURL { candidates.append(executable.deletingLastPathComponent()) }
     candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
@@ -44,7 +44,7 @@ public func builtProduct(_ name: String) throws -> URL {
 /// directory: a checkout is often called like the product it builds
 /// (`git clone …/arrival.git` makes `arrival/`), and a directory's search
 /// permission reads as "executable".
-public func findExecutable(named name: String, near directories: [URL]) -> URL? {
+package func findExecutable(named name: String, near directories: [URL]) -> URL? {
     for directory in directories {
         var url = directory.standardizedFileURL
         for _ in 0..<4 {
@@ -63,7 +63,7 @@ public func findExecutable(named name: String, near directories: [URL]) -> URL? 
 
 /// Runs a built executable to its end; returns its exit status and output.
 @discardableResult
-public func run(_ product: String, _ arguments: [String], stdin: Data? = nil) throws -> (
+package func run(_ product: String, _ arguments: [String], stdin: Data? = nil) throws -> (
     status: Int32, stdout: String, stderr: String
 ) {
     let process = Process()

@@ -1,10 +1,10 @@
-public import ArrivalModel
+package import ArrivalModel
 
 extension ComparisonError: DiagnosticConvertible {
     /// A side of `diff` or `gate` that cannot be read is bad input: the
     /// command line exits 2 on it (a CI step tells "could not run" from
     /// "got worse").
-    public var diagnostic: Diagnostic {
+    package var diagnostic: Diagnostic {
         switch self {
         case .notFound(let path):
             Diagnostic(
@@ -41,14 +41,14 @@ extension ComparisonError: DiagnosticConvertible {
 }
 
 extension ReportDecodingError: DiagnosticConvertible {
-    public var diagnostic: Diagnostic {
+    package var diagnostic: Diagnostic {
         Diagnostic(.input, "not a report JSON: \(description)", hint: "make it with 'arrival report --format json'.")
     }
 }
 
 extension GateConfigError: DiagnosticConvertible {
     /// A rule or rule file that cannot be used is bad usage.
-    public var diagnostic: Diagnostic {
+    package var diagnostic: Diagnostic {
         Diagnostic(.usage, message, hint: hint, location: location)
     }
 }

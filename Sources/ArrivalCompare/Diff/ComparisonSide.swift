@@ -1,13 +1,13 @@
 import ArrivalAnalysis
-public import ArrivalIngest
-public import ArrivalModel
+package import ArrivalIngest
+package import ArrivalModel
 import ArrivalRendering
 import ArrivalStore
 import Foundation
 
 /// Why a side of `diff` or `gate` could not be read. Each message names the
 /// path and says what to do; the command line exits 2 on these.
-public enum ComparisonError: Error, CustomStringConvertible, Sendable {
+package enum ComparisonError: Error, CustomStringConvertible, Sendable {
     case notFound(String)
     case unreadable(String, reason: String)
     case notAReport(String, reason: String)
@@ -15,7 +15,7 @@ public enum ComparisonError: Error, CustomStringConvertible, Sendable {
     case windowOnReportJSON(String)
     case noDetail(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .notFound(let path):
             "'\(path)' does not exist. Give a batch file (.jsonl or .jsonl.gz), a directory of batches, an arrival store (.sqlite) or a report JSON."
@@ -39,19 +39,19 @@ public enum ComparisonError: Error, CustomStringConvertible, Sendable {
 ///
 /// Batches are ingested into a temporary store that is deleted with the
 /// side; the user's own store is opened read-only and never written.
-public final class ComparisonSide {
-    public enum Source: String, Sendable {
+package final class ComparisonSide {
+    package enum Source: String, Sendable {
         case batches, store
         case reportJSON = "report-json"
     }
 
-    public let path: String
-    public let source: Source
-    public let report: Report
+    package let path: String
+    package let source: Source
+    package let report: Report
     /// Per-activity sums of each rate; nil for a report JSON.
-    public let samples: ActivitySamples?
+    package let samples: ActivitySamples?
     /// What ingesting the batches found; nil for a store or report JSON.
-    public let ingestSummary: IngestSummary?
+    package let ingestSummary: IngestSummary?
     /// The store the report came from (temporary for batches), for record diffs.
     let store: Store?
     let analysis: DeliveryAnalysis?
@@ -78,7 +78,7 @@ public final class ComparisonSide {
     /// What kind of input `path` is: an SQLite file by its header, a report
     /// JSON by its `schema`, anything else (gzip, JSON Lines, a directory)
     /// batches.
-    public static func classify(_ path: String) throws(ComparisonError) -> Source {
+    package static func classify(_ path: String) throws(ComparisonError) -> Source {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { throw .notFound(path) }
         if isDirectory.boolValue { return .batches }
@@ -100,7 +100,7 @@ public final class ComparisonSide {
     /// Reads `path` into a side. `window` limits a store or batches to a
     /// window of `sent_at`; `detail` keeps the store and analysis for a
     /// record-level diff.
-    public static func load(
+    package static func load(
         _ path: String, window: ReportWindow?, detail: Bool = false
     ) throws(ComparisonError) -> ComparisonSide {
         let source = try classify(path)
@@ -193,7 +193,7 @@ public final class ComparisonSide {
 extension ComparisonSide {
     /// Loads two sides at once, each on its own thread: ingesting a batch
     /// is mostly one core's work, so two sides take about the time of one.
-    public static func loadPair(
+    package static func loadPair(
         _ a: String, _ b: String, window: ReportWindow?, detail: Bool = false
     ) throws(ComparisonError) -> (ComparisonSide, ComparisonSide) {
         let boxA = LoadBox()

@@ -13,61 +13,61 @@ import ArrivalStore
 /// a retry logs several records under it; those are paired in `sent_at`
 /// order, and the unpaired rest counts as only-in-A or only-in-B. Updates are
 /// matched by `(activity_id, seq)` and compared within each side's window.
-public struct RecordDiff: Sendable {
-    public struct ApnsRecord: Sendable, Equatable {
-        public var apnsID: String
-        public var sentAt: Int64
-        public var status: Int64
-        public var reason: String?
-        public var activityID: String?
-        public var seq: Int64?
+package struct RecordDiff: Sendable {
+    package struct ApnsRecord: Sendable, Equatable {
+        package var apnsID: String
+        package var sentAt: Int64
+        package var status: Int64
+        package var reason: String?
+        package var activityID: String?
+        package var seq: Int64?
     }
 
-    public struct ApnsChange: Sendable, Equatable {
-        public var a: ApnsRecord
-        public var b: ApnsRecord
+    package struct ApnsChange: Sendable, Equatable {
+        package var a: ApnsRecord
+        package var b: ApnsRecord
     }
 
-    public struct UpdateChange: Sendable, Equatable {
-        public var activityID: String
-        public var seq: Int64
+    package struct UpdateChange: Sendable, Equatable {
+        package var activityID: String
+        package var seq: Int64
         /// The outcome on each side; `not_accepted` for an update APNs never
         /// accepted; nil when the side has no such update.
-        public var a: String?
-        public var b: String?
+        package var a: String?
+        package var b: String?
     }
 
     /// Things matched across the sides: how many are the same on both,
     /// matched but different, and on one side only.
-    public struct Tally: Sendable, Equatable {
-        public var same = 0
-        public var changed = 0
-        public var onlyInA = 0
-        public var onlyInB = 0
+    package struct Tally: Sendable, Equatable {
+        package var same = 0
+        package var changed = 0
+        package var onlyInA = 0
+        package var onlyInB = 0
 
         /// Everything that is not the same on both sides.
-        public var differences: Int { changed + onlyInA + onlyInB }
+        package var differences: Int { changed + onlyInA + onlyInB }
     }
 
-    public var limit: Int
+    package var limit: Int
     /// `apns` records by `apns_id`; changed: answered differently.
-    public var apns = Tally()
+    package var apns = Tally()
     /// Updates by (activity_id, seq); changed: a different outcome.
-    public var updates = Tally()
+    package var updates = Tally()
     /// "rendered → lost" and its count, for every pair of outcomes seen.
-    public var transitions: [String: Int] = [:]
+    package var transitions: [String: Int] = [:]
     /// The first ``limit`` rows of each kind, in `apns_id` / update order.
-    public var apnsOnlyInARows: [ApnsRecord] = []
-    public var apnsOnlyInBRows: [ApnsRecord] = []
-    public var apnsChangedRows: [ApnsChange] = []
-    public var updateRows: [UpdateChange] = []
+    package var apnsOnlyInARows: [ApnsRecord] = []
+    package var apnsOnlyInBRows: [ApnsRecord] = []
+    package var apnsChangedRows: [ApnsChange] = []
+    package var updateRows: [UpdateChange] = []
 
-    public var isEmpty: Bool {
+    package var isEmpty: Bool {
         apns.differences == 0 && updates.differences == 0
     }
 
     /// Compares the records of two sides read with `detail: true`.
-    public init(_ a: ComparisonSide, _ b: ComparisonSide, limit: Int = 20) throws(ComparisonError) {
+    package init(_ a: ComparisonSide, _ b: ComparisonSide, limit: Int = 20) throws(ComparisonError) {
         self.limit = limit
         guard let storeA = a.store else { throw .noDetail(a.path) }
         guard let storeB = b.store else { throw .noDetail(b.path) }

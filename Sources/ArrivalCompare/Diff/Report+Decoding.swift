@@ -1,13 +1,13 @@
 import ArrivalAnalysis
 import ArrivalIngest
-public import ArrivalModel
+package import ArrivalModel
 import ArrivalRendering
 import ArrivalStore
-public import Foundation
+package import Foundation
 
 /// Why a report JSON could not be read back.
-public struct ReportDecodingError: Error, CustomStringConvertible, Sendable {
-    public var description: String
+package struct ReportDecodingError: Error, CustomStringConvertible, Sendable {
+    package var description: String
 }
 
 extension Report {
@@ -15,7 +15,7 @@ extension Report {
     /// section 5), so a saved report can be one side of `diff` or `gate`.
     /// Every field of the contract must be present with its type; rates
     /// are recomputed from the counts rather than trusted.
-    public init(jsonData data: Data) throws(ReportDecodingError) {
+    package init(jsonData data: Data) throws(ReportDecodingError) {
         let root: [String: Any]
         do {
             guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {

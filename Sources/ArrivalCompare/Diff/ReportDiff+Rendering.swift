@@ -10,7 +10,7 @@ extension ReportDiff {
 
     /// Aligned columns for a terminal; `color` adds ANSI colours (worse in
     /// red, better in green, noise dimmed).
-    public func text(color: Bool) -> String {
+    package func text(color: Bool) -> String {
         var out: [String] = []
         let bold: (String) -> String = { color ? ANSIColor.bold.wrap($0) : $0 }
         out.append(bold("arrival diff") + "  A = \(describe(a))")
@@ -106,7 +106,7 @@ extension ReportDiff {
 
     /// A summary that pastes into a pull request: the verdicts first, then
     /// every metric in a table.
-    public func markdownText() -> String {
+    package func markdownText() -> String {
         var out: [String] = []
         out.append("### arrival diff")
         out.append("")
@@ -170,7 +170,7 @@ extension ReportDiff {
 
     /// A stable object for tools: keys in a fixed order, metrics in report
     /// order, numbers at full precision.
-    public func jsonText() -> String { JSONWriter.document(self) }
+    package func jsonText() -> String { JSONWriter.document(self) }
 
     // MARK: - Formatting
 

@@ -1,15 +1,15 @@
 import ArrivalAnalysis
 import ArrivalIngest
-public import ArrivalModel
+package import ArrivalModel
 import ArrivalRendering
 import ArrivalStore
 
 /// Two reports side by side: every metric with its change and whether the
 /// change is more than noise, the APNs reasons and outcomes that moved, and
 /// the breakdown rows that moved most. B is the newer side ("after").
-public struct ReportDiff: Sendable {
+package struct ReportDiff: Sendable {
     /// How a change reads.
-    public enum Verdict: String, Sendable {
+    package enum Verdict: String, Sendable {
         case unchanged
         /// A significant change in the good direction.
         case better
@@ -26,41 +26,41 @@ public struct ReportDiff: Sendable {
         case absent
     }
 
-    public struct MetricChange: Sendable {
-        public var metric: Metric
-        public var a: Double?
-        public var b: Double?
-        public var sampleA: Int
-        public var sampleB: Int
-        public var significance: Significance?
-        public var verdict: Verdict
+    package struct MetricChange: Sendable {
+        package var metric: Metric
+        package var a: Double?
+        package var b: Double?
+        package var sampleA: Int
+        package var sampleB: Int
+        package var significance: Significance?
+        package var verdict: Verdict
         /// Whether each side's report has the figure (``Metric/isPresent(in:)``).
-        public var presentA = true
-        public var presentB = true
+        package var presentA = true
+        package var presentB = true
 
-        public var absolute: Double? {
+        package var absolute: Double? {
             guard let a, let b else { return nil }
             return b - a
         }
 
         /// (B − A) / |A|; nil when A is 0 or undefined.
-        public var relative: Double? {
+        package var relative: Double? {
             guard let a, let b, a != 0 else { return nil }
             return (b - a) / abs(a)
         }
     }
 
     /// A keyed count on both sides (APNs reasons, outcomes).
-    public struct CountChange: Sendable, Equatable {
-        public enum Status: String, Sendable {
+    package struct CountChange: Sendable, Equatable {
+        package enum Status: String, Sendable {
             case appeared, vanished, moved, unchanged
         }
 
-        public var key: String
-        public var a: Int
-        public var b: Int
+        package var key: String
+        package var a: Int
+        package var b: Int
 
-        public var status: Status {
+        package var status: Status {
             if a == b { return .unchanged }
             if a == 0 { return .appeared }
             if b == 0 { return .vanished }
@@ -69,61 +69,61 @@ public struct ReportDiff: Sendable {
     }
 
     /// One breakdown row's arrival rate on both sides.
-    public struct BreakdownChange: Sendable {
-        public var dimension: String
-        public var key: String
-        public var a: UpdateCounts
-        public var b: UpdateCounts
+    package struct BreakdownChange: Sendable {
+        package var dimension: String
+        package var key: String
+        package var a: UpdateCounts
+        package var b: UpdateCounts
         /// Binomial test of the arrival-rate change (per-row activity sums
         /// are not kept).
-        public var significance: Significance?
+        package var significance: Significance?
 
-        public var change: Double? {
+        package var change: Double? {
             guard let ra = a.arrivalRate, let rb = b.arrivalRate else { return nil }
             return rb - ra
         }
     }
 
-    public struct Side: Sendable {
-        public var path: String
-        public var source: ComparisonSide.Source
-        public var window: ReportWindow?
+    package struct Side: Sendable {
+        package var path: String
+        package var source: ComparisonSide.Source
+        package var window: ReportWindow?
 
-        public init(path: String, source: ComparisonSide.Source, window: ReportWindow?) {
+        package init(path: String, source: ComparisonSide.Source, window: ReportWindow?) {
             self.path = path
             self.source = source
             self.window = window
         }
     }
 
-    public var a: Side
-    public var b: Side
-    public var confidence: Double
-    public var metrics: [MetricChange]
-    public var reasons: [CountChange]
-    public var outcomes: [CountChange]
+    package var a: Side
+    package var b: Side
+    package var confidence: Double
+    package var metrics: [MetricChange]
+    package var reasons: [CountChange]
+    package var outcomes: [CountChange]
     /// The rows whose arrival rate moved most, at most ``breakdownLimit``.
-    public var breakdowns: [BreakdownChange]
-    public var records: RecordDiff?
+    package var breakdowns: [BreakdownChange]
+    package var records: RecordDiff?
     /// Rendered and deliverable updates on each side: a rate of 0 % with no
     /// render at all says "no beacons", not "nothing arrived" (``notes``).
-    public var rendered: (a: Int, b: Int) = (0, 0)
-    public var deliverable: (a: Int, b: Int) = (0, 0)
+    package var rendered: (a: Int, b: Int) = (0, 0)
+    package var deliverable: (a: Int, b: Int) = (0, 0)
     /// Each side's report schema (1, or 2 for contract 3.0).
-    public var schemas: (a: Int, b: Int) = (1, 1)
+    package var schemas: (a: Int, b: Int) = (1, 1)
 
     /// Rows need this many deliverable updates on both sides to be ranked.
-    public static let breakdownMinimum = 30
-    public static let breakdownLimit = 10
+    package static let breakdownMinimum = 30
+    package static let breakdownLimit = 10
 
-    public init(_ sideA: ComparisonSide, _ sideB: ComparisonSide, confidence: Double = 0.95) {
+    package init(_ sideA: ComparisonSide, _ sideB: ComparisonSide, confidence: Double = 0.95) {
         self.init(
             a: sideA.report, samplesA: sideA.samples, b: sideB.report, samplesB: sideB.samples, confidence: confidence,
             sideA: Side(path: sideA.path, source: sideA.source, window: sideA.report.window),
             sideB: Side(path: sideB.path, source: sideB.source, window: sideB.report.window))
     }
 
-    public init(
+    package init(
         a reportA: Report, samplesA: ActivitySamples?, b reportB: Report, samplesB: ActivitySamples?,
         confidence: Double = 0.95, sideA: Side, sideB: Side
     ) {
@@ -226,7 +226,7 @@ public struct ReportDiff: Sendable {
     }
 
     /// Whether nothing at all differs (every metric, reason and outcome).
-    public var isEmpty: Bool {
+    package var isEmpty: Bool {
         metrics.allSatisfy { $0.verdict == .unchanged } && reasons.allSatisfy { $0.status == .unchanged }
             && breakdowns.isEmpty && (records?.isEmpty ?? true)
     }
@@ -236,7 +236,7 @@ extension ReportDiff {
     /// What a reader must know before trusting the rates: a side whose
     /// deliverable updates have not one render has no render beacons (a
     /// sender-only batch), so its arrival rates are 0 % by construction.
-    public var notes: [String] {
+    package var notes: [String] {
         var notes: [String] = []
         if schemas.a != schemas.b {
             let older = schemas.a < schemas.b ? "A" : "B"

@@ -11,9 +11,9 @@ import ArrivalStore
 #endif
 
 /// Whether the change of a rate between two sides is more than noise.
-public struct Significance: Sendable, Equatable {
+package struct Significance: Sendable, Equatable {
     /// How the variance of each side was estimated.
-    public enum Method: String, Sendable {
+    package enum Method: String, Sendable {
         /// Activities as the sampling unit (both sides came from records).
         case activityClusters = "activity-clusters"
         /// Each update or request as an independent trial (a side was a
@@ -21,16 +21,16 @@ public struct Significance: Sendable, Equatable {
         case binomial
     }
 
-    public var method: Method
-    public var confidence: Double
+    package var method: Method
+    package var confidence: Double
     /// (B − A) / standard error of the difference.
-    public var z: Double
+    package var z: Double
     /// Two-sided p-value.
-    public var pValue: Double
+    package var pValue: Double
     /// Half-width of the confidence interval of B − A.
-    public var margin: Double
+    package var margin: Double
 
-    public var isSignificant: Bool { pValue < 1 - confidence }
+    package var isSignificant: Bool { pValue < 1 - confidence }
 
     /// The two-proportion z-test of `b − a`, with cluster-robust variances
     /// when both sides have them, else binomial ones.
@@ -68,7 +68,7 @@ public struct Significance: Sendable, Equatable {
 
 /// The standard normal quantile (inverse CDF), by Acklam's rational
 /// approximation refined with one Halley step (relative error below 1e-12).
-public func normalQuantile(_ p: Double) -> Double {
+package func normalQuantile(_ p: Double) -> Double {
     guard p > 0 else { return -.infinity }
     guard p < 1 else { return .infinity }
     let a = [

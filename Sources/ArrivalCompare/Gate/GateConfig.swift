@@ -11,17 +11,17 @@ import Yams
 /// A rule flag replaces the config's rule on the same metric and check;
 /// with neither a config nor rule flags, ``defaultRules(withBaseline:)``
 /// applies.
-public struct GateConfig: Sendable, Equatable {
-    public var rules: [GateRule]
+package struct GateConfig: Sendable, Equatable {
+    package var rules: [GateRule]
     /// Confidence of the significance tests.
-    public var confidence: Double
+    package var confidence: Double
     /// The minimum sample of rules that name none.
-    public var minSample: Int
+    package var minSample: Int
 
-    public static let defaultConfidence = 0.95
-    public static let defaultMinSample = 100
+    package static let defaultConfidence = 0.95
+    package static let defaultMinSample = 100
 
-    public init(rules: [GateRule], confidence: Double = defaultConfidence, minSample: Int = defaultMinSample) {
+    package init(rules: [GateRule], confidence: Double = defaultConfidence, minSample: Int = defaultMinSample) {
         self.rules = rules
         self.confidence = confidence
         self.minSample = minSample
@@ -32,7 +32,7 @@ public struct GateConfig: Sendable, Equatable {
     /// share of requests and callback loss may not rise, by more than one
     /// percentage point where the change is also significant. Without one:
     /// no oversize failures and an arrival rate of at least 95%.
-    public static func defaultRules(withBaseline: Bool) -> [GateRule] {
+    package static func defaultRules(withBaseline: Bool) -> [GateRule] {
         func rule(_ id: String, _ check: GateRule.Check) -> GateRule {
             // The ids are the catalogue's own; a typo here is caught by the tests.
             GateRule(metric: Metric.named(id) ?? Metric.all[0], check: check)
@@ -53,7 +53,7 @@ public struct GateConfig: Sendable, Equatable {
     }
 
     /// Flags over the config file over the defaults.
-    public static func resolve(
+    package static func resolve(
         configText: String?, configPath: String?, ruleFlags: [String], confidence: Double?, minSample: Int?,
         withBaseline: Bool
     ) throws(GateConfigError) -> GateConfig {
@@ -82,7 +82,7 @@ public struct GateConfig: Sendable, Equatable {
     /// given: they would pass without being checked. `allowMissing` (the
     /// `--allow-no-baseline` flag) skips them instead; they are then listed
     /// as not checked.
-    public func checkBaseline(given: Bool, allowMissing: Bool) throws(GateConfigError) {
+    package func checkBaseline(given: Bool, allowMissing: Bool) throws(GateConfigError) {
         guard !given, !allowMissing else { return }
         let regressions = rules.filter(\.check.needsBaseline)
         guard !regressions.isEmpty else { return }
@@ -109,7 +109,7 @@ public struct GateConfig: Sendable, Equatable {
     ///     significant: true
     ///     min_sample: 1000
     /// ```
-    public static func parse(yaml text: String, path: String) throws(GateConfigError) -> GateConfig {
+    package static func parse(yaml text: String, path: String) throws(GateConfigError) -> GateConfig {
         func fail(_ node: Node?, _ why: String, hint: String = "see the sample gate.yml in the arrival repository.")
             -> GateConfigError
         {

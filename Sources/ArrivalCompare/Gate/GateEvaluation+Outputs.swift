@@ -10,7 +10,7 @@ extension GateEvaluation {
 
     /// The human summary: one line per rule (verdict, rule, expected,
     /// actual), why, and the overall verdict last.
-    public func text(color: Bool) -> String {
+    package func text(color: Bool) -> String {
         var out: [String] = []
         out.append("arrival gate: current \(current)" + (baseline.map { ", baseline \($0)" } ?? ", no baseline"))
         var table = TextTable(
@@ -38,7 +38,7 @@ extension GateEvaluation {
 
     // MARK: - JSON
 
-    public func jsonText() -> String { JSONWriter.document(self) }
+    package func jsonText() -> String { JSONWriter.document(self) }
 
     // MARK: - JUnit
 
@@ -48,7 +48,7 @@ extension GateEvaluation {
     /// schema requires, so Jenkins, GitLab, Buildkite and GitHub reporters
     /// all read it. `timestamp` is the caller's (UTC, no zone, as the
     /// schema wants).
-    public func junitXML(timestamp: String, hostname: String) -> String {
+    package func junitXML(timestamp: String, hostname: String) -> String {
         let tests = results.count
         let skipped = warnings
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -99,7 +99,7 @@ extension GateEvaluation {
 
     /// Workflow commands: an `::error` per failed rule and a `::warning`
     /// per rule that warned, which GitHub shows on the run and the PR.
-    public func githubAnnotations() -> String {
+    package func githubAnnotations() -> String {
         var lines: [String] = []
         for result in results where result.verdict != .pass {
             let command = result.verdict == .fail ? "error" : "warning"
@@ -111,7 +111,7 @@ extension GateEvaluation {
     }
 
     /// The markdown job summary for `$GITHUB_STEP_SUMMARY`.
-    public func markdownSummary() -> String {
+    package func markdownSummary() -> String {
         var out: [String] = []
         out.append("### arrival gate: \(passed ? "✅ passed" : "❌ failed")")
         out.append("")

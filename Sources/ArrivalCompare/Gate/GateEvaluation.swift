@@ -1,44 +1,44 @@
 import ArrivalAnalysis
 import ArrivalIngest
-public import ArrivalModel
+package import ArrivalModel
 import ArrivalRendering
 import ArrivalStore
 
 /// What `arrival gate` decided, rule by rule.
-public struct GateEvaluation: Sendable {
-    public enum Verdict: String, Sendable {
+package struct GateEvaluation: Sendable {
+    package enum Verdict: String, Sendable {
         case pass, fail, warn
     }
 
-    public struct Result: Sendable {
-        public var rule: GateRule
-        public var verdict: Verdict
+    package struct Result: Sendable {
+        package var rule: GateRule
+        package var verdict: Verdict
         /// What the rule asks, e.g. `≥ 95%` or `drop ≤ 1 pt`.
-        public var expected: String
+        package var expected: String
         /// What was measured, e.g. `93.10% (2,431 of 2,611)`.
-        public var actual: String
+        package var actual: String
         /// Why the verdict, in one sentence.
-        public var detail: String
+        package var detail: String
     }
 
-    public var current: String
-    public var baseline: String?
-    public var confidence: Double
-    public var results: [Result]
+    package var current: String
+    package var baseline: String?
+    package var confidence: Double
+    package var results: [Result]
 
-    public var failures: Int { results.filter { $0.verdict == .fail }.count }
-    public var warnings: Int { results.filter { $0.verdict == .warn }.count }
-    public var passed: Bool { failures == 0 }
+    package var failures: Int { results.filter { $0.verdict == .fail }.count }
+    package var warnings: Int { results.filter { $0.verdict == .warn }.count }
+    package var passed: Bool { failures == 0 }
 
     /// Applies `config` to the current side and, for regression rules, the
     /// baseline.
-    public init(config: GateConfig, current: ComparisonSide, baseline: ComparisonSide?) {
+    package init(config: GateConfig, current: ComparisonSide, baseline: ComparisonSide?) {
         self.init(
             config: config, current: current.report, currentSamples: current.samples, currentPath: current.path,
             baseline: baseline?.report, baselineSamples: baseline?.samples, baselinePath: baseline?.path)
     }
 
-    public init(
+    package init(
         config: GateConfig, current: Report, currentSamples: ActivitySamples?, currentPath: String,
         baseline: Report?, baselineSamples: ActivitySamples?, baselinePath: String?
     ) {

@@ -1,13 +1,13 @@
 import ArrivalAnalysis
 import ArrivalIngest
-public import ArrivalModel
+package import ArrivalModel
 import ArrivalRendering
 import ArrivalStore
 
 /// One rule of `arrival gate`: a floor or ceiling on the current side, or a
 /// limit on how far a metric may move against the baseline.
-public struct GateRule: Sendable, Equatable, CustomStringConvertible {
-    public enum Check: Sendable, Equatable {
+package struct GateRule: Sendable, Equatable, CustomStringConvertible {
+    package enum Check: Sendable, Equatable {
         /// The current value is at least this (a rate as a fraction: 0.95).
         case atLeast(Double)
         /// The current value is at most this.
@@ -34,7 +34,7 @@ public struct GateRule: Sendable, Equatable, CustomStringConvertible {
             }
         }
 
-        public var needsBaseline: Bool {
+        package var needsBaseline: Bool {
             switch self {
             case .atLeast, .atMost: false
             case .maxDrop, .maxRise: true
@@ -42,16 +42,16 @@ public struct GateRule: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public var metric: Metric
-    public var check: Check
+    package var metric: Metric
+    package var check: Check
     /// For a regression rule on a rate: fail only when the change is also
     /// significant at the gate's confidence.
-    public var significant: Bool
+    package var significant: Bool
     /// Below this sample (see ``Metric/sampleSize(in:)``; both sides for a
     /// regression) a failing rule warns instead.
-    public var minSample: Int?
+    package var minSample: Int?
 
-    public init(metric: Metric, check: Check, significant: Bool = true, minSample: Int? = nil) {
+    package init(metric: Metric, check: Check, significant: Bool = true, minSample: Int? = nil) {
         self.metric = metric
         self.check = check
         self.significant = significant
@@ -59,10 +59,10 @@ public struct GateRule: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// A flag's rule replaces the config's rule with the same key.
-    public var key: String { metric.id + " " + check.name }
+    package var key: String { metric.id + " " + check.name }
 
     /// `updates.arrival_rate ≥ 95%`, `updates.arrival_rate drop ≤ 1 pt`.
-    public var description: String {
+    package var description: String {
         let unit = metric.kind == .rate ? " pt" : metric.kind == .milliseconds ? " ms" : ""
         switch check {
         case .atLeast(let x): return "\(metric.id) ≥ \(Self.format(x, metric))"
@@ -95,7 +95,7 @@ public struct GateRule: Sendable, Equatable, CustomStringConvertible {
     /// `METRIC rise <= X`, optionally followed by `min_sample=N` and
     /// `significant=false`. Rates take `0.95` or `95%`; drops and rises of
     /// rates are in points (`1` or `1pt`).
-    public static func parse(_ text: String) throws(GateConfigError) -> GateRule {
+    package static func parse(_ text: String) throws(GateConfigError) -> GateRule {
         let words = text.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
         func fail(
             _ why: String,
@@ -180,22 +180,22 @@ public struct GateRule: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// A rule set or rule flag that cannot be used, with where and why.
-public struct GateConfigError: Error, CustomStringConvertible, Sendable {
+package struct GateConfigError: Error, CustomStringConvertible, Sendable {
     /// What is wrong.
-    public var message: String
+    package var message: String
     /// What to write instead.
-    public var hint: String
+    package var hint: String
     /// The rule file and line, for a rule from a file.
-    public var location: Diagnostic.Location?
+    package var location: Diagnostic.Location?
 
-    public init(_ message: String, hint: String, location: Diagnostic.Location? = nil) {
+    package init(_ message: String, hint: String, location: Diagnostic.Location? = nil) {
         self.message = message
         self.hint = hint
         self.location = location
     }
 
     /// `gate.yml:14: why. What to do.`
-    public var description: String {
+    package var description: String {
         (location.map { "\($0): " } ?? "") + message + ". " + hint.prefix(1).uppercased() + hint.dropFirst()
     }
 }

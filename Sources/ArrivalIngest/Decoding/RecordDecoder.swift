@@ -1,4 +1,4 @@
-public import ArrivalModel
+package import ArrivalModel
 import ArrivalStore
 
 /// Turns one line of bytes into a record or the ``MalformedCause`` that
@@ -7,18 +7,18 @@ import ArrivalStore
 /// The ingest appends records straight into a ``RowBatch``
 /// (``decode(_:line:into:)``); ``decode(_:)`` gives a ``Record`` value and
 /// goes through the same checks.
-public struct RecordDecoder {
+package struct RecordDecoder {
     private var scanner = JSONLineScanner()
     private var scratch = RowBatch(capacity: 1)
     private let exchanges = ExchangeDeriver()
     /// Which field made the last malformed line malformed, and why
     /// (`sent_at: expected an RFC 3339 string, got 1795248000`); nil for a
     /// cause that concerns the whole line (`invalid_json`, `not_an_object`).
-    public private(set) var lastProblem: String?
+    package private(set) var lastProblem: String?
 
-    public init() {}
+    package init() {}
 
-    public enum Outcome: Equatable {
+    package enum Outcome: Equatable {
         case record(Record)
         /// Empty, or only spaces, tabs and carriage returns: skipped, not counted.
         case blank
@@ -32,7 +32,7 @@ public struct RecordDecoder {
         case malformed(MalformedCause)
     }
 
-    public mutating func decode(_ line: UnsafeBufferPointer<UInt8>) -> Outcome {
+    package mutating func decode(_ line: UnsafeBufferPointer<UInt8>) -> Outcome {
         var batch = scratch
         scratch = RowBatch()  // keeps `batch` the only owner of its buffers
         defer { scratch = batch }
@@ -44,7 +44,7 @@ public struct RecordDecoder {
         }
     }
 
-    public mutating func decode(_ line: String) -> Outcome {
+    package mutating func decode(_ line: String) -> Outcome {
         var copy = line
         return copy.withUTF8 { decode($0) }
     }

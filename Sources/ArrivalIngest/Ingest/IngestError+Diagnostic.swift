@@ -1,7 +1,7 @@
-public import ArrivalModel
+package import ArrivalModel
 
 extension InputError: DiagnosticConvertible {
-    public var diagnostic: Diagnostic {
+    package var diagnostic: Diagnostic {
         switch self {
         case .cannotOpen(let path, let reason):
             Diagnostic(
@@ -17,7 +17,7 @@ extension InputError: DiagnosticConvertible {
 }
 
 extension IngestError: DiagnosticConvertible {
-    public var diagnostic: Diagnostic {
+    package var diagnostic: Diagnostic {
         switch self {
         case .malformedLine(let path, let line, let cause, let problem):
             Diagnostic(

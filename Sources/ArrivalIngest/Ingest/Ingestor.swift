@@ -1,5 +1,5 @@
 import ArrivalModel
-public import ArrivalStore
+package import ArrivalStore
 import Crypto
 import Foundation
 
@@ -11,20 +11,20 @@ import Foundation
 /// Files are hashed, read, inflated and decoded on one thread and written on
 /// the calling thread, the two joined by a bounded channel of batches. Whole
 /// files are committed in batches.
-public struct Ingestor {
-    public struct Options: Sendable {
-        public var strict = false
-        public var batchSize = 4096
+package struct Ingestor {
+    package struct Options: Sendable {
+        package var strict = false
+        package var batchSize = 4096
         /// A batch also goes to the writer once its strings hold this many
         /// bytes, so lines with long fields cannot make a batch large (up to
         /// 4,096 lines of 1 MiB each): memory stays bounded by these two
         /// limits plus one line.
-        public var batchBytes = 8 << 20
-        public var reader = LineReader()
+        package var batchBytes = 8 << 20
+        package var reader = LineReader()
         /// Whole files are committed together until a batch holds this many records…
-        public var recordsPerCommit = 200_000
+        package var recordsPerCommit = 200_000
         /// …or this many files.
-        public var filesPerCommit = 2_000
+        package var filesPerCommit = 2_000
         /// In a bulk load (``bulkLoadWhenNew``), whole files are committed
         /// together for this long instead, however many they are: a commit
         /// there syncs the store, and every page the next batch changes
@@ -32,23 +32,23 @@ public struct Ingestor {
         /// large load more than they protect. A run killed
         /// meanwhile loses at most this much work: the next run ingests the
         /// files it had not committed.
-        public var bulkCommitInterval: Duration = .seconds(10)
+        package var bulkCommitInterval: Duration = .seconds(10)
         /// Into a store that holds no file yet and that no other connection
         /// has open, write with a rollback journal and the store held alone
         /// (``Store/beginBulkLoad()``): every page is written once instead of
         /// to the log and then again by the checkpoint. `arrival ingest`
         /// sets it; the collector, whose store is read while it ingests, does
         /// not.
-        public var bulkLoadWhenNew = false
-        public init(strict: Bool = false) {
+        package var bulkLoadWhenNew = false
+        package init(strict: Bool = false) {
             self.strict = strict
         }
     }
 
-    public var options: Options
+    package var options: Options
     private let store: Store
 
-    public init(store: Store, options: Options = Options()) {
+    package init(store: Store, options: Options = Options()) {
         self.store = store
         self.options = options
     }
@@ -79,7 +79,7 @@ public struct Ingestor {
     /// own); what the walk skipped or could not read comes first in the
     /// summary, as if it had been listed before. A throwaway store, which
     /// must stop at the first path it cannot read, lists everything first.
-    public func ingest(
+    package func ingest(
         paths: [String], progress: ((IngestProgress) -> Void)? = nil
     ) throws -> IngestSummary {
         guard !store.isThrowaway else {
@@ -115,26 +115,26 @@ public struct Ingestor {
 
     /// A file to read, and the name the store registers it by (its path,
     /// or for an upload to the collector the name the client gave it).
-    public struct NamedFile: Sendable {
-        public var path: String
-        public var name: String
+    package struct NamedFile: Sendable {
+        package var path: String
+        package var name: String
         /// False for an upload made with a device token (the collector):
         /// its `apns` and `exchange` lines are malformed, `kind_not_allowed`,
         /// because a token that ships inside an app may speak only for the
         /// app's renders and callbacks.
-        public var senderRecordsAllowed: Bool
+        package var senderRecordsAllowed: Bool
         /// The bytes of `path` that make up the file, when it is a part of
         /// `path` (an upload in one of the collector's spool segments);
         /// nil for the whole file.
-        public var range: Range<Int>?
+        package var range: Range<Int>?
         /// The SHA-256 (lower-case hex) of the file's bytes, when the caller
         /// already checked it (the collector hashes an upload as it arrives
         /// and again when it reopens its spool): the bytes are then not
         /// hashed again, and whether they are stored is asked before they
         /// are read.
-        public var sha256: String?
+        package var sha256: String?
 
-        public init(
+        package init(
             path: String, name: String, senderRecordsAllowed: Bool = true, range: Range<Int>? = nil,
             sha256: String? = nil
         ) {
@@ -149,7 +149,7 @@ public struct Ingestor {
     /// Ingests files read from one path and registered under another name:
     /// the name is what the store's file table shows and what "the same
     /// bytes under another name" compares.
-    public func ingest(_ files: [NamedFile], progress: ((IngestProgress) -> Void)? = nil) throws -> IngestSummary {
+    package func ingest(_ files: [NamedFile], progress: ((IngestProgress) -> Void)? = nil) throws -> IngestSummary {
         try ingest(.list(files), into: IngestSummary(), progress: progress)
     }
 

@@ -17,21 +17,21 @@ import Foundation
 /// pipe can neither loop nor block the walk, and nothing is left out
 /// unsaid. A path named directly is read when it is a regular file or a
 /// link to one.
-public struct InputWalker: Sendable {
-    public struct Skipped: Sendable, Hashable, CustomStringConvertible {
-        public var path: String
-        public var kind: String
-        public var description: String { "\(path) (\(kind))" }
+package struct InputWalker: Sendable {
+    package struct Skipped: Sendable, Hashable, CustomStringConvertible {
+        package var path: String
+        package var kind: String
+        package var description: String { "\(path) (\(kind))" }
     }
 
-    public private(set) var files: [String] = []
-    public private(set) var skipped: [Skipped] = []
+    package private(set) var files: [String] = []
+    package private(set) var skipped: [Skipped] = []
     /// Paths named that do not exist or cannot be examined, and directories
     /// that cannot be listed: nothing under them was read.
-    public private(set) var unreadable: [IngestSummary.Unreadable] = []
+    package private(set) var unreadable: [IngestSummary.Unreadable] = []
 
     /// Every file under `paths`, listed before this returns.
-    public init(paths: [String]) {
+    package init(paths: [String]) {
         var files: [String] = []
         self = Self.walk(paths: paths) {
             files.append($0)
@@ -47,7 +47,7 @@ public struct InputWalker: Sendable {
     /// while the rest are listed); `found` returns false to stop the walk.
     /// Returns what was skipped and what could not be read, with no
     /// ``files``.
-    public static func walk(paths: [String], found: (String) -> Bool) -> InputWalker {
+    package static func walk(paths: [String], found: (String) -> Bool) -> InputWalker {
         var walker = InputWalker()
         var stopped = false
         for path in paths where !stopped {
@@ -71,7 +71,7 @@ public struct InputWalker: Sendable {
     }
 
     /// The absolute, normalised form used to compare paths (Documentation/InputRecords.md).
-    public static func normalise(_ path: String) -> String {
+    package static func normalise(_ path: String) -> String {
         let url = URL(fileURLWithPath: path).standardizedFileURL
         var result = url.path
         while result.count > 1 && result.hasSuffix("/") { result.removeLast() }
@@ -149,19 +149,19 @@ public struct InputWalker: Sendable {
 }
 
 /// Problems that stop reading a path a user named.
-public enum InputError: Error, CustomStringConvertible, Equatable {
+package enum InputError: Error, CustomStringConvertible, Equatable {
     case cannotOpen(path: String, reason: String)
     case readFailed(path: String, reason: String)
 
     /// Why, without the path.
-    public var reason: String {
+    package var reason: String {
         switch self {
         case .cannotOpen(_, let reason): "cannot be opened (\(reason))"
         case .readFailed(_, let reason): "reading failed (\(reason))"
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .cannotOpen(let path, let reason):
             "cannot open '\(path)': \(reason). Check the path exists and is readable."

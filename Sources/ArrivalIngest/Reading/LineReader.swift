@@ -13,36 +13,36 @@ import Foundation
 /// One line handed out by ``LineReader``: its 1-based number in the file and
 /// its bytes without the line terminator (`\n` or `\r\n`), or `nil` bytes when
 /// the line was longer than the limit and was skipped without being held.
-public struct LineSlice {
-    public var number: Int
-    public var bytes: UnsafeBufferPointer<UInt8>?
+package struct LineSlice {
+    package var number: Int
+    package var bytes: UnsafeBufferPointer<UInt8>?
 }
 
 /// What reading a whole file found, besides its lines.
-public struct ReadSummary: Sendable, Equatable {
-    public var lines = 0
-    public var bytesOnDisk = 0
-    public var gzip = false
+package struct ReadSummary: Sendable, Equatable {
+    package var lines = 0
+    package var bytesOnDisk = 0
+    package var gzip = false
     /// The gzip stream broke off (cut short or corrupt); the lines before the
     /// break were handed out (Documentation/InputRecords.md).
-    public var truncatedGzip = false
+    package var truncatedGzip = false
     /// Why the file's bytes cannot be trusted to be one version of the file:
     /// it was written, truncated or replaced while it was read (its size or
     /// modification time moved). Nil when it held still.
-    public var changedWhileRead: String?
+    package var changedWhileRead: String?
 }
 
 /// Streams the lines of a plain or gzip file (gzip recognised by its magic
 /// bytes, any number of members) with memory bounded by the chunk size plus
 /// the longest line kept (``maxLineBytes``), however large the file.
-public struct LineReader: Sendable {
-    public static let defaultChunkSize = 1 << 18
-    public static let defaultMaxLineBytes = 1 << 20
+package struct LineReader: Sendable {
+    package static let defaultChunkSize = 1 << 18
+    package static let defaultMaxLineBytes = 1 << 20
 
-    public var chunkSize: Int
-    public var maxLineBytes: Int
+    package var chunkSize: Int
+    package var maxLineBytes: Int
 
-    public init(chunkSize: Int = LineReader.defaultChunkSize, maxLineBytes: Int = LineReader.defaultMaxLineBytes) {
+    package init(chunkSize: Int = LineReader.defaultChunkSize, maxLineBytes: Int = LineReader.defaultMaxLineBytes) {
         precondition(chunkSize >= 16 && maxLineBytes >= 1)
         self.chunkSize = chunkSize
         self.maxLineBytes = maxLineBytes
@@ -65,7 +65,7 @@ public struct LineReader: Sendable {
     /// to `raw`, before any line is decoded, with whether that chunk is the
     /// whole file (it may throw to stop there: ingest stops a file whose
     /// bytes it has seen before).
-    public func read(
+    package func read(
         path: String, range: Range<Int>? = nil, raw: (UnsafeRawBufferPointer) -> Void = { _ in },
         afterFirstChunk: (_ wholeFile: Bool) throws -> Void = { _ in },
         _ body: (LineSlice) throws -> Void
@@ -158,20 +158,20 @@ public struct LineReader: Sendable {
     /// Gzip files at least this large (on disk) are inflated on a thread of
     /// their own, so that one large file keeps both cores busy; smaller ones
     /// (a device's beacon files) are not worth a thread each.
-    public var pipelineMinimumBytes = 1 << 20
+    package var pipelineMinimumBytes = 1 << 20
 
     /// Whether such a file is inflated with ISA-L (the default), about twice
     /// as fast as zlib, or with zlib like every other file. Where the two
     /// would read a damaged stream differently, ``read(path:range:raw:_:)``
     /// throws ``ReadAgainWithZlib`` and the file is read again without it.
-    public var fastInflate = true
+    package var fastInflate = true
 
     /// Thrown when ISA-L handed out bytes of a damaged gzip stream that zlib,
     /// the reading the contract holds to, does not: everything handed out of
     /// the file is void, and it must be read again with ``fastInflate`` off.
-    public struct ReadAgainWithZlib: Error, CustomStringConvertible {
-        public var path: String
-        public var description: String {
+    package struct ReadAgainWithZlib: Error, CustomStringConvertible {
+        package var path: String
+        package var description: String {
             "'\(path)': its gzip stream is damaged in a way ISA-L reads further than zlib; read it again with zlib"
         }
     }

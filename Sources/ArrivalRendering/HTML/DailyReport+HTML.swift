@@ -1,4 +1,4 @@
-public import ArrivalAnalysis
+package import ArrivalAnalysis
 import ArrivalModel
 import ArrivalStore
 import Foundation
@@ -9,7 +9,7 @@ extension DailyReport {
     /// script, nothing fetched), rendered from the templates of
     /// `Dashboards/templates` (embedded in ``DashboardTemplates``).
     /// - Parameter generatedAt: the time to print as "generated", ms since the epoch.
-    public func htmlText(generatedAt: Int64) throws -> String {
+    package func htmlText(generatedAt: Int64) throws -> String {
         let library = try DashboardTemplates.library()
         guard let html = library.render(page(generatedAt: generatedAt), withTemplate: "report") else {
             throw DashboardTemplates.Missing(name: "report")

@@ -7,9 +7,9 @@ import Mustache
 /// into the library, so the `arrival` binary renders the report from any working directory
 /// and under `swift run` without looking for files. A test fails when the copy differs from
 /// the files; `RECORD_TEMPLATES=1 swift test --filter DashboardTemplateTests` rewrites it.
-public enum DashboardTemplates {
+package enum DashboardTemplates {
     /// The content type every template declares (`{{% CONTENT_TYPE: ARRIVAL_HTML}}`).
-    public static let contentTypeName = "ARRIVAL_HTML"
+    package static let contentTypeName = "ARRIVAL_HTML"
 
     struct Missing: Error, CustomStringConvertible {
         var name: String

@@ -1,12 +1,12 @@
 import ArrivalAnalysis
-public import ArrivalModel
+package import ArrivalModel
 
 extension Report: JSONObject {
     /// The report object of Documentation/ReportSchema.md, keys in the contract's order,
     /// keys inside `by_reason`, `malformed_by_cause` and `breakdowns` sorted
     /// by code point, rates as the shortest text that reads back as the same
     /// IEEE double. Byte-identical for identical stores.
-    public func jsonText() -> String { JSONWriter.document(self) }
+    package func jsonText() -> String { JSONWriter.document(self) }
 
     /// Always `arrival.report/2` (contract 3.0): arrival writes no other.
     package var jsonFields: JSONFields {

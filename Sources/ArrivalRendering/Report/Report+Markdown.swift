@@ -1,11 +1,11 @@
 import ArrivalAnalysis
-public import ArrivalModel
+package import ArrivalModel
 import Foundation
 
 extension Report {
     /// A readable summary for a person: headline rates first, then where the
     /// updates went, why APNs refused requests, and what the data lacked.
-    public func markdownText() -> String {
+    package func markdownText() -> String {
         var lines: [String] = []
         let title =
             window.map { "\(RFC3339.format(milliseconds: $0.from)) – \(RFC3339.format(milliseconds: $0.to))" }
@@ -185,7 +185,7 @@ extension Report {
     }
 
     /// What a broadcast is and why only the devices can say who got it, in plain words.
-    public static let broadcastExplanation =
+    package static let broadcastExplanation =
         "A broadcast (iOS 18) is one push to a channel: APNs delivers it to every Live Activity subscribed to the "
         + "channel and answers the sender once, without saying who received it. arrival counts the activities "
         + "that follow the channel (by their renders and callbacks) and were open when it was sent: each is an "

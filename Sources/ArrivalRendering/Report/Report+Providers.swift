@@ -1,21 +1,21 @@
-public import ArrivalModel
+package import ArrivalModel
 
 extension Report {
     /// Whether a breakdown is worth a section of the markdown and HTML
     /// reports: the `provider` one only when some update went through a
     /// provider other than APNs (with APNs alone it repeats the totals).
-    public func showsBreakdown(_ dimension: String) -> Bool {
+    package func showsBreakdown(_ dimension: String) -> Bool {
         guard let rows = breakdowns[dimension], !rows.isEmpty else { return false }
         return dimension != "provider" || rows.keys.contains { $0.text != PushProvider.apns.rawValue }
     }
 
     /// Who accepts a push, as a report's sentences name it: APNs, or when
     /// some updates went through FCM or Tencent Cloud Chat, either.
-    public var acceptor: String { providerAcceptanceNote == nil ? "APNs" : "APNs or the provider" }
+    package var acceptor: String { providerAcceptanceNote == nil ? "APNs" : "APNs or the provider" }
 
     /// What "accepted" means for the providers of the `provider` breakdown
     /// other than APNs, or nil when every update went to APNs directly.
-    public var providerAcceptanceNote: String? {
+    package var providerAcceptanceNote: String? {
         let others = PushProvider.allCases.filter { provider in
             provider != .apns && breakdowns["provider"]?[ExactString(provider.rawValue)] != nil
         }

@@ -1,11 +1,11 @@
 import ArrivalAnalysis
-public import ArrivalModel
-public import ArrivalStore
+package import ArrivalModel
+package import ArrivalStore
 import Foundation
 
 /// A report of a store as `arrival report` prints it and the collector's
 /// `GET /v1/report` serves it: one function for both, so both give the same bytes.
-public enum ReportOutput: String, CaseIterable, Sendable {
+package enum ReportOutput: String, CaseIterable, Sendable {
     /// The contract's report object (`arrival.report/2`).
     case json
     case markdown
@@ -13,7 +13,7 @@ public enum ReportOutput: String, CaseIterable, Sendable {
     case html
 
     /// The media type the collector serves this format as.
-    public var contentType: String {
+    package var contentType: String {
         switch self {
         case .json: "application/json; charset=utf-8"
         case .markdown: "text/markdown; charset=utf-8"
@@ -24,7 +24,7 @@ public enum ReportOutput: String, CaseIterable, Sendable {
     /// The report of `window` (nil: all data) in this format, and how many
     /// requests the window holds (0: nothing to report on). `trendDays` adds
     /// the HTML report's trend lines.
-    public func render(of store: Store, window: ReportWindow?, trendDays: Int? = nil) throws
+    package func render(of store: Store, window: ReportWindow?, trendDays: Int? = nil) throws
         -> (text: String, requests: Int)
     {
         switch self {
