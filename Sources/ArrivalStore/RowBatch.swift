@@ -11,9 +11,9 @@ public import ArrivalModel
 /// A row's cells are its contract fields in the order of the store's columns
 /// (``RecordKind/columnCount``); that is also the order the de-duplication
 /// hash covers them in (the test `RowBatchTests` writes the same hash out field by field).
-public struct RowBatch: Sendable {
+package struct RowBatch: Sendable {
     /// One field of a row.
-    public enum Cell: Equatable, Sendable {
+    package enum Cell: Equatable, Sendable {
         case int(Int64)
         /// Bytes `offset..<offset + count` of the arena.
         case text(offset: Int32, count: Int32)
@@ -23,7 +23,7 @@ public struct RowBatch: Sendable {
         case noText
     }
 
-    public struct Row: Sendable {
+    package struct Row: Sendable {
         @usableFromInline var kind: RecordKind
         @usableFromInline var line: Int
         @usableFromInline var firstCell: Int
@@ -80,7 +80,7 @@ public struct RowBatch: Sendable {
     // MARK: - Building a row
 
     /// Where a row being built started, to finish or abandon it.
-    public struct Mark {
+    package struct Mark {
         @usableFromInline var cells: Int
         @usableFromInline var bytes: Int
 

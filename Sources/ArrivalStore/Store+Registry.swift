@@ -5,7 +5,7 @@ import CSQLite
 /// before, re-uploads under another path, and the batch transaction that
 /// holds whole files.
 extension Store {
-    public enum FileStatus: Equatable, Sendable {
+    package enum FileStatus: Equatable, Sendable {
         case new
         /// The same bytes were ingested from this very path: a silent no-op.
         case alreadyIngestedHere
@@ -13,7 +13,7 @@ extension Store {
         case alreadyIngestedFrom(String)
     }
 
-    public func status(ofContent sha256: String, at path: String) throws(DatabaseError) -> FileStatus {
+    package func status(ofContent sha256: String, at path: String) throws(DatabaseError) -> FileStatus {
         // Sees files of the open batch too: the same connection reads its own writes.
         let statement = try recordStatements().fileStatus
         statement.bind(1, sha256)
@@ -44,7 +44,7 @@ extension Store {
     /// Records that `path` held content already ingested from elsewhere;
     /// returns whether this (content, path) pair is new.
     @discardableResult
-    public func recordSkippedDuplicate(sha256: String, path: String, at now: Int64) throws(DatabaseError) -> Bool {
+    package func recordSkippedDuplicate(sha256: String, path: String, at now: Int64) throws(DatabaseError) -> Bool {
         let statement = try connection.prepare(
             """
             INSERT INTO skipped_files (content_sha256, path, first_seen_at) VALUES (?, ?, ?)
@@ -160,7 +160,7 @@ extension Store {
     /// Commits the files released since the last commit. A `record_key`
     /// index a first load put off stays off until the next write
     /// transaction (``RecordStatements/ensureKeyIndexes()``).
-    public func commitBatch() throws(DatabaseError) {
+    package func commitBatch() throws(DatabaseError) {
         guard batchOpen else { return }
         try connection.execute("COMMIT")
         batchOpen = false

@@ -12,7 +12,7 @@ extension Store {
     }
 
     /// Names of the migrations applied, in order.
-    public func appliedMigrations() throws -> [String] {
+    package func appliedMigrations() throws -> [String] {
         try Self.migrationNames(connection)
     }
 

@@ -15,10 +15,10 @@ import CSQLite
 /// transaction together with its registry row, so a run killed at any moment
 /// leaves either the whole file or nothing of it, and running it again
 /// completes the job.
-public final class Store {
-    public let path: String
+package final class Store {
+    package let path: String
     /// Opened with `throwaway: true` (see ``init(path:throwaway:)``).
-    public let isThrowaway: Bool
+    package let isThrowaway: Bool
     let connection: Connection
     /// The prepared statements of ingest, made on first use and kept.
     var cachedStatements: RecordStatements?
@@ -26,7 +26,7 @@ public final class Store {
     var batchOpen = false
     /// Whether this connection holds the store alone with a rollback journal
     /// (``beginBulkLoad()``).
-    public internal(set) var isBulkLoading = false
+    package internal(set) var isBulkLoading = false
     /// Whether this bulk load already had its chance to put the key indexes
     /// off (its first transaction; ``RecordStatements/deferKeyIndexes(limits:)``).
     var keyIndexDeferralTried = false
@@ -35,7 +35,7 @@ public final class Store {
 
     /// `PRAGMA application_id` of every arrival store, 'ARRV': what tells an
     /// arrival store from any other SQLite database (`file(1)` shows it too).
-    public static let applicationID: Int32 = 0x4152_5256
+    package static let applicationID: Int32 = 0x4152_5256
 
     /// Opens (creating if needed) the store at `path`; `":memory:"` for a
     /// throwaway one.
@@ -49,7 +49,7 @@ public final class Store {
     /// into) has no journal and skips the fsyncs: it is deleted after the
     /// run, or as soon as its ingest fails, so surviving a power cut or a
     /// rollback buys nothing. A user's store is never opened this way.
-    public init(path: String, throwaway: Bool = false) throws(DatabaseError) {
+    package init(path: String, throwaway: Bool = false) throws(DatabaseError) {
         self.path = path
         self.isThrowaway = throwaway
         try Self.checkDirectory(of: path)
@@ -112,7 +112,7 @@ public final class Store {
     /// them beside every store it reported on. Where they are not, SQLite
     /// opens it read-only, and a directory that cannot take the `-shm` file
     /// is read as an immutable file.
-    public init(readingAt path: String) throws(DatabaseError) {
+    package init(readingAt path: String) throws(DatabaseError) {
         self.path = path
         self.isThrowaway = false
         let context = "opening '\(path)' for reading"

@@ -19,7 +19,7 @@ extension Store {
 /// transaction (``Store/read(mapped:_:)``). Large reads are cursors: each
 /// calls its body once per row with a view of that row, valid only during
 /// the call.
-public struct StoreSnapshot {
+package struct StoreSnapshot {
     @usableFromInline let connection: Connection
 
     // MARK: - Cursors over the record tables
@@ -427,7 +427,7 @@ package struct RowLookup {
 }
 
 /// One `apns` row of ``StoreSnapshot/forEachRequest(_:)``.
-public struct RequestRow {
+package struct RequestRow {
     @usableFromInline let row: FetchedRow
     @usableFromInline let broadcasts: Bool
 
@@ -484,7 +484,7 @@ public struct RequestRow {
 
 /// What a `renders` row and a `callbacks` row share, in the same columns:
 /// the activity (0) and the device's OS and app versions (1, 2).
-public protocol DeviceEvidenceRow {
+package protocol DeviceEvidenceRow {
     var row: FetchedRow { get }
     /// The column of the row's `channel_id` (contract 3.0).
     static var channelColumn: Int32 { get }
@@ -515,8 +515,8 @@ extension DeviceEvidenceRow {
 }
 
 /// One `renders` row of ``StoreSnapshot/forEachRender(_:)``.
-public struct RenderRow: DeviceEvidenceRow {
-    public let row: FetchedRow
+package struct RenderRow: DeviceEvidenceRow {
+    package let row: FetchedRow
 
     @inlinable init(row: FetchedRow) { self.row = row }
 
@@ -529,8 +529,8 @@ public struct RenderRow: DeviceEvidenceRow {
 }
 
 /// One `callbacks` row of ``StoreSnapshot/forEachCallback(_:)``.
-public struct CallbackRow: DeviceEvidenceRow {
-    public let row: FetchedRow
+package struct CallbackRow: DeviceEvidenceRow {
+    package let row: FetchedRow
 
     @inlinable init(row: FetchedRow) { self.row = row }
 
@@ -570,7 +570,7 @@ package struct BroadcastRow: Sendable {
 /// The value is a number the caller gives each distinct text (nil for none),
 /// not a generic one: the analysis calls this once per row, from another
 /// module, where a generic would not be specialised.
-public struct LastText {
+package struct LastText {
     @usableFromInline var bytes: [UInt8]?
     @usableFromInline var value: Int32??
 
