@@ -304,7 +304,8 @@ package struct Collector: Sendable {
         }
         let trendDays = days
         let text = try await engine.read { store in
-            try format.render(of: store, window: window, trendDays: trendDays).text
+            try format.render(
+                try ProducedReport.of(store, window: window, daily: format.showsDailyReport, trendDays: trendDays))
         }
         var headers = HTTPFields()
         headers[.contentType] = format.contentType

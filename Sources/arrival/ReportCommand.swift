@@ -75,7 +75,10 @@ struct ReportCommand: ParsableCommand {
 func renderReport(of store: Store, window: ReportWindow?, format: ReportCommand.Format, trendDays: Int? = nil) throws
     -> (text: String, requests: Int)
 {
-    try ReportOutput(rawValue: format.rawValue)!.render(of: store, window: window, trendDays: trendDays)
+    let output = ReportOutput(rawValue: format.rawValue)!
+    let produced = try ProducedReport.of(
+        store, window: window, daily: output.showsDailyReport, trendDays: trendDays)
+    return (try output.render(produced), produced.report.requests.total)
 }
 
 private func emptyWindow(of store: Store, window: ReportWindow?) throws -> Diagnostic {

@@ -1,3 +1,4 @@
+import ArrivalAnalysis
 import ArrivalModel
 import ArrivalRendering
 import ArrivalStore
@@ -237,7 +238,9 @@ struct CollectorTests {
             #expect(notAllowed.map(\.path) == Array(repeating: "device.jsonl", count: 4))
             #expect(notAllowed.map(\.line) == [2, 3, 5, 6])
             // The report a read token gets is the report of the store.
-            let expected = try await collector.engine.read { try ReportOutput.json.render(of: $0, window: nil).text }
+            let expected = try await collector.engine.read {
+                try ReportOutput.json.render(try ProducedReport.of($0, window: nil, daily: false))
+            }
             try await client.execute(uri: "/v1/report?format=json", method: .get, headers: Self.auth(Self.reader)) {
                 #expect($0.status == .ok)
                 #expect(String(buffer: $0.body) == expected)

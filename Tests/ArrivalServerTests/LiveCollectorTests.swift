@@ -1,3 +1,4 @@
+import ArrivalAnalysis
 import ArrivalIngest
 import ArrivalModel
 import ArrivalRendering
@@ -151,7 +152,7 @@ struct LiveCollectorTests {
         #expect(status == 200)
         let store = try Store(path: directory.appendingPathComponent("direct.sqlite").path)
         _ = try Ingestor(store: store).ingest(files.map { Ingestor.NamedFile(path: $0.path, name: $0.name) })
-        let expected = try ReportOutput.json.render(of: store, window: nil).text
+        let expected = try ReportOutput.json.render(try ProducedReport.of(store, window: nil, daily: false))
         #expect(String(decoding: served, as: UTF8.self) == expected)
     }
 

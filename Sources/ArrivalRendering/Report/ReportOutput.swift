@@ -1,10 +1,11 @@
-import ArrivalAnalysis
-package import ArrivalModel
-package import ArrivalStore
+package import ArrivalAnalysis
+import ArrivalModel
 import Foundation
 
-/// A report of a store as `arrival report` prints it and the collector's
-/// `GET /v1/report` serves it: one function for both, so both give the same bytes.
+/// A report as `arrival report` prints it and the collector's
+/// `GET /v1/report` serves it: one function for both, so both give the same
+/// bytes. The analysis produces the report (``ProducedReport``); this only
+/// renders it.
 package enum ReportOutput: String, CaseIterable, Sendable {
     /// The contract's report object (`arrival.report/2`).
     case json
@@ -21,20 +22,28 @@ package enum ReportOutput: String, CaseIterable, Sendable {
         }
     }
 
-    /// The report of `window` (nil: all data) in this format, and how many
-    /// requests the window holds (0: nothing to report on). `trendDays` adds
-    /// the HTML report's trend lines.
-    package func render(of store: Store, window: ReportWindow?, trendDays: Int? = nil) throws
-        -> (text: String, requests: Int)
-    {
-        switch self {
-        case .json, .markdown:
-            let report = try ReportBuilder(store: store).build(window: window)
-            return (self == .json ? report.jsonText() : report.markdownText(), report.requests.total)
-        case .html:
-            let daily = try DailyReportBuilder(store: store).build(window: window, trendDays: trendDays)
-            let text = try daily.htmlText(generatedAt: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
-            return (text, daily.report.requests.total)
+    /// Whether this format shows the daily report (``ProducedReport/daily(_:)``)
+    /// rather than the contract's report alone.
+    package var showsDailyReport: Bool { self == .html }
+
+    /// The text of `produced` in this format. The JSON and markdown of a
+    /// daily report are those of its contract report.
+    package func render(_ produced: ProducedReport) throws -> String {
+        switch (self, produced) {
+        case (.json, _): produced.report.jsonText()
+        case (.markdown, _): produced.report.markdownText()
+        case (.html, .daily(let daily)):
+            try daily.htmlText(generatedAt: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+        case (.html, .report(let report)):
+            throw ReportOutputError(
+                "the HTML page needs the daily report, not the contract's report alone (\(report.requests.total) requests)"
+            )
         }
     }
+}
+
+/// A report produced for another format than the one asked for (a programming error, never input).
+package struct ReportOutputError: Error, CustomStringConvertible {
+    package var description: String
+    init(_ description: String) { self.description = description }
 }
