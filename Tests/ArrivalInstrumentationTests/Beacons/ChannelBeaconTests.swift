@@ -1,7 +1,6 @@
+import ArrivalBeacons
 import Foundation
 import Testing
-
-@testable import ArrivalBeacons
 
 @Suite("Beacon records of broadcast channels", .timeLimit(.minutes(1)))
 struct ChannelBeaconTests {

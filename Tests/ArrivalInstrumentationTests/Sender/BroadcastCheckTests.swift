@@ -1,7 +1,6 @@
+import ArrivalSender
 import Foundation
 import Testing
-
-@testable import ArrivalSender
 
 @Suite("Broadcast checks")
 struct BroadcastCheckTests {

@@ -1,9 +1,8 @@
 import ArrivalIngest
 import ArrivalModel
+import ArrivalSender
 import Foundation
 import Testing
-
-@testable import ArrivalSender
 
 @Suite("Broadcast recording")
 struct BroadcastRecordingTests {

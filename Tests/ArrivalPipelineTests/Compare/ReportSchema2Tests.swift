@@ -2,10 +2,9 @@ import ArrivalAnalysis
 import ArrivalCompare
 import ArrivalIngest
 import ArrivalModel
+import ArrivalStore
 import Foundation
 import Testing
-
-@testable import ArrivalStore
 
 /// Saved reports of schema 2 (contract 3.0) beside schema 1: read back,
 /// compared with the new figures absent (never 0) on a schema-1 side, and

@@ -1,10 +1,9 @@
+import ArrivalIngest
 import ArrivalModel
 import ArrivalStore
 import ArrivalTestSupport
 import Foundation
 import Testing
-
-@testable import ArrivalIngest
 
 /// `exchange` lines (Documentation/InputRecords.md#exchange): the `apns`
 /// record derived for each provider, and every way an exchange is broken.

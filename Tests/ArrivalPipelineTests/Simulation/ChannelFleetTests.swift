@@ -1,8 +1,7 @@
 import ArrivalIngest
+import ArrivalSimulation
 import Foundation
 import Testing
-
-@testable import ArrivalSimulation
 
 /// `arrival simulate --channels`: iOS 18 broadcast channels and their
 /// subscribers (contract 3.0), after the fleet's own activities.

@@ -1,9 +1,8 @@
 import ArrivalIngest
 import ArrivalModel
+import ArrivalSimulation
 import Foundation
 import Testing
-
-@testable import ArrivalSimulation
 
 /// `arrival simulate --lifecycle`: the device's side of an activity's life
 /// (contract 3.0), drawn from a stream of its own.

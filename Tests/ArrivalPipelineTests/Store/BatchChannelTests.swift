@@ -1,7 +1,6 @@
+import ArrivalStore
 import Foundation
 import Testing
-
-@testable import ArrivalStore
 
 /// The hand-off between a reading and a writing thread: every element once,
 /// in order, whichever side is slower, and a producer waiting on a full

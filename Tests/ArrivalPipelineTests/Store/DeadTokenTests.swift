@@ -1,10 +1,9 @@
+import ArrivalIngest
 import ArrivalModel
+import ArrivalStore
 import ArrivalTestSupport
 import Foundation
 import Testing
-
-@testable import ArrivalIngest
-@testable import ArrivalStore
 
 /// Dead tokens (contract 3.0): when a token died, why, and what was still
 /// sent to it, as `arrival tokens` lists them.
