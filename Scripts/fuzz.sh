@@ -56,11 +56,13 @@ while IFS= read -r file; do ingest+=("$file"); done < <(
     sources Sources/ArrivalIngest | grep -v -x 'Sources/ArrivalIngest/Ingest/FileListing.swift' \
         | xargs grep -L -E '^import Crypto' || true)
 target=(Fuzz/DecoderFuzz/*.swift)
-# As the package compiles them (Swift 6, ExistentialAny), optimised, with
-# assertions kept, coverage and AddressSanitizer; -enable-testing lets the
+# As the package compiles them (Swift 6, its upcoming features), optimised, with
+# assertions kept, coverage and AddressSanitizer (the flags of Package.swift's
+# swiftSettings: keep them together); -enable-testing lets the
 # target reach the internal batch path (`decode(_:line:into:)`, `LineSplitter`).
 flags=(
     -swift-version 6 -enable-upcoming-feature ExistentialAny -package-name arrival
+    -enable-upcoming-feature MemberImportVisibility -enable-upcoming-feature InternalImportsByDefault
     -O -assert-config Debug -gline-tables-only
     -enable-testing -parse-as-library -I "$out/modules" -I Sources/CSQLite -I Sources/CZlib -I Sources/CISAL
 )
