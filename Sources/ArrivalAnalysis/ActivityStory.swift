@@ -57,11 +57,11 @@ package struct ActivityStory: Sendable {
         activityID = records.activityID
         // The broadcasts to its channels, expanded over it as the report does (contract 3.0).
         var apps = Interner()
-        let broadcasts = Broadcasts(records.broadcasts.map(\.row), apps: &apps)
+        let broadcasts = Broadcasts(records.broadcasts, apps: &apps)
         var analysis = DeliveryAnalysis(partitionNumberingAppsAs: apps, broadcasts: broadcasts)
         let activity = analysis.intern(activity: records.activityID)
         let apnsIDs = Dictionary(
-            records.requests.map { ($0.rowID, $0.apnsID) } + records.broadcasts.map { ($0.row.rowID, $0.apnsID) },
+            records.requests.map { ($0.rowID, $0.apnsID) } + records.broadcasts.map { ($0.rowID, $0.apnsID) },
             uniquingKeysWith: { a, _ in a })
         let tokens = Dictionary(records.requests.map { ($0.rowID, $0.pushToken) }, uniquingKeysWith: { a, _ in a })
         let callbackTokens = Dictionary(
@@ -98,7 +98,7 @@ package struct ActivityStory: Sendable {
         let reached = records.broadcasts.indices.filter { analysis.reachedBroadcasts[$0] }.map {
             records.broadcasts[$0]
         }
-        for b in reached { if let seq = b.row.seq { requestCount[seq, default: 0] += 1 } }
+        for b in reached { if let seq = b.seq { requestCount[seq, default: 0] += 1 } }
 
         let bounds = analysis.activities[Int(activity)]
         startedAt = bounds.startedAt
@@ -126,12 +126,11 @@ package struct ActivityStory: Sendable {
 
     /// Every record as a timeline entry, in time order (ties: requests,
     /// then renders, then callbacks, each in row order).
-    private static func entries(_ records: ActivityRecords, broadcasts: [ActivityRecords.Broadcast]) -> [Entry] {
+    private static func entries(_ records: ActivityRecords, broadcasts: [BroadcastRow]) -> [Entry] {
         var entries: [(Entry, Int, Int64)] = []
-        for b in broadcasts {
-            let r = b.row
+        for r in broadcasts {
             var what = r.status == 200 ? "accepted (200)" : r.status == 0 ? "no response" : "HTTP \(r.status)"
-            if let reason = b.reason, !reason.isEmpty { what += " " + reason }
+            if let reason = r.reason, !reason.isEmpty { what += " " + reason }
             what += " · \(r.event ?? "update") · broadcast to channel \(r.channelID)"
             let provider = PushProvider.allCases[min(r.providerIndex, PushProvider.allCases.count - 1)].rawValue
             entries.append(
@@ -139,10 +138,10 @@ package struct ActivityStory: Sendable {
                     Entry(
                         time: r.sentAt, kind: .request, seq: r.seq, what: what,
                         fields: [
-                            ("apns_id", .text(b.apnsID)), ("status", .number(r.status)), ("reason", .text(b.reason)),
+                            ("apns_id", .text(r.apnsID)), ("status", .number(r.status)), ("reason", .text(r.reason)),
                             ("push_token", .text(nil)), ("attributed_by_token", .flag(false)),
                             ("event", .text(r.event ?? "update")), ("aps_timestamp", .number(r.apsTimestamp)),
-                            ("payload_bytes", .number(b.payloadBytes)), ("topic", .text(r.topic)),
+                            ("payload_bytes", .number(r.payloadBytes)), ("topic", .text(r.topic)),
                             ("priority", .number(r.priority)), ("provider", .text(provider)),
                             ("channel_id", .text(r.channelID)),
                         ]), 0, r.rowID

@@ -36,14 +36,6 @@ package struct ActivityRecords: Sendable {
         package var channelID: String?
     }
 
-    /// A broadcast to one of the activity's channels, with what a timeline shows of it.
-    package struct Broadcast: Sendable {
-        package var row: BroadcastRow
-        package var apnsID: String
-        package var reason: String?
-        package var payloadBytes: Int64?
-    }
-
     package struct Callback: Sendable {
         package var rowID: Int64
         package var callback: String
@@ -61,7 +53,8 @@ package struct ActivityRecords: Sendable {
     package var requests: [Request] = []
     package var renders: [Render] = []
     package var callbacks: [Callback] = []
-    package var broadcasts: [Broadcast] = []
+    /// The broadcasts to the activity's channels (which of them stood for it is the analysis' to decide).
+    package var broadcasts: [BroadcastRow] = []
 
     package var isEmpty: Bool { requests.isEmpty && renders.isEmpty && callbacks.isEmpty }
 }
@@ -150,30 +143,13 @@ extension StoreSnapshot {
 
         let channels = Set(records.renders.compactMap(\.channelID) + records.callbacks.compactMap(\.channelID))
         if !channels.isEmpty {
-            let broadcasts = try connection.prepare(
-                """
-                SELECT id, sent_at, status, channel_id, seq, event, aps_timestamp, topic, priority,
-                       CASE provider WHEN 'fcm' THEN 1 WHEN 'tencent_chat' THEN 2 ELSE 0 END, apns_id, reason,
-                       payload_bytes
-                FROM apns INDEXED BY apns_broadcasts
-                WHERE channel_id IN (SELECT value FROM json_each(?1)) ORDER BY id
-                """)
-            broadcasts.bind(1, Self.jsonArray(channels.sorted()))
-            try broadcasts.forEachRow { row in
-                records.broadcasts.append(
-                    ActivityRecords.Broadcast(
-                        row: BroadcastRow(
-                            rowID: row.int(0), sentAt: row.int(1), status: row.int(2), channelID: row.string(3) ?? "",
-                            seq: row.optionalInt(4), event: row.string(5), apsTimestamp: row.int(6),
-                            topic: row.string(7), priority: row.optionalInt(8), providerIndex: Int(row.int(9))),
-                        apnsID: row.string(10) ?? "", reason: row.string(11), payloadBytes: row.optionalInt(12)))
-            }
+            try forEachBroadcast(channels: channels.sorted()) { records.broadcasts.append($0) }
         }
         return records
     }
 
     /// A JSON array of strings, for `json_each` (a list bound as one parameter).
-    private static func jsonArray(_ values: [String]) -> String {
+    static func jsonArray(_ values: [String]) -> String {
         "[" + values.map(jsonStringLiteral).joined(separator: ",") + "]"
     }
 }

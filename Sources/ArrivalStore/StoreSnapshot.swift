@@ -54,21 +54,29 @@ package struct StoreSnapshot {
                 : "")
     }
 
-    /// Every broadcast (an `apns` row with a channel, contract 3.0), in
-    /// row order, by the index that holds broadcasts only.
-    package func forEachBroadcast(_ body: (BroadcastRow) throws -> Void) throws {
+    /// Every broadcast (an `apns` row with a channel, contract 3.0), or
+    /// those to `channels` when given, in row order, by the index that holds
+    /// broadcasts only.
+    package func forEachBroadcast(channels: [String]? = nil, _ body: (BroadcastRow) throws -> Void) throws {
         let scan = try connection.prepare(
             """
             SELECT id, sent_at, status, channel_id, seq, event, aps_timestamp, topic, priority,
-                   CASE provider WHEN 'fcm' THEN 1 WHEN 'tencent_chat' THEN 2 ELSE 0 END
-            FROM apns INDEXED BY apns_broadcasts WHERE channel_id IS NOT NULL ORDER BY id
+                   CASE provider WHEN 'fcm' THEN 1 WHEN 'tencent_chat' THEN 2 ELSE 0 END, apns_id, reason,
+                   payload_bytes
+            FROM apns INDEXED BY apns_broadcasts
+            WHERE channel_id IS NOT NULL\(channels == nil ? "" : " AND channel_id IN (SELECT value FROM json_each(?1))")
+            ORDER BY id
             """)
+        if let channels {
+            scan.bind(1, Self.jsonArray(channels))
+        }
         try scan.forEachRow { row in
             try body(
                 BroadcastRow(
                     rowID: row.int(0), sentAt: row.int(1), status: row.int(2), channelID: row.string(3) ?? "",
                     seq: row.optionalInt(4), event: row.string(5), apsTimestamp: row.int(6), topic: row.string(7),
-                    priority: row.optionalInt(8), providerIndex: Int(row.int(9))))
+                    priority: row.optionalInt(8), providerIndex: Int(row.int(9)), apnsID: row.string(10) ?? "",
+                    reason: row.string(11), payloadBytes: row.optionalInt(12)))
         }
     }
 
@@ -560,6 +568,10 @@ package struct BroadcastRow: Sendable {
     package var topic: String?
     package var priority: Int64?
     package var providerIndex: Int
+    /// For timelines (`arrival activity`); the analysis does not read them.
+    package var apnsID: String
+    package var reason: String?
+    package var payloadBytes: Int64?
 }
 
 /// The last text read from a column and what it resolved to, so a row that

@@ -156,14 +156,21 @@ struct BroadcastDecodingTests {
         batch.append(Record.render(plain))
         batch.append(Record.render(withChannel))
         #expect(batch.rows[0].key & 0xF_FFFF == plain.contentHash & 0xF_FFFF)
+        #expect(batch.rows[1].key & 0xF_FFFF == withChannel.contentHash & 0xF_FFFF)
         #expect(batch.rows[0].key != batch.rows[1].key)
+        let subscription = CallbackRecord(
+            callback: .channelSubscription, activityID: "a", receivedAt: 5, channelID: "c")
+        batch.append(Record.callback(subscription))
+        #expect(batch.rows[2].key & 0xF_FFFF == subscription.contentHash & 0xF_FFFF)
         // A channel is not a provider of the same text.
         var fcm = APNSRecord(apnsID: "x", sentAt: 1, status: 200, pushToken: "t", apsTimestamp: 1, provider: .fcm)
         batch.append(Record.apns(fcm))
+        #expect(batch.rows[3].key & 0xF_FFFF == fcm.contentHash & 0xF_FFFF)
         fcm.channelID = "fcm"
         fcm.provider = nil
         fcm.pushToken = nil
         batch.append(Record.apns(fcm))
-        #expect(batch.rows[2].key != batch.rows[3].key)
+        #expect(batch.rows[4].key & 0xF_FFFF == fcm.contentHash & 0xF_FFFF)
+        #expect(batch.rows[3].key != batch.rows[4].key)
     }
 }

@@ -172,6 +172,9 @@ extension APNSRecord {
         h.combine(priority)
         h.combine(environment)
         h.combine(latencyMS)
+        // The columns added later count only when set: the provider as it is, the channel after its tag.
+        if let provider { h.combine(provider.rawValue as String?) }
+        combineChannel(channelID, column: 16, into: &h)
         return h.finish()
     }
 }
@@ -190,8 +193,17 @@ extension RenderRecord {
         h.combine(osVersion)
         h.combine(deviceModel)
         h.combine(appVersion)
+        combineChannel(channelID, column: 8, into: &h)
         return h.finish()
     }
+}
+
+/// A record's `channel_id` into its independent hash: nothing when absent,
+/// else a tag for its column, then the text.
+func combineChannel(_ channel: String?, column: UInt64, into h: inout StableHash) {
+    guard let channel else { return }
+    h.combine(0xC4A0_0000 + column)
+    h.combine(channel as String?)
 }
 
 extension CallbackRecord {
@@ -210,6 +222,7 @@ extension CallbackRecord {
         h.combine(osVersion)
         h.combine(deviceModel)
         h.combine(appVersion)
+        combineChannel(channelID, column: 10, into: &h)
         return h.finish()
     }
 }
