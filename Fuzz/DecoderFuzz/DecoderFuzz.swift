@@ -349,7 +349,9 @@ func hasHugeNumber(_ line: [UInt8]) -> Bool {
 }
 
 /// A decoded time written back by `RFC3339.format` reads as the same instant
-/// (within the four-digit years the format can write).
+/// (within the years a time may have, 0001 to 9999, contract 3.0: a time of
+/// 0001-01-01 with a positive offset is an instant of year 0000 in UTC, which
+/// no line may spell).
 func checkTimes(_ record: Record, line: [UInt8]) {
     let time: Int64
     switch record {
@@ -357,7 +359,7 @@ func checkTimes(_ record: Record, line: [UInt8]) {
     case .render(let r): time = r.renderedAt
     case .callback(let r): time = r.receivedAt
     }
-    let first: Int64 = -62_167_219_200_000  // 0000-01-01T00:00:00Z
+    let first: Int64 = -62_135_596_800_000  // 0001-01-01T00:00:00Z
     let last: Int64 = 253_402_300_799_999  // 9999-12-31T23:59:59.999Z
     guard time >= first && time <= last else { return }
     let text = RFC3339.format(milliseconds: time)
