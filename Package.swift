@@ -62,15 +62,22 @@ let package = Package(
             name: "ArrivalModel",
             swiftSettings: swiftSettings
         ),
+        // What one stage hands the next: decoded rows (decode -> write) and the bounded channel between threads.
+        .target(
+            name: "ArrivalHandOff",
+            dependencies: ["ArrivalModel"],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "ArrivalStore",
-            dependencies: ["ArrivalModel", "CSQLite"],
+            dependencies: ["ArrivalModel", "ArrivalHandOff", "CSQLite"],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "ArrivalIngest",
             dependencies: [
                 "ArrivalModel",
+                "ArrivalHandOff",
                 "ArrivalStore",
                 "CZlib",
                 "CISAL",
@@ -212,8 +219,8 @@ let package = Package(
         .testTarget(
             name: "ArrivalPipelineTests",
             dependencies: [
-                "ArrivalModel", "ArrivalStore", "ArrivalIngest", "ArrivalAnalysis", "ArrivalRendering",
-                "ArrivalCompare", "ArrivalSimulation", "ArrivalTestSupport", "ArrivalBeacons",
+                "ArrivalModel", "ArrivalHandOff", "ArrivalStore", "ArrivalIngest", "ArrivalAnalysis",
+                "ArrivalRendering", "ArrivalCompare", "ArrivalSimulation", "ArrivalTestSupport", "ArrivalBeacons",
             ],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings

@@ -6,7 +6,7 @@
 #        Scripts/fuzz.sh --reproduce FILE...   run the target on saved inputs (e.g. Fuzz/crashes/crash-*)
 #
 # The target is compiled with swiftc straight from the sources of
-# ArrivalModel, ArrivalStore and the Decoding and Reading folders of
+# ArrivalModel, ArrivalHandOff, ArrivalStore and the Decoding and Reading folders of
 # ArrivalIngest (nothing else of the package, no package dependency) into
 # .build/fuzz, so the package's own build is never touched. It is rebuilt when
 # a source is newer than it. The seed corpus is made from SampleData/, the
@@ -46,6 +46,8 @@ mkdir -p "$out/modules"
 sources() { find "$@" -name '*.swift' | sort; }
 model=()
 while IFS= read -r file; do model+=("$file"); done < <(sources Sources/ArrivalModel)
+handoff=()
+while IFS= read -r file; do handoff+=("$file"); done < <(sources Sources/ArrivalHandOff)
 store=()
 while IFS= read -r file; do store+=("$file"); done < <(sources Sources/ArrivalStore)
 # ArrivalIngest without the ingest's threads: the files that import Crypto (Ingestor and its
@@ -68,7 +70,7 @@ flags=(
 )
 
 stale=true
-if [ -x "$binary" ] && [ -z "$(find "${model[@]}" "${store[@]}" "${ingest[@]}" "${target[@]}" Scripts/fuzz.sh \
+if [ -x "$binary" ] && [ -z "$(find "${model[@]}" "${handoff[@]}" "${store[@]}" "${ingest[@]}" "${target[@]}" Scripts/fuzz.sh \
     -newer "$binary" 2>/dev/null)" ]; then
     stale=false
 fi
@@ -84,12 +86,13 @@ if $stale; then
     # (the reference parser and the checks) only AddressSanitizer, so its branches do not
     # count as coverage nor slow each run with coverage callbacks.
     module ArrivalModel fuzzer,address "${model[@]}"
+    module ArrivalHandOff fuzzer,address "${handoff[@]}"
     module ArrivalStore fuzzer,address "${store[@]}"
     module ArrivalIngest fuzzer,address "${ingest[@]}"
     # Extern: the custom mutator calls libFuzzer's LLVMFuzzerMutate with the C calling convention.
     module DecoderFuzz address -enable-experimental-feature Extern "${target[@]}"
     # ld.gold warns about every AddressSanitizer helper it cannot export; nothing else is dropped.
-    swiftc -sanitize=fuzzer,address "$out"/{ArrivalModel,ArrivalStore,ArrivalIngest,DecoderFuzz}.o \
+    swiftc -sanitize=fuzzer,address "$out"/{ArrivalModel,ArrivalHandOff,ArrivalStore,ArrivalIngest,DecoderFuzz}.o \
         -lsqlite3 -lz -lisal -o "$binary" 2> >(grep -v "Cannot export local symbol '__asan" >&2)
     echo "fuzz: built $binary in $(($(date +%s) - started)) s"
 fi

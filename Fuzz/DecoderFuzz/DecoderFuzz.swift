@@ -6,6 +6,7 @@
 import ArrivalModel
 import Foundation
 
+@testable import ArrivalHandOff
 @testable import ArrivalIngest
 @testable import ArrivalStore
 

@@ -1,3 +1,4 @@
+package import ArrivalHandOff
 package import ArrivalModel
 
 /// One file being ingested, inside the store's batch transaction. Records

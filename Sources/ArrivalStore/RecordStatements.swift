@@ -1,3 +1,4 @@
+import ArrivalHandOff
 import ArrivalModel
 
 /// The stored record a row was found equal to: its key and its row's id.

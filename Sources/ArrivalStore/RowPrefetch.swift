@@ -1,3 +1,4 @@
+import ArrivalHandOff
 import CSQLite
 public import Foundation
 

@@ -1,3 +1,4 @@
+import ArrivalHandOff
 package import ArrivalModel
 import ArrivalStore
 

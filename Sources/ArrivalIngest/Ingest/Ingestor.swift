@@ -1,3 +1,4 @@
+import ArrivalHandOff
 import ArrivalModel
 package import ArrivalStore
 import Crypto

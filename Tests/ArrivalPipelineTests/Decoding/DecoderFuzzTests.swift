@@ -1,5 +1,6 @@
 import ArrivalAnalysis
 import ArrivalCompare
+import ArrivalHandOff
 import ArrivalModel
 import ArrivalRendering
 import Foundation

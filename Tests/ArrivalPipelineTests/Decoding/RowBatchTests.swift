@@ -6,6 +6,7 @@ import ArrivalSimulation
 import Foundation
 import Testing
 
+@testable import ArrivalHandOff
 @testable import ArrivalIngest
 @testable import ArrivalStore
 

@@ -1,3 +1,4 @@
+import ArrivalHandOff
 import ArrivalModel
 import Foundation
 import Testing

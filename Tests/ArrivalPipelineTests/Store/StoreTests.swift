@@ -1,5 +1,6 @@
 import ArrivalAnalysis
 import ArrivalCompare
+import ArrivalHandOff
 import ArrivalIngest
 import ArrivalModel
 import ArrivalRendering

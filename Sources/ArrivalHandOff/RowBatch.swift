@@ -24,11 +24,11 @@ package struct RowBatch: Sendable {
     }
 
     package struct Row: Sendable {
-        @usableFromInline var kind: RecordKind
-        @usableFromInline var line: Int
-        @usableFromInline var firstCell: Int
+        @usableFromInline package internal(set) var kind: RecordKind
+        @usableFromInline package internal(set) var line: Int
+        @usableFromInline package internal(set) var firstCell: Int
         /// The de-duplication key (``recordKey(time:hash:)``).
-        @usableFromInline var key: UInt64
+        @usableFromInline package internal(set) var key: UInt64
 
         @inlinable init(kind: RecordKind, line: Int, firstCell: Int, key: UInt64) {
             self.kind = kind
@@ -43,9 +43,9 @@ package struct RowBatch: Sendable {
     // public`, which the compiler inlines across modules (it does not inline
     // `@inlinable package` ones: Benchmarks/README.md).
     @usableFromInline package internal(set) var rows: [Row] = []
-    @usableFromInline var cells: [Cell] = []
+    @usableFromInline package internal(set) var cells: [Cell] = []
     /// The arena of string bytes, unescaped.
-    @usableFromInline var bytes: [UInt8] = []
+    @usableFromInline package internal(set) var bytes: [UInt8] = []
     @usableFromInline package internal(set) var malformed: [(line: Int, cause: MalformedCause, problem: String?)] = []
     /// The rows before this one have their keys; those from it on wait for
     /// ``computeKeys()``.
@@ -73,7 +73,7 @@ package struct RowBatch: Sendable {
         malformed.removeAll(keepingCapacity: true)
     }
 
-    func cells(of row: Row) -> ArraySlice<Cell> {
+    package func cells(of row: Row) -> ArraySlice<Cell> {
         cells[row.firstCell..<row.firstCell + row.kind.columnCount]
     }
 
@@ -193,7 +193,7 @@ package struct RowBatch: Sendable {
     }
 
     /// Appends `record` as a row (the path of records made in code, not decoded).
-    mutating func append(_ record: Record, line: Int = 0) {
+    package mutating func append(_ record: Record, line: Int = 0) {
         let start = mark
         func text(_ value: String?) {
             guard var value else { return append(.noText) }
@@ -301,7 +301,7 @@ package struct RowBatch: Sendable {
         let later = firstCell + kind.columnCount - kind.laterColumns
         bytes.withUnsafeBufferPointer { arena in
             // Only empty texts can point into an empty arena: no byte is read there.
-            let base = arena.baseAddress ?? UnsafeRawPointer(emptyCString).assumingMemoryBound(to: UInt8.self)
+            let base = arena.baseAddress ?? emptyArena
             for index in firstCell..<later { Self.combine(cells[index], into: &h, arena: base) }
             for index in later..<firstCell + kind.columnCount {
                 Self.combineLater(cells[index], column: index - firstCell, into: &h, arena: base)
@@ -335,7 +335,7 @@ package struct RowBatch: Sendable {
         let later = columns - kind.laterColumns
         cells.withUnsafeBufferPointer { cells in
             bytes.withUnsafeBufferPointer { arena in
-                let base = arena.baseAddress ?? UnsafeRawPointer(emptyCString).assumingMemoryBound(to: UInt8.self)
+                let base = arena.baseAddress ?? emptyArena
                 for column in 0..<columns {
                     let (c0, c1, c2, c3) = (
                         cells[f.0 + column], cells[f.1 + column], cells[f.2 + column], cells[f.3 + column]
@@ -394,40 +394,8 @@ package struct RowBatch: Sendable {
 }
 
 extension RecordKind {
-    /// The table that stores records of this kind.
-    var table: String {
-        switch self {
-        case .apns: "apns"
-        case .render: "renders"
-        case .callback: "callbacks"
-        }
-    }
-
-    /// The contract fields of a record of this kind: the columns of its
-    /// table, the cells of its rows and what its hash covers, in this order.
-    var columns: [String] {
-        switch self {
-        case .apns:
-            [
-                "apns_id", "sent_at", "status", "reason", "push_token", "activity_id", "seq", "event",
-                "aps_timestamp", "payload_bytes", "topic", "push_type", "priority", "environment", "latency_ms",
-                "provider", "channel_id",
-            ]
-        case .render:
-            [
-                "activity_id", "seq", "rendered_at", "surface", "device_id", "os_version", "device_model",
-                "app_version", "channel_id",
-            ]
-        case .callback:
-            [
-                "callback", "activity_id", "push_token", "seq", "state", "received_at", "device_id", "os_version",
-                "device_model", "app_version", "channel_id",
-            ]
-        }
-    }
-
-    /// The number of ``columns`` (a constant: the decoder checks it per row).
-    @inlinable var columnCount: Int {
+    /// The number of the store's columns of this kind (`RecordKind.columns`, a constant: the decoder checks it per row).
+    @inlinable package var columnCount: Int {
         switch self {
         case .apns: 17
         case .render: 9
@@ -439,7 +407,7 @@ extension RecordKind {
     /// de-duplication hash leaves out when null: `provider` and
     /// `channel_id` of `apns` rows, `channel_id` of the others. Each is a
     /// text column.
-    @inlinable var laterColumns: Int {
+    @inlinable package var laterColumns: Int {
         switch self {
         case .apns: 2
         case .render, .callback: 1
@@ -448,7 +416,7 @@ extension RecordKind {
 
     /// The column of the time the store key begins with: `sent_at`,
     /// `rendered_at`, `received_at`.
-    @inlinable var timeColumn: Int {
+    @inlinable package var timeColumn: Int {
         switch self {
         case .apns: 1
         case .render: 2
@@ -456,3 +424,10 @@ extension RecordKind {
         }
     }
 }
+
+/// One byte to point an empty arena at: only empty texts point into an empty arena, so it is never read.
+nonisolated(unsafe) private let emptyArena: UnsafePointer<UInt8> = {
+    let pointer = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
+    pointer.initialize(to: 0)
+    return UnsafePointer(pointer)
+}()

@@ -1,0 +1,35 @@
+package import ArrivalModel
+
+extension RecordKind {
+    /// The table that stores records of this kind.
+    package var table: String {
+        switch self {
+        case .apns: "apns"
+        case .render: "renders"
+        case .callback: "callbacks"
+        }
+    }
+
+    /// The contract fields of a record of this kind: the columns of its
+    /// table, the cells of its rows and what its hash covers, in this order.
+    package var columns: [String] {
+        switch self {
+        case .apns:
+            [
+                "apns_id", "sent_at", "status", "reason", "push_token", "activity_id", "seq", "event",
+                "aps_timestamp", "payload_bytes", "topic", "push_type", "priority", "environment", "latency_ms",
+                "provider", "channel_id",
+            ]
+        case .render:
+            [
+                "activity_id", "seq", "rendered_at", "surface", "device_id", "os_version", "device_model",
+                "app_version", "channel_id",
+            ]
+        case .callback:
+            [
+                "callback", "activity_id", "push_token", "seq", "state", "received_at", "device_id", "os_version",
+                "device_model", "app_version", "channel_id",
+            ]
+        }
+    }
+}
