@@ -6,7 +6,7 @@
 #        Scripts/fuzz.sh --reproduce FILE...   run the target on saved inputs (e.g. Fuzz/crashes/crash-*)
 #
 # The target is compiled with swiftc straight from the sources of
-# ArrivalModel, ArrivalHandOff, ArrivalStore and the Decoding and Reading folders of
+# ArrivalModel, ArrivalHandOff, ArrivalStore and the decode stage of
 # ArrivalIngest (nothing else of the package, no package dependency) into
 # .build/fuzz, so the package's own build is never touched. It is rebuilt when
 # a source is newer than it. The seed corpus is made from SampleData/, the
@@ -50,13 +50,12 @@ handoff=()
 while IFS= read -r file; do handoff+=("$file"); done < <(sources Sources/ArrivalHandOff)
 store=()
 while IFS= read -r file; do store+=("$file"); done < <(sources Sources/ArrivalStore)
-# ArrivalIngest without the ingest's threads: the files that import Crypto (Ingestor and its
-# hashing) and the file listing that feeds Ingestor. Its threads and store writes are not fuzzed
-# here, and the build needs no package dependency.
+# ArrivalIngest's decode stage (Decode/: bytes to lines to row batches) and the error it throws
+# for a file it cannot read: admission's hashing (Crypto), the pipeline's threads and the writer's
+# store writes are not fuzzed here, and the build needs no package dependency.
 ingest=()
 while IFS= read -r file; do ingest+=("$file"); done < <(
-    sources Sources/ArrivalIngest | grep -v -x 'Sources/ArrivalIngest/Ingest/FileListing.swift' \
-        | xargs grep -L -E '^import Crypto' || true)
+    sources Sources/ArrivalIngest/Decode; echo Sources/ArrivalIngest/Listing/InputError.swift)
 target=(Fuzz/DecoderFuzz/*.swift)
 # As the package compiles them (Swift 6, its upcoming features), optimised, with
 # assertions kept, coverage and AddressSanitizer (the flags of Package.swift's

@@ -24,7 +24,7 @@ struct IngestWorker: Service {
 
     /// Uploads ingested per run, at most: a backlog of small device batches
     /// is read as `arrival ingest` reads a directory of them, committed every
-    /// 2,000 files (``Ingestor/Options``), and taken out of the spool when
+    /// 2,000 files (``IngestPipeline/Options``), and taken out of the spool when
     /// the run ends. Fewer, longer runs keep the reading thread and the
     /// writer both busy; an upload is readable as ingested from its commit
     /// on.

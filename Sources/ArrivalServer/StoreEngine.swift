@@ -46,9 +46,9 @@ final class StoreEngine: @unchecked Sendable {
             writer.async {
                 continuation.resume(
                     returning: Result {
-                        try Ingestor(store: self.store).ingest(
+                        try IngestPipeline(store: self.store).ingest(
                             uploads.map {
-                                Ingestor.NamedFile(
+                                NamedFile(
                                     path: $0.path, name: $0.entry.name,
                                     senderRecordsAllowed: $0.entry.role.mayUploadSenderRecords, range: $0.range,
                                     sha256: $0.entry.sha256)

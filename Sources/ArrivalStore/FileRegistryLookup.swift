@@ -13,6 +13,12 @@ package final class FileRegistryLookup {
         package var id: Int64
         package var byteCount: Int
         package var sha256: String
+
+        package init(id: Int64, byteCount: Int, sha256: String) {
+            self.id = id
+            self.byteCount = byteCount
+            self.sha256 = sha256
+        }
     }
 
     /// Nil for an in-memory store or one that cannot be opened yet (a new

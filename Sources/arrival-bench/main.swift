@@ -99,9 +99,9 @@ do {
         let elapsed = try clock.measure {
             let store = try Store(path: arguments[1])
             // As `arrival ingest` runs it.
-            var options = Ingestor.Options()
+            var options = IngestPipeline.Options()
             options.bulkLoadWhenNew = true
-            summary = try Ingestor(store: store, options: options).ingest(paths: Array(arguments.dropFirst(2)))
+            summary = try IngestPipeline(store: store, options: options).ingest(paths: Array(arguments.dropFirst(2)))
         }
         let total = summary.newRecords + summary.duplicateRecords
         print(

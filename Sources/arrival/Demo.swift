@@ -33,7 +33,7 @@ struct Demo: ParsableCommand {
         let entries = try FileManager.default.contentsOfDirectory(atPath: data).sorted()
             .filter { !$0.hasPrefix(".") && !$0.hasSuffix(".md") }
             .map { (data as NSString).appendingPathComponent($0) }
-        let summary = try Ingestor(store: store).ingest(paths: entries)
+        let summary = try IngestPipeline(store: store).ingest(paths: entries)
         FileHandle.standardError.write(Data((summary.text(database: "a temporary store") + "\n\n").utf8))
         // The same rendering as 'arrival report', so every format it offers works here too.
         try write(try renderReport(of: store, window: nil, format: format).text, to: nil)

@@ -42,9 +42,9 @@ struct Ingest: ParsableCommand {
 
     func run() throws {
         let database = try Store(path: store.db)
-        var options = Ingestor.Options(strict: strict)
+        var options = IngestPipeline.Options(strict: strict)
         options.bulkLoadWhenNew = true
-        let ingestor = Ingestor(store: database, options: options)
+        let ingestor = IngestPipeline(store: database, options: options)
         let progress = quiet ? nil : TerminalProgress()
         let summary = try ingestor.ingest(paths: paths, progress: progress.map { p in { p.update($0) } })
         progress?.finish()

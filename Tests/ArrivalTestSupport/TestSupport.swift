@@ -24,7 +24,7 @@ package func ingestAndReport(_ paths: [String], window: ReportWindow? = nil) thr
     let directory = try makeTemporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     let store = try Store(path: directory.appendingPathComponent("test.sqlite").path)
-    let summary = try Ingestor(store: store).ingest(paths: paths)
+    let summary = try IngestPipeline(store: store).ingest(paths: paths)
     return (try ReportBuilder(store: store).build(window: window), summary)
 }
 

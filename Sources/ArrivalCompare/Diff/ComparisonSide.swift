@@ -146,7 +146,7 @@ package final class ComparisonSide {
             }
             do {
                 let store = try Store(path: directory.appendingPathComponent("side.sqlite").path, throwaway: true)
-                let summary = try Ingestor(store: store).ingest(paths: [path])
+                let summary = try IngestPipeline(store: store).ingest(paths: [path])
                 guard (summary.records[.apns] ?? 0) > 0 else {
                     let malformed = summary.malformedLines
                     let detail =

@@ -19,7 +19,7 @@ struct ActivityStoryTests {
         let fleet = directory.appendingPathComponent("fleet")
         _ = try FleetSimulator(config: config).run(outputDirectory: fleet.path)
         let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
-        _ = try Ingestor(store: store).ingest(paths: [fleet.path, fixture("lifecycle")])
+        _ = try IngestPipeline(store: store).ingest(paths: [fleet.path, fixture("lifecycle")])
         return store
     }
 
@@ -61,7 +61,7 @@ struct ActivityStoryTests {
 
         """.write(to: file, atomically: true, encoding: .utf8)
         let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
-        _ = try Ingestor(store: store).ingest(paths: [file.path])
+        _ = try IngestPipeline(store: store).ingest(paths: [file.path])
         // aa01 is A's (earliest callback), though B reported it too; bb01 is B's.
         let a = try store.read { try $0.activityRecords("A") }
         let b = try store.read { try $0.activityRecords("B") }

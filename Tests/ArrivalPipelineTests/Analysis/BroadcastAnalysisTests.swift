@@ -80,7 +80,7 @@ struct BroadcastAnalysisTests {
         let path = directory.appendingPathComponent("b.jsonl").path
         try (Self.lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
         let store = try Store(path: directory.appendingPathComponent("b.sqlite").path)
-        let summary = try Ingestor(store: store).ingest(paths: [path])
+        let summary = try IngestPipeline(store: store).ingest(paths: [path])
         #expect(summary.malformedLines == 0)
         return store
     }

@@ -64,7 +64,7 @@ struct MetricTests {
             let path = directory.appendingPathComponent(name + ".jsonl").path
             try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
             let store = try Store(path: directory.appendingPathComponent(name + ".sqlite").path)
-            _ = try Ingestor(store: store).ingest(paths: [path])
+            _ = try IngestPipeline(store: store).ingest(paths: [path])
             var builder = ReportBuilder(store: store)
             if partitioned { builder.partitioning = PartitionPolicy(rowsPerPartition: 1) }
             return try builder.build(window: nil)

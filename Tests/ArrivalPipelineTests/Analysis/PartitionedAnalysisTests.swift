@@ -22,7 +22,7 @@ struct PartitionedAnalysisTests {
             _ = try FleetSimulator(config: config).run(outputDirectory: directory.appendingPathComponent(day).path)
         }
         let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
-        _ = try Ingestor(store: store).ingest(paths: days.map { directory.appendingPathComponent($0).path })
+        _ = try IngestPipeline(store: store).ingest(paths: days.map { directory.appendingPathComponent($0).path })
         return store
     }
 
@@ -113,7 +113,7 @@ struct PartitionedAnalysisTests {
         try sender.write(to: directory.appendingPathComponent("apns.jsonl"), atomically: true, encoding: .utf8)
         try devices.write(to: directory.appendingPathComponent("renders.jsonl"), atomically: true, encoding: .utf8)
         let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
-        let summary = try Ingestor(store: store).ingest(paths: [directory.path])
+        let summary = try IngestPipeline(store: store).ingest(paths: [directory.path])
         #expect(summary.records[.apns] == names.count * seqs.count + 2)
         var builder = ReportBuilder(store: store)
         builder.partitioning = PartitionPolicy(rowsPerPartition: .max)

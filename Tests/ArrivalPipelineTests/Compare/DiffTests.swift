@@ -109,7 +109,7 @@ struct DiffTests {
         let path = directory.appendingPathComponent("user.sqlite").path
         do {
             let store = try Store(path: path)
-            _ = try Ingestor(store: store).ingest(paths: [SimulatedBatches.baseline])
+            _ = try IngestPipeline(store: store).ingest(paths: [SimulatedBatches.baseline])
         }
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         #expect(try ComparisonSide.classify(path) == .store)

@@ -44,7 +44,7 @@ struct GrafanaDashboardTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try Store(path: directory.appendingPathComponent("sample.sqlite").path)
         // The sample has no broadcast channel; the broadcast fixture fills the channel panel.
-        _ = try Ingestor(store: store).ingest(paths: GoldenReportTests.samplePaths + [fixture("broadcasts")])
+        _ = try IngestPipeline(store: store).ingest(paths: GoldenReportTests.samplePaths + [fixture("broadcasts")])
         for (title, sql) in queries {
             // Grafana's time-range macros (seconds since the epoch), here covering all data.
             let resolved =

@@ -14,7 +14,7 @@ struct HTMLReportTests {
     /// A store built from `paths` in a temporary directory (removed by the caller).
     static func store(_ paths: [String], in directory: URL) throws -> Store {
         let store = try Store(path: directory.appendingPathComponent("report.sqlite").path)
-        _ = try Ingestor(store: store).ingest(paths: paths)
+        _ = try IngestPipeline(store: store).ingest(paths: paths)
         return store
     }
 

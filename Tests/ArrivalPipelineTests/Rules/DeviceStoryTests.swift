@@ -16,7 +16,7 @@ import Testing
 struct DeviceStoryTests {
     static func store(in directory: URL) throws -> Store {
         let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
-        _ = try Ingestor(store: store).ingest(paths: [fixture("lifecycle")])
+        _ = try IngestPipeline(store: store).ingest(paths: [fixture("lifecycle")])
         return store
     }
 
@@ -88,7 +88,7 @@ struct DeviceStoryTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
-        _ = try Ingestor(store: store).ingest(paths: [fixture("token-order")])
+        _ = try IngestPipeline(store: store).ingest(paths: [fixture("token-order")])
         // Callbacks stored c3 (11:00), c2 (10:00), c1 (08:00). At 09:00 the newest is c1, the one
         // sent (and the device spoke later: unexplained); at 10:30 c2, not the c1 sent (old_token);
         // at 11:30 c3, the one sent, and nothing came later (device_silent); at 07:00 none was known.

@@ -23,7 +23,7 @@ struct ViewAgreementTests {
         let fleet = directory.appendingPathComponent("fleet")
         _ = try FleetSimulator(config: config).run(outputDirectory: fleet.path)
         let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
-        _ = try Ingestor(store: store).ingest(
+        _ = try IngestPipeline(store: store).ingest(
             paths: [
                 fixture("outcomes"), fixture("metrics"), fixture("dedup"), fixture("lifecycle"), fleet.path,
             ] + GoldenReportTests.samplePaths)
@@ -72,7 +72,7 @@ struct ViewAgreementTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
-        _ = try Ingestor(store: store).ingest(paths: [fixture("broadcasts")])
+        _ = try IngestPipeline(store: store).ingest(paths: [fixture("broadcasts")])
         let (fromViews, fromAnalysis, seen) = try Self.outcomes(store)
         for name in ["rendered", "ended", "dismissed", "expired", "stale_timestamp", "superseded", "lost"] {
             #expect(seen.contains(name), "no update is \(name)")

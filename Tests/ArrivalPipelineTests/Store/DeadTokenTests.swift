@@ -28,7 +28,7 @@ struct DeadTokenTests {
         let file = directory.appendingPathComponent("apns.jsonl")
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: file)
         let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
-        _ = try Ingestor(store: store).ingest(paths: [file.path])
+        _ = try IngestPipeline(store: store).ingest(paths: [file.path])
         return (store, directory)
     }
 

@@ -44,7 +44,7 @@ struct FileRemovalTests {
     func removeBogusFile() throws {
         let (clean, _) = try ingestAndReport(GoldenReportTests.samplePaths)
         try withStore { _, store in
-            let summary = try Ingestor(store: store).ingest(paths: GoldenReportTests.samplePaths + [Self.readme])
+            let summary = try IngestPipeline(store: store).ingest(paths: GoldenReportTests.samplePaths + [Self.readme])
             #expect(summary.malformedLines > 0)
             let readme = try file(store, endingWith: "Documentation/SampleData.md")
             #expect(readme.records == 0 && readme.malformed > 0 && !readme.gzip)
@@ -69,7 +69,7 @@ struct FileRemovalTests {
     @Test("Removing a real file and ingesting it again gives the original report back")
     func removeAndReingest() throws {
         try withStore { _, store in
-            _ = try Ingestor(store: store).ingest(paths: GoldenReportTests.samplePaths)
+            _ = try IngestPipeline(store: store).ingest(paths: GoldenReportTests.samplePaths)
             let original = try report(store)
             // apns-11 overlaps the re-export apns-1140-1220, ingested after it: records both held are stored under apns-11.
             let hour = try file(store, endingWith: "/apns-11.jsonl.gz")
@@ -86,7 +86,7 @@ struct FileRemovalTests {
             #expect(try report(store) != original)
             #expect(try store.listFiles().contains { $0.id == hour.id } == false)
 
-            let again = try Ingestor(store: store).ingest(paths: [hour.path])
+            let again = try IngestPipeline(store: store).ingest(paths: [hour.path])
             #expect(again.filesRead == 1)
             #expect(again.newRecords == hour.records)
             #expect(again.duplicateRecords == hour.duplicates)
@@ -103,7 +103,7 @@ struct FileRemovalTests {
             try write([apns("a")], to: files[0])
             try write([apns("b")], to: files[1])
             try write([apns("b"), apns("c")], to: files[2])
-            for file in files { _ = try Ingestor(store: store).ingest(paths: [file.path]) }
+            for file in files { _ = try IngestPipeline(store: store).ingest(paths: [file.path]) }
             #expect(try file(store, endingWith: "/third.jsonl").duplicates == 1)
             let removal = try store.removeFiles(ids: [try file(store, endingWith: "/first.jsonl").id])
             #expect(removal.total[.apns] == 1)
@@ -121,7 +121,7 @@ struct FileRemovalTests {
             let later = directory.appendingPathComponent("later.jsonl")
             try write([apns("a"), apns("shared")], to: first)
             try write([apns("shared"), apns("b")], to: later)
-            let ingestor = Ingestor(store: store)
+            let ingestor = IngestPipeline(store: store)
             _ = try ingestor.ingest(paths: [first.path])
             _ = try ingestor.ingest(paths: [later.path])
             let laterFile = try file(store, endingWith: "/later.jsonl")
@@ -148,7 +148,7 @@ struct FileRemovalTests {
     @Test("A dry run counts what would go on a read-only store and changes nothing")
     func dryRun() throws {
         try withStore { directory, store in
-            _ = try Ingestor(store: store).ingest(paths: GoldenReportTests.samplePaths + [Self.readme])
+            _ = try IngestPipeline(store: store).ingest(paths: GoldenReportTests.samplePaths + [Self.readme])
             let before = try report(store)
             let registry = try store.fileRegistry()
             let readme = try file(store, endingWith: "Documentation/SampleData.md")
@@ -198,7 +198,7 @@ struct FileRemovalTests {
     func rewrittenFile() throws {
         try withStore { directory, store in
             let url = directory.appendingPathComponent("widget-1.jsonl")
-            let ingestor = Ingestor(store: store)
+            let ingestor = IngestPipeline(store: store)
             try write([apns("a")], to: url)
             _ = try ingestor.ingest(paths: [url.path])
             // Rewritten, not grown (a file that grew replaces its earlier version: IngestTests).
@@ -223,7 +223,7 @@ struct FileRemovalTests {
             let retry = directory.appendingPathComponent("apns-07.retry.jsonl")
             try write([apns("a"), apns("b"), "not json"], to: original)
             try FileManager.default.copyItem(at: original, to: retry)
-            let ingestor = Ingestor(store: store)
+            let ingestor = IngestPipeline(store: store)
             _ = try ingestor.ingest(paths: [original.path, retry.path])
             let (files, skipped) = try store.fileRegistry()
             #expect(files.count == 1)
@@ -261,7 +261,7 @@ struct FileRemovalTests {
                     [apns("id-\(index)"), apns("id-\(index)"), "", "[1]"], to: uploads.appendingPathComponent(name))
             }
             let started = Int64(Date().timeIntervalSince1970 * 1000)
-            _ = try Ingestor(store: store).ingest(paths: [uploads.path])
+            _ = try IngestPipeline(store: store).ingest(paths: [uploads.path])
             let files = try store.listFiles()
             #expect(
                 files.map { ($0.path as NSString).lastPathComponent } == [
@@ -279,7 +279,7 @@ struct FileRemovalTests {
         try withStore { directory, store in
             let url = directory.appendingPathComponent("apns.jsonl")
             try write([apns("a"), apns("b"), "garbage"], to: url)
-            _ = try Ingestor(store: store).ingest(paths: [url.path])
+            _ = try IngestPipeline(store: store).ingest(paths: [url.path])
             let before = try report(store)
             let registry = try store.fileRegistry()
             // Make the last step, deleting the registry row, fail after the records went.

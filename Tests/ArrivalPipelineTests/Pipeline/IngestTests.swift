@@ -40,7 +40,7 @@ struct IngestTests {
         let storeDirectory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: storeDirectory) }
         let store = try Store(path: storeDirectory.appendingPathComponent("s.sqlite").path)
-        let ingestor = Ingestor(store: store)
+        let ingestor = IngestPipeline(store: store)
         let first = try ingestor.ingest(paths: [original, retry])
         #expect(first.filesRead == 1)
         #expect(first.filesSkippedAsDuplicate == 1)
@@ -72,10 +72,10 @@ struct IngestTests {
             try renders(activity).write(to: directory.appendingPathComponent("tree/\(name).jsonl"))
         }
         let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
-        var options = Ingestor.Options()
+        var options = IngestPipeline.Options()
         options.reader = LineReader(chunkSize: chunkSize)
         options.bulkLoadWhenNew = bulk
-        let summary = try Ingestor(store: store, options: options).ingest(
+        let summary = try IngestPipeline(store: store, options: options).ingest(
             paths: [directory.appendingPathComponent("tree").path])
         #expect(summary.filesRead == 2)
         #expect(summary.filesSkippedAsDuplicate == 3)
@@ -98,7 +98,7 @@ struct IngestTests {
             try FileManager.default.copyItem(atPath: fixture("outcomes/lost.jsonl"), toPath: path)
         }
         let store = try Store(path: storeDirectory.appendingPathComponent("s.sqlite").path)
-        let summary = try Ingestor(store: store).ingest(paths: [directory.path])
+        let summary = try IngestPipeline(store: store).ingest(paths: [directory.path])
         #expect(summary.filesRead == 1)
         #expect(summary.filesSkippedAsDuplicate == 1)
     }
@@ -125,18 +125,18 @@ struct IngestTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
-        var options = Ingestor.Options(strict: true)
+        var options = IngestPipeline.Options(strict: true)
         options.batchSize = 2
         let path = fixture("badinput/torn-crlf.jsonl")
         #expect {
-            _ = try Ingestor(store: store, options: options).ingest(paths: [path])
+            _ = try IngestPipeline(store: store, options: options).ingest(paths: [path])
         } throws: { error in
             guard case IngestError.malformedLine(let file, let line, let cause, _) = error else { return false }
             return file == path && line == 4 && cause == .invalidJSON && "\(error)".contains("\(path):4")
         }
         let report = try ReportBuilder(store: store).build(window: nil)
         #expect(report.dataQuality.malformedLines == 0)
-        #expect(try store.status(ofContent: Ingestor.sha256(of: path).0, at: path) == .new)
+        #expect(try store.status(ofContent: ContentHash.sha256(of: path).0, at: path) == .new)
     }
 
     @Test("--strict names a gzip stream that breaks off as truncated_gzip, not its cut last line as bad JSON")
@@ -151,7 +151,7 @@ struct IngestTests {
         #expect(lenient.malformedByCause[.truncatedGzip] == 1 && lenient.newRecords > 0)
         let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
         #expect {
-            _ = try Ingestor(store: store, options: Ingestor.Options(strict: true)).ingest(paths: [partial])
+            _ = try IngestPipeline(store: store, options: IngestPipeline.Options(strict: true)).ingest(paths: [partial])
         } throws: { error in
             guard case IngestError.malformedLine(let file, _, let cause, _) = error else { return false }
             return file == partial && cause == .truncatedGzip
@@ -160,7 +160,7 @@ struct IngestTests {
         let early = directory.appendingPathComponent("early.jsonl").path
         try Data("{\"v\":1,\"kind\":\"render\"\n".utf8).write(to: URL(fileURLWithPath: early))
         #expect {
-            _ = try Ingestor(store: store, options: Ingestor.Options(strict: true)).ingest(paths: [early])
+            _ = try IngestPipeline(store: store, options: IngestPipeline.Options(strict: true)).ingest(paths: [early])
         } throws: { error in
             guard case IngestError.malformedLine(_, 1, let cause, _) = error else { return false }
             return cause != .truncatedGzip
@@ -195,15 +195,15 @@ struct IngestTests {
         let path = directory.appendingPathComponent("long.jsonl").path
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
         /// The summary, the report, and how many batches the writer received (one progress call each).
-        func ingest(_ options: Ingestor.Options, into name: String) throws -> (IngestSummary, String, Int) {
+        func ingest(_ options: IngestPipeline.Options, into name: String) throws -> (IngestSummary, String, Int) {
             let store = try Store(path: directory.appendingPathComponent(name).path)
             var batches = 0
-            let summary = try Ingestor(store: store, options: options).ingest(paths: [path]) { _ in batches += 1 }
+            let summary = try IngestPipeline(store: store, options: options).ingest(paths: [path]) { _ in batches += 1 }
             return (summary, try ReportBuilder(store: store).build(window: nil).jsonText(), batches)
         }
-        var small = Ingestor.Options()
+        var small = IngestPipeline.Options()
         small.batchBytes = 100_000  // a batch every two or three long lines
-        let (bySize, report, wholeBatches) = try ingest(Ingestor.Options(), into: "a.sqlite")
+        let (bySize, report, wholeBatches) = try ingest(IngestPipeline.Options(), into: "a.sqlite")
         let (byBytes, sameReport, smallBatches) = try ingest(small, into: "b.sqlite")
         #expect(wholeBatches == 1 && smallBatches > 20)
         #expect(bySize.records[.apns] == 200 && byBytes.records[.apns] == 200)
@@ -227,10 +227,10 @@ struct IngestTests {
         let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
         // Cut mid-member: a truncated gzip, stored with what it held.
         try whole.prefix(whole.count / 3).write(to: URL(fileURLWithPath: path))
-        let cut = try Ingestor(store: store).ingest(paths: [path])
+        let cut = try IngestPipeline(store: store).ingest(paths: [path])
         #expect(cut.filesRead == 1 && cut.malformedByCause[.truncatedGzip] == 1)
         try whole.write(to: URL(fileURLWithPath: path))
-        let grown = try Ingestor(store: store).ingest(paths: [path])
+        let grown = try IngestPipeline(store: store).ingest(paths: [path])
         #expect(grown.filesRead == 1 && grown.filesReplaced == 1 && grown.duplicateRecords == 0)
         #expect(try ReportBuilder(store: store).build(window: nil).jsonText() == clean.jsonText())
         #expect(try store.listFiles().count == 1)
@@ -268,13 +268,13 @@ struct IngestTests {
         try fm.copyItem(
             atPath: fixture("hostile/hostile.jsonl"), toPath: directory.appendingPathComponent("hostile.jsonl").path)
         let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
-        var options = Ingestor.Options()
+        var options = IngestPipeline.Options()
         options.bulkLoadWhenNew = bulk
         options.recordsPerCommit = 3  // several batches
-        let first = try Ingestor(store: store, options: options).ingest(paths: [directory.path])
+        let first = try IngestPipeline(store: store, options: options).ingest(paths: [directory.path])
         #expect(first.filesSkippedAsDuplicate == 1 && first.duplicateRecords > 0 && first.malformedLines > 0)
         try whole.write(to: URL(fileURLWithPath: grown))
-        let second = try Ingestor(store: store, options: options).ingest(paths: [grown])
+        let second = try IngestPipeline(store: store, options: options).ingest(paths: [grown])
         #expect(second.filesReplaced == 1)
 
         let counts = try store.connection.prepare(
@@ -301,9 +301,9 @@ struct IngestTests {
         let second = try String(contentsOfFile: fixture("outcomes/rendered.jsonl"), encoding: .utf8)
         let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
         try first.write(toFile: path, atomically: true, encoding: .utf8)
-        _ = try Ingestor(store: store).ingest(paths: [path])
+        _ = try IngestPipeline(store: store).ingest(paths: [path])
         try ("\n" + first + second).write(toFile: path, atomically: true, encoding: .utf8)
-        let again = try Ingestor(store: store).ingest(paths: [path])
+        let again = try IngestPipeline(store: store).ingest(paths: [path])
         #expect(again.filesRead == 1 && again.filesReplaced == 0 && again.duplicateRecords > 0)
         #expect(try store.listFiles().count == 2)
     }
@@ -314,7 +314,7 @@ struct IngestTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
         let missing = directory.appendingPathComponent("nope").path
-        let summary = try Ingestor(store: store).ingest(paths: [missing, fixture("outcomes/lost.jsonl")])
+        let summary = try IngestPipeline(store: store).ingest(paths: [missing, fixture("outcomes/lost.jsonl")])
         #expect(summary.unreadable.map(\.path) == [missing])
         #expect(summary.unreadable.first?.reason.contains("No such file") == true)
         #expect(summary.filesRead == 1 && summary.newRecords > 0)
@@ -347,10 +347,10 @@ struct IngestTests {
         let storeDirectory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: storeDirectory) }
         let store = try Store(path: storeDirectory.appendingPathComponent("s.sqlite").path)
-        var options = Ingestor.Options()
+        var options = IngestPipeline.Options()
         options.bulkLoadWhenNew = true
         var seen: [IngestProgress] = []
-        let summary = try Ingestor(store: store, options: options).ingest(
+        let summary = try IngestPipeline(store: store, options: options).ingest(
             paths: [directory.path, missing], progress: { seen.append($0) })
         #expect(summary.filesRead == 600)
         #expect(summary.unreadable.map(\.path) == [missing])
@@ -378,7 +378,7 @@ struct IngestTests {
         let storeDirectory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: storeDirectory) }
         let store = try Store(path: storeDirectory.appendingPathComponent("s.sqlite").path)
-        let summary = try Ingestor(store: store).ingest(paths: [directory.path])
+        let summary = try IngestPipeline(store: store).ingest(paths: [directory.path])
         #expect(levels > 1_900)
         #expect(summary.filesRead == 1 && summary.newRecords == 1 && summary.unreadable.isEmpty)
     }
@@ -396,7 +396,9 @@ struct IngestTests {
         defer { try? FileManager.default.removeItem(at: storeDirectory) }
         let store = try Store(path: storeDirectory.appendingPathComponent("s.sqlite").path)
         #expect(throws: IngestError.self) {
-            try Ingestor(store: store, options: Ingestor.Options(strict: true)).ingest(paths: [directory.path])
+            try IngestPipeline(store: store, options: IngestPipeline.Options(strict: true)).ingest(paths: [
+                directory.path
+            ])
         }
         #expect(try store.listFiles().isEmpty)
     }
@@ -472,7 +474,7 @@ struct DeterminismTests {
 
         func html(_ order: [String], _ name: String) throws -> String {
             let store = try Store(path: directory.appendingPathComponent(name).path)
-            _ = try Ingestor(store: store).ingest(paths: order)
+            _ = try IngestPipeline(store: store).ingest(paths: order)
             let daily = try DailyReportBuilder(store: store).build(window: nil)
             #expect(!daily.quality.duplicatesByFile.isEmpty && daily.quality.skippedFiles.count == 2)
             return try daily.htmlText(generatedAt: 0)
@@ -500,7 +502,7 @@ struct DeterminismTests {
         while index < order.count {
             let size = 1 + Int(generator.next() % 4)
             let run = Array(order[index..<min(order.count, index + size)])
-            _ = try Ingestor(store: store).ingest(paths: run)
+            _ = try IngestPipeline(store: store).ingest(paths: run)
             index += size
         }
         let result = try ReportBuilder(store: store).build(window: nil)
@@ -518,14 +520,14 @@ struct DeterminismTests {
         do {
             let store = try Store(path: path)
             // The first half completed; the next file was cut off before its commit.
-            _ = try Ingestor(store: store).ingest(paths: Array(files.prefix(files.count / 2)))
+            _ = try IngestPipeline(store: store).ingest(paths: Array(files.prefix(files.count / 2)))
             let victim = files[files.count / 2]
             let transaction = try store.beginFile(path: victim, now: 0)
             try transaction.insert(.render(RenderRecord(activityID: "half", seq: 1, renderedAt: 0)))
             transaction.rollback()  // what SQLite does with an uncommitted transaction after a crash
         }
         let store = try Store(path: path)
-        _ = try Ingestor(store: store).ingest(paths: files)
+        _ = try IngestPipeline(store: store).ingest(paths: files)
         #expect(try ReportBuilder(store: store).build(window: nil).jsonText() == baseline.jsonText())
     }
 }

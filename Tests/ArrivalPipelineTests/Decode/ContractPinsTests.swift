@@ -114,7 +114,7 @@ struct ContractPinsTests {
             ].joined(separator: "\n").utf8
         ).write(to: file)
         let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
-        _ = try Ingestor(store: store).ingest(paths: [file.path])
+        _ = try IngestPipeline(store: store).ingest(paths: [file.path])
         let report = try ReportBuilder(store: store).build(window: nil)
         #expect(report.requests.byReason == ["HTTP400": 2, "NoResponse": 1, "Unregistered": 1])
         // The view the dashboards read agrees.
@@ -149,7 +149,9 @@ struct ContractPinsTests {
         try Data((Self.render(#","surface":"x""#) + "\n").utf8).write(to: visible.appendingPathComponent("f.jsonl"))
         let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
         let missing = directory.appendingPathComponent("nowhere.jsonl").path
-        let summary = try Ingestor(store: store).ingest(paths: [missing, directory.appendingPathComponent("tree").path])
+        let summary = try IngestPipeline(store: store).ingest(paths: [
+            missing, directory.appendingPathComponent("tree").path,
+        ])
         #expect(summary.filesRead == 1 && summary.newRecords == 1)
         #expect(summary.unreadable.map(\.path) == [missing])
     }

@@ -5,7 +5,7 @@ import Foundation
 /// The files of one ingest, in the order they are read: a list made up
 /// front, or a walk still going on on another thread (``FileListing``).
 enum FileSource: Sendable {
-    case list([Ingestor.NamedFile])
+    case list([NamedFile])
     case listing(FileListing)
 
     /// How many files are listed so far, and whether more may come.
@@ -43,7 +43,7 @@ enum FileSource: Sendable {
         private var index = 0
         private var chunk: [String] = []
         private var chunkIndex = 0
-        private var ahead: [Ingestor.NamedFile] = []
+        private var ahead: [NamedFile] = []
         private var head = 0
         private var ended = false
         private let asker: ReadAhead?
@@ -58,7 +58,7 @@ enum FileSource: Sendable {
         }
 
         /// The next file, waiting for the walk to find it; nil at the end.
-        mutating func next() -> Ingestor.NamedFile? {
+        mutating func next() -> NamedFile? {
             if head >= Self.window {  // what was handed out goes, so memory stays at a window
                 ahead.removeFirst(head)
                 head = 0
@@ -79,7 +79,7 @@ enum FileSource: Sendable {
         }
 
         /// The next file of the source; without `waiting`, nil when the walk has listed none yet.
-        private mutating func pull(waiting: Bool) -> Ingestor.NamedFile? {
+        private mutating func pull(waiting: Bool) -> NamedFile? {
             guard !ended else { return nil }
             switch source {
             case .list(let files):
@@ -98,12 +98,12 @@ enum FileSource: Sendable {
                     (chunk, chunkIndex) = (next, 0)
                 }
                 defer { chunkIndex += 1 }
-                return Ingestor.NamedFile(path: chunk[chunkIndex], name: chunk[chunkIndex])
+                return NamedFile(path: chunk[chunkIndex], name: chunk[chunkIndex])
             }
         }
 
         /// Asks the kernel to read the start of `file` into the page cache, without waiting for it.
-        static func readAhead(_ file: Ingestor.NamedFile) {
+        static func readAhead(_ file: NamedFile) {
             #if os(Linux)
                 // Non-blocking: a FIFO put in a file's place since the walk must not hold the open.
                 let fd = open(file.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
@@ -122,7 +122,7 @@ enum FileSource: Sendable {
 /// iterator. A chunk it has no room for is not asked ahead (it only makes
 /// reading faster; the files are read all the same).
 final class ReadAhead: @unchecked Sendable {
-    private let chunks = BatchChannel<[Ingestor.NamedFile]>(capacity: 8)
+    private let chunks = BatchChannel<[NamedFile]>(capacity: 8)
 
     /// `ended` is called on the thread as it ends (tests).
     init(ended: (@Sendable () -> Void)? = nil) {
@@ -138,7 +138,7 @@ final class ReadAhead: @unchecked Sendable {
     }
 
     /// Hands `files` to the thread; never waits.
-    func ask(_ files: [Ingestor.NamedFile]) { chunks.offer(files) }
+    func ask(_ files: [NamedFile]) { chunks.offer(files) }
 
     deinit {
         // What was not asked yet is of no use any more; then the thread's receive ends.

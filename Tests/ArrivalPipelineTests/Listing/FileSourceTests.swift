@@ -12,12 +12,12 @@ struct FileSourceTests {
     func listInOrder() throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        var files: [Ingestor.NamedFile] = []
+        var files: [NamedFile] = []
         for index in 0..<1_000 {
             let path = directory.appendingPathComponent("f\(index).jsonl").path
             // Every third file does not exist: asking ahead for it is no error.
             if index % 3 != 0 { try "{}\n".write(toFile: path, atomically: true, encoding: .utf8) }
-            files.append(Ingestor.NamedFile(path: path, name: "n\(index)", range: index % 5 == 0 ? 1..<2 : nil))
+            files.append(NamedFile(path: path, name: "n\(index)", range: index % 5 == 0 ? 1..<2 : nil))
         }
         var iterator = FileSource.list(files).makeIterator()
         var names: [String] = []
@@ -63,9 +63,9 @@ extension FileSourceTests {
             for chunk in 0..<chunks {
                 // Files that exist, do not, and a part of one: none is an error.
                 asker?.ask([
-                    Ingestor.NamedFile(path: path, name: "a"),
-                    Ingestor.NamedFile(path: "/nonexistent/\(chunk)", name: "b"),
-                    Ingestor.NamedFile(path: path, name: "c", range: 1..<2),
+                    NamedFile(path: path, name: "a"),
+                    NamedFile(path: "/nonexistent/\(chunk)", name: "b"),
+                    NamedFile(path: path, name: "c", range: 1..<2),
                 ])
             }
             asker = nil

@@ -6,7 +6,7 @@ import Testing
 
 @testable import ArrivalStore
 
-/// The first load of a store (``Ingestor/Options/bulkLoadWhenNew``): a
+/// The first load of a store (``IngestPipeline/Options/bulkLoadWhenNew``): a
 /// rollback journal and the store held alone, only when nobody else has it
 /// and it holds no file; the same records and report either way.
 @Suite("Ingest: the first load of a store")
@@ -21,11 +21,11 @@ struct BulkLoadTests {
     func ingest(_ paths: [String], into store: Store, bulk: Bool = true, strict: Bool = false) throws -> (
         IngestSummary, heldAlone: Bool
     ) {
-        var options = Ingestor.Options(strict: strict)
+        var options = IngestPipeline.Options(strict: strict)
         options.bulkLoadWhenNew = bulk
         options.batchSize = 2  // several batches, so that progress is seen mid-file
         var heldAlone = false
-        let summary = try Ingestor(store: store, options: options).ingest(paths: paths) { _ in
+        let summary = try IngestPipeline(store: store, options: options).ingest(paths: paths) { _ in
             heldAlone = heldAlone || store.isBulkLoading
         }
         return (summary, heldAlone)

@@ -21,9 +21,9 @@ struct RoleDedupeTests {
         ].joined(separator: "\n") + "\n"
 
     /// The upload as the collector hands it over: a spool file, its name, role and hash.
-    static func upload(_ path: String, name: String, sender: Bool) throws -> Ingestor.NamedFile {
-        let (sha256, _) = try Ingestor.sha256(of: path)
-        return Ingestor.NamedFile(path: path, name: name, senderRecordsAllowed: sender, sha256: sha256)
+    static func upload(_ path: String, name: String, sender: Bool) throws -> NamedFile {
+        let (sha256, _) = try ContentHash.sha256(of: path)
+        return NamedFile(path: path, name: name, senderRecordsAllowed: sender, sha256: sha256)
     }
 
     func store(in directory: URL) throws -> Store {
@@ -42,9 +42,12 @@ struct RoleDedupeTests {
             let sender = try Self.upload(path, name: "senders/log.jsonl", sender: true)
             var summaries: [IngestSummary] = []
             if oneRun {
-                summaries = [try Ingestor(store: store).ingest([device, sender])]
+                summaries = [try IngestPipeline(store: store).ingest([device, sender])]
             } else {
-                summaries = [try Ingestor(store: store).ingest([device]), try Ingestor(store: store).ingest([sender])]
+                summaries = [
+                    try IngestPipeline(store: store).ingest([device]),
+                    try IngestPipeline(store: store).ingest([sender]),
+                ]
             }
             let report = try ReportBuilder(store: store).build(window: nil)
             #expect(report.requests.total == 2, "one run: \(oneRun)")
@@ -65,8 +68,10 @@ struct RoleDedupeTests {
         let path = directory.appendingPathComponent("upload.jsonl").path
         try Self.senderLog.write(toFile: path, atomically: true, encoding: .utf8)
         let store = try store(in: directory)
-        _ = try Ingestor(store: store).ingest([try Self.upload(path, name: "senders/log.jsonl", sender: true)])
-        let second = try Ingestor(store: store).ingest([try Self.upload(path, name: "devices/x.jsonl", sender: false)])
+        _ = try IngestPipeline(store: store).ingest([try Self.upload(path, name: "senders/log.jsonl", sender: true)])
+        let second = try IngestPipeline(store: store).ingest([
+            try Self.upload(path, name: "devices/x.jsonl", sender: false)
+        ])
         #expect(second.filesSkippedAsDuplicate == 1)
         #expect(try store.listFiles().map(\.path) == ["senders/log.jsonl"])
         #expect(try ReportBuilder(store: store).build(window: nil).requests.total == 2)
@@ -79,9 +84,11 @@ struct RoleDedupeTests {
         let path = directory.appendingPathComponent("renders.jsonl").path
         try (Self.senderLog.split(separator: "\n").last! + "\n").write(toFile: path, atomically: true, encoding: .utf8)
         let store = try store(in: directory)
-        let first = try Ingestor(store: store).ingest([try Self.upload(path, name: "devices/a.jsonl", sender: false)])
+        let first = try IngestPipeline(store: store).ingest([
+            try Self.upload(path, name: "devices/a.jsonl", sender: false)
+        ])
         #expect(first.filesRead == 1)
-        let again = try Ingestor(store: store).ingest([
+        let again = try IngestPipeline(store: store).ingest([
             try Self.upload(path, name: "devices/b.jsonl", sender: false),
             try Self.upload(path, name: "senders/c.jsonl", sender: true),
         ])
@@ -96,13 +103,13 @@ struct RoleDedupeTests {
         let path = directory.appendingPathComponent("upload.jsonl").path
         try Self.senderLog.write(toFile: path, atomically: true, encoding: .utf8)
         let store = try store(in: directory)
-        let summary = try Ingestor(store: store).ingest([
+        let summary = try IngestPipeline(store: store).ingest([
             try Self.upload(path, name: "devices/a.jsonl", sender: false),
             try Self.upload(path, name: "devices/b.jsonl", sender: false),
         ])
         #expect(summary.filesRead == 1 && summary.filesSkippedAsDuplicate == 1)
         #expect(try ReportBuilder(store: store).build(window: nil).requests.total == 0)
-        _ = try Ingestor(store: store).ingest([try Self.upload(path, name: "senders/log.jsonl", sender: true)])
+        _ = try IngestPipeline(store: store).ingest([try Self.upload(path, name: "senders/log.jsonl", sender: true)])
         #expect(try ReportBuilder(store: store).build(window: nil).requests.total == 2)
         #expect(try store.listFiles().map(\.path) == ["senders/log.jsonl"])
     }

@@ -157,7 +157,7 @@ struct PipelinedInflateTests {
         var raw: [UInt8]
     }
 
-    /// Reads `path`; pipelined, as ``Ingestor`` does: again with zlib when ISA-L read further than zlib.
+    /// Reads `path`; pipelined, as ``IngestPipeline`` does: again with zlib when ISA-L read further than zlib.
     func read(
         _ path: String, range: Range<Int>? = nil, chunkSize: Int, pipelined: Bool, stopAfter: Int = .max
     ) throws -> Read {
@@ -273,9 +273,9 @@ struct PipelinedInflateTests {
         var summaries: [IngestSummary] = []
         for pipelined in [true, false] {
             let store = try Store(path: stores.appendingPathComponent("\(pipelined).sqlite").path)
-            var options = Ingestor.Options()
+            var options = IngestPipeline.Options()
             options.reader.pipelineMinimumBytes = pipelined ? 0 : .max
-            let summary = try Ingestor(store: store, options: options).ingest(
+            let summary = try IngestPipeline(store: store, options: options).ingest(
                 paths: [directory.path], progress: nil)
             summaries.append(summary)
             reports.append(try ReportBuilder(store: store).build(window: nil))

@@ -221,7 +221,7 @@ struct MalformedProblemTests {
         let file = directory.appendingPathComponent("bad.jsonl")
         try Data((Self.cases.map(\.line).joined(separator: "\n") + "\n").utf8).write(to: file)
         let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
-        let summary = try Ingestor(store: store).ingest(paths: [file.path])
+        let summary = try IngestPipeline(store: store).ingest(paths: [file.path])
         let shown = summary.firstMalformed.first { $0.line == 1 }
         #expect(shown?.problem == Self.cases[0].problem)
         #expect(shown?.description.hasSuffix(": wrong_type (\(Self.cases[0].problem ?? ""))") == true)
@@ -230,11 +230,11 @@ struct MalformedProblemTests {
         for (index, entry) in Self.cases.enumerated() {
             #expect(stored[index].line == index + 1 && stored[index].problem == entry.problem)
         }
-        var options = Ingestor.Options()
+        var options = IngestPipeline.Options()
         options.strict = true
         let strictStore = try Store(path: directory.appendingPathComponent("strict.sqlite").path)
         #expect {
-            _ = try Ingestor(store: strictStore, options: options).ingest(paths: [file.path])
+            _ = try IngestPipeline(store: strictStore, options: options).ingest(paths: [file.path])
         } throws: { error in
             "\(error)".contains("sent_at: expected an RFC 3339 time string")
         }

@@ -393,7 +393,7 @@ struct ExchangeDecodingTests {
         try Data((exchange + "\n").utf8).write(to: directory.appendingPathComponent("exchanges.jsonl"))
         try Data((plain + "\n").utf8).write(to: directory.appendingPathComponent("records.jsonl"))
         let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
-        let summary = try Ingestor(store: store).ingest(paths: [directory.path])
+        let summary = try IngestPipeline(store: store).ingest(paths: [directory.path])
         #expect(summary.records[.apns] == 1 && summary.duplicateRecords == 1)
     }
 }
