@@ -118,7 +118,7 @@ struct RunnerTests {
                 group.addTask {
                     let result = try await run(
                         .path("/bin/sh"), ["-c", script, "sh", directory.path, "\(index)", "\(count)"],
-                        timeout: .seconds(90))
+                        timeout: .seconds(60))
                     #expect(result.status == 0, "\(result)")
                     return result.stdout
                 }
