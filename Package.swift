@@ -46,8 +46,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
-        // Tests only: runs the built `arrival` to check every subcommand's exit codes.
-        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
     ],
     targets: [
         // The system's own libsqlite3 and zlib (Debian: libsqlite3-dev, zlib1g-dev).
@@ -199,10 +197,7 @@ let package = Package(
         // The built `arrival` binary: every subcommand's exit codes, wording, payload checks, the release product.
         .testTarget(
             name: "ArrivalCommandLineTests",
-            dependencies: [
-                "arrival", "ArrivalModel", "ArrivalTestSupport",
-                .product(name: "Subprocess", package: "swift-subprocess"),
-            ],
+            dependencies: ["arrival", "ArrivalModel", "ArrivalTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -211,7 +206,6 @@ let package = Package(
                 "ArrivalServer", "ArrivalModel", "ArrivalStore", "ArrivalIngest", "ArrivalAnalysis", "ArrivalRendering",
                 "ArrivalTestSupport", "arrival", "ArrivalBeacons", "ArrivalSender", "ArrivalUpload",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "Subprocess", package: "swift-subprocess"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -38,7 +38,7 @@ struct BuiltProductTests {
         let url = try builtProduct("arrival")
         var info = stat()
         #expect(stat(url.path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG)
-        let (status, stdout, _) = try run("arrival", ["--version"])
-        #expect(status == 0 && !stdout.isEmpty)
+        let version = try run("arrival", ["--version"])
+        #expect(version.status == 0 && !version.stdout.isEmpty, "\(version)")
     }
 }

@@ -1,7 +1,5 @@
 import ArrivalModel
 import Foundation
-import Subprocess
-import SystemPackage
 import Testing
 
 #if canImport(Glibc)
@@ -10,53 +8,26 @@ import Testing
     import Darwin
 #endif
 
-/// What one run of the built `arrival` did.
-struct CommandOutcome: CustomStringConvertible {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-    var description: String { "exit \(status)\nstdout: \(stdout.prefix(400))\nstderr: \(stderr.prefix(600))" }
-}
-
-/// Runs the built `arrival` (next to the test bundle) with swift-subprocess.
-/// `asUnprivileged` runs it as `nobody` when the tests run as root, for whom
-/// no permission bit is ever in the way.
+/// Runs the built `arrival` (next to the test bundle) with the tests' runner,
+/// its wait off the cooperative pool. `asUnprivileged` runs it as `nobody`
+/// when the tests run as root, for whom no permission bit is ever in the way.
 ///
 /// The user is changed by `setpriv` (util-linux), in a process of its own,
-/// not by swift-subprocess in the child it forks: `setgroups` in the forked
-/// child of this many-threaded test process can wait forever for a thread
-/// that was starting or ending at the fork (glibc's set-ID broadcast), which
-/// hung CI once. Without `setpriv`, the child changes user itself.
+/// never in a child forked from this many-threaded test process:
+/// `setgroups` there can wait forever for a thread that was starting or
+/// ending at the fork (glibc's set-ID broadcast), which hung CI once.
 func arrival(
     _ arguments: [String], in directory: URL? = nil, asUnprivileged: Bool = false
-) async throws -> CommandOutcome {
-    var options = PlatformOptions()
-    var executable = try builtProduct("arrival").path
-    var arguments = arguments
+) async throws -> ProcessOutcome {
+    guard asUnprivileged, getuid() == 0 else { return try await run("arrival", arguments, in: directory) }
     let setpriv = "/usr/bin/setpriv"
-    if asUnprivileged, getuid() == 0 {
-        if FileManager.default.isExecutableFile(atPath: setpriv) {
-            arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "--", executable] + arguments
-            executable = setpriv
-        } else {
-            options.userID = 65534
-            options.groupID = 65534
-            options.supplementaryGroups = []
-        }
+    guard FileManager.default.isExecutableFile(atPath: setpriv) else {
+        throw ProcessRunError("running arrival as nobody needs \(setpriv) (util-linux)")
     }
-    let result = try await Subprocess.run(
-        .path(.init(executable)),
-        arguments: Arguments(arguments),
-        workingDirectory: directory.map { .init($0.path) },
-        platformOptions: options,
-        output: .string(limit: 4 << 20),
-        error: .string(limit: 1 << 20))
-    let status: Int32
-    switch result.terminationStatus {
-    case .exited(let code): status = Int32(code)
-    case .signaled(let signal): status = 128 + Int32(signal)
-    }
-    return CommandOutcome(status: status, stdout: result.standardOutput, stderr: result.standardError)
+    return try await run(
+        .path(setpriv),
+        ["--reuid=65534", "--regid=65534", "--clear-groups", "--", try builtProduct("arrival").path] + arguments,
+        in: directory)
 }
 
 /// A directory of the test's own, with a small simulated fleet on demand.

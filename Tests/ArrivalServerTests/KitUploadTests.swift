@@ -41,7 +41,6 @@ struct KitUploadTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try LiveCollectorTests.Server(directory: directory, port: LiveCollectorTests.freePort())
-        defer { server.kill(SIGTERM) }
         try await server.ready()
         let container = try Self.beaconContainer(in: directory)
         let collector = BeaconCollector(container: container, isProcessAlive: { _ in false })
@@ -59,6 +58,7 @@ struct KitUploadTests {
         }
         #expect(state["records"] as? Int == 1 && state["malformed_lines"] as? Int == 1)
         #expect((state["name"] as? String)?.hasPrefix("beacons/beacons-") == true)
+        try await server.stop(SIGTERM)
     }
 
     @Test("The sender's closed batches go up with the sender token; a wrong token is refused at once, files kept")
@@ -66,7 +66,6 @@ struct KitUploadTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try LiveCollectorTests.Server(directory: directory, port: LiveCollectorTests.freePort())
-        defer { server.kill(SIGTERM) }
         try await server.ready()
         let log = directory.appendingPathComponent("sendlog")
         let day = log.appendingPathComponent("2026-11-21")
@@ -86,6 +85,7 @@ struct KitUploadTests {
         #expect(summary.shipped == ["2026-11-21/apns-08.jsonl.gz"] && summary.receipts.first?.state == "queued")
         #expect(shipper.closedBatches().isEmpty)
         #expect(FileManager.default.fileExists(atPath: day.appendingPathComponent(".apns-09.jsonl.gz.open").path))
+        try await server.stop(SIGTERM)
     }
 
     @Test(
@@ -96,7 +96,6 @@ struct KitUploadTests {
         let server = try LiveCollectorTests.Server(
             directory: directory, port: LiveCollectorTests.freePort(),
             arguments: ["--max-upload-bytes", "4096", "--max-spool-bytes", "4096"])
-        defer { server.kill(SIGTERM) }
         try await server.ready()
         // Another writer holds the store (as a long ingest would): the worker waits, so what is queued stays.
         let holder = try Store(path: directory.appendingPathComponent("store.sqlite").path)
@@ -137,6 +136,7 @@ struct KitUploadTests {
         #expect(receipt.state == "queued")
         #expect(waited >= .seconds(2), "retried after \(waited)")
         #expect(waited < .seconds(8), "retried after \(waited)")
+        try await server.stop(SIGTERM)
     }
 
     @Test("An upload retries while the collector is down and goes through once it is up")
@@ -151,8 +151,8 @@ struct KitUploadTests {
         let upload = Task { try await uploader.upload(Data((Self.render + "\n").utf8), name: "late.jsonl") }
         try await Task.sleep(for: .milliseconds(600))
         let server = try LiveCollectorTests.Server(directory: directory, port: port)
-        defer { server.kill(SIGTERM) }
         let receipt = try await upload.value
         #expect(receipt.state == "queued" && receipt.sha256.count == 64)
+        try await server.stop(SIGTERM)
     }
 }

@@ -20,29 +20,23 @@ struct LiveCollectorTests {
     static let reader = "read-token-live-0123456789ab"
 
     /// A running `arrival serve`.
-    final class Server: @unchecked Sendable {
-        let process = Process()
+    final class Server: Sendable {
+        let process: ChildProcess
         let port: Int
-        let log: URL
 
         init(directory: URL, port: Int, arguments: [String] = []) throws {
             self.port = port
-            log = directory.appendingPathComponent("serve-\(UUID().uuidString).log")
-            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-            process.executableURL = try builtProduct("arrival")
-            process.arguments =
+            process = try ChildProcess(
+                "arrival",
                 [
                     "serve", "--db", directory.appendingPathComponent("store.sqlite").path, "--spool",
                     directory.appendingPathComponent("spool").path, "--port", String(port), "--log-level", "warning",
-                ] + arguments
-            process.environment = ProcessInfo.processInfo.environment.merging([
-                "ARRIVAL_DEVICE_TOKENS": LiveCollectorTests.device, "ARRIVAL_SENDER_TOKENS": LiveCollectorTests.sender,
-                "ARRIVAL_READ_TOKENS": LiveCollectorTests.reader,
-            ]) { $1 }
-            let handle = try FileHandle(forWritingTo: log)
-            process.standardOutput = handle
-            process.standardError = handle
-            try process.run()
+                ] + arguments,
+                environment: [
+                    "ARRIVAL_DEVICE_TOKENS": LiveCollectorTests.device,
+                    "ARRIVAL_SENDER_TOKENS": LiveCollectorTests.sender,
+                    "ARRIVAL_READ_TOKENS": LiveCollectorTests.reader,
+                ])
         }
 
         var base: String { "http://127.0.0.1:\(port)" }
@@ -53,12 +47,16 @@ struct LiveCollectorTests {
                 if let (_, status) = try? await LiveCollectorTests.request("\(base)/readyz"), status == 200 { return }
                 try await Task.sleep(for: .milliseconds(50))
             }
-            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "the collector did not start"])
+            throw CocoaError(
+                .fileReadUnknown,
+                userInfo: [NSLocalizedDescriptionKey: "the collector did not start: \(process.stderr)\(process.stdout)"]
+            )
         }
 
-        func kill(_ signal: Int32) {
-            Foundation.kill(process.processIdentifier, signal)
-            process.waitUntilExit()
+        /// Sends `signal` and waits (off the cooperative pool) for the collector to end.
+        @discardableResult
+        func stop(_ signal: Int32) async throws -> ProcessOutcome {
+            try await process.stop(signal)
         }
     }
 
@@ -126,14 +124,17 @@ struct LiveCollectorTests {
                                 "\(first.base)/v1/uploads", method: "POST", token: token, name: file.name, body: data),
                             status == 200 || status == 202
                         else { continue }
-                        if acknowledged.add(file.name) == killAt { first.kill(SIGKILL) }
+                        if acknowledged.add(file.name) == killAt {
+                            let killed = try? await first.stop(SIGKILL)
+                            #expect(killed?.signal == SIGKILL, "\(String(describing: killed))")
+                        }
                     }
                 }
             }
         }
         #expect(acknowledged.count >= killAt && acknowledged.count < files.count)
+        // Stopped at the end; if the test throws first, letting go of it kills it.
         server = try Server(directory: directory, port: Self.freePort())
-        defer { server.kill(SIGTERM) }
         try await server.ready()
         for file in files where !acknowledged.contains(file.name) {
             let token = file.name.hasPrefix("sender/") ? Self.sender : Self.device
@@ -154,6 +155,7 @@ struct LiveCollectorTests {
         _ = try IngestPipeline(store: store).ingest(files.map { NamedFile(path: $0.path, name: $0.name) })
         let expected = try ReportOutput.json.render(try ProducedReport.of(store, window: nil, daily: false))
         #expect(String(decoding: served, as: UTF8.self) == expected)
+        try await server.stop(SIGTERM)
     }
 
     @Test("/metrics passes promtool check metrics, and SIGTERM ends the collector with status 0")
@@ -176,25 +178,13 @@ struct LiveCollectorTests {
             FileManager.default.isExecutableFile(atPath: $0)
         }
         if let promtool {
-            let check = Process()
-            check.executableURL = URL(fileURLWithPath: promtool)
-            check.arguments = ["check", "metrics"]
-            let input = Pipe()
-            let output = Pipe()
-            check.standardInput = input
-            check.standardOutput = output
-            check.standardError = output
-            try check.run()
-            input.fileHandleForWriting.write(metrics)
-            try input.fileHandleForWriting.close()
-            check.waitUntilExit()
-            let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            #expect(check.terminationStatus == 0, "promtool: \(said)")
+            let check = try await run(.path(promtool), ["check", "metrics"], stdin: metrics)
+            #expect(check.status == 0, "promtool: \(check)")
         } else {
             Issue.record("promtool is not installed (Debian: apt-get install prometheus); .ci/run installs it")
         }
-        server.kill(SIGTERM)
-        #expect(server.process.terminationReason == .exit && server.process.terminationStatus == 0)
+        let end = try await server.stop(SIGTERM)
+        #expect(end.signal == nil && end.status == 0, "\(end)")
     }
 }
 

@@ -61,24 +61,16 @@ struct BeaconCollectorTests {
         let container = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: container) }
         let done = try run("beacon-stress", ["write", container.path, "self", "exited", "10"])
-        #expect(done.status == 0)
-        let running = Process()
-        running.executableURL = try builtProduct("beacon-stress")
-        running.arguments = ["write", container.path, "self", "running", "0"]
-        let out = Pipe()
-        running.standardOutput = out
-        try running.run()
-        defer {
-            kill(running.processIdentifier, SIGKILL)
-            running.waitUntilExit()
-        }
-        #expect(String(decoding: out.fileHandleForReading.readData(ofLength: 8), as: UTF8.self) == "running\n")
+        #expect(done.status == 0, "\(done)")
+        let running = try ChildProcess("beacon-stress", ["write", container.path, "self", "running", "0"])
+        defer { _ = try? running.stop(SIGKILL) }
+        #expect(try running.waitForOutput(containing: "running\n") == "running\n")
         // A clock in the past, so today's files cannot be closed by date even across midnight:
         // only the pid rule, with the real kill(pid, 0), decides.
         let collector = BeaconCollector(container: container, now: { date(ms: 0) })
         let closed = collector.closedFiles()
         #expect(closed.count == 1)
-        #expect(closed.allSatisfy { !$0.hasSuffix("widget-\(running.processIdentifier).jsonl") })
+        #expect(closed.allSatisfy { !$0.hasSuffix("widget-\(running.pid).jsonl") })
         let batch = try #require(collector.makeBatch())
         #expect(batch.lines == 10)
     }
@@ -132,7 +124,7 @@ struct BeaconCollectorTests {
         #expect(report.dataQuality.duplicateRecords == 0)
         // The same through the command line.
         let cli = try run("arrival", ["ingest", path, "--db", container.path + "/cli.sqlite"])
-        #expect(cli.status == 0)
+        #expect(cli.status == 0, "\(cli)")
         #expect(cli.stdout.contains("new records: 3000 (apns 0, render 1500, callback 1500)"))
         #expect(cli.stdout.contains("malformed lines: 0"))
     }
@@ -218,16 +210,7 @@ struct BeaconCollectorTests {
         func gunzip(_ bytes: [UInt8]) throws -> String {
             let path = directory.appendingPathComponent("members.gz")
             try Data(bytes).write(to: path)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["gzip", "-dc", path.path]
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = Pipe()
-            try process.run()
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return text
+            return try run(.path("/usr/bin/env"), ["gzip", "-dc", path.path]).stdout
         }
         #expect(try gunzip(output) == "{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n")  // two members, read as one stream
         #expect(try gunzip(flushed).hasPrefix("{\"a\":1}\n"))  // a sync flush is decodable before the member ends
@@ -274,16 +257,9 @@ struct BeaconCollectorTests {
             let path = directory.appendingPathComponent("input.gz")
             let compressed = try GzipWriter.gzip(input)
             try Data(compressed).write(to: path)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["gzip", "-dc", path.path]
-            let out = Pipe()
-            process.standardOutput = out
-            try process.run()
-            let restored = out.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0, "gunzip rejected: \(name)")
-            #expect(Array(restored) == input, "\(name)")
+            let gunzip = try run(.path("/usr/bin/env"), ["gzip", "-dc", path.path])
+            #expect(gunzip.status == 0, "gunzip rejected: \(name): \(gunzip.stderr)")
+            #expect(Array(gunzip.standardOutput) == input, "\(name)")
         }
         #expect(try GzipWriter.gzip(beaconLines).count * 5 < beaconLines.count)  // JSON lines shrink at least 5×
     }

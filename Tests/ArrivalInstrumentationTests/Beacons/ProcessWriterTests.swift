@@ -17,18 +17,12 @@ struct ProcessWriterTests {
         let perProcess = 3000
         // All four use file pid 1, so they share widget-1.jsonl; 700 bytes of padding make
         // each line ~900 bytes, so interleaving would show.
-        var processes: [Process] = []
-        for tag in 0..<4 {
-            let process = Process()
-            process.executableURL = try builtProduct("beacon-stress")
-            process.arguments = ["write", container.path, "1", "p\(tag)", "\(perProcess)", "700"]
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            processes.append(process)
+        let processes = try (0..<4).map { tag in
+            try ChildProcess("beacon-stress", ["write", container.path, "1", "p\(tag)", "\(perProcess)", "700"])
         }
         for process in processes {
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0)
+            let end = try process.wait()
+            #expect(end.status == 0, "\(end)")
         }
         let day = try dayDirectory(container)
         #expect(try FileManager.default.contentsOfDirectory(atPath: day) == ["widget-1.jsonl"])
@@ -55,9 +49,8 @@ struct ProcessWriterTests {
         defer { try? FileManager.default.removeItem(at: container) }
         let process = try startForeverWriter(container: container, filePID: "77")
         usleep(30_000)
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        #expect(process.terminationReason == .uncaughtSignal)
+        let end = try process.stop(SIGKILL)
+        #expect(end.signal == SIGKILL, "\(end)")
         let path = try dayDirectory(container) + "/widget-77.jsonl"
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         let outcomes = try decodeLines(path: path)
@@ -79,8 +72,7 @@ struct ProcessWriterTests {
         let container = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: container) }
         let process = try startForeverWriter(container: container, filePID: "78")
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        try process.stop(SIGKILL)
         let path = try dayDirectory(container) + "/widget-78.jsonl"
         // What a kill inside a short write leaves: the last record cut mid-JSON.
         var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -89,7 +81,7 @@ struct ProcessWriterTests {
         let wholeBefore = bytes.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
         // The next process with that pid appends to the same file.
         let next = try run("beacon-stress", ["write", container.path, "78", "next", "5"])
-        #expect(next.status == 0)
+        #expect(next.status == 0, "\(next)")
         // Both writers are gone; pid 78 may belong to some other process on this machine, so say so.
         let collector = BeaconCollector(container: container, isProcessAlive: { _ in false })
         let batch = try #require(collector.makeBatch())
@@ -101,15 +93,10 @@ struct ProcessWriterTests {
     }
 
     /// Starts `beacon-stress write … 0` and returns once it has 200 beacons on disk.
-    private func startForeverWriter(container: URL, filePID: String) throws -> Process {
-        let process = Process()
-        process.executableURL = try builtProduct("beacon-stress")
-        process.arguments = ["write", container.path, filePID, "forever", "0", "300"]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let ready = out.fileHandleForReading.readData(ofLength: 8)
-        #expect(String(decoding: ready, as: UTF8.self) == "running\n")
+    private func startForeverWriter(container: URL, filePID: String) throws -> ChildProcess {
+        let process = try ChildProcess("beacon-stress", ["write", container.path, filePID, "forever", "0", "300"])
+        let ready = try process.waitForOutput(containing: "running\n")
+        #expect(ready == "running\n")
         return process
     }
 
