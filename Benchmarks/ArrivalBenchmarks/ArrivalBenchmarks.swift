@@ -18,24 +18,27 @@ import Foundation
 ///   few the benchmark's own sampling thread makes while it runs (a few hundred a second):
 ///   3 % (`mallocTolerance`);
 /// - peak resident memory, which moves by a few per cent from run to run: 10 %;
-/// - CPU time (user and system, all threads), counted in 10 ms ticks: only a doubling fails;
-/// - wall-clock time, which drifts with the machine from hour to hour: shown, and only three
-///   times the recorded time (a hang, a path gone quadratic) fails.
+/// - CPU time (user and system, all threads), counted in 10 ms ticks, which grows by half
+///   while another build runs beside the benchmarks: 150 % (2.5 times the recorded time);
+/// - wall-clock time, which drifts with the machine from hour to hour and doubles beside
+///   another build: shown, and only 5 times the recorded time (a hang, a path gone quadratic)
+///   fails.
 ///
 /// Dictionaries hash with a random seed per process unless SWIFT_DETERMINISTIC_HASHING is set
 /// (Scripts/benchmarks.sh sets it), and the report's allocations depend on their order.
 func configuration(
-    iterations: Int, scalingFactor: BenchmarkScalingFactor = .one, mallocTolerance: Double = 3
+    iterations: Int, scalingFactor: BenchmarkScalingFactor = .one, timeUnits: BenchmarkTimeUnits = .milliseconds,
+    mallocTolerance: Double = 3
 ) -> Benchmark.Configuration {
     Benchmark.Configuration(
         metrics: [.mallocCountTotal, .peakMemoryResident, .cpuTotal, .wallClock],
-        timeUnits: .milliseconds, warmupIterations: 1, scalingFactor: scalingFactor, maxDuration: .seconds(10),
+        timeUnits: timeUnits, warmupIterations: 1, scalingFactor: scalingFactor, maxDuration: .seconds(10),
         maxIterations: iterations,
         thresholds: [
             .mallocCountTotal: BenchmarkThresholds(relative: [.p90: mallocTolerance]),
             .peakMemoryResident: BenchmarkThresholds(relative: [.p90: 10]),
-            .cpuTotal: BenchmarkThresholds(relative: [.p90: 100]),
-            .wallClock: BenchmarkThresholds(relative: [.p90: 200]),
+            .cpuTotal: BenchmarkThresholds(relative: [.p90: 150]),
+            .wallClock: BenchmarkThresholds(relative: [.p90: 400]),
         ])
 }
 
@@ -143,7 +146,11 @@ func benchmarks() {
     // report object) and its HTML page (templates, charts, tables).
     var reportStore: StoredFleet?
     var daily: DailyReport?
-    Benchmark("ReportJSON", configuration: configuration(iterations: 5, scalingFactor: .kilo)) { benchmark in
+    // Rendering the JSON takes under a millisecond: 1,000 renderings an iteration (shown per
+    // rendering, in microseconds; the thresholds hold the iteration's totals).
+    Benchmark(
+        "ReportJSON", configuration: configuration(iterations: 5, scalingFactor: .kilo, timeUnits: .microseconds)
+    ) { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(daily!.report.jsonText())
         }
