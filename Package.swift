@@ -221,3 +221,31 @@ let package = Package(
         ),
     ]
 )
+
+// Benchmarks as code (Benchmarks/README.md, "Benchmarks with thresholds"): the hot paths as
+// ordo-one/benchmark benchmarks, with thresholds in Benchmarks/Thresholds/, run by
+// Scripts/benchmarks.sh. Only when ARRIVAL_BENCHMARKS is set: an app that adds this package for
+// its kit resolves no benchmark package (nor its malloc interposer), and the default
+// `swift build` and `swift test` are unchanged. The benchmarks are a target of this package,
+// not a package of their own, because they call the stages' `package` declarations.
+if Context.environment["ARRIVAL_BENCHMARKS"] != nil {
+    package.dependencies.append(
+        // The MallocInterposer trait alone: it counts allocations, which the thresholds hold.
+        // Its default RuntimeInterposer trait (ARC counts) would need a package this project
+        // does not use.
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"])
+    )
+    package.targets.append(
+        .executableTarget(
+            name: "ArrivalBenchmarks",
+            dependencies: [
+                "ArrivalModel", "ArrivalHandOff", "ArrivalStore", "ArrivalIngest", "ArrivalAnalysis",
+                "ArrivalRendering", "ArrivalSimulation",
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/ArrivalBenchmarks",
+            swiftSettings: swiftSettings,
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        )
+    )
+}

@@ -1,6 +1,6 @@
 import ArrivalHandOff
 package import ArrivalModel
-import ArrivalStore
+package import ArrivalStore
 
 /// Turns one line of bytes into a record or the ``MalformedCause`` that
 /// keeps it out (Documentation/InputRecords.md). Not thread-safe: use one per thread.
@@ -27,7 +27,7 @@ package struct RecordDecoder {
     }
 
     /// What ``decode(_:line:into:)`` did with a line.
-    enum Appended: Equatable {
+    package enum Appended: Equatable {
         case record
         case blank
         case malformed(MalformedCause)
@@ -52,7 +52,10 @@ package struct RecordDecoder {
 
     /// Decodes `bytes` and appends the record to `batch` as a row numbered
     /// `line`; a malformed line appends nothing (the caller records it).
-    mutating func decode(_ bytes: UnsafeBufferPointer<UInt8>, line: Int, into batch: inout RowBatch) -> Appended {
+    /// The ingest's hot path (and the `ArrivalBenchmarks` decode benchmark's).
+    package mutating func decode(
+        _ bytes: UnsafeBufferPointer<UInt8>, line: Int, into batch: inout RowBatch
+    ) -> Appended {
         lastProblem = nil
         if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return .blank }
         if let cause = scanner.scan(bytes) { return .malformed(cause) }

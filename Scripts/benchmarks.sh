@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The hot paths as benchmarks with thresholds (Benchmarks/README.md, "Benchmarks with thresholds"):
+# decode, insert, the analysis (whole and in partitions) and the JSON and HTML report of a
+# simulated fleet, as the ordo-one/benchmark benchmarks of Benchmarks/ArrivalBenchmarks, against
+# the thresholds in Benchmarks/Thresholds.
+#
+#   Scripts/benchmarks.sh [ARGS…]           run them and print every metric (nothing is checked)
+#   Scripts/benchmarks.sh --check [ARGS…]   run them and check the thresholds (.ci/run): exits 1 when a
+#                                           metric is worse than its threshold allows, or better (then
+#                                           the thresholds are out of date: update them)
+#   Scripts/benchmarks.sh --update [ARGS…]  run them and write their p90s as the new thresholds (commit
+#                                           Benchmarks/Thresholds after an intended change)
+#
+# ARGS go to `swift package benchmark` (e.g. --filter Decode). The benchmark target and the ordo-one
+# package exist only with ARRIVAL_BENCHMARKS set (Package.swift), which this script sets; the
+# benchmarks build in release mode, in .build like everything else.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=run
+case "${1:-}" in
+--check | --update)
+    mode="${1#--}"
+    shift
+    ;;
+esac
+
+export ARRIVAL_BENCHMARKS=1
+# Dictionaries iterate in one order on every run, so that what the report allocates is the same.
+export SWIFT_DETERMINISTIC_HASHING=1
+# The fleet is simulated once per run, not once per benchmark (Benchmarks/ArrivalBenchmarks/Pipeline.swift).
+ARRIVAL_BENCHMARK_FLEET="$(mktemp -d)"
+export ARRIVAL_BENCHMARK_FLEET
+log="$(mktemp)"
+trap 'rm -rf "$ARRIVAL_BENCHMARK_FLEET" "$log"' EXIT
+thresholds="$PWD/Benchmarks/Thresholds"
+
+started=$(date +%s)
+# Built first, with its log kept: a compiler warning in the benchmarks fails as one in the rest of the project does.
+mkdir -p .build
+if ! swift build -c release --product ArrivalBenchmarks >.build/benchmarks-build.log 2>&1; then
+    cat .build/benchmarks-build.log
+    exit 1
+fi
+grep -v '^\[' .build/benchmarks-build.log || true
+Scripts/check-warnings.sh .build/benchmarks-build.log
+built=$(date +%s)
+
+status=0
+case "$mode" in
+run)
+    swift package benchmark --no-progress "$@" || status=$?
+    ;;
+update)
+    swift package --allow-writing-to-package-directory benchmark thresholds update --path "$thresholds" \
+        --no-progress "$@" || status=$?
+    ;;
+check)
+    set +e
+    swift package benchmark thresholds check --path "$thresholds" --no-progress "$@" 2>&1 | tee "$log"
+    status=${PIPESTATUS[0]}
+    set -e
+    ;;
+esac
+echo "benchmarks: built in $((built - started)) s, ran in $(($(date +%s) - built)) s"
+if [ "$mode" = check ]; then
+    if grep -q "is WORSE than the defined thresholds" "$log"; then
+        echo "benchmarks: a regression beyond the thresholds of Benchmarks/Thresholds (above; exit $status)." >&2
+        exit 1
+    elif grep -q "is BETTER than the defined thresholds" "$log"; then
+        echo "benchmarks: better than Benchmarks/Thresholds allows (above; exit $status): if intended, record it with" >&2
+        echo "  Scripts/benchmarks.sh --update   and commit Benchmarks/Thresholds." >&2
+        exit 1
+    elif [ "$status" -ne 0 ] || ! grep -q "is EQUAL to the defined thresholds" "$log"; then
+        echo "benchmarks: the threshold check did not run to its end (exit $status)." >&2
+        exit 1
+    fi
+    echo "benchmarks: every metric within its threshold"
+fi
+exit "$status"
