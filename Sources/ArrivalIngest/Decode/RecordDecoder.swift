@@ -1,6 +1,6 @@
-import ArrivalHandOff
+package import ArrivalHandOff
 package import ArrivalModel
-package import ArrivalStore
+import ArrivalStore
 
 /// Turns one line of bytes into a record or the ``MalformedCause`` that
 /// keeps it out (Documentation/InputRecords.md). Not thread-safe: use one per thread.
