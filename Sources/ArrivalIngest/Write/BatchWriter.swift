@@ -18,13 +18,6 @@ struct BatchWriter {
     let bulk: Bool
     private(set) var summary: IngestSummary
 
-    init(store: Store, options: IngestPipeline.Options, bulk: Bool, summary: IngestSummary) {
-        self.store = store
-        self.options = options
-        self.bulk = bulk
-        self.summary = summary
-    }
-
     /// Writes everything `channel` brings until the reading stage closes it.
     /// On an error, the files finished before the one it happened in are
     /// committed, then the error is thrown.
