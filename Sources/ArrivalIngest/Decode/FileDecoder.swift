@@ -101,14 +101,48 @@ struct FileDecoder {
         firstChunk: (_ wholeFile: Bool) throws -> Void,
         deliver: (RowBatch) -> Bool
     ) throws -> ReadSummary {
-        var decoder = RecordDecoder()
-        var batch = recycle.poll() ?? RowBatch(capacity: batchSize)
-        batch.removeAll()
+        var filling = Filling(
+            batch: recycle.poll() ?? RowBatch(capacity: batchSize), senderRecordsAllowed: senderRecordsAllowed,
+            maxLineBytes: reader.maxLineBytes)
+        filling.batch.removeAll()
+        defer { refusedLines = filling.refusedLines }
         let summary = try reader.read(path: path, range: range, raw: raw, afterFirstChunk: firstChunk) { line in
+            guard filling.add(line, batchSize: batchSize, batchBytes: batchBytes) else { return }
+            filling.batch.computeKeys()
+            guard deliver(filling.batch) else { throw Stopped() }
+            filling.batch = recycle.poll() ?? RowBatch(capacity: batchSize)
+            filling.batch.removeAll()
+        }
+        if !filling.batch.isEmpty {
+            filling.batch.computeKeys()
+            guard deliver(filling.batch) else { throw Stopped() }
+        }
+        return summary
+    }
+
+    /// The batch being filled and the decoder filling it, changed only
+    /// through `add`: the per-line closure mutates them in place, where
+    /// reading a captured batch through a getter would copy it (a retain and
+    /// a release of each of its buffers per line).
+    private struct Filling {
+        var batch: RowBatch
+        var decoder = RecordDecoder()
+        let senderRecordsAllowed: Bool
+        let maxLineBytes: Int
+        var refusedLines = 0
+
+        init(batch: RowBatch, senderRecordsAllowed: Bool, maxLineBytes: Int) {
+            self.batch = batch
+            self.senderRecordsAllowed = senderRecordsAllowed
+            self.maxLineBytes = maxLineBytes
+        }
+
+        /// Decodes one line into the batch; true when the batch is full.
+        mutating func add(_ line: LineSlice, batchSize: Int, batchBytes: Int) -> Bool {
             guard let bytes = line.bytes else {
                 batch.appendMalformed(
-                    line: line.number, cause: .lineTooLong, problem: "longer than \(reader.maxLineBytes) bytes")
-                return
+                    line: line.number, cause: .lineTooLong, problem: "longer than \(maxLineBytes) bytes")
+                return batch.count >= batchSize
             }
             let mark = batch.mark
             switch decoder.decode(bytes, line: line.number, into: &batch) {
@@ -125,17 +159,7 @@ struct FileDecoder {
             case .malformed(let cause):
                 batch.appendMalformed(line: line.number, cause: cause, problem: decoder.lastProblem)
             }
-            if batch.count >= batchSize || batch.byteCount >= batchBytes {
-                batch.computeKeys()
-                guard deliver(batch) else { throw Stopped() }
-                batch = recycle.poll() ?? RowBatch(capacity: batchSize)
-                batch.removeAll()
-            }
+            return batch.count >= batchSize || batch.byteCount >= batchBytes
         }
-        if !batch.isEmpty {
-            batch.computeKeys()
-            guard deliver(batch) else { throw Stopped() }
-        }
-        return summary
     }
 }
