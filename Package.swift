@@ -46,6 +46,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // PostgreSQL as a shared store (issue 31): the maintained Swift client, and TLS to managed servers.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // The system's own libsqlite3 and zlib (Debian: libsqlite3-dev, zlib1g-dev).
@@ -69,6 +72,16 @@ let package = Package(
         .target(
             name: "ArrivalStore",
             dependencies: ["ArrivalModel", "ArrivalHandOff", "CSQLite"],
+            swiftSettings: swiftSettings
+        ),
+        // PostgreSQL as the shared store: its location, credentials and connections (the only owner of postgres-nio).
+        .target(
+            name: "ArrivalPostgres",
+            dependencies: [
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -206,6 +219,17 @@ let package = Package(
                 "ArrivalServer", "ArrivalModel", "ArrivalStore", "ArrivalIngest", "ArrivalAnalysis", "ArrivalRendering",
                 "ArrivalTestSupport", "arrival", "ArrivalBeacons", "ArrivalSender", "ArrivalUpload",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // PostgreSQL: URLs and password files on their own; against a real server when
+        // ARRIVAL_TEST_POSTGRES_URL names one (Scripts/postgres-cluster.sh; CI requires it).
+        .testTarget(
+            name: "ArrivalPostgresTests",
+            dependencies: [
+                "ArrivalPostgres", "ArrivalTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
