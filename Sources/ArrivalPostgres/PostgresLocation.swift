@@ -167,14 +167,14 @@ package struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
 
     /// The URL without its password: what logs, errors and `/metrics` may show.
     package var redacted: String {
-        let where_: String
+        let address: String
         if let socketDirectory {
-            where_ = "@:\(port)/\(database)?host=\(socketDirectory)"
+            address = "@:\(port)/\(database)?host=\(socketDirectory)"
         } else {
             let name = host ?? "localhost"
-            where_ = "@\(name.contains(":") ? "[\(name)]" : name):\(port)/\(database)"
+            address = "@\(name.contains(":") ? "[\(name)]" : name):\(port)/\(database)"
         }
-        return "postgres://\(user)\(where_)"
+        return "postgres://\(user)\(address)"
     }
 
     package var description: String { redacted }

@@ -24,15 +24,20 @@ struct PostgresServerTests {
         let location = try Self.location()
         let connection = try await PostgresConnector(location, environment: ProcessInfo.processInfo.environment)
             .connect(logger: Self.logger)
-        defer { try? connection.syncClose() }
-        let rows = try await connection.query(
-            "SELECT current_user, current_setting('server_version_num')::int", logger: Self.logger)
         var seen = 0
-        for try await (user, version) in rows.decode((String, Int).self) {
-            #expect(user == location.user)
-            #expect(version >= 150_000)
-            seen += 1
+        do {
+            let rows = try await connection.query(
+                "SELECT current_user, current_setting('server_version_num')::int", logger: Self.logger)
+            for try await (user, version) in rows.decode((String, Int).self) {
+                #expect(user == location.user)
+                #expect(version >= 150_000)
+                seen += 1
+            }
+        } catch {
+            try? await connection.close()
+            throw error
         }
+        try await connection.close()
         #expect(seen == 1)
     }
 
