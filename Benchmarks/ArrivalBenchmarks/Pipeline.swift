@@ -87,7 +87,7 @@ struct DecodedFile {
 }
 
 enum Pipeline {
-    /// The ingest's batch limits (`Ingestor.Options`): a batch goes to the writer at 4,096
+    /// The ingest's batch limits (`IngestPipeline.Options`): a batch goes to the writer at 4,096
     /// lines or 8 MiB of strings.
     static let batchSize = 4096
     static let batchBytes = 8 << 20
