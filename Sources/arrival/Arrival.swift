@@ -102,6 +102,30 @@ struct ColorOptions: ParsableArguments {
 
 /// Options every command that opens a store shares.
 struct StoreOptions: ParsableArguments {
-    @Option(name: .long, help: "The SQLite store.")
-    var db: String = "arrival.sqlite"
+    @Option(
+        name: .customLong("db"),
+        help: ArgumentHelp(
+            "The store, a SQLite file (default: $ARRIVAL_DB when set, else arrival.sqlite).", valueName: "path"))
+    var given: String?
+
+    /// The store's path: `--db`, else `ARRIVAL_DB`, else `arrival.sqlite`.
+    /// (Not shown as the option's default: `--help` must never print what
+    /// the environment holds, a database URL with its password.)
+    var db: String {
+        if let given { return given }
+        if let environment = ProcessInfo.processInfo.environment["ARRIVAL_DB"], !environment.isEmpty {
+            return environment
+        }
+        return "arrival.sqlite"
+    }
+
+    func validate() throws {
+        if db.isEmpty { throw ValidationError("--db names no store: give a SQLite file's path.") }
+        // Said without the URL, which may hold a password.
+        if db.hasPrefix("postgres://") || db.hasPrefix("postgresql://") {
+            throw ValidationError(
+                "\(given == nil ? "ARRIVAL_DB" : "--db") names a PostgreSQL store, which this arrival cannot open yet "
+                    + "(issue 31): give a SQLite file's path.")
+        }
+    }
 }
