@@ -92,54 +92,52 @@ enum Pipeline {
     static let batchSize = 4096
     static let batchBytes = 8 << 20
 
-    /// Decodes every line of `file` into row batches, as the ingest's reading thread does
-    /// (malformed lines kept by number and cause, de-duplication keys computed per batch);
-    /// `deliver` gets each full batch, which it may keep; `batch` is emptied and refilled.
-    static func decode(
-        _ file: Fleet.File, decoder: inout RecordDecoder, batch: inout RowBatch, deliver: (RowBatch) -> Void
-    ) {
-        batch.removeAll()
+    /// A filler as the ingest's reading thread makes one per file (``BatchFiller``: the very code
+    /// that decodes each line there), reusing `batch`.
+    static func filler(_ batch: RowBatch) -> BatchFiller {
+        BatchFiller(
+            batch: batch, senderRecordsAllowed: true, maxLineBytes: LineReader().maxLineBytes, batchSize: batchSize,
+            batchBytes: batchBytes)
+    }
+
+    /// Decodes every line of `file` into row batches with the ingest's per-line code (malformed
+    /// lines kept by number and cause, de-duplication keys computed per batch); `deliver` gets
+    /// each full batch, which it may keep; `filler`'s batch is emptied and refilled.
+    static func decode(_ file: Fleet.File, filler: inout BatchFiller, deliver: (RowBatch) -> Void) {
+        filler.batch.removeAll()
         file.bytes.withUnsafeBufferPointer { buffer in
             for (index, range) in file.lines.enumerated() {
-                let line = UnsafeBufferPointer(rebasing: buffer[range])
-                switch decoder.decode(line, line: index + 1, into: &batch) {
-                case .record, .blank: break
-                case .malformed(let cause):
-                    batch.appendMalformed(line: index + 1, cause: cause, problem: decoder.lastProblem)
-                }
-                if batch.count >= batchSize || batch.byteCount >= batchBytes {
-                    batch.computeKeys()
-                    deliver(batch)
-                    batch.removeAll()
-                }
+                let line = LineSlice(number: index + 1, bytes: UnsafeBufferPointer(rebasing: buffer[range]))
+                guard filler.add(line) else { continue }
+                filler.batch.computeKeys()
+                deliver(filler.batch)
+                filler.batch.removeAll()
             }
         }
-        if !batch.isEmpty {
-            batch.computeKeys()
-            deliver(batch)
+        if !filler.batch.isEmpty {
+            filler.batch.computeKeys()
+            deliver(filler.batch)
         }
     }
 
     /// Decodes every file of the fleet and returns how many records it held, reusing one batch
     /// as the ingest reuses the batches the writer is done with.
     static func decodeCounting(_ fleet: Fleet) -> Int {
-        var decoder = RecordDecoder()
-        var batch = RowBatch(capacity: batchSize)
+        var filler = filler(RowBatch(capacity: batchSize))
         var records = 0
         for file in fleet.files {
-            decode(file, decoder: &decoder, batch: &batch) { records += $0.rows.count }
+            decode(file, filler: &filler) { records += $0.rows.count }
         }
         return records
     }
 
     /// Decodes every file of the fleet, keeping the batches; returns how many records they hold.
     static func decodeAll(_ fleet: Fleet) -> (files: [DecodedFile], records: Int) {
-        var decoder = RecordDecoder()
-        var batch = RowBatch(capacity: batchSize)
+        var filler = filler(RowBatch(capacity: batchSize))
         var records = 0
         let files = fleet.files.map { file in
             var decoded = DecodedFile(path: file.path, lines: file.lines.count, batches: [])
-            decode(file, decoder: &decoder, batch: &batch) { batch in
+            decode(file, filler: &filler) { batch in
                 records += batch.rows.count
                 decoded.batches.append(batch)
             }

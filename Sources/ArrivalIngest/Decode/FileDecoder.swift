@@ -1,5 +1,4 @@
 import ArrivalHandOff
-import ArrivalModel
 
 /// The second stage of ingest: one file's bytes (plain or gzip) into
 /// batches of rows, and nothing else. Lines come from ``LineReader``, each
@@ -101,13 +100,13 @@ struct FileDecoder {
         firstChunk: (_ wholeFile: Bool) throws -> Void,
         deliver: (RowBatch) -> Bool
     ) throws -> ReadSummary {
-        var filling = Filling(
+        var filling = BatchFiller(
             batch: recycle.poll() ?? RowBatch(capacity: batchSize), senderRecordsAllowed: senderRecordsAllowed,
-            maxLineBytes: reader.maxLineBytes)
+            maxLineBytes: reader.maxLineBytes, batchSize: batchSize, batchBytes: batchBytes)
         filling.batch.removeAll()
         defer { refusedLines = filling.refusedLines }
         let summary = try reader.read(path: path, range: range, raw: raw, afterFirstChunk: firstChunk) { line in
-            guard filling.add(line, batchSize: batchSize, batchBytes: batchBytes) else { return }
+            guard filling.add(line) else { return }
             filling.batch.computeKeys()
             guard deliver(filling.batch) else { throw Stopped() }
             filling.batch = recycle.poll() ?? RowBatch(capacity: batchSize)
@@ -118,48 +117,5 @@ struct FileDecoder {
             guard deliver(filling.batch) else { throw Stopped() }
         }
         return summary
-    }
-
-    /// The batch being filled and the decoder filling it, changed only
-    /// through `add`: the per-line closure mutates them in place, where
-    /// reading a captured batch through a getter would copy it (a retain and
-    /// a release of each of its buffers per line).
-    private struct Filling {
-        var batch: RowBatch
-        var decoder = RecordDecoder()
-        let senderRecordsAllowed: Bool
-        let maxLineBytes: Int
-        var refusedLines = 0
-
-        init(batch: RowBatch, senderRecordsAllowed: Bool, maxLineBytes: Int) {
-            self.batch = batch
-            self.senderRecordsAllowed = senderRecordsAllowed
-            self.maxLineBytes = maxLineBytes
-        }
-
-        /// Decodes one line into the batch; true when the batch is full.
-        mutating func add(_ line: LineSlice, batchSize: Int, batchBytes: Int) -> Bool {
-            guard let bytes = line.bytes else {
-                batch.appendMalformed(
-                    line: line.number, cause: .lineTooLong, problem: "longer than \(maxLineBytes) bytes")
-                return batch.count >= batchSize
-            }
-            let mark = batch.mark
-            switch decoder.decode(bytes, line: line.number, into: &batch) {
-            case .record:
-                if !senderRecordsAllowed, batch.lastRowKind == .apns {
-                    refusedLines += 1
-                    batch.removeLastRow(since: mark)
-                    batch.appendMalformed(
-                        line: line.number, cause: .kindNotAllowed,
-                        problem: "kind: a device token may upload render and callback records only; "
-                            + "send apns and exchange lines with a sender token")
-                }
-            case .blank: break
-            case .malformed(let cause):
-                batch.appendMalformed(line: line.number, cause: cause, problem: decoder.lastProblem)
-            }
-            return batch.count >= batchSize || batch.byteCount >= batchBytes
-        }
     }
 }

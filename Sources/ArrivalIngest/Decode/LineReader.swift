@@ -17,6 +17,11 @@ import Foundation
 package struct LineSlice {
     package var number: Int
     package var bytes: UnsafeBufferPointer<UInt8>?
+
+    package init(number: Int, bytes: UnsafeBufferPointer<UInt8>?) {
+        self.number = number
+        self.bytes = bytes
+    }
 }
 
 /// What reading a whole file found, besides its lines.

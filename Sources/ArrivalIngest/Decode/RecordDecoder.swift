@@ -52,7 +52,7 @@ package struct RecordDecoder {
 
     /// Decodes `bytes` and appends the record to `batch` as a row numbered
     /// `line`; a malformed line appends nothing (the caller records it).
-    /// The ingest's hot path (and the `ArrivalBenchmarks` decode benchmark's).
+    /// The ingest's hot path, one line at a time through ``BatchFiller``.
     package mutating func decode(
         _ bytes: UnsafeBufferPointer<UInt8>, line: Int, into batch: inout RowBatch
     ) -> Appended {

@@ -99,7 +99,10 @@ package struct IngestPipeline {
             let walker = InputWalker(paths: paths)
             var summary = IngestSummary()
             summary.skippedEntries = walker.skipped
-            for unreadable in walker.unreadable { try note(unreadable, in: &summary) }
+            // A throwaway store's run is incomplete without every path: it ends at the first it cannot read.
+            if let first = walker.unreadable.first {
+                throw InputError.readFailed(path: first.path, reason: first.reason)
+            }
             return try ingest(
                 .list(walker.files.map { NamedFile(path: $0, name: $0) }), into: summary, progress: progress)
         }
@@ -168,13 +171,5 @@ package struct IngestPipeline {
         var writer = BatchWriter(store: store, options: options, bulk: bulk, summary: start)
         try writer.write(from: channel, recycle: recycle, source: source, progress: progress)
         return writer.summary
-    }
-
-    /// Names a path that could not be read and goes on; into a throwaway
-    /// store (which cannot roll a file back and go on, and whose run is
-    /// incomplete without it) it ends the run instead.
-    private func note(_ unreadable: IngestSummary.Unreadable, in summary: inout IngestSummary) throws {
-        if store.isThrowaway { throw InputError.readFailed(path: unreadable.path, reason: unreadable.reason) }
-        summary.unreadable.append(unreadable)
     }
 }

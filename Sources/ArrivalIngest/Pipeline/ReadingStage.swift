@@ -27,28 +27,27 @@ struct ReadingStage {
     private mutating func read(_ file: NamedFile) -> Bool {
         let name = file.name
         let size = file.range?.count ?? ContentHash.fileSize(file.path)
-        // The hash the bytes must have (hashed before, or vouched for by the caller).
-        var expected: String?
-        var upgrading: String?
+        // A verdict from the hash of the whole file, when admission asks for it before decoding.
+        var decided: (verdict: Admission.Verdict, sha256: String)?
         var decideAfterFirstChunk = false
         switch admission.firstStep(for: file, size: size) {
         case .decided(let verdict, let sha256):
-            if verdict.isKnown { return channel.send(.known(name: name, sha256: sha256)) }
-            expected = sha256
-            if case .new(let copy) = verdict { upgrading = copy }
+            decided = (verdict, sha256)
         case .hashFirst:
             do throws(InputError) {
                 let (sha256, _) = try ContentHash.sha256(of: file.path, range: file.range)
-                let verdict = admission.verdict(sha256: sha256, senderRecordsAllowed: file.senderRecordsAllowed)
-                if verdict.isKnown { return channel.send(.known(name: name, sha256: sha256)) }
-                expected = sha256
-                if case .new(let copy) = verdict { upgrading = copy }
+                decided = (admission.verdict(sha256: sha256, senderRecordsAllowed: file.senderRecordsAllowed), sha256)
             } catch {
                 return channel.send(.unreadable(name: name, error))
             }
         case .decode(let decide):
             decideAfterFirstChunk = decide
         }
+        if let decided, decided.verdict.isKnown { return channel.send(.known(name: name, sha256: decided.sha256)) }
+        // The hash the bytes must have (hashed before, or vouched for by the caller).
+        let expected = decided?.sha256
+        var upgrading: String?
+        if case .new(let copy) = decided?.verdict { upgrading = copy }
 
         // A file that grew since a version of it was stored: that version is
         // replaced when its bytes are the start of this file's.
@@ -73,7 +72,6 @@ struct ReadingStage {
         var hasher = PrefixHasher(checkpoints: earlier.map(\.byteCount))
         // Bytes whose hash the caller vouches for are hashed only as far as a stored version goes.
         let hashed = file.sha256 == nil ? Int.max : (earlier.last?.byteCount ?? 0)
-        var copyOf: String?
         let outcome: FileDecoder.Outcome
         do throws(InputError) {
             outcome = try decoder.decode(
@@ -93,7 +91,6 @@ struct ReadingStage {
                         sha256: sha256, senderRecordsAllowed: file.senderRecordsAllowed)
                     {
                     case .stored, .copyInRun:
-                        copyOf = sha256
                         return false
                     case .new(let copy):
                         if copy != nil { upgrading = copy }
@@ -112,8 +109,9 @@ struct ReadingStage {
         case .stopped:
             return false
         case .declined:
-            // Nothing of it was sent: it is skipped as a file whose bytes are known.
-            return channel.send(.known(name: name, sha256: copyOf ?? hasher.finalize()))
+            // Nothing of it was sent: it is skipped as a file whose bytes are known (the first
+            // chunk, all the hasher saw, is the whole file).
+            return channel.send(.known(name: name, sha256: hasher.finalize()))
         case .read(var summary, let refusedLines):
             let sha256 = file.sha256 ?? hasher.finalize()
             if let expected, expected != sha256, summary.changedWhileRead == nil {
