@@ -78,6 +78,7 @@ let package = Package(
         .target(
             name: "ArrivalPostgres",
             dependencies: [
+                "ArrivalModel", "ArrivalHandOff", "ArrivalStore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
@@ -159,6 +160,7 @@ let package = Package(
                 "ArrivalCompare",
                 "ArrivalSimulation",
                 "ArrivalSender",
+                "ArrivalPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -227,7 +229,7 @@ let package = Package(
         .testTarget(
             name: "ArrivalPostgresTests",
             dependencies: [
-                "ArrivalPostgres", "ArrivalTestSupport",
+                "ArrivalPostgres", "ArrivalTestSupport", "arrival",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -51,7 +51,7 @@ start)
             -c max_connections=100" >/dev/null \
         || { cat "$dir/server.log" >&2; exit 1; }
     as_owner "$bin/psql" --quiet --no-psqlrc --host="$dir" --port="$port" --username=postgres --dbname=postgres \
-        --set=ON_ERROR_STOP=1 --command="CREATE ROLE arrival LOGIN PASSWORD '$password'" \
+        --set=ON_ERROR_STOP=1 --command="CREATE ROLE arrival LOGIN CREATEDB PASSWORD '$password'" \
         --command="CREATE DATABASE arrival_test OWNER arrival" >/dev/null
     # The password reaches the tests only through a .pgpass file (mode 0600, as libpq insists).
     printf '127.0.0.1:%s:*:arrival:%s\n' "$port" "$password" > "$dir/pgpass"

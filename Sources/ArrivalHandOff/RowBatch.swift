@@ -29,12 +29,17 @@ package struct RowBatch: Sendable {
         @usableFromInline package internal(set) var firstCell: Int
         /// The de-duplication key (``recordKey(time:hash:)``).
         @usableFromInline package internal(set) var key: UInt64
+        /// The whole 64-bit hash of every contract field the key keeps 20
+        /// bits of: with the record's time (and the column a store with
+        /// several writers distributes it by), its identity there.
+        @usableFromInline package internal(set) var hash: UInt64
 
         @inlinable init(kind: RecordKind, line: Int, firstCell: Int, key: UInt64) {
             self.kind = kind
             self.line = line
             self.firstCell = firstCell
             self.key = key
+            self.hash = 0
         }
     }
 
@@ -157,9 +162,15 @@ package struct RowBatch: Sendable {
                 rows[index + 1].key = key(of: index + 1, hash: hashes.1)
                 rows[index + 2].key = key(of: index + 2, hash: hashes.2)
                 rows[index + 3].key = key(of: index + 3, hash: hashes.3)
+                rows[index].hash = hashes.0
+                rows[index + 1].hash = hashes.1
+                rows[index + 2].hash = hashes.2
+                rows[index + 3].hash = hashes.3
                 index += 4
             } else {
-                rows[index].key = key(of: index, hash: contentHash(kind: kind, firstCell: rows[index].firstCell))
+                let hash = contentHash(kind: kind, firstCell: rows[index].firstCell)
+                rows[index].key = key(of: index, hash: hash)
+                rows[index].hash = hash
                 index += 1
             }
         }

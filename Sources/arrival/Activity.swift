@@ -35,7 +35,8 @@ struct Activity: ParsableCommand {
     var out: String?
 
     func run() throws {
-        let database = try Store(readingAt: store.db)
+        let readable = try store.reading()
+        let database = try Store(readingAt: readable.path)
         let records = try database.read { try $0.activityRecords(id) }
         guard !records.isEmpty else {
             throw Diagnostic(

@@ -3,6 +3,7 @@ import ArrivalAnalysis
 import ArrivalCompare
 import ArrivalIngest
 import ArrivalModel
+import ArrivalPostgres
 import ArrivalRendering
 import ArrivalSimulation
 import ArrivalStore
@@ -105,10 +106,11 @@ struct StoreOptions: ParsableArguments {
     @Option(
         name: .customLong("db"),
         help: ArgumentHelp(
-            "The store, a SQLite file (default: $ARRIVAL_DB when set, else arrival.sqlite).", valueName: "path"))
+            "The store: a SQLite file, or a postgres:// URL (default: $ARRIVAL_DB when set, else arrival.sqlite).",
+            valueName: "path-or-url"))
     var given: String?
 
-    /// The store's path: `--db`, else `ARRIVAL_DB`, else `arrival.sqlite`.
+    /// The store's path or URL: `--db`, else `ARRIVAL_DB`, else `arrival.sqlite`.
     /// (Not shown as the option's default: `--help` must never print what
     /// the environment holds, a database URL with its password.)
     var db: String {
@@ -119,13 +121,74 @@ struct StoreOptions: ParsableArguments {
         return "arrival.sqlite"
     }
 
+    /// Where the store's name came from, for messages.
+    private var source: String { given == nil ? "ARRIVAL_DB" : "--db" }
+
     func validate() throws {
-        if db.isEmpty { throw ValidationError("--db names no store: give a SQLite file's path.") }
-        // Said without the URL, which may hold a password.
-        if db.hasPrefix("postgres://") || db.hasPrefix("postgresql://") {
-            throw ValidationError(
-                "\(given == nil ? "ARRIVAL_DB" : "--db") names a PostgreSQL store, which this arrival cannot open yet "
-                    + "(issue 31): give a SQLite file's path.")
+        if db.isEmpty { throw ValidationError("--db names no store: give a SQLite file's path or a postgres:// URL.") }
+        if PostgresLocation.isURL(db) {
+            do {
+                _ = try PostgresLocation(url: db)
+            } catch {
+                // Said without the URL, which may hold a password.
+                throw ValidationError("\(source) names a PostgreSQL store by a URL that cannot be read: \(error)")
+            }
         }
+    }
+
+    /// The PostgreSQL store named, if a URL names one.
+    var postgres: PostgresLocation? {
+        PostgresLocation.isURL(db) ? try? PostgresLocation(url: db) : nil
+    }
+
+    /// The store as messages name it: a path, or a URL without its password.
+    var label: String { postgres?.redacted ?? db }
+
+    /// The store to read: the SQLite file, or a local copy of one snapshot of
+    /// the PostgreSQL store (``PostgresSnapshot``), deleted when done.
+    func reading() throws -> ReadableStore {
+        guard let location = postgres else { return ReadableStore(path: db, label: db) }
+        return try ReadableStore(snapshotOf: location)
+    }
+}
+
+/// A store opened for reading by path: a SQLite file as given, or a
+/// snapshot of a PostgreSQL store copied into a temporary SQLite file.
+final class ReadableStore {
+    let path: String
+    /// The store as messages name it.
+    let label: String
+    private let directory: URL?
+
+    init(path: String, label: String) {
+        self.path = path
+        self.label = label
+        directory = nil
+    }
+
+    init(snapshotOf location: PostgresLocation) throws {
+        let directory = try Self.copy(location)
+        self.directory = directory
+        path = directory.appendingPathComponent("snapshot.sqlite").path
+        label = location.redacted
+    }
+
+    /// Copies a snapshot of the store at `location` into `snapshot.sqlite` in a new temporary directory.
+    static func copy(_ location: PostgresLocation) throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "arrival-snapshot-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        do {
+            let copy = try Store(path: directory.appendingPathComponent("snapshot.sqlite").path, throwaway: true)
+            try PostgresSnapshot.copy(from: location, into: copy)
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
+        return directory
+    }
+
+    deinit {
+        if let directory { try? FileManager.default.removeItem(at: directory) }
     }
 }

@@ -3,6 +3,7 @@ import ArrivalAnalysis
 import ArrivalCompare
 import ArrivalIngest
 import ArrivalModel
+import ArrivalPostgres
 import ArrivalRendering
 import ArrivalSimulation
 import ArrivalStore
@@ -79,7 +80,25 @@ struct Diff: ParsableCommand {
 
 /// Loads one side of `diff` or `gate`, showing what it does on a terminal.
 func loadSide(_ path: String, window: ReportWindow?, detail: Bool = false) throws -> ComparisonSide {
-    try whileReading(path) { () throws(ComparisonError) in try ComparisonSide.load(path, window: window, detail: detail)
+    if PostgresLocation.isURL(path) {
+        // A PostgreSQL store: a snapshot of it, named by its URL without the password.
+        let location: PostgresLocation
+        do {
+            location = try PostgresLocation(url: path)
+        } catch {
+            throw Diagnostic(
+                .usage, "a side names a PostgreSQL store by a URL that cannot be read: \(error)",
+                hint: "write it as postgres://user@host:port/database (Documentation/PostgreSQL.md).")
+        }
+        let directory = try ReadableStore.copy(location)
+        return try whileReading(location.redacted) { () throws(ComparisonError) in
+            try ComparisonSide.load(
+                copiedStoreAt: directory.appendingPathComponent("snapshot.sqlite").path, named: location.redacted,
+                directory: directory, window: window, detail: detail)
+        }
+    }
+    return try whileReading(path) { () throws(ComparisonError) in
+        try ComparisonSide.load(path, window: window, detail: detail)
     }
 }
 
@@ -87,7 +106,10 @@ func loadSide(_ path: String, window: ReportWindow?, detail: Bool = false) throw
 func loadSides(_ a: String, _ b: String, window: ReportWindow?, detail: Bool = false) throws -> (
     ComparisonSide, ComparisonSide
 ) {
-    try whileReading("\(a) and \(b)") { () throws(ComparisonError) in
+    if PostgresLocation.isURL(a) || PostgresLocation.isURL(b) {
+        return (try loadSide(a, window: window, detail: detail), try loadSide(b, window: window, detail: detail))
+    }
+    return try whileReading("\(a) and \(b)") { () throws(ComparisonError) in
         try ComparisonSide.loadPair(a, b, window: window, detail: detail)
     }
 }

@@ -48,8 +48,9 @@ extension Files {
         var match: String?
 
         func run() throws {
-            try requireStore(store.db)
-            let database = try Store(readingAt: store.db)
+            if store.postgres == nil { try requireStore(store.db) }
+            let readable = try store.reading()
+            let database = try Store(readingAt: readable.path)
             var (files, skipped) = try database.fileRegistry()
             let total = files.count
             if let match {
@@ -59,7 +60,7 @@ extension Files {
             let text =
                 format == .json
                 ? Self.json(files: files, skipped: skipped)
-                : Self.text(files: files, skipped: skipped, total: total, match: match, db: store.db)
+                : Self.text(files: files, skipped: skipped, total: total, match: match, db: store.label)
             FileHandle.standardOutput.write(Data(text.utf8))
         }
 
@@ -205,6 +206,11 @@ extension Files {
                 throw failure(
                     "not removing anything without confirmation, and standard input is not a terminal to ask on. "
                         + "Pass --yes to remove, or --dry-run to see what would be removed.", exit: 2)
+            }
+            if store.postgres != nil {
+                throw failure(
+                    "files remove works on a SQLite store only for now; a PostgreSQL store keeps every file "
+                        + "(Documentation/PostgreSQL.md).", exit: 2)
             }
             try requireStore(store.db)
             // The plan is made on a read-only connection: a dry run, or an answer of no, changes nothing.

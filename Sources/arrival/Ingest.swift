@@ -3,6 +3,7 @@ import ArrivalAnalysis
 import ArrivalCompare
 import ArrivalIngest
 import ArrivalModel
+import ArrivalPostgres
 import ArrivalRendering
 import ArrivalSimulation
 import ArrivalStore
@@ -41,14 +42,20 @@ struct Ingest: ParsableCommand {
     }
 
     func run() throws {
-        let database = try Store(path: store.db)
         var options = IngestPipeline.Options(strict: strict)
         options.bulkLoadWhenNew = true
-        let ingestor = IngestPipeline(store: database, options: options)
+        let ingestor: IngestPipeline
+        if let location = store.postgres {
+            // Several writers may share it: one transaction a file, admission on a connection of its own.
+            ingestor = IngestPipeline(
+                writer: try PostgresStore(location), registry: { try? PostgresRegistry(location) }, options: options)
+        } else {
+            ingestor = IngestPipeline(store: try Store(path: store.db), options: options)
+        }
         let progress = quiet ? nil : TerminalProgress()
         let summary = try ingestor.ingest(paths: paths, progress: progress.map { p in { p.update($0) } })
         progress?.finish()
-        if !quiet { print(summary.text(database: store.db)) }
+        if !quiet { print(summary.text(database: store.label)) }
         // Said even with --quiet, and a failure: a daily job must see it.
         if let unreadable = unreadable(summary) { throw unreadable }
         if let nothing = nothingRead(summary) {

@@ -70,7 +70,8 @@ struct Lost: ParsableCommand {
     }
 
     func run() throws {
-        let database = try Store(readingAt: store.db)
+        let readable = try store.reading()
+        let database = try Store(readingAt: readable.path)
         let window = try self.window.resolved()
         let all = try ReportBuilder(store: database).lostUpdates(
             window: window, causes: try causeSet(), apps: apps.isEmpty ? nil : Set(apps),

@@ -56,7 +56,8 @@ struct ReportCommand: ParsableCommand {
     func run() throws {
         // Read-only: a report never changes the store, works in a read-only
         // directory, and says so when --db names no store.
-        let database = try Store(readingAt: store.db)
+        let readable = try store.reading()
+        let database = try Store(readingAt: readable.path)
         let window = try self.window.resolved()
         let (text, requests) = try renderReport(of: database, window: window, format: format, trendDays: days)
         if requests == 0 {

@@ -36,7 +36,8 @@ struct Tokens: ParsableCommand {
     }
 
     func run() throws {
-        let database = try Store(readingAt: store.db)
+        let readable = try store.reading()
+        let database = try Store(readingAt: readable.path)
         let window = try self.window.resolved()
         let tokens = try database.deadTokens(from: window?.from, to: window?.to)
         let text: String

@@ -33,18 +33,35 @@ struct StoreOptionTests {
     }
 
     @Test(
-        "A postgres:// store is refused as bad usage (exit 2), without echoing the URL and its password",
+        "A postgres:// store that cannot be reached is named without its password by every command",
         arguments: [
-            (["--db", "postgres://arrival:hunter2@db/a"], [:]), ([], ["ARRIVAL_DB": "postgresql://a:hunter2@db/a"]),
+            (["--db", "postgres://arrival:hunter2@127.0.0.1:1/a"], [:]),
+            ([], ["ARRIVAL_DB": "postgresql://arrival:hunter2@127.0.0.1:1/a"]),
         ]
     )
-    func postgresRefused(arguments: [String], environment: [String: String]) throws {
-        for command in [["report"], ["files", "list"], ["ingest", Self.sample], ["tokens"]] {
+    func postgresUnreachable(arguments: [String], environment: [String: String]) throws {
+        for command in [
+            ["report"], ["files", "list"], ["ingest", Self.sample], ["tokens"], ["lost"], ["activity", "x"],
+        ] {
             let outcome = try run("arrival", command + arguments, environment: environment)
-            #expect(outcome.status == 2, "\(command): \(outcome)")
-            #expect(outcome.stderr.contains("PostgreSQL store"), "\(command): \(outcome.stderr)")
+            #expect(outcome.status == 1, "\(command): \(outcome)")
+            #expect(outcome.stderr.contains("postgres://arrival@127.0.0.1:1/a"), "\(command): \(outcome.stderr)")
             #expect(!outcome.stderr.contains("hunter2") && !outcome.stdout.contains("hunter2"))
         }
+        // Not yet on PostgreSQL: refused as bad usage, still without the password.
+        for command in [["serve", "--spool", "/nonexistent"], ["files", "remove", "--yes", "x"]] {
+            let outcome = try run("arrival", command + arguments, environment: environment)
+            #expect(outcome.status == 2, "\(command): \(outcome)")
+            #expect(!outcome.stderr.contains("hunter2") && !outcome.stdout.contains("hunter2"))
+        }
+    }
+
+    @Test("A postgres:// URL that cannot be read is bad usage, and is not echoed")
+    func postgresMalformed() throws {
+        let outcome = try run("arrival", ["report", "--db", "postgres://arrival:hunter2@db:notaport/a"])
+        #expect(outcome.status == 2, "\(outcome)")
+        #expect(outcome.stderr.contains("PostgreSQL store"), "\(outcome.stderr)")
+        #expect(!outcome.stderr.contains("hunter2"))
     }
 
     @Test("--help names ARRIVAL_DB and never prints its value")

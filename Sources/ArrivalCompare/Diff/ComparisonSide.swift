@@ -3,7 +3,7 @@ package import ArrivalIngest
 package import ArrivalModel
 import ArrivalRendering
 import ArrivalStore
-import Foundation
+package import Foundation
 
 /// Why a side of `diff` or `gate` could not be read. Each message names the
 /// path and says what to do; the command line exits 2 on these.
@@ -172,6 +172,23 @@ package final class ComparisonSide {
                 throw .unreadable(path, reason: "\(error)")
             }
         }
+    }
+
+    /// A side read from a store copied into `directory` (a snapshot of a
+    /// PostgreSQL store), named `name`; the directory goes with the side.
+    package static func load(
+        copiedStoreAt path: String, named name: String, directory: URL, window: ReportWindow?, detail: Bool = false
+    ) throws(ComparisonError) -> ComparisonSide {
+        let store: Store
+        do {
+            store = try Store(readingAt: path)
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            throw .unreadable(name, reason: error.message)
+        }
+        return try analyse(
+            path: name, source: .store, store: store, window: window, detail: detail, summary: nil,
+            temporaryDirectory: directory)
     }
 
     private static func analyse(

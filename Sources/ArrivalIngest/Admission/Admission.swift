@@ -153,7 +153,7 @@ package struct Admission {
     /// stored copy, if any, of bytes with lines refused that a file
     /// ``Verdict/new(upgrading:)`` replaces (it may have been read earlier
     /// in this run, before it was stored).
-    package static func copyToReplace(upgrading sha256: String?, in store: Store) throws(DatabaseError) -> Int64? {
+    package static func copyToReplace(upgrading sha256: String?, in store: some StoreWriter) throws -> Int64? {
         guard let sha256 else { return nil }
         return try store.restrictedCopy(ofContent: sha256)
     }
@@ -163,32 +163,7 @@ package struct Admission {
     /// very name, or stored from another. The reading stage's verdict only
     /// saved decoding; this one decides, where no other writer can register
     /// the same bytes meanwhile.
-    package static func confirm(sha256: String, name: String, in store: Store) throws(DatabaseError)
-        -> Store
-        .FileStatus
-    {
+    package static func confirm(sha256: String, name: String, in store: some StoreWriter) throws -> Store.FileStatus {
         try store.status(ofContent: sha256, at: name)
     }
 }
-
-/// A version of a file the store holds, by its registry id, size and hash.
-package typealias StoredVersion = FileRegistryLookup.Version
-
-/// What admission asks of the files a store holds: a read-only look at its
-/// registry. What a question cannot answer counts as not registered (the
-/// writer's ``Admission/confirm(sha256:name:in:)`` has the last word).
-package protocol StoredFiles {
-    /// Whether a file of this many bytes is registered: only such a file can
-    /// hold bytes the store has.
-    func contains(byteCount: Int) -> Bool
-    /// Whether a file with these bytes is registered.
-    func contains(sha256: String) -> Bool
-    /// Whether the stored copy of these bytes had lines refused for the
-    /// device token that uploaded it.
-    func hasRefusedLines(sha256: String) -> Bool
-    /// The files registered at `path` smaller than `byteCount` and not
-    /// empty, smallest first.
-    func earlierVersions(atPath path: String, smallerThan byteCount: Int) -> [StoredVersion]
-}
-
-extension FileRegistryLookup: StoredFiles {}

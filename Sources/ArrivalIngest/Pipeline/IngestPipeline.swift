@@ -59,10 +59,30 @@ package struct IngestPipeline {
     }
 
     package var options: Options
-    private let store: Store
+    /// The store written: a SQLite ``Store`` or any other ``StoreWriter``.
+    private let writer: any StoreWriter
+    /// The SQLite store, which can be loaded alone (``Options/bulkLoadWhenNew``).
+    private let store: Store?
+    /// A read-only look at the registry for the reading thread (nil: none;
+    /// every file is decoded and the writer decides).
+    private let registry: @Sendable () -> (any StoredFiles)?
 
     package init(store: Store, options: Options = Options()) {
+        self.writer = store
         self.store = store
+        let path = store.path
+        self.registry = { FileRegistryLookup(storePath: path) }
+        self.options = options
+    }
+
+    /// Ingest into another engine's store: `registry` makes the reading
+    /// thread's look at its file registry (on a connection of its own).
+    package init(
+        writer: some StoreWriter, registry: @escaping @Sendable () -> (any StoredFiles)?, options: Options = Options()
+    ) {
+        self.writer = writer
+        self.store = writer as? Store
+        self.registry = registry
         self.options = options
     }
 
@@ -95,7 +115,7 @@ package struct IngestPipeline {
     package func ingest(
         paths: [String], progress: ((IngestProgress) -> Void)? = nil
     ) throws -> IngestSummary {
-        guard !store.isThrowaway else {
+        guard !writer.isThrowaway else {
             let walker = InputWalker(paths: paths)
             var summary = IngestSummary()
             summary.skippedEntries = walker.skipped
@@ -144,15 +164,15 @@ package struct IngestPipeline {
         // buffers are allocated once per ingest, never per record.
         let recycle = BatchChannel<RowBatch>(capacity: 8)
         let options = self.options
-        let storePath = store.path
-        let throwaway = store.isThrowaway
+        let registry = self.registry
+        let throwaway = writer.isThrowaway
         // A store loaded alone holds no file admission could skip, and a
         // connection of the reader's own could not read it meanwhile.
-        let bulk = options.bulkLoadWhenNew && store.beginBulkLoad()
-        defer { if bulk { store.endBulkLoad() } }
+        let bulk = options.bulkLoadWhenNew && (store?.beginBulkLoad() ?? false)
+        defer { if bulk { store?.endBulkLoad() } }
         let reading = Thread {
             do {
-                let stored = throwaway || bulk ? nil : FileRegistryLookup(storePath: storePath)
+                let stored = throwaway || bulk ? nil : registry()
                 var stage = ReadingStage(
                     admission: Admission(
                         stored: stored, hashEveryFile: throwaway, chunkSize: options.reader.chunkSize),
@@ -168,7 +188,18 @@ package struct IngestPipeline {
         reading.stackSize = 1 << 20
         reading.start()
         defer { channel.cancel() }
-        var writer = BatchWriter(store: store, options: options, bulk: bulk, summary: start)
+        return try Self.write(
+            into: writer, options: options, bulk: bulk, summary: start, channel: channel, recycle: recycle,
+            source: source, progress: progress)
+    }
+
+    /// The writer stage on `store`, whichever engine's it is.
+    private static func write<Writer: StoreWriter>(
+        into store: Writer, options: Options, bulk: Bool, summary: IngestSummary,
+        channel: BatchChannel<FileMessage>, recycle: BatchChannel<RowBatch>, source: FileSource,
+        progress: ((IngestProgress) -> Void)?
+    ) throws -> IngestSummary {
+        var writer = BatchWriter(store: store, options: options, bulk: bulk, summary: summary)
         try writer.write(from: channel, recycle: recycle, source: source, progress: progress)
         return writer.summary
     }

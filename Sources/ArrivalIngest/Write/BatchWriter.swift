@@ -11,8 +11,8 @@ import Foundation
 /// (``Admission/confirm(sha256:name:in:)``) say, inside the transaction,
 /// whether the bytes are new. Whole files are committed together, by count
 /// or, in a bulk load, by time (``IngestPipeline/Options``).
-struct BatchWriter {
-    let store: Store
+struct BatchWriter<Writer: StoreWriter> {
+    let store: Writer
     let options: IngestPipeline.Options
     /// Whether the store is loaded alone (``Store/beginBulkLoad()``): commits by time.
     let bulk: Bool
@@ -115,7 +115,7 @@ struct BatchWriter {
         var replaced = 0
         if !replacing.isEmpty {
             do {
-                replaced = try store.replaceEarlierVersions(ids: replacing).entries.count
+                replaced = try store.removeReplacedVersions(ids: replacing)
             } catch {
                 transaction.rollback()
                 throw error
@@ -139,11 +139,12 @@ struct BatchWriter {
                         recycle.offer(batch)
                         continue
                     }
-                    let new = try transaction.insertRows(of: batch)
+                    // An engine that counts new records only at commit counts every row for now.
+                    let new = try transaction.store(batch) ?? [batch.rows.count, 0, 0]
                     for kind in 0..<3 { newByKind[kind] += new[kind] }
                     fileSummary.duplicateRecords += batch.rows.count - new.reduce(0, +)
                     for (line, cause, problem) in batch.malformed {
-                        try transaction.addMalformed(line: line, cause: cause, problem: problem)
+                        try transaction.noteMalformed(line: line, cause: cause, problem: problem)
                         fileSummary.noteMalformed(path: path, line: line, cause: cause, problem: problem)
                     }
                     recycle.offer(batch)
@@ -155,7 +156,7 @@ struct BatchWriter {
                     // Back to the state before the file, earlier versions included, and again.
                     transaction.rollback()
                     transaction = try store.beginFile(path: path, now: now, replaces: !replacing.isEmpty)
-                    replaced = replacing.isEmpty ? 0 : try store.replaceEarlierVersions(ids: replacing).entries.count
+                    replaced = replacing.isEmpty ? 0 : try store.removeReplacedVersions(ids: replacing)
                     fileSummary = IngestSummary()
                     newByKind = [0, 0, 0]
                     strictFailure = nil
@@ -206,12 +207,29 @@ struct BatchWriter {
                 if options.strict {
                     throw IngestError.malformedLine(path: path, line: line, cause: .truncatedGzip, problem: nil)
                 }
-                try transaction.addMalformed(line: line, cause: .truncatedGzip)
+                try transaction.noteMalformed(line: line, cause: .truncatedGzip, problem: nil)
                 fileSummary.noteMalformed(path: path, line: line, cause: .truncatedGzip)
             }
-            try transaction.commit(
+            let committed = try transaction.finish(
                 sha256: read.sha256, byteCount: read.summary.bytesOnDisk, lines: read.summary.lines,
                 gzip: read.summary.gzip)
+            // Another writer stored the same bytes meanwhile (a store with several writers): skipped as above.
+            switch committed.status {
+            case .alreadyIngestedHere:
+                summary.filesAlreadyIngested += 1
+                return
+            case .alreadyIngestedFrom:
+                summary.filesSkippedAsDuplicate += 1
+                try store.recordSkippedDuplicate(sha256: read.sha256, path: path, at: now)
+                return
+            case .new:
+                break
+            }
+            if let counted = committed.newByKind {
+                let rows = newByKind.reduce(0, +) + fileSummary.duplicateRecords
+                newByKind = counted
+                fileSummary.duplicateRecords = rows - counted.reduce(0, +)
+            }
             summary.lines += read.summary.lines
         } catch {
             transaction.rollback()

@@ -1,0 +1,255 @@
+package import PostgresNIO
+
+/// The PostgreSQL store's schema, in a schema of its own (`arrival`) so that
+/// it can live in a database a team already runs, as named, append-only
+/// migrations: one that has shipped is never edited; a change is a new one
+/// at the end. Applied under an advisory lock, so writers that start at
+/// once migrate one after the other.
+///
+/// The data model is the SQLite store's (Documentation/Architecture.md,
+/// Documentation/PostgreSQL.md), laid out to be spread over Citus nodes
+/// (``layout``, Documentation/Scale-out.md):
+/// - records naming an activity (`requests`, `renders`, `callbacks`) are
+///   distributed by `activity_id`, with the rows the rules relate on one node;
+/// - records naming no activity go by what they do name: requests to a push
+///   token alone (`token_requests`) and push-to-start tokens (`start_tokens`)
+///   by `push_token`, broadcasts by `channel_id`;
+/// - the registry by file (`files`, `skipped_files` by content hash,
+///   `malformed_lines`, `record_repeats` by file id).
+///
+/// A record's identity is its distribution value, its time and the 64-bit
+/// hash of every contract field (`content_hash`): a unique key, so equal
+/// records from any number of writers are stored once by
+/// `ON CONFLICT DO NOTHING`, never by a read before the write. Ids come from
+/// one sequence per kind (`token_requests` and `broadcasts` share the
+/// requests'), so the three `apns` tables read in id order are one stream in
+/// the order the rows were stored, as in a SQLite store.
+package enum PostgresSchema {
+    /// The schema's name.
+    package static let name = "arrival"
+
+    static let all: [(name: String, statements: [String])] = [
+        ("0001_records", records)
+    ]
+
+    /// How Citus is to spread the schema (checked by ``CitusRules`` in the tests).
+    package static let layout = CitusLayout(
+        distributed: [
+            "requests": "activity_id", "renders": "activity_id", "callbacks": "activity_id",
+            "token_requests": "push_token", "start_tokens": "push_token", "broadcasts": "channel_id",
+            "files": "content_sha256", "skipped_files": "content_sha256",
+            "malformed_lines": "file_id", "record_repeats": "file_id",
+        ],
+        reference: ["migrations"])
+
+    /// The `apns` columns of a request table after its id, file and hash.
+    private static func requestColumns(_ activity: String, _ token: String, _ channel: String) -> String {
+        """
+            apns_id       text   NOT NULL,
+            sent_at       bigint NOT NULL,
+            status        bigint NOT NULL,
+            reason        text,
+            push_token    text   \(token),
+            activity_id   text   \(activity),
+            seq           bigint,
+            event         text CHECK (event IN ('start', 'update', 'end')),
+            aps_timestamp bigint NOT NULL,
+            payload_bytes bigint,
+            topic         text,
+            push_type     text,
+            priority      bigint,
+            environment   text,
+            latency_ms    bigint,
+            provider      text CHECK (provider IN ('fcm', 'tencent_chat')),
+            channel_id    text   \(channel)
+        """
+    }
+
+    /// The `callbacks` columns after its id, file and hash.
+    private static func callbackColumns(activity: String, token: String = "") -> String {
+        """
+            callback     text   NOT NULL CHECK (callback IN ('push_token', 'push_to_start_token', 'content_update',
+                                                             'activity_state', 'channel_subscription')),
+            activity_id  text   \(activity),
+            push_token   text   \(token) CHECK (push_token IS NOT NULL OR callback NOT IN ('push_token', 'push_to_start_token')),
+            seq          bigint CHECK (seq IS NOT NULL OR callback <> 'content_update'),
+            state        text   CHECK (state IN ('active', 'ended', 'dismissed', 'stale', 'pending')
+                                       AND (state IS NOT NULL OR callback <> 'activity_state')),
+            received_at  bigint NOT NULL,
+            device_id    text,
+            os_version   text,
+            device_model text,
+            app_version  text,
+            channel_id   text   CHECK (channel_id <> '' AND (channel_id IS NOT NULL OR callback <> 'channel_subscription'))
+        """
+    }
+
+    /// The first schema: registry, records, and the indexes ingest and reads use.
+    /// Times are integer milliseconds since the Unix epoch (UTC), as in SQLite.
+    static let records: [String] =
+        [
+            "CREATE SEQUENCE arrival.file_ids",
+            "CREATE SEQUENCE arrival.request_ids",
+            "CREATE SEQUENCE arrival.render_ids",
+            "CREATE SEQUENCE arrival.callback_ids",
+            """
+            CREATE TABLE arrival.files (
+                content_sha256  text    PRIMARY KEY CHECK (content_sha256 ~ '^[0-9a-f]{64}$'),
+                id              bigint  NOT NULL DEFAULT nextval('arrival.file_ids'),
+                path            text    NOT NULL,
+                byte_count      bigint  NOT NULL,
+                gzip            boolean NOT NULL,
+                line_count      bigint  NOT NULL,
+                record_count    bigint  NOT NULL,
+                duplicate_count bigint  NOT NULL,
+                malformed_count bigint  NOT NULL,
+                ingested_at     bigint  NOT NULL
+            )
+            """,
+            "CREATE INDEX files_id ON arrival.files (id)",
+            "CREATE INDEX files_path ON arrival.files (path, byte_count)",
+            "CREATE INDEX files_byte_count ON arrival.files (byte_count)",
+            """
+            CREATE TABLE arrival.skipped_files (
+                content_sha256 text   NOT NULL REFERENCES arrival.files (content_sha256),
+                path           text   NOT NULL,
+                first_seen_at  bigint NOT NULL,
+                PRIMARY KEY (content_sha256, path)
+            )
+            """,
+            """
+            CREATE TABLE arrival.malformed_lines (
+                file_id bigint NOT NULL,
+                line    bigint NOT NULL,
+                cause   text   NOT NULL CHECK (cause IN ('line_too_long', 'invalid_utf8', 'invalid_json', 'too_deep',
+                            'duplicate_key', 'not_an_object', 'unsupported_version', 'unknown_kind', 'missing_field',
+                            'wrong_type', 'invalid_time', 'invalid_enum', 'invalid_exchange', 'kind_not_allowed',
+                            'truncated_gzip')),
+                problem text,
+                PRIMARY KEY (file_id, line)
+            )
+            """,
+            """
+            CREATE TABLE arrival.record_repeats (
+                file_id   bigint NOT NULL,
+                kind      text   NOT NULL CHECK (kind IN ('apns', 'render', 'callback')),
+                record_id bigint NOT NULL
+            )
+            """,
+            "CREATE INDEX record_repeats_file ON arrival.record_repeats (file_id)",
+            """
+            CREATE TABLE arrival.requests (
+                id           bigint NOT NULL DEFAULT nextval('arrival.request_ids'),
+                file_id      bigint NOT NULL,
+                content_hash bigint NOT NULL,
+            \(requestColumns("NOT NULL", "NOT NULL", "CHECK (channel_id IS NULL)")),
+                UNIQUE (activity_id, sent_at, content_hash)
+            )
+            """,
+            """
+            CREATE TABLE arrival.token_requests (
+                id           bigint NOT NULL DEFAULT nextval('arrival.request_ids'),
+                file_id      bigint NOT NULL,
+                content_hash bigint NOT NULL,
+            \(requestColumns("CHECK (activity_id IS NULL)", "NOT NULL", "CHECK (channel_id IS NULL)")),
+                UNIQUE (push_token, sent_at, content_hash)
+            )
+            """,
+            """
+            CREATE TABLE arrival.broadcasts (
+                id           bigint NOT NULL DEFAULT nextval('arrival.request_ids'),
+                file_id      bigint NOT NULL,
+                content_hash bigint NOT NULL,
+            \(requestColumns("CHECK (activity_id IS NULL)", "CHECK (push_token IS NULL)", "NOT NULL CHECK (channel_id <> '')")),
+                UNIQUE (channel_id, sent_at, content_hash)
+            )
+            """,
+            """
+            CREATE TABLE arrival.renders (
+                id           bigint NOT NULL DEFAULT nextval('arrival.render_ids'),
+                file_id      bigint NOT NULL,
+                content_hash bigint NOT NULL,
+                activity_id  text   NOT NULL,
+                seq          bigint NOT NULL,
+                rendered_at  bigint NOT NULL,
+                surface      text,
+                device_id    text,
+                os_version   text,
+                device_model text,
+                app_version  text,
+                channel_id   text CHECK (channel_id <> ''),
+                UNIQUE (activity_id, rendered_at, content_hash)
+            )
+            """,
+            """
+            CREATE TABLE arrival.callbacks (
+                id           bigint NOT NULL DEFAULT nextval('arrival.callback_ids'),
+                file_id      bigint NOT NULL,
+                content_hash bigint NOT NULL,
+            \(callbackColumns(activity: "NOT NULL")),
+                UNIQUE (activity_id, received_at, content_hash)
+            )
+            """,
+            """
+            CREATE TABLE arrival.start_tokens (
+                id           bigint NOT NULL DEFAULT nextval('arrival.callback_ids'),
+                file_id      bigint NOT NULL,
+                content_hash bigint NOT NULL,
+            \(callbackColumns(activity: "CHECK (activity_id IS NULL AND callback = 'push_to_start_token')", token: "NOT NULL")),
+                UNIQUE (push_token, received_at, content_hash)
+            )
+            """,
+        ]
+        + ["requests", "token_requests", "broadcasts", "renders", "callbacks", "start_tokens"].flatMap { table in
+            [
+                // Reads go in id order; a file's rows are found (replaced, counted) by its id.
+                "CREATE INDEX \(table)_id ON arrival.\(table) (id)",
+                "CREATE INDEX \(table)_file ON arrival.\(table) (file_id)",
+            ]
+        }
+
+    /// What ``migrate(_:)`` found.
+    package enum Outcome: Equatable, Sendable {
+        case upToDate
+        case applied([String])
+    }
+
+    /// Applies the migrations this arrival has and the store lacks, in one
+    /// transaction under an advisory lock. A store migrated by a newer
+    /// arrival (a migration this one does not know) is refused untouched.
+    @discardableResult
+    package static func migrate(_ session: PostgresSession) throws -> Outcome {
+        try session.execute("BEGIN")
+        do {
+            // One key for arrival's migrations in this database: ASCII "arrival1".
+            try session.execute("SELECT pg_advisory_xact_lock(7021800566307253297)")
+            try session.execute(
+                "CREATE SCHEMA IF NOT EXISTS arrival",
+                """
+                CREATE TABLE IF NOT EXISTS arrival.migrations (
+                    name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())
+                """)
+            var applied = Set<String>()
+            for row in try session.run("SELECT name FROM arrival.migrations") {
+                applied.insert(try row.decode(String.self))
+            }
+            let known = Set(all.map(\.name))
+            if let unknown = applied.subtracting(known).sorted().last {
+                throw PostgresStoreError(
+                    "\(session.location.redacted): the store was migrated by a newer arrival (migration \(unknown)); "
+                        + "upgrade arrival to use it")
+            }
+            var done: [String] = []
+            for migration in all where !applied.contains(migration.name) {
+                for statement in migration.statements { try session.execute(statement) }
+                try session.run("INSERT INTO arrival.migrations (name) VALUES (\(migration.name))")
+                done.append(migration.name)
+            }
+            try session.execute("COMMIT")
+            return done.isEmpty ? .upToDate : .applied(done)
+        } catch {
+            try? session.execute("ROLLBACK")
+            throw error
+        }
+    }
+}

@@ -1,0 +1,143 @@
+package import ArrivalModel
+import Foundation
+package import Logging
+package import NIOCore
+package import PostgresNIO
+
+/// What went wrong with a PostgreSQL store, in words that name it by its
+/// redacted URL and never hold its password or a query's values.
+package struct PostgresStoreError: Error, CustomStringConvertible, Sendable {
+    package var description: String
+    /// The server's SQLSTATE, when the server said why.
+    package var sqlState: String?
+
+    package init(_ description: String, sqlState: String? = nil) {
+        self.description = description
+        self.sqlState = sqlState
+    }
+
+    /// A deadlock the server broke by failing this side (40P01), or a
+    /// serialization failure (40001): the statement can be tried again.
+    package var isRetryable: Bool { sqlState == "40P01" || sqlState == "40001" }
+}
+
+/// One connection to a PostgreSQL store used from one ordinary thread at a
+/// time: ingest's writer and reading threads and the commands are
+/// synchronous, postgres-nio is not, so each call waits for its result here
+/// (never on an event loop or in Swift concurrency's pool).
+package final class PostgresSession: @unchecked Sendable {
+    package let location: PostgresLocation
+    let connection: PostgresConnection
+    let logger: Logger
+
+    /// Connects to the store at `location` with the password it resolves
+    /// (URL, `PGPASSWORD`, `ARRIVAL_DB_PASSWORD_FILE`, `.pgpass`).
+    package init(
+        _ location: PostgresLocation, environment: [String: String] = ProcessInfo.processInfo.environment,
+        logger: Logger = Logger(label: "arrival.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) throws {
+        self.location = location
+        self.logger = logger
+        let connector: PostgresConnector
+        do {
+            connector = try PostgresConnector(location, environment: environment)
+        } catch {
+            throw PostgresStoreError(error.description)
+        }
+        do {
+            connection = try Self.wait { try await connector.connect(logger: logger) }
+        } catch let error as PostgresConnector.ConnectError {
+            throw PostgresStoreError(error.description)
+        }
+    }
+
+    /// Runs `query` and returns its rows and command tag.
+    @discardableResult
+    package func run(_ query: PostgresQuery) throws -> PostgresQueryResult {
+        do {
+            return try connection.query(query, logger: logger).wait()
+        } catch {
+            throw failure(error)
+        }
+    }
+
+    /// Runs statements without parameters, one after the other (postgres-nio
+    /// speaks the extended protocol only, one statement a query).
+    package func execute(_ statements: String...) throws {
+        for sql in statements { try run(PostgresQuery(unsafeSQL: sql)) }
+    }
+
+    /// `COPY table (columns) FROM STDIN` of `data`, rows in COPY's text format.
+    package func copy(into table: String, columns: [String], _ data: ByteBuffer) throws {
+        let connection = self.connection
+        let logger = self.logger
+        do {
+            try Self.wait {
+                try await connection.copyFrom(table: table, columns: columns, logger: logger) { writer in
+                    try await writer.write(data)
+                }
+            }
+        } catch {
+            throw failure(error)
+        }
+    }
+
+    /// The error, with the server's reason and the store's redacted URL.
+    func failure(_ error: any Error) -> PostgresStoreError {
+        if let error = error as? PostgresStoreError { return error }
+        let state = (error as? PSQLError)?.serverInfo?[.sqlState]
+        return PostgresStoreError("\(location.redacted): \(PostgresConnector.reason(error))", sqlState: state)
+    }
+
+    package func close() {
+        let connection = self.connection
+        _ = try? Self.wait { try await connection.close() }
+    }
+
+    /// Waits on this (ordinary) thread for `body`, run in a task of its own.
+    static func wait<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+        let done = DispatchSemaphore(value: 0)
+        let result = ResultBox<T>()
+        // Not on Swift concurrency's pool: the waiting thread may be one of
+        // its few threads (a test), and the pool could then have none left to run `body`.
+        Task(executorPreference: DispatchExecutor.shared) {
+            do {
+                result.value = .success(try await body())
+            } catch {
+                result.value = .failure(error)
+            }
+            done.signal()
+        }
+        done.wait()
+        return try result.value!.get()
+    }
+}
+
+/// A task's result handed to the thread that waits for it (the semaphore orders the two).
+private final class ResultBox<T>: @unchecked Sendable {
+    var value: Result<T, any Error>?
+}
+
+extension PostgresStoreError: DiagnosticConvertible {
+    package var diagnostic: Diagnostic {
+        Diagnostic(
+            .store, description,
+            hint: sqlState == nil
+                ? "check the URL, that the server runs and that the role may connect; the password comes from the "
+                    + "URL, PGPASSWORD, ARRIVAL_DB_PASSWORD_FILE or ~/.pgpass (Documentation/PostgreSQL.md)."
+                : "the server refused a statement for the reason given; a file being stored then was rolled back "
+                    + "whole (Documentation/PostgreSQL.md).")
+    }
+}
+
+/// Runs tasks' jobs on Dispatch's threads, outside Swift concurrency's pool.
+private final class DispatchExecutor: TaskExecutor, @unchecked Sendable {
+    static let shared = DispatchExecutor()
+    private let queue = DispatchQueue(label: "arrival.postgres", attributes: .concurrent)
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
+    }
+}

@@ -1,0 +1,109 @@
+package import ArrivalModel
+package import ArrivalStore
+import Foundation
+import PostgresNIO
+
+/// The reader role on a PostgreSQL store: one consistent snapshot of it
+/// (a `REPEATABLE READ` transaction) copied through server-side cursors,
+/// a bounded number of rows at a time, into a new local SQLite store that
+/// the analysis, the reports, `diff`, `gate` and the listings then read as
+/// they read any store. There is one analysis, so a report is the same from
+/// either engine byte for byte; memory stays bounded by the cursor's fetch
+/// and the analysis's partitions, not by the store (the copy is on disk).
+package enum PostgresSnapshot {
+    /// Rows fetched from a cursor at a time.
+    package static let fetchSize = 20_000
+
+    /// What was copied.
+    package struct Copied: Sendable, Equatable {
+        package var files = 0
+        package var records = 0
+    }
+
+    /// Copies the store at `location` into `store` (new and empty).
+    @discardableResult
+    package static func copy(
+        from location: PostgresLocation, into store: Store,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> Copied {
+        let session = try PostgresSession(location, environment: environment)
+        defer { session.close() }
+        guard try session.run("SELECT to_regclass('arrival.migrations') IS NOT NULL").first?.decode(Bool.self) == true
+        else {
+            throw PostgresStoreError(
+                "\(location.redacted): no arrival store in this database yet (run arrival ingest --db URL first)")
+        }
+        var copied = Copied()
+        let target = try StoreImport(into: store)
+        try session.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        defer { try? session.execute("ROLLBACK") }
+        for table in StoreImport.Table.allCases {
+            let columns = table.columns
+            let integers = columns.map { isInteger($0, in: table) }
+            var rows = 0
+            try forEachRow(of: query(for: table), on: session) { row in
+                var values: [StoreImport.Value] = []
+                values.reserveCapacity(columns.count)
+                for (index, cell) in row.enumerated() {
+                    if integers[index] {
+                        values.append(try cell.decode(Int64?.self).map(StoreImport.Value.int) ?? .null)
+                    } else {
+                        values.append(try cell.decode(String?.self).map(StoreImport.Value.text) ?? .null)
+                    }
+                }
+                try target.insert(into: table, values)
+                rows += 1
+            }
+            switch table {
+            case .files: copied.files = rows
+            case .apns, .renders, .callbacks: copied.records += rows
+            case .skippedFiles, .malformedLines, .recordRepeats: break
+            }
+        }
+        try target.finish()
+        return copied
+    }
+
+    /// Whether `column` of `table` holds integers (the rest hold text).
+    private static func isInteger(_ column: String, in table: StoreImport.Table) -> Bool {
+        switch column {
+        case "content_sha256", "path", "cause", "problem", "kind": false
+        case "id", "file_id", "line", "record_id", "byte_count", "gzip", "line_count", "record_count",
+            "duplicate_count", "malformed_count", "ingested_at", "first_seen_at":
+            true
+        default: RecordKind.integerColumns.contains(column)
+        }
+    }
+
+    /// The query whose rows are `table`'s, columns in ``StoreImport/Table/columns`` order, in the SQLite store's row order.
+    private static func query(for table: StoreImport.Table) -> String {
+        let columns = table.columns.map { $0 == "gzip" ? "gzip::int::int8" : $0 }.joined(separator: ", ")
+        func union(_ tables: [String]) -> String {
+            "SELECT \(columns) FROM ("
+                + tables.map { "SELECT \(table.columns.joined(separator: ", ")) FROM arrival.\($0)" }
+                .joined(separator: " UNION ALL ") + ") AS rows ORDER BY id"
+        }
+        switch table {
+        case .files: return "SELECT \(columns) FROM arrival.files ORDER BY id"
+        case .skippedFiles: return "SELECT \(columns) FROM arrival.skipped_files ORDER BY content_sha256, path"
+        case .malformedLines: return "SELECT \(columns) FROM arrival.malformed_lines ORDER BY file_id, line"
+        case .recordRepeats: return "SELECT \(columns) FROM arrival.record_repeats ORDER BY file_id, record_id"
+        case .apns: return union(["requests", "token_requests", "broadcasts"])
+        case .renders: return "SELECT \(columns) FROM arrival.renders ORDER BY id"
+        case .callbacks: return union(["callbacks", "start_tokens"])
+        }
+    }
+
+    /// Every row of `sql`, through a server-side cursor, ``fetchSize`` rows at a time.
+    static func forEachRow(
+        of sql: String, on session: PostgresSession, _ body: (PostgresRandomAccessRow) throws -> Void
+    ) throws {
+        try session.execute("DECLARE arrival_copy NO SCROLL CURSOR FOR " + sql)
+        while true {
+            let rows = try session.run(PostgresQuery(unsafeSQL: "FETCH FORWARD \(fetchSize) FROM arrival_copy"))
+            if rows.isEmpty { break }
+            for row in rows { try body(row.makeRandomAccess()) }
+        }
+        try session.execute("CLOSE arrival_copy")
+    }
+}

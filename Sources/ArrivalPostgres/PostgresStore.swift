@@ -1,0 +1,186 @@
+package import ArrivalHandOff
+package import ArrivalModel
+package import ArrivalStore
+import Foundation
+import NIOCore
+import PostgresNIO
+
+/// The writer role on a PostgreSQL store (``StoreWriter``): ingest's writer
+/// stage stores files here as into a SQLite store, and any number of
+/// processes may do so at once.
+///
+/// Each file is one transaction. Its rows are copied (`COPY`) into
+/// temporary tables of this connection as they are decoded; once the file
+/// was read whole, its registry row claims its bytes (the content hash is
+/// the primary key: of two writers with the same bytes one stores them, the
+/// other finds them stored and keeps nothing), and its rows go into the
+/// record tables in line order with `ON CONFLICT DO NOTHING` on each
+/// record's identity, so equal records from any writer are stored once and
+/// no read comes before a write. A writer killed at any moment leaves no
+/// part of a file: the server rolls its transaction back.
+package final class PostgresStore: StoreWriter {
+    package let session: PostgresSession
+    package var isThrowaway: Bool { false }
+
+    /// Opens the store at `location`, migrating it first (Documentation/PostgreSQL.md).
+    package init(_ location: PostgresLocation, environment: [String: String] = ProcessInfo.processInfo.environment)
+        throws
+    {
+        session = try PostgresSession(location, environment: environment)
+        do {
+            try PostgresSchema.migrate(session)
+            try session.execute(
+                Self.stageTable(.apns), Self.stageTable(.render), Self.stageTable(.callback),
+                """
+                CREATE TEMP TABLE arrival_stage_malformed (line bigint NOT NULL, cause text NOT NULL, problem text)
+                ON COMMIT DELETE ROWS
+                """)
+        } catch {
+            session.close()
+            throw error
+        }
+    }
+
+    /// A temporary table a file's records of one kind wait in until it
+    /// commits. `COPY` fills `id` from the kind's sequence row by row, so ids
+    /// follow the file's lines whichever table a row goes to.
+    private static func stageTable(_ kind: RecordKind) -> String {
+        "CREATE TEMP TABLE \(kind.stageTable) (id bigint NOT NULL DEFAULT nextval('arrival.\(kind.sequence)'), "
+            + "line bigint NOT NULL, content_hash bigint NOT NULL, "
+            + kind.columns.map { "\($0) \(RecordKind.integerColumns.contains($0) ? "bigint" : "text")" }
+            .joined(separator: ", ") + ") ON COMMIT DELETE ROWS"
+    }
+
+    deinit { session.close() }
+
+    // MARK: - StoreWriter
+
+    package func status(ofContent sha256: String, at path: String) throws -> Store.FileStatus {
+        let rows = try session.run("SELECT path FROM arrival.files WHERE content_sha256 = \(sha256)")
+        guard let row = rows.first else { return .new }
+        let first = try row.decode(String.self)
+        return first.utf8.elementsEqual(path.utf8) ? .alreadyIngestedHere : .alreadyIngestedFrom(first)
+    }
+
+    package func restrictedCopy(ofContent sha256: String) throws -> Int64? {
+        let rows = try session.run(Self.restrictedCopySQL(sha256))
+        return try rows.first?.decode(Int64.self)
+    }
+
+    static func restrictedCopySQL(_ sha256: String) -> PostgresQuery {
+        """
+        SELECT f.id FROM arrival.files AS f WHERE f.content_sha256 = \(sha256)
+            AND EXISTS (SELECT 1 FROM arrival.malformed_lines AS m
+                        WHERE m.file_id = f.id AND m.cause = 'kind_not_allowed')
+        """
+    }
+
+    @discardableResult
+    package func recordSkippedDuplicate(sha256: String, path: String, at now: Int64) throws -> Bool {
+        let result = try session.run(
+            """
+            INSERT INTO arrival.skipped_files (content_sha256, path, first_seen_at) VALUES (\(sha256), \(path), \(now))
+            ON CONFLICT DO NOTHING
+            """)
+        return (result.metadata.rows ?? 0) > 0
+    }
+
+    package func beginFile(path: String, now: Int64, replaces: Bool) throws -> PostgresFile {
+        try session.execute("BEGIN")
+        do {
+            let id = try session.run("SELECT nextval('arrival.file_ids')").first!.decode(Int64.self)
+            return PostgresFile(store: self, fileID: id, path: path, now: now)
+        } catch {
+            try? session.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// The earlier versions' records become the new file's (they are its
+    /// first lines), and their registry rows, malformed lines and repeats go.
+    package func removeReplacedVersions(ids: [Int64]) throws -> Int {
+        guard let file = currentFile else { return 0 }
+        for table in Self.recordTables {
+            try session.run(
+                PostgresQuery(
+                    unsafeSQL: "UPDATE arrival.\(table) SET file_id = $1 WHERE file_id = ANY($2)",
+                    binds: Self.binds(file.fileID, ids)))
+        }
+        for table in ["record_repeats", "malformed_lines"] {
+            try session.run(
+                PostgresQuery(unsafeSQL: "DELETE FROM arrival.\(table) WHERE file_id = ANY($1)", binds: Self.binds(ids))
+            )
+        }
+        let removed = try session.run(
+            PostgresQuery(
+                unsafeSQL: """
+                    WITH gone AS (DELETE FROM arrival.files WHERE id = ANY($1) RETURNING content_sha256),
+                         skipped AS (DELETE FROM arrival.skipped_files WHERE content_sha256 IN (SELECT content_sha256 FROM gone))
+                    SELECT count(*) FROM gone
+                    """, binds: Self.binds(ids)))
+        file.replaced = true
+        return Int(try removed.first?.decode(Int64.self) ?? 0)
+    }
+
+    package func commitBatch() throws {}
+
+    /// The file being stored (one at a time).
+    weak var currentFile: PostgresFile?
+
+    static let recordTables = ["requests", "token_requests", "broadcasts", "renders", "callbacks", "start_tokens"]
+
+    static func binds(_ values: any PostgresNonThrowingEncodable...) -> PostgresBindings {
+        var binds = PostgresBindings(capacity: values.count)
+        for value in values { binds.append(value) }
+        return binds
+    }
+}
+
+extension RecordKind {
+    /// The temporary table a file's records of this kind wait in.
+    var stageTable: String {
+        switch self {
+        case .apns: "arrival_stage_apns"
+        case .render: "arrival_stage_renders"
+        case .callback: "arrival_stage_callbacks"
+        }
+    }
+
+    /// The sequence of this kind's ids.
+    var sequence: String {
+        switch self {
+        case .apns: "request_ids"
+        case .render: "render_ids"
+        case .callback: "callback_ids"
+        }
+    }
+
+    /// The tables records of this kind go to, each with the rows it takes
+    /// (a condition on the stage table) and the columns of its identity.
+    var routes: [(table: String, condition: String, identity: [String])] {
+        switch self {
+        case .apns:
+            [
+                ("requests", "activity_id IS NOT NULL", ["activity_id", "sent_at", "content_hash"]),
+                (
+                    "token_requests", "activity_id IS NULL AND channel_id IS NULL",
+                    ["push_token", "sent_at", "content_hash"]
+                ),
+                ("broadcasts", "channel_id IS NOT NULL", ["channel_id", "sent_at", "content_hash"]),
+            ]
+        case .render:
+            [("renders", "TRUE", ["activity_id", "rendered_at", "content_hash"])]
+        case .callback:
+            [
+                ("callbacks", "activity_id IS NOT NULL", ["activity_id", "received_at", "content_hash"]),
+                ("start_tokens", "activity_id IS NULL", ["push_token", "received_at", "content_hash"]),
+            ]
+        }
+    }
+
+    /// The contract fields that are integers (the rest are text).
+    static let integerColumns: Set<String> = [
+        "sent_at", "status", "seq", "aps_timestamp", "payload_bytes", "priority", "latency_ms", "rendered_at",
+        "received_at",
+    ]
+}

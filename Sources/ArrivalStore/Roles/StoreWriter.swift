@@ -1,0 +1,95 @@
+package import ArrivalHandOff
+package import ArrivalModel
+
+/// The store's writer role: what ingest asks of a store it writes files
+/// into, whatever the engine. ``Store`` (SQLite, one writer at a time,
+/// several files a transaction) and the PostgreSQL store of
+/// `ArrivalPostgres` (several writers at once, one transaction a file)
+/// implement it; the ingest's writer stage (`BatchWriter`) is written
+/// against it alone.
+///
+/// Every method is called from one thread, the writer's, one file at a time.
+package protocol StoreWriter: AnyObject {
+    associatedtype File: FileWriter
+
+    /// A store that lives for one run (the sides of `diff`): a file it
+    /// cannot read ends the run instead of being skipped.
+    var isThrowaway: Bool { get }
+
+    /// Whether bytes with this content hash are stored, and from which path.
+    func status(ofContent sha256: String, at path: String) throws -> Store.FileStatus
+
+    /// The stored file with these bytes when an upload with a device token
+    /// stored it with lines refused for that token (it is replaced, not skipped).
+    func restrictedCopy(ofContent sha256: String) throws -> Int64?
+
+    /// Notes that `path` held bytes stored from another path; whether the pair is new.
+    @discardableResult
+    func recordSkippedDuplicate(sha256: String, path: String, at now: Int64) throws -> Bool
+
+    /// Starts storing one file: all of it is stored or none.
+    func beginFile(path: String, now: Int64, replaces: Bool) throws -> File
+
+    /// Removes the earlier versions a file that grew replaces, inside that
+    /// file's transaction (begun just before): how many were removed.
+    func removeReplacedVersions(ids: [Int64]) throws -> Int
+
+    /// Makes the files finished since the last call durable (a store that
+    /// commits each file on its own has nothing left to do).
+    func commitBatch() throws
+}
+
+/// One file being stored (``StoreWriter/beginFile(path:now:replaces:)``).
+package protocol FileWriter {
+    /// Stores the rows of `batch` that are not already stored (its
+    /// malformed lines are given one by one to ``noteMalformed(line:cause:problem:)``).
+    /// Returns how many of each kind were new when the engine knows it by
+    /// now, else nil (it is known at ``finish(sha256:byteCount:lines:gzip:)``).
+    mutating func store(_ batch: RowBatch) throws -> [Int]?
+
+    mutating func noteMalformed(line: Int, cause: MalformedCause, problem: String?) throws
+
+    /// Registers the file as holding the bytes with this hash and makes it
+    /// part of the store. `.new` when it was stored; otherwise the same
+    /// bytes were stored meanwhile by another writer (from `path` or another
+    /// path), and nothing of this file was kept.
+    mutating func finish(sha256: String, byteCount: Int, lines: Int, gzip: Bool) throws -> FileCommit
+
+    /// Leaves no trace of the file.
+    mutating func rollback()
+}
+
+/// What committing a file did.
+package struct FileCommit: Sendable, Equatable {
+    /// `.new`: stored; else the bytes were already stored and this file was rolled back.
+    package var status: Store.FileStatus
+    /// New records of each kind (``RecordKind/index``) when the engine counts
+    /// them at commit; nil when ``FileWriter/store(_:)`` said so batch by batch.
+    package var newByKind: [Int]?
+
+    package init(status: Store.FileStatus, newByKind: [Int]? = nil) {
+        self.status = status
+        self.newByKind = newByKind
+    }
+}
+
+extension Store: StoreWriter {
+    package func removeReplacedVersions(ids: [Int64]) throws -> Int {
+        try replaceEarlierVersions(ids: ids).entries.count
+    }
+}
+
+extension FileTransaction: FileWriter {
+    package func store(_ batch: RowBatch) throws -> [Int]? {
+        try insertRows(of: batch)
+    }
+
+    package func noteMalformed(line: Int, cause: MalformedCause, problem: String?) throws {
+        try addMalformed(line: line, cause: cause, problem: problem)
+    }
+
+    package func finish(sha256: String, byteCount: Int, lines: Int, gzip: Bool) throws -> FileCommit {
+        try commit(sha256: sha256, byteCount: byteCount, lines: lines, gzip: gzip)
+        return FileCommit(status: .new)
+    }
+}

@@ -1,0 +1,176 @@
+import ArrivalPostgres
+import ArrivalTestSupport
+import Foundation
+import Logging
+import PostgresNIO
+import Testing
+
+/// The PostgreSQL store end to end, with the built `arrival` against the
+/// test server (skipped, by name, without one): each test in a database of
+/// its own, dropped after it.
+@Suite("PostgreSQL store", .enabled(if: TestPostgres.runs, Comment(rawValue: TestPostgres.skipReason)))
+struct PostgresStoreTests {
+    /// The fleets of Scripts/golden.sh, and one with broadcast channels.
+    static let fleets: [[String]] = [
+        ["--activities", "300", "--seed", "101"],
+        ["--activities", "500", "--seed", "202", "--inject", "stale-timestamps"],
+        ["--activities", "400", "--seed", "303", "--inject", "large-payloads", "--inject", "lost-callbacks"],
+        ["--activities", "400", "--seed", "404", "--lifecycle", "--providers"],
+        ["--activities", "300", "--seed", "505", "--channels", "--lifecycle"],
+    ]
+
+    @Test("The JSON report of a store is byte for byte the same from SQLite and PostgreSQL, whole and in partitions")
+    func sameReport() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var inputs = [packageRoot.appendingPathComponent("SampleData").path]
+        for (index, fleet) in Self.fleets.enumerated() {
+            let out = directory.appendingPathComponent("fleet-\(index)").path
+            let simulated = try run("arrival", ["simulate", "--out", out] + fleet)
+            #expect(simulated.status == 0, "\(simulated)")
+            inputs.append(out)
+        }
+        for (index, input) in inputs.enumerated() {
+            try TestDatabase.with { url in
+                let sqlite = directory.appendingPathComponent("store-\(index).sqlite").path
+                for db in [sqlite, url] {
+                    let ingested = try run("arrival", ["ingest", input, "--quiet", "--db", db])
+                    #expect(ingested.status == 0, "\(input): \(ingested)")
+                }
+                for environment in [[:], ["ARRIVAL_PARTITION_ROWS": "97"]] {
+                    for command in [
+                        ["report", "--format", "json"], ["lost", "--format", "json"], ["tokens", "--format", "json"],
+                    ] {
+                        let fromSQLite = try run("arrival", command + ["--db", sqlite], environment: environment)
+                        let fromPostgres = try run("arrival", command + ["--db", url], environment: environment)
+                        #expect(fromSQLite.status == 0, "\(command): \(fromSQLite)")
+                        #expect(fromPostgres.status == fromSQLite.status, "\(command): \(fromPostgres)")
+                        #expect(!fromSQLite.stdout.isEmpty)
+                        #expect(
+                            fromPostgres.stdout == fromSQLite.stdout,
+                            "\(input) \(command) \(environment): the reports differ")
+                    }
+                }
+                // Ingesting the same input again stores nothing new, from either store's point of view.
+                let again = try run("arrival", ["ingest", input, "--db", url])
+                #expect(again.status == 0 && again.stdout.contains("new records: 0"), "\(again)")
+            }
+        }
+    }
+
+    @Test("Two ingests at once over overlapping inputs store every record once; a killed one leaves no part of a file")
+    func severalWriters() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fleet = directory.appendingPathComponent("fleet").path
+        #expect(try run("arrival", ["simulate", "--out", fleet, "--activities", "1500", "--seed", "7"]).status == 0)
+        // Overlapping inputs: the same files under other names, and equal records in other files.
+        let copy = directory.appendingPathComponent("copy").path
+        try FileManager.default.copyItem(atPath: fleet + "/sender", toPath: copy)
+        let sqlite = directory.appendingPathComponent("one.sqlite").path
+        #expect(try run("arrival", ["ingest", fleet, "--quiet", "--db", sqlite]).status == 0)
+        let expected = try run("arrival", ["report", "--format", "json", "--db", sqlite])
+        try TestDatabase.with { url in
+            // One writer is killed mid-load, while two others write the same records.
+            let killed = try ChildProcess("arrival", ["ingest", fleet, "--quiet", "--db", url])
+            let first = try ChildProcess("arrival", ["ingest", fleet, "--quiet", "--db", url])
+            let second = try ChildProcess("arrival", ["ingest", copy, fleet + "/devices", "--quiet", "--db", url])
+            Thread.sleep(forTimeInterval: 0.4)
+            _ = try killed.stop(SIGKILL)
+            #expect(try first.wait().status == 0)
+            #expect(try second.wait().status == 0)
+            // Every file is whole: each registry row's count is what its file holds in the record tables.
+            let check = try TestDatabase.query(
+                url,
+                """
+                SELECT count(*) FROM arrival.files AS f WHERE f.record_count <> (
+                    (SELECT count(*) FROM arrival.requests WHERE file_id = f.id)
+                  + (SELECT count(*) FROM arrival.token_requests WHERE file_id = f.id)
+                  + (SELECT count(*) FROM arrival.broadcasts WHERE file_id = f.id)
+                  + (SELECT count(*) FROM arrival.renders WHERE file_id = f.id)
+                  + (SELECT count(*) FROM arrival.callbacks WHERE file_id = f.id)
+                  + (SELECT count(*) FROM arrival.start_tokens WHERE file_id = f.id))
+                """)
+            #expect(check == 0, "files whose records are not all stored")
+            // The killed writer's work is done again; the store then reports what one writer's does.
+            let rerun = try run("arrival", ["ingest", fleet, "--quiet", "--db", url])
+            #expect(rerun.status == 0, "\(rerun)")
+            let report = try run("arrival", ["report", "--format", "json", "--db", url])
+            #expect(report.status == 0)
+            #expect(Self.totals(report.stdout) == Self.totals(expected.stdout))
+            #expect(Self.totals(report.stdout) != nil)
+        }
+    }
+
+    /// The record and outcome totals of a report JSON (row order between
+    /// writers that ran at once is theirs, so only what order cannot change is compared).
+    static func totals(_ json: String) -> String? {
+        guard let data = json.data(using: .utf8),
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { return nil }
+        let picked = ["requests", "updates", "activities", "callbacks"].compactMap { key in
+            object[key].map { (key, $0) }
+        }
+        guard !picked.isEmpty,
+            let text = try? JSONSerialization.data(
+                withJSONObject: Dictionary(uniqueKeysWithValues: picked), options: [.sortedKeys])
+        else { return nil }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    @Test("The password in the URL appears in no output, error or listing")
+    func passwordNeverShown() throws {
+        try TestDatabase.with { url in
+            guard let password = TestDatabase.password(for: url) else { return }
+            let withPassword = url.replacingOccurrences(of: "://arrival@", with: "://arrival:\(password)@")
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let sample = packageRoot.appendingPathComponent("SampleData").path
+            for command in [
+                ["ingest", sample], ["report", "--format", "markdown"], ["files", "list"], ["tokens"], ["lost"],
+                ["diff", withPassword, withPassword], ["gate", "--current", withPassword],
+            ] {
+                let arguments = command.contains(withPassword) ? command : command + ["--db", withPassword]
+                let outcome = try run("arrival", arguments, environment: ["PGPASSFILE": "/nonexistent"])
+                #expect(outcome.status == 0 || command[0] == "gate", "\(command): \(outcome)")
+                #expect(!outcome.stdout.contains(password) && !outcome.stderr.contains(password), "\(command)")
+            }
+            // A wrong password: refused, named by the URL without it.
+            let wrong = url.replacingOccurrences(of: "://arrival@", with: "://arrival:not-\(password)@")
+            let refused = try run("arrival", ["report", "--db", wrong], environment: ["PGPASSFILE": "/nonexistent"])
+            #expect(refused.status == 1, "\(refused)")
+            #expect(refused.stderr.contains("password authentication failed"), "\(refused.stderr)")
+            #expect(!refused.stderr.contains(password))
+        }
+    }
+
+    @Test("The schema keeps Citus's rules; migrating again changes nothing; a newer arrival's store is refused")
+    func schema() async throws {
+        try await TestDatabase.withAsync { url in
+            let location = try PostgresLocation(url: url)
+            let outcome = try await Task.detached {
+                let session = try PostgresSession(location)
+                defer { session.close() }
+                let first = try PostgresSchema.migrate(session)
+                let second = try PostgresSchema.migrate(session)
+                try session.execute("INSERT INTO arrival.migrations (name) VALUES ('9999_from_the_future')")
+                let newer = Result { try PostgresSchema.migrate(session) }
+                return (first, second, newer)
+            }.value
+            #expect(outcome.0 != .upToDate)
+            #expect(outcome.1 == .upToDate)
+            guard case .failure(let error) = outcome.2 else {
+                Issue.record("a store migrated by a newer arrival was not refused")
+                return
+            }
+            #expect("\(error)".contains("newer arrival"))
+            let logger = PostgresServerTests.logger
+            let connection = try await PostgresConnector(location, environment: ProcessInfo.processInfo.environment)
+                .connect(logger: logger)
+            let violations = try await CitusRules.check(
+                PostgresSchema.layout, schema: PostgresSchema.name, on: connection, logger: logger)
+            try await connection.close()
+            #expect(violations.isEmpty, "\(violations)")
+        }
+    }
+}
