@@ -8,7 +8,9 @@ import PostgresNIO
 /// own (``PostgresStore`` says how).
 package final class PostgresFile: FileWriter {
     private let store: PostgresStore
-    let fileID: Int64
+    /// The file's registry id: drawn by the statement that stores it, or
+    /// before, when earlier versions are folded into it (``fileIDDrawn()``).
+    private(set) var fileID: Int64?
     private let path: String
     private let now: Int64
     /// Rows of each kind copied into the stage tables.
@@ -20,9 +22,8 @@ package final class PostgresFile: FileWriter {
     var replaced = false
     private var finished = false
 
-    init(store: PostgresStore, fileID: Int64, path: String, now: Int64) {
+    init(store: PostgresStore, path: String, now: Int64) {
         self.store = store
-        self.fileID = fileID
         self.path = path
         self.now = now
         store.currentFile = self
@@ -31,16 +32,53 @@ package final class PostgresFile: FileWriter {
     private var session: PostgresSession { store.session }
 
     package func store(_ batch: RowBatch) throws -> [Int]? {
+        // A file of one small batch (most device files) is held, and stored
+        // with its rows in the storing statement itself: no temporary table.
+        if !staging, held == nil, Self.fitsInline(batch) {
+            held = batch
+            for row in batch.rows { staged[row.kind.index] += 1 }
+            return nil
+        }
+        try stageHeld()
+        try copyToStage(batch)
+        return nil
+    }
+
+    /// The rows of a file held to be stored inline, if they are.
+    private var held: RowBatch?
+    /// Whether the file's rows go through the stage tables.
+    private var staging = false
+
+    /// Whether a batch can be stored with its rows as parameters of one statement (at most 65,535).
+    static func fitsInline(_ batch: RowBatch) -> Bool {
+        batch.rows.count * (RecordKind.apns.columns.count + 1) + 16 <= 60_000
+    }
+
+    /// From here on the file's rows go through the stage tables, the held ones first.
+    private func stageHeld() throws {
+        staging = true
+        if let batch = held {
+            held = nil
+            // Counted again as they are copied.
+            staged = [0, 0, 0]
+            try copyToStage(batch)
+        }
+    }
+
+    private func copyToStage(_ batch: RowBatch) throws {
         var counts = [0, 0, 0]
         for row in batch.rows { counts[row.kind.index] += 1 }
         for kind in RecordKind.allCases where counts[kind.index] > 0 {
             var data = ByteBuffer()
             data.reserveCapacity(batch.bytes.count + counts[kind.index] * 64)
-            try CopyText.encode(batch, kind: kind, into: &data)
+            do {
+                try CopyText.encode(batch, kind: kind, into: &data)
+            } catch let error as PostgresStoreError {
+                throw PostgresStoreError("\(path):\(error.description)")
+            }
             try session.copy(into: kind.stageTable, columns: ["line", "content_hash"] + kind.columns, data)
             staged[kind.index] += counts[kind.index]
         }
-        return nil
     }
 
     package func noteMalformed(line: Int, cause: MalformedCause, problem: String?) throws {
@@ -63,6 +101,8 @@ package final class PostgresFile: FileWriter {
 
     package func finish(sha256: String, byteCount: Int, lines: Int, gzip: Bool) throws -> FileCommit {
         do {
+            // Malformed lines go through their stage table, and so do the rows of a file that has some.
+            if malformed > 0 || staging || replaced { try stageHeld() }
             try flushMalformed()
             try session.execute("SAVEPOINT arrival_store")
             var attempt = 0
@@ -83,9 +123,19 @@ package final class PostgresFile: FileWriter {
         }
     }
 
+    /// The file's registry id, drawn now if it was not yet.
+    func fileIDDrawn() throws -> Int64 {
+        if let fileID { return fileID }
+        let id = try session.run("SELECT nextval('arrival.file_ids')").first!.decode(Int64.self)
+        fileID = id
+        return id
+    }
+
     /// Claims the bytes, moves the staged rows into the record tables and
     /// commits; or finds the bytes stored and rolls back.
     private func storeStaged(sha256: String, byteCount: Int, lines: Int, gzip: Bool) throws -> FileCommit {
+        guard replaced else { return try storeAtOnce(sha256: sha256, byteCount: byteCount, lines: lines, gzip: gzip) }
+        let fileID = try fileIDDrawn()
         let claimed = try session.run(
             """
             INSERT INTO arrival.files (content_sha256, id, path, byte_count, gzip, line_count, record_count,
@@ -148,24 +198,168 @@ package final class PostgresFile: FileWriter {
         return FileCommit(status: .new, newByKind: new)
     }
 
+    /// ``storeStaged(sha256:byteCount:lines:gzip:)`` for a file that
+    /// replaces nothing, which is nearly every file: the rows of every
+    /// route, the malformed lines and the registry row with its counts in
+    /// one statement (data-modifying `WITH` queries), then the commit. A
+    /// tree of small device files is mostly round trips, and this is one
+    /// instead of one per step. The registry row is written last, with the
+    /// counts: when another writer stored the same bytes meanwhile, its
+    /// claim conflicts and the whole file is rolled back.
+    private func storeAtOnce(sha256: String, byteCount: Int, lines: Int, gzip: Bool) throws -> FileCommit {
+        var binds = PostgresBindings(capacity: 64)
+        var steps = ["file AS (SELECT nextval('arrival.file_ids') AS id)"]
+        var inputs: [RecordKind: String] = [:]
+        if let held {
+            for kind in RecordKind.allCases where staged[kind.index] > 0 {
+                inputs[kind] = "input_\(kind.rawValue)"
+                do {
+                    steps.append(try Self.inlineInput(held, kind: kind, ids: kind.sequence, binds: &binds))
+                } catch let error as PostgresStoreError {
+                    throw PostgresStoreError("\(path):\(error.description)")
+                }
+            }
+        }
+        var counts: [String] = []
+        for kind in RecordKind.allCases {
+            guard staged[kind.index] > 0 else {
+                counts.append("0")
+                continue
+            }
+            let columns = kind.columns.joined(separator: ", ")
+            let source = inputs[kind] ?? kind.stageTable
+            var names: [String] = []
+            for route in kind.routes {
+                let name = "new_\(route.table)"
+                names.append("(SELECT count(*) FROM \(name))")
+                steps.append(
+                    """
+                    \(name) AS (
+                        INSERT INTO arrival.\(route.table) (id, file_id, content_hash, \(columns))
+                        SELECT s.id, file.id, s.content_hash, \(kind.columns.map { "s." + $0 }.joined(separator: ", "))
+                        FROM \(source) AS s CROSS JOIN file WHERE \(route.condition) ORDER BY s.id
+                        ON CONFLICT (\(route.identity.joined(separator: ", "))) DO NOTHING RETURNING 1)
+                    """)
+            }
+            counts.append(names.joined(separator: " + "))
+        }
+        steps.append("counted AS (SELECT \(counts[0]) AS apns, \(counts[1]) AS renders, \(counts[2]) AS callbacks)")
+        if malformed > 0 {
+            steps.append(
+                """
+                malformed AS (
+                    INSERT INTO arrival.malformed_lines (file_id, line, cause, problem)
+                    SELECT file.id, m.line, m.cause, m.problem FROM arrival_stage_malformed AS m CROSS JOIN file
+                    ON CONFLICT DO NOTHING RETURNING 1)
+                """)
+        }
+        // The values are bound: the path is the user's, and the hash checked by the table.
+        let first = binds.count + 1
+        let p = (first..<first + 8).map { "$\($0)" }
+        steps.append(
+            """
+            claim AS (
+                INSERT INTO arrival.files (content_sha256, id, path, byte_count, gzip, line_count, record_count,
+                                           duplicate_count, malformed_count, ingested_at)
+                SELECT \(p[0]), file.id, \(p[1]), \(p[2]), \(p[3]), \(p[4]), c.apns + c.renders + c.callbacks,
+                       \(p[5]) - (c.apns + c.renders + c.callbacks), \(p[6]), \(p[7])
+                FROM file CROSS JOIN counted AS c
+                ON CONFLICT (content_sha256) DO NOTHING RETURNING id)
+            """)
+        binds.append(sha256)
+        binds.append(path)
+        binds.append(Int64(byteCount))
+        binds.append(gzip)
+        binds.append(Int64(lines))
+        binds.append(Int64(staged.reduce(0, +)))
+        binds.append(Int64(malformed))
+        binds.append(now)
+        let rows = try session.run(
+            PostgresQuery(
+                unsafeSQL: "WITH " + steps.joined(separator: ",\n")
+                    + "\nSELECT file.id, c.apns, c.renders, c.callbacks, (SELECT count(*) FROM claim) "
+                    + "FROM file CROSS JOIN counted AS c",
+                binds: binds))
+        guard let row = rows.first else { throw PostgresStoreError("\(path): the store said nothing of the file") }
+        let (id, apns, renders, callbacks, claimed) = try row.decode((Int64, Int64, Int64, Int64, Int64).self)
+        if claimed == 0 {
+            // Another writer stored these bytes since admission looked: nothing of this file is kept.
+            let status = try store.status(ofContent: sha256, at: path)
+            try session.execute("ROLLBACK")
+            finished = true
+            return FileCommit(status: status == .new ? .alreadyIngestedHere : status)
+        }
+        fileID = id
+        let new = [Int(apns), Int(renders), Int(callbacks)]
+        for kind in RecordKind.allCases where new[kind.index] < staged[kind.index] {
+            try noteRepeats(of: kind)
+        }
+        try session.execute("COMMIT")
+        return FileCommit(status: .new, newByKind: new)
+    }
+
+    /// A `WITH` query named `input_KIND` whose rows are those of `kind` in
+    /// `batch`, in line order, their values bound: `id` drawn from the
+    /// sequence `ids` row by row, or (nil) a row number.
+    static func inlineInput(_ batch: RowBatch, kind: RecordKind, ids: String?, binds: inout PostgresBindings) throws
+        -> String
+    {
+        let integers = kind.columns.map { RecordKind.integerColumns.contains($0) }
+        var values: [String] = []
+        try batch.bytes.withUnsafeBufferPointer { arena in
+            for row in batch.rows where row.kind == kind {
+                binds.append(Int64(bitPattern: row.hash))
+                var placeholders = ["$\(binds.count)::bigint"]
+                for (index, cell) in batch.cells(of: row).enumerated() {
+                    switch cell {
+                    case .int(let value): binds.append(value)
+                    case .noInt, .noText: binds.appendNull()
+                    case .text(let offset, let count):
+                        let text = UnsafeBufferPointer(rebasing: arena[Int(offset)..<Int(offset + count)])
+                        if text.contains(0) {
+                            throw PostgresStoreError(
+                                "\(row.line): a text field holds U+0000, which PostgreSQL cannot store; nothing of "
+                                    + "this file was stored, the files before it were")
+                        }
+                        binds.append(String(decoding: text, as: UTF8.self))
+                    }
+                    placeholders.append("$\(binds.count)::\(integers[index] ? "bigint" : "text")")
+                }
+                values.append("(" + placeholders.joined(separator: ", ") + ")")
+            }
+        }
+        let id = ids.map { "nextval('arrival.\($0)')" } ?? "row_number() OVER ()"
+        return """
+            input_\(kind.rawValue) AS MATERIALIZED (
+                SELECT \(id) AS id, v.* FROM (VALUES \(values.joined(separator: ", ")))
+                AS v(content_hash, \(kind.columns.joined(separator: ", "))))
+            """
+    }
+
     /// One `record_repeats` row per staged line whose record was stored
     /// before it: by another file, or by an earlier line of this one.
     private func noteRepeats(of kind: RecordKind) throws {
+        guard let fileID else { return }
         for route in kind.routes {
             let identity = route.identity.joined(separator: ", ")
             let join = route.identity.map { "t.\($0) = s.\($0)" }.joined(separator: " AND ")
+            // The rows held (inline, numbered in line order), or the stage table.
+            var binds = PostgresBindings()
+            let input = try held.map { try "WITH " + Self.inlineInput($0, kind: kind, ids: nil, binds: &binds) } ?? ""
             try session.run(
                 PostgresQuery(
                     unsafeSQL: """
+                        \(input)
                         INSERT INTO arrival.record_repeats (file_id, kind, record_id)
-                        SELECT $1, '\(kind.rawValue)', t.id
+                        SELECT \(fileID), '\(kind.rawValue)', t.id
                         FROM (SELECT id, \(identity),
                                      row_number() OVER (PARTITION BY \(identity) ORDER BY id) AS n
-                              FROM \(kind.stageTable) WHERE \(route.condition)) AS s
+                              FROM \(held == nil ? kind.stageTable : "input_\(kind.rawValue)")
+                              WHERE \(route.condition)) AS s
                         JOIN arrival.\(route.table) AS t ON \(join)
-                        WHERE s.n > 1 OR t.file_id <> $1
+                        WHERE s.n > 1 OR t.file_id <> \(fileID)
                         ORDER BY s.id
-                        """, binds: PostgresStore.binds(fileID)))
+                        """, binds: binds))
         }
     }
 
@@ -200,7 +394,8 @@ enum CopyText {
                         // PostgreSQL's text cannot hold U+0000 (a JSON string may, as "\u0000").
                         if text.contains(0) {
                             throw PostgresStoreError(
-                                "line \(row.line): a text field holds U+0000, which PostgreSQL cannot store")
+                                "\(row.line): a text field holds U+0000, which PostgreSQL cannot store; nothing of "
+                                    + "this file was stored, the files before it were")
                         }
                         writeText(text, into: &data)
                     }

@@ -1,4 +1,4 @@
-package import PostgresNIO
+import PostgresNIO
 
 /// The PostgreSQL store's schema, in a schema of its own (`arrival`) so that
 /// it can live in a database a team already runs, as named, append-only

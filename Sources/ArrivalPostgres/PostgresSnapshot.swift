@@ -1,4 +1,4 @@
-package import ArrivalModel
+import ArrivalModel
 package import ArrivalStore
 import Foundation
 import PostgresNIO

@@ -1,5 +1,5 @@
-package import ArrivalHandOff
-package import ArrivalModel
+import ArrivalHandOff
+import ArrivalModel
 package import ArrivalStore
 import Foundation
 import NIOCore
@@ -87,13 +87,7 @@ package final class PostgresStore: StoreWriter {
 
     package func beginFile(path: String, now: Int64, replaces: Bool) throws -> PostgresFile {
         try session.execute("BEGIN")
-        do {
-            let id = try session.run("SELECT nextval('arrival.file_ids')").first!.decode(Int64.self)
-            return PostgresFile(store: self, fileID: id, path: path, now: now)
-        } catch {
-            try? session.execute("ROLLBACK")
-            throw error
-        }
+        return PostgresFile(store: self, path: path, now: now)
     }
 
     /// The earlier versions' records become the new file's (they are its
@@ -104,7 +98,7 @@ package final class PostgresStore: StoreWriter {
             try session.run(
                 PostgresQuery(
                     unsafeSQL: "UPDATE arrival.\(table) SET file_id = $1 WHERE file_id = ANY($2)",
-                    binds: Self.binds(file.fileID, ids)))
+                    binds: Self.binds(try file.fileIDDrawn(), ids)))
         }
         for table in ["record_repeats", "malformed_lines"] {
             try session.run(

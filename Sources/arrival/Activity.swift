@@ -36,6 +36,8 @@ struct Activity: ParsableCommand {
 
     func run() throws {
         let readable = try store.reading()
+        // The copy a PostgreSQL store was read into lives until the command ends.
+        defer { withExtendedLifetime(readable) {} }
         let database = try Store(readingAt: readable.path)
         let records = try database.read { try $0.activityRecords(id) }
         guard !records.isEmpty else {

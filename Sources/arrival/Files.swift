@@ -50,6 +50,8 @@ extension Files {
         func run() throws {
             if store.postgres == nil { try requireStore(store.db) }
             let readable = try store.reading()
+            // The copy a PostgreSQL store was read into lives until the command ends.
+            defer { withExtendedLifetime(readable) {} }
             let database = try Store(readingAt: readable.path)
             var (files, skipped) = try database.fileRegistry()
             let total = files.count

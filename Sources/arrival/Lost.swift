@@ -71,6 +71,8 @@ struct Lost: ParsableCommand {
 
     func run() throws {
         let readable = try store.reading()
+        // The copy a PostgreSQL store was read into lives until the command ends.
+        defer { withExtendedLifetime(readable) {} }
         let database = try Store(readingAt: readable.path)
         let window = try self.window.resolved()
         let all = try ReportBuilder(store: database).lostUpdates(

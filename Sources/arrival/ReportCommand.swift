@@ -57,6 +57,8 @@ struct ReportCommand: ParsableCommand {
         // Read-only: a report never changes the store, works in a read-only
         // directory, and says so when --db names no store.
         let readable = try store.reading()
+        // The copy a PostgreSQL store was read into lives until the command ends.
+        defer { withExtendedLifetime(readable) {} }
         let database = try Store(readingAt: readable.path)
         let window = try self.window.resolved()
         let (text, requests) = try renderReport(of: database, window: window, format: format, trendDays: days)

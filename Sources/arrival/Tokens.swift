@@ -37,6 +37,8 @@ struct Tokens: ParsableCommand {
 
     func run() throws {
         let readable = try store.reading()
+        // The copy a PostgreSQL store was read into lives until the command ends.
+        defer { withExtendedLifetime(readable) {} }
         let database = try Store(readingAt: readable.path)
         let window = try self.window.resolved()
         let tokens = try database.deadTokens(from: window?.from, to: window?.to)

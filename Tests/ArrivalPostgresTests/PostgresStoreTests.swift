@@ -118,6 +118,75 @@ struct PostgresStoreTests {
         return String(decoding: text, as: UTF8.self)
     }
 
+    @Test(
+        "A file that grew replaces its stored version on PostgreSQL as on SQLite; bytes under another name are skipped")
+    func grownAndCopied() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let inputs = directory.appendingPathComponent("in")
+        try FileManager.default.createDirectory(at: inputs, withIntermediateDirectories: true)
+        let log = inputs.appendingPathComponent("widget.jsonl")
+        let clean = inputs.appendingPathComponent("clean.jsonl")
+        func render(_ seq: Int, _ activity: String = "A") -> String {
+            #"{"v":1,"kind":"render","activity_id":"\#(activity)","seq":\#(seq),"#
+                + #""rendered_at":"2026-11-21T10:3\#(seq):00.000Z"}"# + "\n"
+        }
+        try Data((render(0) + render(1) + "{not json\n").utf8).write(to: log)
+        let sqlite = directory.appendingPathComponent("store.sqlite").path
+        try TestDatabase.with { url in
+            var outputs: [String: [String]] = [:]
+            for db in [sqlite, url] {
+                try Data((render(0) + render(1) + "{not json\n").utf8).write(to: log)
+                try Data((render(0, "B") + render(1, "B")).utf8).write(to: clean)
+                #expect(try run("arrival", ["ingest", inputs.path, "--quiet", "--db", db]).status == 0)
+                // The same files, grown by two lines (one with a malformed line, one without); then the
+                // first one's bytes again under another name.
+                try Data((render(0) + render(1) + "{not json\n" + render(2) + render(1)).utf8).write(to: log)
+                try Data((render(0, "B") + render(1, "B") + render(2, "B") + render(1, "B")).utf8).write(to: clean)
+                let grown = try run("arrival", ["ingest", inputs.path, "--db", db])
+                #expect(grown.status == 0, "\(grown)")
+                try FileManager.default.copyItem(at: log, to: inputs.appendingPathComponent("copy.jsonl"))
+                let copied = try run("arrival", ["ingest", inputs.path, "--db", db])
+                try FileManager.default.removeItem(at: inputs.appendingPathComponent("copy.jsonl"))
+                let files = try run("arrival", ["files", "list", "--format", "json", "--db", db])
+                let report = try run("arrival", ["report", "--format", "json", "--db", db])
+                outputs[db] = [grown.stdout, copied.stdout, Self.withoutTimes(files.stdout), report.stdout]
+                    .map { $0.replacingOccurrences(of: db, with: "STORE") }
+            }
+            #expect(outputs[sqlite] == outputs[url])
+            #expect(
+                outputs[url]?[0].contains("new records: 6 (apns 0, render 6, callback 0)") == true,
+                "\(outputs[url]?[0] ?? "")")
+            #expect(try TestDatabase.query(url, "SELECT count(*) FROM arrival.files") == 2)
+            #expect(try TestDatabase.query(url, "SELECT count(*) FROM arrival.skipped_files") == 1)
+            #expect(try TestDatabase.query(url, "SELECT count(*) FROM arrival.renders") == 6)
+            #expect(try TestDatabase.query(url, "SELECT count(*) FROM arrival.record_repeats") == 2)
+        }
+    }
+
+    /// A `files list --format json` without its ingest times (they differ between two runs).
+    static func withoutTimes(_ json: String) -> String {
+        json.replacingOccurrences(
+            of: #""(ingested_at|first_seen_at)" *: *"[^"]*""#, with: "\"$1\":\"\"", options: .regularExpression)
+    }
+
+    @Test("A field PostgreSQL cannot hold (U+0000) stops ingest at its file, named by path and line; the rest is kept")
+    func nulCharacter() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let render = #"{"v":1,"kind":"render","activity_id":"A","seq":0,"rendered_at":"2026-11-21T10:30:55.122Z"}"#
+        try Data((render + "\n").utf8).write(to: directory.appendingPathComponent("a-good.jsonl"))
+        try Data((render.replacingOccurrences(of: #""A""#, with: #""B\u0000""#) + "\n").utf8)
+            .write(to: directory.appendingPathComponent("b-nul.jsonl"))
+        try TestDatabase.with { url in
+            let outcome = try run("arrival", ["ingest", directory.path, "--quiet", "--db", url])
+            #expect(outcome.status != 0)
+            #expect(outcome.stderr.contains("b-nul.jsonl:1: a text field holds U+0000"), "\(outcome.stderr)")
+            #expect(try TestDatabase.query(url, "SELECT count(*) FROM arrival.renders") == 1)
+            #expect(try TestDatabase.query(url, "SELECT count(*) FROM arrival.files") == 1)
+        }
+    }
+
     @Test("The password in the URL appears in no output, error or listing")
     func passwordNeverShown() throws {
         try TestDatabase.with { url in
