@@ -137,6 +137,7 @@ let package = Package(
                 "ArrivalIngest",
                 "ArrivalAnalysis",
                 "ArrivalRendering",
+                "ArrivalPostgres",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),

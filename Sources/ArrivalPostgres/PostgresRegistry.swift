@@ -44,3 +44,29 @@ package final class PostgresRegistry: StoredFiles {
         }
     }
 }
+
+extension PostgresRegistry {
+    /// The file the bytes with this SHA-256 were stored as, if any (the
+    /// collector's question before it queues an upload; read errors are thrown, not guessed).
+    package func ingestedFile(sha256: String) throws -> IngestedFile? {
+        let rows = try session.run(
+            """
+            SELECT id, path, content_sha256, byte_count, gzip, line_count, record_count, duplicate_count,
+                   malformed_count, ingested_at
+            FROM arrival.files WHERE content_sha256 = \(sha256)
+            """)
+        guard let row = rows.first else { return nil }
+        let cells = row.makeRandomAccess()
+        return IngestedFile(
+            id: try cells[0].decode(Int64.self), path: try cells[1].decode(String.self),
+            sha256: try cells[2].decode(String.self), byteCount: try cells[3].decode(Int64.self),
+            gzip: try cells[4].decode(Bool.self), lines: Int(try cells[5].decode(Int64.self)),
+            records: Int(try cells[6].decode(Int64.self)), duplicates: Int(try cells[7].decode(Int64.self)),
+            malformed: Int(try cells[8].decode(Int64.self)), ingestedAt: try cells[9].decode(Int64.self))
+    }
+
+    /// ``hasRefusedLines(sha256:)``, with a read error thrown.
+    package func refusedLines(sha256: String) throws -> Bool {
+        try !session.run(PostgresStore.restrictedCopySQL(sha256)).isEmpty
+    }
+}

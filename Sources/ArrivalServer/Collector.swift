@@ -84,7 +84,7 @@ package struct Collector: Sendable {
         logger.info(
             "collector starting",
             metadata: [
-                "address": "\(configuration.host):\(configuration.port)", "store": "\(configuration.storePath)",
+                "address": "\(configuration.host):\(configuration.port)", "store": "\(engine.label)",
                 "spool": "\(configuration.spoolPath)",
                 "tokens":
                     "\(Role.allCases.map { "\($0.rawValue) \(configuration.tokens.count(of: $0))" }.joined(separator: ", "))",

@@ -1,6 +1,7 @@
 import ArrivalAnalysis
 import ArrivalIngest
 import ArrivalModel
+import ArrivalPostgres
 import ArrivalStore
 import Foundation
 import Logging
@@ -10,20 +11,38 @@ import ServiceLifecycle
 /// writer (the ingest worker's serial queue, one connection), readers on a
 /// concurrent queue (a read-only snapshot each), and the upload registry
 /// (one read-only connection behind a lock).
+///
+/// The store is a SQLite file, or a PostgreSQL store (a `postgres://` URL):
+/// then several collectors, each with its own spool, and `arrival ingest`
+/// may write it at once (Documentation/PostgreSQL.md).
 final class StoreEngine: @unchecked Sendable {
-    let storePath: String
+    /// The store as logs and messages name it (a URL without its password).
+    let label: String
     private let writer = DispatchQueue(label: "arrival.ingest")
     private let readers = DispatchQueue(label: "arrival.read", attributes: .concurrent)
-    /// Used only on `writer`.
-    private let store: Store
+    private let engine: Engine
     private let registryLock = NSLock()
-    private let registry: UploadRegistry
+
+    private enum Engine {
+        /// Used only on `writer`; the registry behind `registryLock`.
+        case sqlite(path: String, store: Store, registry: UploadRegistry)
+        /// The writer used only on `writer`; the registry behind `registryLock`.
+        case postgres(PostgresLocation, store: PostgresStore, registry: PostgresRegistry)
+    }
 
     init(storePath: String) throws {
-        self.storePath = storePath
-        // Creates the store (or brings it to this arrival's schema) before anything reads it.
-        store = try Store(path: storePath)
-        registry = try UploadRegistry(storePath: storePath)
+        if PostgresLocation.isURL(storePath) {
+            let location = try PostgresLocation(url: storePath)
+            label = location.redacted
+            // Migrates the store before anything reads it.
+            let store = try PostgresStore(location)
+            engine = .postgres(location, store: store, registry: try PostgresRegistry(location))
+        } else {
+            label = storePath
+            // Creates the store (or brings it to this arrival's schema) before anything reads it.
+            let store = try Store(path: storePath)
+            engine = .sqlite(path: storePath, store: store, registry: try UploadRegistry(storePath: storePath))
+        }
     }
 
     /// Whether the store answers a read (what `/readyz` asks).
@@ -36,6 +55,12 @@ final class StoreEngine: @unchecked Sendable {
         }
     }
 
+    /// Whether reading a snapshot copies the store first (PostgreSQL): reads are then spaced out more.
+    var readsCopy: Bool {
+        if case .postgres = engine { return true }
+        return false
+    }
+
     /// Ingests uploads on the writer's queue, in one run of `arrival ingest`:
     /// each upload is one all-or-nothing file of it, and all are committed
     /// when it returns.
@@ -44,35 +69,66 @@ final class StoreEngine: @unchecked Sendable {
     > {
         await withCheckedContinuation { continuation in
             writer.async {
+                let files = uploads.map {
+                    NamedFile(
+                        path: $0.path, name: $0.entry.name, senderRecordsAllowed: $0.entry.role.mayUploadSenderRecords,
+                        range: $0.range, sha256: $0.entry.sha256)
+                }
                 continuation.resume(
                     returning: Result {
-                        try IngestPipeline(store: self.store).ingest(
-                            uploads.map {
-                                NamedFile(
-                                    path: $0.path, name: $0.entry.name,
-                                    senderRecordsAllowed: $0.entry.role.mayUploadSenderRecords, range: $0.range,
-                                    sha256: $0.entry.sha256)
-                            })
+                        switch self.engine {
+                        case .sqlite(_, let store, _):
+                            return try IngestPipeline(store: store).ingest(files)
+                        case .postgres(let location, let store, _):
+                            return try IngestPipeline(writer: store, registry: { try? PostgresRegistry(location) })
+                                .ingest(files)
+                        }
                     })
             }
         }
     }
 
-    /// Runs `body` on a read-only snapshot of the store, off the request's thread.
+    /// Runs `body` on a read-only snapshot of the store, off the request's
+    /// thread: the SQLite file itself, or a PostgreSQL store's snapshot copied
+    /// into a temporary file (``PostgresSnapshot``), deleted afterwards.
     func read<T: Sendable>(_ body: @escaping @Sendable (Store) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            readers.async { [storePath] in
-                continuation.resume(with: Result { try body(try Store(readingAt: storePath)) })
+            readers.async { [self] in
+                continuation.resume(
+                    with: Result {
+                        switch self.engine {
+                        case .sqlite(let path, _, _):
+                            return try body(try Store(readingAt: path))
+                        case .postgres(let location, _, _):
+                            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                                "arrival-collector-snapshot-\(UUID().uuidString)", isDirectory: true)
+                            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                            defer { try? FileManager.default.removeItem(at: directory) }
+                            let path = directory.appendingPathComponent("snapshot.sqlite").path
+                            try PostgresSnapshot.copy(from: location, into: try Store(path: path, throwaway: true))
+                            return try body(try Store(readingAt: path))
+                        }
+                    })
             }
         }
     }
 
     func ingestedFile(sha256: String) throws -> IngestedFile? {
-        try registryLock.withLock { try registry.ingestedFile(sha256: sha256) }
+        try registryLock.withLock {
+            switch engine {
+            case .sqlite(_, _, let registry): try registry.ingestedFile(sha256: sha256)
+            case .postgres(_, _, let registry): try registry.ingestedFile(sha256: sha256)
+            }
+        }
     }
 
     /// Whether the stored copy of these bytes had lines refused for the device token that sent it.
     func hasRefusedLines(sha256: String) throws -> Bool {
-        try registryLock.withLock { try registry.hasRefusedLines(sha256: sha256) }
+        try registryLock.withLock {
+            switch engine {
+            case .sqlite(_, _, let registry): try registry.hasRefusedLines(sha256: sha256)
+            case .postgres(_, _, let registry): try registry.refusedLines(sha256: sha256)
+            }
+        }
     }
 }

@@ -17,6 +17,22 @@ package struct IngestedFile: Equatable, Sendable {
     package var malformed: Int
     /// Milliseconds since the Unix epoch.
     package var ingestedAt: Int64
+
+    package init(
+        id: Int64, path: String, sha256: String, byteCount: Int64, gzip: Bool, lines: Int, records: Int,
+        duplicates: Int, malformed: Int, ingestedAt: Int64
+    ) {
+        self.id = id
+        self.path = path
+        self.sha256 = sha256
+        self.byteCount = byteCount
+        self.gzip = gzip
+        self.lines = lines
+        self.records = records
+        self.duplicates = duplicates
+        self.malformed = malformed
+        self.ingestedAt = ingestedAt
+    }
 }
 
 /// One row of `skipped_files`: a path whose bytes had already been ingested

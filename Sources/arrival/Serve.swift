@@ -115,12 +115,6 @@ struct Serve: ParsableCommand {
         guard Collector.logLevels.contains(logLevel) else {
             throw ValidationError("--log-level must be trace, debug, info, notice, warning, error or critical.")
         }
-        if store.postgres != nil {
-            // Said without the URL, which may hold a password.
-            throw ValidationError(
-                "serve stores uploads in a SQLite store only for now (issue 31): give --db a SQLite file's path; "
-                    + "ingest, report, diff, gate, files, tokens, activity and lost take a postgres:// URL.")
-        }
     }
 
     func run() throws {

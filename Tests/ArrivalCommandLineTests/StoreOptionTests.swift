@@ -49,11 +49,18 @@ struct StoreOptionTests {
             #expect(!outcome.stderr.contains("hunter2") && !outcome.stdout.contains("hunter2"))
         }
         // Not yet on PostgreSQL: refused as bad usage, still without the password.
-        for command in [["serve", "--spool", "/nonexistent"], ["files", "remove", "--yes", "x"]] {
-            let outcome = try run("arrival", command + arguments, environment: environment)
-            #expect(outcome.status == 2, "\(command): \(outcome)")
-            #expect(!outcome.stderr.contains("hunter2") && !outcome.stdout.contains("hunter2"))
-        }
+        let remove = try run("arrival", ["files", "remove", "--yes", "x"] + arguments, environment: environment)
+        #expect(remove.status == 2, "\(remove)")
+        #expect(!remove.stderr.contains("hunter2") && !remove.stdout.contains("hunter2"))
+        // The collector cannot start without its store, and says which, without the password.
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let serve = try run(
+            "arrival", ["serve", "--spool", directory.appendingPathComponent("spool").path] + arguments,
+            environment: environment.merging(["ARRIVAL_DEVICE_TOKENS": "device-token-0123456789abcdef"]) { $1 })
+        #expect(serve.status != 0, "\(serve)")
+        #expect(serve.stderr.contains("postgres://arrival@127.0.0.1:1/a"), "\(serve.stderr)")
+        #expect(!serve.stderr.contains("hunter2") && !serve.stdout.contains("hunter2"))
     }
 
     @Test("A postgres:// URL that cannot be read is bad usage, and is not echoed")

@@ -52,6 +52,13 @@ enum TestDatabase {
         return try session.run(PostgresQuery(unsafeSQL: sql)).first?.decode(Int64.self) ?? -1
     }
 
+    /// The text column `sql` answers, every row.
+    static func strings(_ url: String, _ sql: String) throws -> Set<String> {
+        let session = try PostgresSession(try PostgresLocation(url: url))
+        defer { session.close() }
+        return Set(try session.run(PostgresQuery(unsafeSQL: sql)).map { try $0.decode(String.self) })
+    }
+
     /// The test role's password, from the `.pgpass` file the test server's script wrote.
     static func password(for url: String) -> String? {
         guard let path = ProcessInfo.processInfo.environment["PGPASSFILE"],

@@ -1,0 +1,186 @@
+import ArrivalTestSupport
+import Foundation
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Several collectors and `arrival ingest` on one PostgreSQL store, with the
+/// built `arrival` (skipped, by name, without a test server).
+@Suite("Collectors on PostgreSQL", .enabled(if: TestPostgres.runs, Comment(rawValue: TestPostgres.skipReason)))
+struct CollectorOnPostgresTests {
+    static let device = "device-token-pg-0123456789ab"
+    static let sender = "sender-token-pg-0123456789ab"
+    static let reader = "read-token-pg-0123456789abcd"
+
+    /// A running `arrival serve` with its own spool.
+    final class Collector: Sendable {
+        let process: ChildProcess
+        let port: Int
+
+        init(url: String, spool: URL, port: Int) throws {
+            self.port = port
+            process = try ChildProcess(
+                "arrival",
+                ["serve", "--db", url, "--spool", spool.path, "--port", String(port), "--log-level", "warning"],
+                environment: [
+                    "ARRIVAL_DEVICE_TOKENS": CollectorOnPostgresTests.device,
+                    "ARRIVAL_SENDER_TOKENS": CollectorOnPostgresTests.sender,
+                    "ARRIVAL_READ_TOKENS": CollectorOnPostgresTests.reader,
+                ])
+        }
+
+        var base: String { "http://127.0.0.1:\(port)" }
+
+        func ready() async throws {
+            for _ in 0..<600 {
+                if let (_, status) = try? await request("\(base)/readyz"), status == 200 { return }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            throw ProcessRunError("the collector did not start: \(process.stderr)\(process.stdout)")
+        }
+
+        /// Waits until this collector's spool is empty (everything acknowledged is stored).
+        func drained() async throws {
+            for _ in 0..<1200 {
+                if let (metrics, _) = try? await request("\(base)/metrics"),
+                    String(decoding: metrics, as: UTF8.self).contains("arrival_spool_uploads 0.0")
+                {
+                    return
+                }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            throw ProcessRunError("the spool did not drain")
+        }
+
+        /// Uploads one file; the content hash the collector acknowledged, or nil.
+        func upload(name: String, path: String) async -> String? {
+            let token = name.hasPrefix("sender/") ? CollectorOnPostgresTests.sender : CollectorOnPostgresTests.device
+            guard let body = FileManager.default.contents(atPath: path),
+                let (data, status) = try? await request(
+                    "\(base)/v1/uploads", method: "POST", token: token, name: name, body: body),
+                status == 200 || status == 202,
+                let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+            else { return nil }
+            return object["upload"] as? String
+        }
+    }
+
+    static func request(
+        _ url: String, method: String = "GET", token: String? = nil, name: String? = nil, body: Data? = nil
+    ) async throws -> (Data, Int) {
+        var request = URLRequest(url: URL(string: url)!)
+        request.httpMethod = method
+        request.timeoutInterval = 30
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        if let name { request.setValue(name, forHTTPHeaderField: "X-Upload-Name") }
+        request.httpBody = body
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return (data, (response as? HTTPURLResponse)?.statusCode ?? 0)
+    }
+
+    static func freePort() throws -> Int {
+        let outcome = try run(
+            .path("/usr/bin/python3"),
+            ["-c", "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"])
+        guard let port = Int(outcome.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw ProcessRunError("no free port: \(outcome)")
+        }
+        return port
+    }
+
+    @Test(
+        "Two collectors and arrival ingest write one PostgreSQL at once; one collector is killed with SIGKILL and restarted; every acknowledged upload is stored once"
+    )
+    func twoCollectorsAndIngest() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fleet = directory.appendingPathComponent("fleet")
+        #expect(
+            try await run("arrival", ["simulate", "--out", fleet.path, "--activities", "400", "--seed", "31"]).status
+                == 0)
+        let root = fleet.path
+        let files = (FileManager.default.enumerator(atPath: root)?.compactMap { $0 as? String } ?? [])
+            .filter { $0.contains(".jsonl") }.sorted()
+            .map { (name: $0, path: root + "/" + $0) }
+        #expect(files.count > 50)
+        let expectedStore = directory.appendingPathComponent("expected.sqlite").path
+        #expect(try await run("arrival", ["ingest", root, "--quiet", "--db", expectedStore]).status == 0)
+        let expected = try await run("arrival", ["report", "--format", "json", "--db", expectedStore])
+        try await TestDatabase.withAsync { url in
+            var first = try Collector(
+                url: url, spool: directory.appendingPathComponent("spool-a"), port: try Self.freePort())
+            let second = try Collector(
+                url: url, spool: directory.appendingPathComponent("spool-b"), port: try Self.freePort())
+            try await first.ready()
+            try await second.ready()
+            // arrival ingest of the sender logs, at the same time as the uploads (which hold them too).
+            let ingest = try ChildProcess("arrival", ["ingest", root + "/sender", "--quiet", "--db", url])
+            let acknowledged = Acknowledged()
+            let killAt = files.count / 6
+            let killedOne = first
+            await withTaskGroup(of: Void.self) { group in
+                for client in 0..<4 {
+                    group.addTask {
+                        for (index, file) in files.enumerated() where index % 4 == client {
+                            // Clients 0 and 1 send to the collector that is killed, 2 and 3 to the other.
+                            let collector = client < 2 ? killedOne : second
+                            guard let sha = await collector.upload(name: file.name, path: file.path) else { continue }
+                            if acknowledged.add(file.name, sha: sha) == killAt {
+                                let killed = try? await killedOne.process.stop(SIGKILL)
+                                #expect(killed?.signal == SIGKILL, "\(String(describing: killed))")
+                            }
+                        }
+                    }
+                }
+            }
+            #expect(acknowledged.count >= killAt && acknowledged.count < files.count)
+            // Restarted on its own spool: what it acknowledged and had not stored is stored now.
+            first = try Collector(
+                url: url, spool: directory.appendingPathComponent("spool-a"), port: try Self.freePort())
+            try await first.ready()
+            for file in files where !acknowledged.contains(file.name) {
+                let sha = await first.upload(name: file.name, path: file.path)
+                #expect(sha != nil, "\(file.name)")
+                if let sha { _ = acknowledged.add(file.name, sha: sha) }
+            }
+            #expect(try await ingest.wait().status == 0)
+            try await first.drained()
+            try await second.drained()
+            // Every acknowledged upload's bytes are registered (once: the content hash is the key) …
+            let stored = try await Task.detached {
+                try TestDatabase.strings(url, "SELECT content_sha256 FROM arrival.files")
+            }.value
+            let missing = acknowledged.shas.subtracting(stored)
+            #expect(missing.isEmpty, "acknowledged but not stored: \(missing.sorted().prefix(5))")
+            // … and every record once: the report's totals are those of one ingest of the same files.
+            let report = try await run("arrival", ["report", "--format", "json", "--db", url])
+            #expect(report.status == 0, "\(report)")
+            #expect(PostgresStoreTests.totals(report.stdout) == PostgresStoreTests.totals(expected.stdout))
+            #expect(PostgresStoreTests.totals(report.stdout) != nil)
+            _ = try await first.process.stop(SIGTERM)
+            _ = try await second.process.stop(SIGTERM)
+        }
+    }
+}
+
+/// File names and content hashes acknowledged so far, shared by the client tasks.
+final class Acknowledged: @unchecked Sendable {
+    private let lock = NSLock()
+    private var names: Set<String> = []
+    private var hashes: Set<String> = []
+
+    /// Adds a name; returns how many are acknowledged now.
+    func add(_ name: String, sha: String) -> Int {
+        lock.withLock {
+            names.insert(name)
+            hashes.insert(sha)
+            return names.count
+        }
+    }
+
+    func contains(_ name: String) -> Bool { lock.withLock { names.contains(name) } }
+    var count: Int { lock.withLock { names.count } }
+    var shas: Set<String> { lock.withLock { hashes } }
+}
