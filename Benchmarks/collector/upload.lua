@@ -1,6 +1,7 @@
 -- wrk script: each request uploads a distinct ~10 KB device batch (40 render
 -- records of one activity) with the device token, as the kit's uploader does.
--- Environment: TOKEN.
+-- Environment: TOKEN; PREFIX (default "bench") starts every activity id, so that
+-- several wrk processes at once send distinct batches.
 local counter = 0
 local thread_id = 0
 local lines = 40
@@ -18,7 +19,7 @@ local pad = string.rep("x", 150)
 
 request = function()
     counter = counter + 1
-    local activity = string.format("bench-%d-%d", id, counter)
+    local activity = string.format("%s-%d-%d", os.getenv("PREFIX") or "bench", id, counter)
     local parts = {}
     for seq = 1, lines do
         parts[seq] = string.format(
