@@ -118,6 +118,47 @@ package final class PostgresStore: StoreWriter {
 
     package func commitBatch() throws {}
 
+    /// Removes files as `arrival files remove` does on SQLite, in one
+    /// transaction: their registry rows, the records they stored (with the
+    /// repeats of those records by other files, which counted them as
+    /// duplicates), their malformed lines and the re-uploads of their bytes.
+    /// Returns the ids of the registry rows removed (fewer than asked when
+    /// another process removed some meanwhile).
+    package func removeFiles(ids: [Int64]) throws -> Set<Int64> {
+        let owned = { (tables: [String]) in
+            tables.map { "SELECT id FROM arrival.\($0) WHERE file_id = ANY($1)" }.joined(separator: " UNION ALL ")
+        }
+        let statements =
+            [
+                """
+                DELETE FROM arrival.record_repeats AS r WHERE r.file_id = ANY($1)
+                    OR (r.kind = 'apns' AND r.record_id IN (\(owned(["requests", "token_requests", "broadcasts"]))))
+                    OR (r.kind = 'render' AND r.record_id IN (\(owned(["renders"]))))
+                    OR (r.kind = 'callback' AND r.record_id IN (\(owned(["callbacks", "start_tokens"]))))
+                """
+            ] + Self.recordTables.map { "DELETE FROM arrival.\($0) WHERE file_id = ANY($1)" } + [
+                "DELETE FROM arrival.malformed_lines WHERE file_id = ANY($1)",
+                """
+                DELETE FROM arrival.skipped_files
+                WHERE content_sha256 IN (SELECT content_sha256 FROM arrival.files WHERE id = ANY($1))
+                """,
+                "DELETE FROM arrival.files WHERE id = ANY($1) RETURNING id",
+            ]
+        try session.execute("BEGIN")
+        do {
+            var removed: Set<Int64> = []
+            for statement in statements {
+                let rows = try session.run(PostgresQuery(unsafeSQL: statement, binds: Self.binds(ids)))
+                if statement.hasSuffix("RETURNING id") { removed = Set(try rows.map { try $0.decode(Int64.self) }) }
+            }
+            try session.execute("COMMIT")
+            return removed
+        } catch {
+            try? session.execute("ROLLBACK")
+            throw error
+        }
+    }
+
     /// The file being stored (one at a time).
     weak var currentFile: PostgresFile?
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ArrivalIngest
 import ArrivalModel
+import ArrivalPostgres
 import ArrivalRendering
 import ArrivalStore
 import Foundation
@@ -209,14 +210,12 @@ extension Files {
                     "not removing anything without confirmation, and standard input is not a terminal to ask on. "
                         + "Pass --yes to remove, or --dry-run to see what would be removed.", exit: 2)
             }
-            if store.postgres != nil {
-                throw failure(
-                    "files remove works on a SQLite store only for now; a PostgreSQL store keeps every file "
-                        + "(Documentation/PostgreSQL.md).", exit: 2)
-            }
-            try requireStore(store.db)
-            // The plan is made on a read-only connection: a dry run, or an answer of no, changes nothing.
-            let reader = try Store(readingAt: store.db)
+            if store.postgres == nil { try requireStore(store.db) }
+            // The plan is made on a read-only connection (on a PostgreSQL store, a snapshot's copy):
+            // a dry run, or an answer of no, changes nothing.
+            let readable = try store.reading()
+            defer { withExtendedLifetime(readable) {} }
+            let reader = try Store(readingAt: readable.path)
             let (files, skipped) = try reader.fileRegistry()
             let chosen: [IngestedFile]
             do {
@@ -228,22 +227,30 @@ extension Files {
             let ids = chosen.map(\.id)
             if dryRun || !yes {
                 let plan = try reader.removalPlan(ids: ids)
-                var text = "Would remove from \(store.db):\n" + Self.table(plan) + "\n"
-                text += Self.sharedRecordsNote(plan, db: store.db)
+                var text = "Would remove from \(store.label):\n" + Self.table(plan) + "\n"
+                text += Self.sharedRecordsNote(plan, db: store.label)
                 if dryRun { text += "Dry run: nothing removed.\n" }
                 FileHandle.standardOutput.write(Data(text.utf8))
                 if dryRun { return }
                 FileHandle.standardError.write(
-                    Data("Remove \(Self.filesPhrase(plan.entries.count)) from \(store.db)? [y/N] ".utf8))
+                    Data("Remove \(Self.filesPhrase(plan.entries.count)) from \(store.label)? [y/N] ".utf8))
                 let answer = (readLine() ?? "").trimmingCharacters(in: .whitespaces).lowercased()
                 guard answer == "y" || answer == "yes" else {
                     FileHandle.standardError.write(Data("Nothing removed.\n".utf8))
                     throw ExitCode(1)
                 }
             }
-            let writer = try Store(path: store.db)
-            let removal = try writer.removeFiles(ids: ids)
-            var text = "Removed from \(store.db):\n" + Self.table(removal) + "\n"
+            let removal: FileRemoval
+            if let location = store.postgres {
+                // What the snapshot counted, for the files the store still had.
+                var plan = try reader.removalPlan(ids: ids)
+                let removed = try PostgresStore(location).removeFiles(ids: plan.entries.map(\.file.id))
+                plan.entries.removeAll { !removed.contains($0.file.id) }
+                removal = plan
+            } else {
+                removal = try Store(path: store.db).removeFiles(ids: ids)
+            }
+            var text = "Removed from \(store.label):\n" + Self.table(removal) + "\n"
             let total = removal.total
             text +=
                 "Removed \(Self.filesPhrase(removal.entries.count)): \(ReportFormat.count(total.records)) records "
@@ -260,7 +267,7 @@ extension Files {
                     : "Their bytes are no longer registered: 'arrival ingest' reads the files as new if given them again.\n"
             }
             // Asked on a terminal, the note came with the plan.
-            if yes { text += Self.sharedRecordsNote(removal, db: store.db) }
+            if yes { text += Self.sharedRecordsNote(removal, db: store.label) }
             FileHandle.standardOutput.write(Data(text.utf8))
         }
 

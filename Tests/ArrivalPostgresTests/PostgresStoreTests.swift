@@ -170,6 +170,37 @@ struct PostgresStoreTests {
             of: #""(ingested_at|first_seen_at)" *: *"[^"]*""#, with: "\"$1\":\"\"", options: .regularExpression)
     }
 
+    @Test("files remove takes a file and what it stored out of a PostgreSQL store as out of a SQLite one")
+    func removeFiles() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let sample = packageRoot.appendingPathComponent("SampleData").path
+        let sqlite = directory.appendingPathComponent("store.sqlite").path
+        try TestDatabase.with { url in
+            var outputs: [String: [String]] = [:]
+            for db in [sqlite, url] {
+                #expect(try run("arrival", ["ingest", sample, "--quiet", "--db", db]).status == 0)
+                let listed = try run("arrival", ["files", "list", "--format", "json", "--db", db])
+                let files =
+                    (try? JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]]) ?? []
+                // The first sender log and the first device file, by path.
+                let paths = files.compactMap { $0["path"] as? String }.sorted()
+                let chosen = [paths.first { $0.contains("/sender/") }, paths.first { $0.contains("/devices/") }]
+                    .compactMap { $0 }
+                #expect(chosen.count == 2, "\(paths.prefix(3))")
+                let dry = try run("arrival", ["files", "remove", "--dry-run"] + chosen + ["--db", db])
+                let removed = try run("arrival", ["files", "remove", "--yes"] + chosen + ["--db", db])
+                #expect(removed.status == 0, "\(removed)")
+                let report = try run("arrival", ["report", "--format", "json", "--db", db])
+                let after = try run("arrival", ["files", "list", "--format", "json", "--db", db])
+                outputs[db] = [dry.stdout, removed.stdout, report.stdout, Self.withoutTimes(after.stdout)]
+                    .map { $0.replacingOccurrences(of: db, with: "STORE") }
+            }
+            #expect(outputs[sqlite] == outputs[url])
+            #expect(outputs[url]?[1].contains("Removed 2 files") == true, "\(outputs[url]?[1] ?? "")")
+        }
+    }
+
     @Test("A field PostgreSQL cannot hold (U+0000) stops ingest at its file, named by path and line; the rest is kept")
     func nulCharacter() throws {
         let directory = try makeTemporaryDirectory()
