@@ -54,6 +54,7 @@ package final class PostgresSession: @unchecked Sendable {
     /// Runs `query` and returns its rows and command tag.
     @discardableResult
     package func run(_ query: PostgresQuery) throws -> PostgresQueryResult {
+        try checkOpen()
         do {
             return try connection.query(query, logger: logger).wait()
         } catch {
@@ -69,6 +70,7 @@ package final class PostgresSession: @unchecked Sendable {
 
     /// `COPY table (columns) FROM STDIN` of `data`, rows in COPY's text format.
     package func copy(into table: String, columns: [String], _ data: ByteBuffer) throws {
+        try checkOpen()
         let connection = self.connection
         let logger = self.logger
         do {
@@ -79,6 +81,16 @@ package final class PostgresSession: @unchecked Sendable {
             }
         } catch {
             throw failure(error)
+        }
+    }
+
+    /// Throws when the server or the network closed the connection: a query
+    /// written to a closed connection would wait for an answer forever
+    /// (postgres-nio 1.33 drops it). The caller connects again.
+    private func checkOpen() throws {
+        if connection.isClosed {
+            throw PostgresStoreError(
+                "\(location.redacted): the connection was closed (the server restarted or ended it)")
         }
     }
 

@@ -27,7 +27,9 @@ final class StoreEngine: @unchecked Sendable {
         /// Used only on `writer`; the registry behind `registryLock`.
         case sqlite(path: String, store: Store, registry: UploadRegistry)
         /// The writer used only on `writer`; the registry behind `registryLock`.
-        case postgres(PostgresLocation, store: PostgresStore, registry: PostgresRegistry)
+        /// Each connection is made again after a failure: a server that
+        /// restarted (a managed database's failover) is written again once it is back.
+        case postgres(PostgresLocation, store: Reconnecting<PostgresStore>, registry: Reconnecting<PostgresRegistry>)
     }
 
     init(storePath: String) throws {
@@ -35,8 +37,11 @@ final class StoreEngine: @unchecked Sendable {
             let location = try PostgresLocation(url: storePath)
             label = location.redacted
             // Migrates the store before anything reads it.
-            let store = try PostgresStore(location)
-            engine = .postgres(location, store: store, registry: try PostgresRegistry(location))
+            let store = Reconnecting { try PostgresStore(location) }
+            try store.connect()
+            let registry = Reconnecting { try PostgresRegistry(location) }
+            try registry.connect()
+            engine = .postgres(location, store: store, registry: registry)
         } else {
             label = storePath
             // Creates the store (or brings it to this arrival's schema) before anything reads it.
@@ -80,8 +85,10 @@ final class StoreEngine: @unchecked Sendable {
                         case .sqlite(_, let store, _):
                             return try IngestPipeline(store: store).ingest(files)
                         case .postgres(let location, let store, _):
-                            return try IngestPipeline(writer: store, registry: { try? PostgresRegistry(location) })
-                                .ingest(files)
+                            return try store.use { store in
+                                try IngestPipeline(writer: store, registry: { try? PostgresRegistry(location) })
+                                    .ingest(files)
+                            }
                         }
                     })
             }
@@ -117,7 +124,7 @@ final class StoreEngine: @unchecked Sendable {
         try registryLock.withLock {
             switch engine {
             case .sqlite(_, _, let registry): try registry.ingestedFile(sha256: sha256)
-            case .postgres(_, _, let registry): try registry.ingestedFile(sha256: sha256)
+            case .postgres(_, _, let registry): try registry.use { try $0.ingestedFile(sha256: sha256) }
             }
         }
     }
@@ -127,8 +134,36 @@ final class StoreEngine: @unchecked Sendable {
         try registryLock.withLock {
             switch engine {
             case .sqlite(_, _, let registry): try registry.hasRefusedLines(sha256: sha256)
-            case .postgres(_, _, let registry): try registry.refusedLines(sha256: sha256)
+            case .postgres(_, _, let registry): try registry.use { try $0.refusedLines(sha256: sha256) }
             }
+        }
+    }
+}
+
+/// A connection made when first needed and made again after a failure. Used
+/// by one thread at a time (the caller's queue or lock).
+final class Reconnecting<Connection>: @unchecked Sendable {
+    private let make: () throws -> Connection
+    private var current: Connection?
+
+    init(_ make: @escaping () throws -> Connection) {
+        self.make = make
+    }
+
+    /// Connects now (at start, so that a store that cannot be reached stops the collector with its reason).
+    func connect() throws {
+        if current == nil { current = try make() }
+    }
+
+    /// Runs `body` on the connection; after an error the next call connects anew.
+    func use<T>(_ body: (Connection) throws -> T) throws -> T {
+        let connection = try current ?? make()
+        current = connection
+        do {
+            return try body(connection)
+        } catch {
+            current = nil
+            throw error
         }
     }
 }

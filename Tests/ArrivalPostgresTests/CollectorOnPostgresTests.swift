@@ -165,6 +165,53 @@ struct CollectorOnPostgresTests {
     }
 }
 
+extension CollectorOnPostgresTests {
+    @Test(
+        "A collector whose database connections are cut (a restart, a failover) connects again and stores what it took")
+    func connectionsCut() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func render(_ activity: String) -> String {
+            #"{"v":1,"kind":"render","activity_id":"\#(activity)","seq":0,"rendered_at":"2026-11-21T10:30:00.000Z"}"#
+                + "\n"
+        }
+        for name in ["a", "b"] {
+            try Data(render(name).utf8).write(to: directory.appendingPathComponent("\(name).jsonl"))
+        }
+        try await TestDatabase.withAsync { url in
+            let collector = try Collector(
+                url: url, spool: directory.appendingPathComponent("spool"), port: try Self.freePort())
+            try await collector.ready()
+            let first = await collector.upload(name: "a.jsonl", path: directory.appendingPathComponent("a.jsonl").path)
+            #expect(first != nil)
+            try await collector.drained()
+            // Every connection to the database but this one is ended by the server.
+            let cut = try await Task.detached {
+                try TestDatabase.query(
+                    url,
+                    """
+                    SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                    WHERE datname = current_database() AND pid <> pg_backend_pid()
+                    """)
+            }.value
+            #expect(cut >= 2, "the collector's writer and registry connections")
+            // The first answer may be an error (its registry connection was cut); a retry is taken.
+            var second: String?
+            for _ in 0..<5 where second == nil {
+                second = await collector.upload(name: "b.jsonl", path: directory.appendingPathComponent("b.jsonl").path)
+                if second == nil { try await Task.sleep(for: .milliseconds(200)) }
+            }
+            #expect(second != nil)
+            try await collector.drained()
+            let stored = try await Task.detached {
+                try TestDatabase.strings(url, "SELECT content_sha256 FROM arrival.files")
+            }.value
+            #expect(Set([first, second].compactMap { $0 }).isSubset(of: stored), "\(stored)")
+            #expect(try await collector.process.stop(SIGTERM).status == 0)
+        }
+    }
+}
+
 /// File names and content hashes acknowledged so far, shared by the client tasks.
 final class Acknowledged: @unchecked Sendable {
     private let lock = NSLock()
