@@ -315,12 +315,7 @@ package final class PostgresFile: FileWriter {
                     case .int(let value): binds.append(value)
                     case .noInt, .noText: binds.appendNull()
                     case .text(let offset, let count):
-                        let text = UnsafeBufferPointer(rebasing: arena[Int(offset)..<Int(offset + count)])
-                        if text.contains(0) {
-                            throw PostgresStoreError(
-                                "\(row.line): a text field holds U+0000, which PostgreSQL cannot store; nothing of "
-                                    + "this file was stored, the files before it were")
-                        }
+                        let text = try CopyText.storable(arena, offset, count, line: row.line)
                         binds.append(String(decoding: text, as: UTF8.self))
                     }
                     placeholders.append("$\(binds.count)::\(integers[index] ? "bigint" : "text")")
@@ -390,19 +385,27 @@ enum CopyText {
                     case .noInt, .noText:
                         data.writeStaticString("\\N")
                     case .text(let offset, let count):
-                        let text = UnsafeBufferPointer(rebasing: arena[Int(offset)..<Int(offset + count)])
-                        // PostgreSQL's text cannot hold U+0000 (a JSON string may, as "\u0000").
-                        if text.contains(0) {
-                            throw PostgresStoreError(
-                                "\(row.line): a text field holds U+0000, which PostgreSQL cannot store; nothing of "
-                                    + "this file was stored, the files before it were")
-                        }
-                        writeText(text, into: &data)
+                        writeText(try storable(arena, offset, count, line: row.line), into: &data)
                     }
                 }
                 data.writeInteger(UInt8(ascii: "\n"))
             }
         }
+    }
+
+    /// The bytes `offset..<offset + count` of a batch's arena, unless they
+    /// hold U+0000, which PostgreSQL's `text` cannot (a JSON string may, as
+    /// "\u0000"): then the error names the line.
+    static func storable(_ arena: UnsafeBufferPointer<UInt8>, _ offset: Int32, _ count: Int32, line: Int) throws
+        -> UnsafeBufferPointer<UInt8>
+    {
+        let text = UnsafeBufferPointer(rebasing: arena[Int(offset)..<Int(offset + count)])
+        if text.contains(0) {
+            throw PostgresStoreError(
+                "\(line): a text field holds U+0000, which PostgreSQL cannot store; nothing of this file was "
+                    + "stored, the files before it were")
+        }
+        return text
     }
 
     /// `text`'s bytes, escaped for COPY's text format.

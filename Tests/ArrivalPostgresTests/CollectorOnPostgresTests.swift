@@ -2,10 +2,6 @@ import ArrivalTestSupport
 import Foundation
 import Testing
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// Several collectors and `arrival ingest` on one PostgreSQL store, with the
 /// built `arrival` (skipped, by name, without a test server).
 @Suite("Collectors on PostgreSQL", .enabled(if: TestPostgres.runs, Comment(rawValue: TestPostgres.skipReason)))
@@ -35,7 +31,7 @@ struct CollectorOnPostgresTests {
 
         func ready() async throws {
             for _ in 0..<600 {
-                if let (_, status) = try? await request("\(base)/readyz"), status == 200 { return }
+                if let (_, status) = try? await CollectorClient.request("\(base)/readyz"), status == 200 { return }
                 try await Task.sleep(for: .milliseconds(50))
             }
             throw ProcessRunError("the collector did not start: \(process.stderr)\(process.stdout)")
@@ -44,7 +40,7 @@ struct CollectorOnPostgresTests {
         /// Waits until this collector's spool is empty (everything acknowledged is stored).
         func drained() async throws {
             for _ in 0..<1200 {
-                if let (metrics, _) = try? await request("\(base)/metrics"),
+                if let (metrics, _) = try? await CollectorClient.request("\(base)/metrics"),
                     String(decoding: metrics, as: UTF8.self).contains("arrival_spool_uploads 0.0")
                 {
                     return
@@ -58,36 +54,13 @@ struct CollectorOnPostgresTests {
         func upload(name: String, path: String) async -> String? {
             let token = name.hasPrefix("sender/") ? CollectorOnPostgresTests.sender : CollectorOnPostgresTests.device
             guard let body = FileManager.default.contents(atPath: path),
-                let (data, status) = try? await request(
+                let (data, status) = try? await CollectorClient.request(
                     "\(base)/v1/uploads", method: "POST", token: token, name: name, body: body),
                 status == 200 || status == 202,
                 let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
             else { return nil }
             return object["upload"] as? String
         }
-    }
-
-    static func request(
-        _ url: String, method: String = "GET", token: String? = nil, name: String? = nil, body: Data? = nil
-    ) async throws -> (Data, Int) {
-        var request = URLRequest(url: URL(string: url)!)
-        request.httpMethod = method
-        request.timeoutInterval = 30
-        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        if let name { request.setValue(name, forHTTPHeaderField: "X-Upload-Name") }
-        request.httpBody = body
-        let (data, response) = try await URLSession.shared.data(for: request)
-        return (data, (response as? HTTPURLResponse)?.statusCode ?? 0)
-    }
-
-    static func freePort() throws -> Int {
-        let outcome = try run(
-            .path("/usr/bin/python3"),
-            ["-c", "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"])
-        guard let port = Int(outcome.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            throw ProcessRunError("no free port: \(outcome)")
-        }
-        return port
     }
 
     @Test(
@@ -110,9 +83,9 @@ struct CollectorOnPostgresTests {
         let expected = try await run("arrival", ["report", "--format", "json", "--db", expectedStore])
         try await TestDatabase.withAsync { url in
             var first = try Collector(
-                url: url, spool: directory.appendingPathComponent("spool-a"), port: try Self.freePort())
+                url: url, spool: directory.appendingPathComponent("spool-a"), port: CollectorClient.freePort())
             let second = try Collector(
-                url: url, spool: directory.appendingPathComponent("spool-b"), port: try Self.freePort())
+                url: url, spool: directory.appendingPathComponent("spool-b"), port: CollectorClient.freePort())
             try await first.ready()
             try await second.ready()
             // arrival ingest of the sender logs, at the same time as the uploads (which hold them too).
@@ -138,7 +111,7 @@ struct CollectorOnPostgresTests {
             #expect(acknowledged.count >= killAt && acknowledged.count < files.count)
             // Restarted on its own spool: what it acknowledged and had not stored is stored now.
             first = try Collector(
-                url: url, spool: directory.appendingPathComponent("spool-a"), port: try Self.freePort())
+                url: url, spool: directory.appendingPathComponent("spool-a"), port: CollectorClient.freePort())
             try await first.ready()
             for file in files where !acknowledged.contains(file.name) {
                 let sha = await first.upload(name: file.name, path: file.path)
@@ -180,7 +153,7 @@ extension CollectorOnPostgresTests {
         }
         try await TestDatabase.withAsync { url in
             let collector = try Collector(
-                url: url, spool: directory.appendingPathComponent("spool"), port: try Self.freePort())
+                url: url, spool: directory.appendingPathComponent("spool"), port: CollectorClient.freePort())
             try await collector.ready()
             let first = await collector.upload(name: "a.jsonl", path: directory.appendingPathComponent("a.jsonl").path)
             #expect(first != nil)

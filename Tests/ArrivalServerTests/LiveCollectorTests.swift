@@ -60,36 +60,12 @@ struct LiveCollectorTests {
         }
     }
 
-    static func freePort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
+    static func freePort() -> Int { CollectorClient.freePort() }
 
     static func request(
         _ url: String, method: String = "GET", token: String? = nil, name: String? = nil, body: Data? = nil
-    )
-        async throws -> (Data, Int)
-    {
-        var request = URLRequest(url: URL(string: url)!)
-        request.httpMethod = method
-        request.timeoutInterval = 30
-        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        if let name { request.setValue(name, forHTTPHeaderField: "X-Upload-Name") }
-        request.httpBody = body
-        let (data, response) = try await URLSession.shared.data(for: request)
-        return (data, (response as? HTTPURLResponse)?.statusCode ?? 0)
+    ) async throws -> (Data, Int) {
+        try await CollectorClient.request(url, method: method, token: token, name: name, body: body)
     }
 
     /// SampleData's record files, with their names relative to it.
