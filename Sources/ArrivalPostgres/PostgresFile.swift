@@ -102,13 +102,13 @@ package final class PostgresFile: FileWriter {
     package func finish(sha256: String, byteCount: Int, lines: Int, gzip: Bool) throws -> FileCommit {
         do {
             // Malformed lines go through their stage table, and so do the rows of a file that has some.
-            if malformed > 0 || staging || replaced { try stageHeld() }
+            if malformed > 0 || staging { try stageHeld() }
             try flushMalformed()
             try session.execute("SAVEPOINT arrival_store")
             var attempt = 0
             while true {
                 do {
-                    let commit = try storeStaged(sha256: sha256, byteCount: byteCount, lines: lines, gzip: gzip)
+                    let commit = try storeAtOnce(sha256: sha256, byteCount: byteCount, lines: lines, gzip: gzip)
                     finished = true
                     return commit
                 } catch let error as PostgresStoreError where error.isRetryable && attempt < 8 {
@@ -131,84 +131,19 @@ package final class PostgresFile: FileWriter {
         return id
     }
 
-    /// Claims the bytes, moves the staged rows into the record tables and
-    /// commits; or finds the bytes stored and rolls back.
-    private func storeStaged(sha256: String, byteCount: Int, lines: Int, gzip: Bool) throws -> FileCommit {
-        guard replaced else { return try storeAtOnce(sha256: sha256, byteCount: byteCount, lines: lines, gzip: gzip) }
-        let fileID = try fileIDDrawn()
-        let claimed = try session.run(
-            """
-            INSERT INTO arrival.files (content_sha256, id, path, byte_count, gzip, line_count, record_count,
-                                       duplicate_count, malformed_count, ingested_at)
-            VALUES (\(sha256), \(fileID), \(path), \(Int64(byteCount)), \(gzip), \(Int64(lines)), 0, 0, 0, \(now))
-            ON CONFLICT (content_sha256) DO NOTHING
-            """)
-        if (claimed.metadata.rows ?? 0) == 0 {
-            // Another writer stored these bytes since admission looked (or is storing them, and committed).
-            let status = try store.status(ofContent: sha256, at: path)
-            try session.execute("ROLLBACK")
-            finished = true
-            return FileCommit(status: status == .new ? .alreadyIngestedHere : status)
-        }
-        var new = [0, 0, 0]
-        for kind in RecordKind.allCases where staged[kind.index] > 0 {
-            let columns = kind.columns.joined(separator: ", ")
-            for route in kind.routes {
-                let inserted = try session.run(
-                    PostgresQuery(
-                        unsafeSQL: """
-                            INSERT INTO arrival.\(route.table) (id, file_id, content_hash, \(columns))
-                            SELECT id, $1, content_hash, \(columns) FROM \(kind.stageTable)
-                            WHERE \(route.condition) ORDER BY id
-                            ON CONFLICT (\(route.identity.joined(separator: ", "))) DO NOTHING
-                            """, binds: PostgresStore.binds(fileID)))
-                new[kind.index] += inserted.metadata.rows ?? 0
-            }
-            if replaced {
-                // Records of the versions this file grew from are its own again: count them by file.
-                new[kind.index] = 0
-                for route in kind.routes {
-                    let count = try session.run(
-                        PostgresQuery(
-                            unsafeSQL: "SELECT count(*) FROM arrival.\(route.table) WHERE file_id = $1",
-                            binds: PostgresStore.binds(fileID)))
-                    new[kind.index] += Int(try count.first?.decode(Int64.self) ?? 0)
-                }
-            }
-            if new[kind.index] < staged[kind.index] || replaced {
-                try noteRepeats(of: kind)
-            }
-        }
-        if malformed > 0 {
-            try session.run(
-                PostgresQuery(
-                    unsafeSQL: """
-                        INSERT INTO arrival.malformed_lines (file_id, line, cause, problem)
-                        SELECT $1, line, cause, problem FROM arrival_stage_malformed ON CONFLICT DO NOTHING
-                        """, binds: PostgresStore.binds(fileID)))
-        }
-        let total = new.reduce(0, +)
-        try session.run(
-            """
-            UPDATE arrival.files SET record_count = \(Int64(total)),
-                duplicate_count = \(Int64(staged.reduce(0, +) - total)), malformed_count = \(Int64(malformed))
-            WHERE content_sha256 = \(sha256)
-            """)
-        try session.execute("COMMIT")
-        return FileCommit(status: .new, newByKind: new)
-    }
-
-    /// ``storeStaged(sha256:byteCount:lines:gzip:)`` for a file that
-    /// replaces nothing, which is nearly every file: the rows of every
-    /// route, the malformed lines and the registry row with its counts in
-    /// one statement (data-modifying `WITH` queries), then the commit. A
-    /// tree of small device files is mostly round trips, and this is one
-    /// instead of one per step. The registry row is written last, with the
-    /// counts: when another writer stored the same bytes meanwhile, its
-    /// claim conflicts and the whole file is rolled back.
+    /// Claims the bytes, moves the file's rows into the record tables and
+    /// commits; or finds the bytes stored and rolls back. The rows of every
+    /// route, the malformed lines and the registry row with its counts go in
+    /// one statement (data-modifying `WITH` queries): a tree of small device
+    /// files is mostly round trips, and this is one instead of one per step.
+    /// The registry row is written last, with the counts: when another writer
+    /// stored the same bytes meanwhile, its claim conflicts and the whole
+    /// file is rolled back. A file that grew from earlier versions (folded
+    /// into it when it began) counts its records by file afterwards.
     private func storeAtOnce(sha256: String, byteCount: Int, lines: Int, gzip: Bool) throws -> FileCommit {
         var binds = PostgresBindings(capacity: 64)
-        var steps = ["file AS (SELECT nextval('arrival.file_ids') AS id)"]
+        // A file that replaces earlier versions drew its id when it took over their records.
+        var steps = ["file AS (SELECT \(fileID.map { "\($0)::bigint" } ?? "nextval('arrival.file_ids')") AS id)"]
         var inputs: [RecordKind: String] = [:]
         if let held {
             for kind in RecordKind.allCases where staged[kind.index] > 0 {
@@ -290,8 +225,23 @@ package final class PostgresFile: FileWriter {
             return FileCommit(status: status == .new ? .alreadyIngestedHere : status)
         }
         fileID = id
-        let new = [Int(apns), Int(renders), Int(callbacks)]
-        for kind in RecordKind.allCases where new[kind.index] < staged[kind.index] {
+        var new = [Int(apns), Int(renders), Int(callbacks)]
+        if replaced {
+            // Records of the versions this file grew from are its own again: counted by file.
+            for kind in RecordKind.allCases {
+                let counts = kind.routes.map { "(SELECT count(*) FROM arrival.\($0.table) WHERE file_id = \(id))" }
+                let count = try session.run(PostgresQuery(unsafeSQL: "SELECT " + counts.joined(separator: " + ")))
+                new[kind.index] = Int(try count.first?.decode(Int64.self) ?? 0)
+            }
+            let total = Int64(new.reduce(0, +))
+            try session.run(
+                """
+                UPDATE arrival.files SET record_count = \(total), duplicate_count = \(Int64(staged.reduce(0, +)) - total)
+                WHERE id = \(id) AND content_sha256 = \(sha256)
+                """)
+        }
+        for kind in RecordKind.allCases
+        where new[kind.index] < staged[kind.index] || (replaced && staged[kind.index] > 0) {
             try noteRepeats(of: kind)
         }
         try session.execute("COMMIT")

@@ -1,6 +1,6 @@
 import ArrivalModel
 package import ArrivalStore
-import Foundation
+package import Foundation
 import PostgresNIO
 
 /// The reader role on a PostgreSQL store: one consistent snapshot of it
@@ -18,6 +18,27 @@ package enum PostgresSnapshot {
     package struct Copied: Sendable, Equatable {
         package var files = 0
         package var records = 0
+    }
+
+    /// The file a copy made by ``copyToTemporaryDirectory(from:)`` is in, inside its directory.
+    package static let fileName = "snapshot.sqlite"
+
+    /// Copies the store at `location` into ``fileName`` in a new temporary
+    /// directory, which the caller removes when done (it is removed here
+    /// when the copy fails).
+    package static func copyToTemporaryDirectory(from location: PostgresLocation) throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "arrival-snapshot-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        do {
+            try copy(
+                from: location,
+                into: try Store(path: directory.appendingPathComponent(fileName).path, throwaway: true))
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
+        return directory
     }
 
     /// Copies the store at `location` into `store` (new and empty).

@@ -107,13 +107,10 @@ final class StoreEngine: @unchecked Sendable {
                         case .sqlite(let path, _, _):
                             return try body(try Store(readingAt: path))
                         case .postgres(let location, _, _):
-                            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-                                "arrival-collector-snapshot-\(UUID().uuidString)", isDirectory: true)
-                            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                            let directory = try PostgresSnapshot.copyToTemporaryDirectory(from: location)
                             defer { try? FileManager.default.removeItem(at: directory) }
-                            let path = directory.appendingPathComponent("snapshot.sqlite").path
-                            try PostgresSnapshot.copy(from: location, into: try Store(path: path, throwaway: true))
-                            return try body(try Store(readingAt: path))
+                            return try body(
+                                try Store(readingAt: directory.appendingPathComponent(PostgresSnapshot.fileName).path))
                         }
                     })
             }

@@ -167,25 +167,10 @@ final class ReadableStore {
     }
 
     init(snapshotOf location: PostgresLocation) throws {
-        let directory = try Self.copy(location)
+        let directory = try PostgresSnapshot.copyToTemporaryDirectory(from: location)
         self.directory = directory
-        path = directory.appendingPathComponent("snapshot.sqlite").path
+        path = directory.appendingPathComponent(PostgresSnapshot.fileName).path
         label = location.redacted
-    }
-
-    /// Copies a snapshot of the store at `location` into `snapshot.sqlite` in a new temporary directory.
-    static func copy(_ location: PostgresLocation) throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "arrival-snapshot-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        do {
-            let copy = try Store(path: directory.appendingPathComponent("snapshot.sqlite").path, throwaway: true)
-            try PostgresSnapshot.copy(from: location, into: copy)
-        } catch {
-            try? FileManager.default.removeItem(at: directory)
-            throw error
-        }
-        return directory
     }
 
     deinit {

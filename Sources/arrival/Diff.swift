@@ -90,10 +90,11 @@ func loadSide(_ path: String, window: ReportWindow?, detail: Bool = false) throw
                 .usage, "a side names a PostgreSQL store by a URL that cannot be read: \(error)",
                 hint: "write it as postgres://user@host:port/database (Documentation/PostgreSQL.md).")
         }
-        let directory = try ReadableStore.copy(location)
+        let directory = try PostgresSnapshot.copyToTemporaryDirectory(from: location)
         return try whileReading(location.redacted) { () throws(ComparisonError) in
             try ComparisonSide.load(
-                copiedStoreAt: directory.appendingPathComponent("snapshot.sqlite").path, named: location.redacted,
+                copiedStoreAt: directory.appendingPathComponent(PostgresSnapshot.fileName).path,
+                named: location.redacted,
                 directory: directory, window: window, detail: detail)
         }
     }
