@@ -230,7 +230,7 @@ let package = Package(
         .testTarget(
             name: "ArrivalPostgresTests",
             dependencies: [
-                "ArrivalPostgres", "ArrivalTestSupport", "arrival",
+                "ArrivalModel", "ArrivalPostgres", "ArrivalStore", "ArrivalTestSupport", "arrival",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,3 +1,5 @@
+import ArrivalModel
+import Foundation
 import PostgresNIO
 
 /// The PostgreSQL store's schema, in a schema of its own (`arrival`) so that
@@ -208,6 +210,45 @@ package enum PostgresSchema {
             ]
         }
 
+    /// The outcome views (Documentation/Outcomes.md) in PostgreSQL's dialect,
+    /// after `apns`: the three request tables as the one stream SQLite keeps
+    /// and the rules read. Like SQLite's, they are no migration: ``migrate(_:)``
+    /// makes them again whenever ``OutcomeRules`` change, and marks them with
+    /// ``viewsMark`` (a comment on `update_outcomes`).
+    package static let views: [(name: String, sql: String)] = {
+        let columns = """
+            id, file_id, apns_id, sent_at, status, reason, push_token, activity_id, seq, event, aps_timestamp,
+            payload_bytes, topic, push_type, priority, environment, latency_ms, provider, channel_id
+            """
+        let apns = ["requests", "token_requests", "broadcasts"].map { "SELECT \(columns) FROM \($0)" }
+        let rules = OutcomeRules.viewSQL(for: .postgres).components(separatedBy: ";\n")
+            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
+        precondition(rules.count == OutcomeRules.viewNames.count, "one statement a view")
+        return [("apns", "CREATE VIEW apns AS\n" + apns.joined(separator: "\nUNION ALL\n"))]
+            + zip(OutcomeRules.viewNames, rules).map { ($0, $1) }
+    }()
+
+    /// What marks views made by these rules.
+    package static let viewsMark: String = {
+        var hash = StableHash()
+        for view in views { hash.combine(view.sql) }
+        return "arrival outcome views \(String(hash.finish(), radix: 16))"
+    }()
+
+    /// Makes the outcome views again unless they carry ``viewsMark``; in the
+    /// caller's transaction. Returns whether it did.
+    private static func makeViews(_ session: PostgresSession) throws -> Bool {
+        let marked = try session.run(
+            "SELECT obj_description(to_regclass('arrival.update_outcomes'), 'pg_class')")
+        for row in marked where try row.decode(String?.self) == viewsMark { return false }
+        // Names in the views' text are the schema's; views of other rules go first, the last made first.
+        try session.execute("SET LOCAL search_path = arrival")
+        for view in views.reversed() { try session.execute("DROP VIEW IF EXISTS arrival.\(view.name)") }
+        for view in views { try session.execute(view.sql) }
+        try session.execute("COMMENT ON VIEW arrival.update_outcomes IS '\(viewsMark)'")
+        return true
+    }
+
     /// What ``migrate(_:)`` found.
     package enum Outcome: Equatable, Sendable {
         case upToDate
@@ -245,6 +286,7 @@ package enum PostgresSchema {
                 try session.run("INSERT INTO arrival.migrations (name) VALUES (\(migration.name))")
                 done.append(migration.name)
             }
+            if try makeViews(session) { done.append("outcome views") }
             try session.execute("COMMIT")
             return done.isEmpty ? .upToDate : .applied(done)
         } catch {

@@ -1,3 +1,4 @@
+import ArrivalModel
 import ArrivalPostgres
 import ArrivalTestSupport
 import Foundation
@@ -19,7 +20,7 @@ struct PostgresStoreTests {
         ["--activities", "300", "--seed", "505", "--channels", "--lifecycle"],
     ]
 
-    @Test("The JSON report of a store is byte for byte the same from SQLite and PostgreSQL, whole and in partitions")
+    @Test("The same JSON report from SQLite and PostgreSQL, whole and in partitions; the same rows in every view")
     func sameReport() throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -51,10 +52,85 @@ struct PostgresStoreTests {
                             "\(input) \(command) \(environment): the reports differ")
                     }
                 }
+                // The outcome views, for dashboards and queries, hold the same rows in both stores.
+                let views = try OutcomeViewRows.columns(url)
+                #expect(Set(views.keys) == Set(["apns"] + OutcomeRules.viewNames))
+                for name in OutcomeRules.viewNames {
+                    let columns = try #require(views[name])
+                    let fromSQLite = try OutcomeViewRows.sqlite(sqlite, view: name, columns: columns)
+                    let fromPostgres = try OutcomeViewRows.postgres(url, view: name, columns: columns)
+                    #expect(!fromSQLite.isEmpty || name == "broadcast_requests" || name == "channel_subscriptions")
+                    #expect(fromPostgres == fromSQLite, "\(input): view \(name) differs")
+                }
                 // Ingesting the same input again stores nothing new, from either store's point of view.
                 let again = try run("arrival", ["ingest", input, "--db", url])
                 #expect(again.status == 0 && again.stdout.contains("new records: 0"), "\(again)")
             }
+        }
+    }
+
+    @Test(
+        "The views break ties as SQLite does, in a database whose collation is not by bytes: text by its bytes, NULL first"
+    )
+    func viewTies() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func at(_ time: String) -> String { "2026-11-21T10:\(time).000Z" }
+        let topic = #""topic":"com.example.delivery.push-type.liveactivity""#
+        let sender = [
+            // Equal in all but apns_id: bytes put "B-1" first (a locale, "a-1"); r1's activity is the token's owner.
+            #"{"v":1,"kind":"apns","apns_id":"a-1","sent_at":"\#(at("01:00"))","status":200,"push_token":"tok1","seq":1,"aps_timestamp":101,\#(topic)}"#,
+            #"{"v":1,"kind":"apns","apns_id":"B-1","sent_at":"\#(at("01:00"))","status":200,"push_token":"tok1","activity_id":"act-B","seq":1,"aps_timestamp":102,\#(topic)}"#,
+            // Equal in all but priority: the one without comes first.
+            #"{"v":1,"kind":"apns","apns_id":"same-2","sent_at":"\#(at("02:00"))","status":200,"push_token":"toka","activity_id":"act-B","seq":2,"aps_timestamp":200,\#(topic),"priority":10}"#,
+            #"{"v":1,"kind":"apns","apns_id":"same-2","sent_at":"\#(at("02:00"))","status":200,"push_token":"toka","activity_id":"act-B","seq":2,"aps_timestamp":200,\#(topic)}"#,
+            // Lost, sent with "toka": the newest token at equal times is the greatest by bytes ("toka", not "tokA").
+            #"{"v":1,"kind":"apns","apns_id":"c-3","sent_at":"\#(at("03:00"))","status":200,"push_token":"toka","activity_id":"act-B","seq":3,"aps_timestamp":300,\#(topic)}"#,
+        ]
+        func callback(_ activity: String, _ token: String) -> String {
+            #"{"v":1,"kind":"callback","callback":"push_token","activity_id":"\#(activity)","push_token":"\#(token)","received_at":"\#(at("00:00"))"}"#
+        }
+        func render(_ app: String) -> String {
+            #"{"v":1,"kind":"render","activity_id":"act-B","seq":1,"rendered_at":"\#(at("01:30"))","app_version":"\#(app)"}"#
+        }
+        let devices = [
+            // Two activities claim tok1 at once: the owner is the smaller id by bytes, "act-B".
+            callback("act-a", "tok1"), callback("act-B", "tok1"), callback("act-B", "tokA"), callback("act-B", "toka"),
+            // The device's app version at equal times: the smaller by bytes, "4.2.B".
+            render("4.2.a"), render("4.2.B"),
+        ]
+        let input = directory.appendingPathComponent("input")
+        try FileManager.default.createDirectory(at: input, withIntermediateDirectories: true)
+        try (sender.joined(separator: "\n") + "\n").write(
+            to: input.appendingPathComponent("sender.jsonl"), atomically: true, encoding: .utf8)
+        try (devices.joined(separator: "\n") + "\n").write(
+            to: input.appendingPathComponent("devices.jsonl"), atomically: true, encoding: .utf8)
+        let sqlite = directory.appendingPathComponent("store.sqlite").path
+        try TestDatabase.with(options: "TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'") {
+            url in
+            // This database sorts text by locale: without the views' own order, ties would fall the other way.
+            #expect(try TestDatabase.query(url, "SELECT CASE WHEN 'a-1' < 'B-1' THEN 1 ELSE 0 END") == 1)
+            for db in [sqlite, url] {
+                let ingested = try run("arrival", ["ingest", input.path, "--quiet", "--db", db])
+                #expect(ingested.status == 0, "\(ingested)")
+            }
+            let views = try OutcomeViewRows.columns(url)
+            for name in OutcomeRules.viewNames {
+                let columns = try #require(views[name])
+                #expect(
+                    try OutcomeViewRows.postgres(url, view: name, columns: columns)
+                        == OutcomeViewRows.sqlite(sqlite, view: name, columns: columns), "view \(name) differs")
+            }
+            #expect(try TestDatabase.strings(url, "SELECT activity_id FROM arrival.token_owner") == ["act-B"])
+            #expect(
+                try TestDatabase.strings(
+                    url,
+                    "SELECT seq || ' ' || aps_timestamp || ' ' || coalesce(priority::text, '-') FROM arrival.updates")
+                    == ["1 102 -", "2 200 -", "3 300 -"])
+            #expect(try TestDatabase.strings(url, "SELECT app_version FROM arrival.activity_devices") == ["4.2.B"])
+            #expect(
+                try TestDatabase.strings(url, "SELECT loss_cause FROM arrival.update_outcomes WHERE seq = 3")
+                    == ["device_silent"])
         }
     }
 
@@ -253,6 +329,14 @@ struct PostgresStoreTests {
                 defer { session.close() }
                 let first = try PostgresSchema.migrate(session)
                 let second = try PostgresSchema.migrate(session)
+                // Views marked by other rules (an older arrival's) are made again, and only they.
+                try session.execute("COMMENT ON VIEW arrival.update_outcomes IS 'arrival outcome views 0'")
+                let remade = try PostgresSchema.migrate(session)
+                let mark = try session.run(
+                    "SELECT obj_description('arrival.update_outcomes'::regclass, 'pg_class')"
+                ).first?.decode(String.self)
+                #expect(remade == .applied(["outcome views"]))
+                #expect(mark == PostgresSchema.viewsMark)
                 try session.execute("INSERT INTO arrival.migrations (name) VALUES ('9999_from_the_future')")
                 let newer = Result { try PostgresSchema.migrate(session) }
                 return (first, second, newer)

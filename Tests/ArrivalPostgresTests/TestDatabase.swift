@@ -6,9 +6,10 @@ import PostgresNIO
 /// A database of a test's own on the test server (its role may create
 /// databases: Scripts/postgres-cluster.sh), dropped after the test.
 enum TestDatabase {
-    /// Runs `body` with the URL of a new, empty database.
-    static func with(_ body: (String) throws -> Void) throws {
-        let (url, drop) = try create()
+    /// Runs `body` with the URL of a new, empty database, made with `options`
+    /// (the end of a `CREATE DATABASE` statement).
+    static func with(options: String = "", _ body: (String) throws -> Void) throws {
+        let (url, drop) = try create(options: options)
         defer { drop() }
         try body(url)
     }
@@ -24,13 +25,13 @@ enum TestDatabase {
         await Task.detached { drop() }.value
     }
 
-    private static func create() throws -> (String, @Sendable () -> Void) {
+    private static func create(options: String = "") throws -> (String, @Sendable () -> Void) {
         let base = try PostgresServerTests.location()
         let name = "arrival_t_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
         let admin = try PostgresSession(base)
         defer { admin.close() }
         // `name` is made here of hex digits and underscores: safe to write into the statement.
-        try admin.execute("CREATE DATABASE \(name)")
+        try admin.execute("CREATE DATABASE \(name) \(options)")
         guard let url = TestPostgres.url, let slash = url.range(of: "/", options: .backwards) else {
             throw ProcessRunError("no test server URL")
         }
