@@ -4,8 +4,8 @@ import Foundation
 /// `postgresql://`) URL as libpq reads one:
 /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?PARAMS]`, with `host=`
 /// naming a Unix socket's folder (`postgres://arrival@/arrival?host=/run/postgresql`),
-/// `sslmode=` (`disable`, `prefer`, the default, `require`, `verify-full`)
-/// and `passfile=`.
+/// `sslmode=` (`disable`, `prefer`, the default, `require`, `verify-full`),
+/// `passfile=`, `application_name=` and `connect_timeout=` (seconds).
 ///
 /// The password is never part of what this type says of itself
 /// (``description``, ``redacted``): a location goes into logs, errors and
@@ -36,6 +36,12 @@ package struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
     package var sslMode: SSLMode
     /// A `.pgpass`-format file named by the URL (`passfile=`).
     package var passFile: String?
+    /// The name the server shows for arrival's connections (`pg_stat_activity`).
+    package var applicationName = "arrival"
+    /// How long to wait for a connection, in seconds (`connect_timeout=`;
+    /// nil: postgres-nio's 10 seconds; 0 or less: libpq's "wait indefinitely",
+    /// taken as a day).
+    package var connectTimeout: Int?
 
     /// Whether `text` names a PostgreSQL store rather than a SQLite file.
     package static func isURL(_ text: String) -> Bool {
@@ -108,6 +114,8 @@ package struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         var passFile: String?
         var databaseParameter: String?
         var userParameter: String?
+        var applicationName: String?
+        var connectTimeout: Int?
         for pair in query.split(separator: "&") where !pair.isEmpty {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let key = try decoded(parts[0], "parameter name")
@@ -135,7 +143,13 @@ package struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
                 throw InvalidURL(
                     description: "the URL carries a password parameter; give it in PGPASSWORD, a .pgpass file "
                         + "or ARRIVAL_DB_PASSWORD_FILE instead")
-            case "application_name", "connect_timeout": break
+            case "application_name": applicationName = value
+            case "connect_timeout":
+                guard let seconds = Int(value) else {
+                    throw InvalidURL(description: "connect_timeout '\(value)' is not a whole number of seconds")
+                }
+                // libpq takes a timeout under 2 seconds as 2.
+                connectTimeout = seconds <= 0 ? 0 : max(seconds, 2)
             default:
                 throw InvalidURL(description: "the URL's parameter '\(key)' is not one arrival knows")
             }
@@ -156,6 +170,8 @@ package struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         self.database = database
         self.sslMode = sslMode
         self.passFile = passFile
+        if let applicationName { self.applicationName = applicationName }
+        self.connectTimeout = connectTimeout
     }
 
     private static func port(_ text: Substring) throws(InvalidURL) -> Int {

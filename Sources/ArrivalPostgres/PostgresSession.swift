@@ -10,10 +10,13 @@ package struct PostgresStoreError: Error, CustomStringConvertible, Sendable {
     package var description: String
     /// The server's SQLSTATE, when the server said why.
     package var sqlState: String?
+    /// What to do, when it is not the usual for an error of its kind.
+    package var hint: String?
 
-    package init(_ description: String, sqlState: String? = nil) {
+    package init(_ description: String, sqlState: String? = nil, hint: String? = nil) {
         self.description = description
         self.sqlState = sqlState
+        self.hint = hint
     }
 
     /// A deadlock the server broke by failing this side (40P01), or a
@@ -29,6 +32,10 @@ package final class PostgresSession: @unchecked Sendable {
     package let location: PostgresLocation
     let connection: PostgresConnection
     let logger: Logger
+    /// How long an answer may take (``PostgresConnector/timeout``).
+    let timeout: Duration?
+    /// Set when an answer did not come in time: the connection is given up.
+    private var gaveUp = false
 
     /// Connects to the store at `location` with the password it resolves
     /// (URL, `PGPASSWORD`, `ARRIVAL_DB_PASSWORD_FILE`, `.pgpass`).
@@ -42,10 +49,12 @@ package final class PostgresSession: @unchecked Sendable {
         do {
             connector = try PostgresConnector(location, environment: environment)
         } catch {
-            throw PostgresStoreError(error.description)
+            throw PostgresStoreError(error.description, hint: error.hint)
         }
+        timeout = connector.timeout
         do {
-            connection = try Self.wait { try await connector.connect(logger: logger) }
+            // Bounded by the connect timeout (postgres-nio's, or the URL's connect_timeout).
+            connection = try Self.wait(timeout: nil) { try await connector.connect(logger: logger) }
         } catch let error as PostgresConnector.ConnectError {
             throw PostgresStoreError(error.description)
         }
@@ -55,11 +64,8 @@ package final class PostgresSession: @unchecked Sendable {
     @discardableResult
     package func run(_ query: PostgresQuery) throws -> PostgresQueryResult {
         try checkOpen()
-        do {
-            return try connection.query(query, logger: logger).wait()
-        } catch {
-            throw failure(error)
-        }
+        let answer: EventLoopFuture<PostgresQueryResult> = connection.query(query, logger: logger)
+        return try awaitAnswer { try await answer.get() }
     }
 
     /// Runs statements without parameters, one after the other (postgres-nio
@@ -73,12 +79,31 @@ package final class PostgresSession: @unchecked Sendable {
         try checkOpen()
         let connection = self.connection
         let logger = self.logger
-        do {
-            try Self.wait {
-                try await connection.copyFrom(table: table, columns: columns, logger: logger) { writer in
-                    try await writer.write(data)
-                }
+        try awaitAnswer {
+            try await connection.copyFrom(table: table, columns: columns, logger: logger) { writer in
+                try await writer.write(data)
             }
+        }
+    }
+
+    /// Waits for the server's answer at most ``timeout``. A server that
+    /// stopped answering without closing the connection (a machine gone, a
+    /// network cut with no reset) would otherwise hold this thread, and the
+    /// locks of everything waiting on it, until TCP gives up hours later: the
+    /// connection is closed instead and the caller told, and connects again
+    /// (a collector) or stops with the message (a command). A transaction it
+    /// held is rolled back by the server.
+    private func awaitAnswer<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+        do {
+            return try Self.wait(timeout: timeout, body)
+        } catch is NoAnswer {
+            gaveUp = true
+            let closing: EventLoopFuture<Void> = connection.close()
+            closing.whenComplete { _ in }
+            let seconds = timeout.map { "\($0.components.seconds)" } ?? "?"
+            throw PostgresStoreError(
+                "\(location.redacted): no answer from the server in \(seconds) s (ARRIVAL_DB_TIMEOUT); "
+                    + "the connection was closed")
         } catch {
             throw failure(error)
         }
@@ -88,6 +113,9 @@ package final class PostgresSession: @unchecked Sendable {
     /// written to a closed connection would wait for an answer forever
     /// (postgres-nio 1.33 drops it). The caller connects again.
     private func checkOpen() throws {
+        if gaveUp {
+            throw PostgresStoreError("\(location.redacted): the connection was given up (no answer in time)")
+        }
         if connection.isClosed {
             throw PostgresStoreError(
                 "\(location.redacted): the connection was closed (the server restarted or ended it)")
@@ -103,11 +131,16 @@ package final class PostgresSession: @unchecked Sendable {
 
     package func close() {
         let connection = self.connection
-        _ = try? Self.wait { try await connection.close() }
+        _ = try? Self.wait(timeout: .seconds(10)) { try await connection.close() }
     }
 
-    /// Waits on this (ordinary) thread for `body`, run in a task of its own.
-    static func wait<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    /// An answer that did not come in time.
+    struct NoAnswer: Error {}
+
+    /// Waits on this (ordinary) thread for `body`, run in a task of its own,
+    /// at most `timeout` (nil: as long as it takes), then throws ``NoAnswer``
+    /// and leaves the task to end on its own.
+    static func wait<T: Sendable>(timeout: Duration?, _ body: @escaping @Sendable () async throws -> T) throws -> T {
         let done = DispatchSemaphore(value: 0)
         let result = ResultBox<T>()
         // Not on Swift concurrency's pool: the waiting thread may be one of
@@ -120,7 +153,13 @@ package final class PostgresSession: @unchecked Sendable {
             }
             done.signal()
         }
-        done.wait()
+        if let timeout {
+            let nanoseconds =
+                timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+            if done.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .timedOut { throw NoAnswer() }
+        } else {
+            done.wait()
+        }
         return try result.value!.get()
     }
 }
@@ -134,11 +173,12 @@ extension PostgresStoreError: DiagnosticConvertible {
     package var diagnostic: Diagnostic {
         Diagnostic(
             .store, description,
-            hint: sqlState == nil
-                ? "check the URL, that the server runs and that the role may connect; the password comes from the "
-                    + "URL, PGPASSWORD, ARRIVAL_DB_PASSWORD_FILE or ~/.pgpass (Documentation/PostgreSQL.md)."
-                : "the server refused a statement for the reason given; a file being stored then was rolled back "
-                    + "whole (Documentation/PostgreSQL.md).")
+            hint: hint
+                ?? (sqlState == nil
+                    ? "check the URL, that the server runs and that the role may connect; the password comes from the "
+                        + "URL, PGPASSWORD, ARRIVAL_DB_PASSWORD_FILE or ~/.pgpass (Documentation/PostgreSQL.md)."
+                    : "the server refused a statement for the reason given; a file being stored then was rolled back "
+                        + "whole (Documentation/PostgreSQL.md)."))
     }
 }
 

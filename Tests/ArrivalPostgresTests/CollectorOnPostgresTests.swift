@@ -15,16 +15,16 @@ struct CollectorOnPostgresTests {
         let process: ChildProcess
         let port: Int
 
-        init(url: String, spool: URL, port: Int) throws {
+        init(url: String, spool: URL, port: Int, environment: [String: String] = [:]) throws {
             self.port = port
             process = try ChildProcess(
                 "arrival",
                 ["serve", "--db", url, "--spool", spool.path, "--port", String(port), "--log-level", "warning"],
-                environment: [
+                environment: environment.merging([
                     "ARRIVAL_DEVICE_TOKENS": CollectorOnPostgresTests.device,
                     "ARRIVAL_SENDER_TOKENS": CollectorOnPostgresTests.sender,
                     "ARRIVAL_READ_TOKENS": CollectorOnPostgresTests.reader,
-                ])
+                ]) { $1 })
         }
 
         var base: String { "http://127.0.0.1:\(port)" }
@@ -176,6 +176,45 @@ extension CollectorOnPostgresTests {
             }
             #expect(second != nil)
             try await collector.drained()
+            let stored = try await Task.detached {
+                try TestDatabase.strings(url, "SELECT content_sha256 FROM arrival.files")
+            }.value
+            #expect(Set([first, second].compactMap { $0 }).isSubset(of: stored), "\(stored)")
+            #expect(try await collector.process.stop(SIGTERM).status == 0)
+        }
+    }
+}
+
+extension CollectorOnPostgresTests {
+    @Test(
+        "A collector whose server stops answering gives its connections up after ARRIVAL_DB_TIMEOUT, stores on new ones"
+    )
+    func serverStopsAnswering() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for name in ["a", "b"] {
+            let line =
+                #"{"v":1,"kind":"render","activity_id":"\#(name)","seq":0,"rendered_at":"2026-11-21T10:30:00.000Z"}"#
+            try Data((line + "\n").utf8).write(to: directory.appendingPathComponent("\(name).jsonl"))
+        }
+        try await TestDatabase.withAsync { url in
+            let (proxy, relayed, environment) = try PostgresTimeoutTests.relay(url, timeout: "2")
+            defer { proxy.stop() }
+            let collector = try Collector(
+                url: relayed, spool: directory.appendingPathComponent("spool"), port: CollectorClient.freePort(),
+                environment: environment)
+            try await collector.ready()
+            let first = await collector.upload(name: "a.jsonl", path: directory.appendingPathComponent("a.jsonl").path)
+            #expect(first != nil)
+            try await collector.drained()
+            // Every connection the collector has falls silent; the ones it makes next are answered.
+            proxy.silence()
+            // In the spool, the upload is acknowledged at once, though the store did not say whether it has the bytes.
+            let start = ContinuousClock.now
+            let second = await collector.upload(name: "b.jsonl", path: directory.appendingPathComponent("b.jsonl").path)
+            #expect(ContinuousClock.now - start < .seconds(10))
+            try await collector.drained()
+            #expect(second != nil, "\(collector.process.stderr)")
             let stored = try await Task.detached {
                 try TestDatabase.strings(url, "SELECT content_sha256 FROM arrival.files")
             }.value

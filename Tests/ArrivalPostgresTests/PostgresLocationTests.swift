@@ -32,6 +32,29 @@ struct PostgresLocationTests {
         let at = try PostgresLocation(url: "postgres://arrival:p@ss@db/a")
         #expect(at.password == "p@ss")
         #expect(at.host == "db")
+        // libpq's application_name and connect_timeout are taken (a timeout under 2 s as 2, 0 as none).
+        #expect(short.applicationName == "arrival")
+        #expect(short.connectTimeout == nil)
+        let named = try PostgresLocation(url: "postgres://arrival@db/a?application_name=collector-3&connect_timeout=1")
+        #expect(named.applicationName == "collector-3")
+        #expect(named.connectTimeout == 2)
+        #expect(try PostgresLocation(url: "postgres://arrival@db/a?connect_timeout=0").connectTimeout == 0)
+    }
+
+    @Test("ARRIVAL_DB_TIMEOUT: 300 s unless set, 0 for none; anything but a number of seconds refused by name")
+    func timeout() throws {
+        let location = try PostgresLocation(url: "postgres://arrival@db/a")
+        #expect(try PostgresConnector(location, environment: [:]).timeout == .seconds(300))
+        #expect(
+            try PostgresConnector(location, environment: ["ARRIVAL_DB_TIMEOUT": "2.5"]).timeout == .milliseconds(2500))
+        #expect(try PostgresConnector(location, environment: ["ARRIVAL_DB_TIMEOUT": "0"]).timeout == nil)
+        for bad in ["soon", "-1", "inf"] {
+            #expect {
+                _ = try PostgresConnector(location, environment: ["ARRIVAL_DB_TIMEOUT": bad])
+            } throws: { error in
+                "\(error)".contains("ARRIVAL_DB_TIMEOUT '\(bad)'")
+            }
+        }
     }
 
     @Test("What a location says of itself never holds the password")
@@ -52,6 +75,7 @@ struct PostgresLocationTests {
             ("postgres://arrival@db/a?sslmode=allow", "sslmode 'allow'"),
             ("postgres://arrival@db/a?password=hunter2", "password parameter"),
             ("postgres://arrival@db/a?options=-c", "parameter 'options'"),
+            ("postgres://arrival@db/a?connect_timeout=soon", "connect_timeout 'soon'"),
             ("postgres://arrival:%zz@db/a", "percent-encoding"),
             ("sqlite:///tmp/a", "postgres:// URL"),
         ])
