@@ -147,11 +147,11 @@ package struct Collector: Sendable {
         router.middlewares.add(JSONErrorMiddleware())
         router.middlewares.add(MetricsMiddleware())
         router.post("/v1/uploads") { request, context in try await upload(request, context: context) }
-        router.get("/v1/uploads/{sha256}") { request, context in try uploadState(request, context: context) }
+        router.get("/v1/uploads/{sha256}") { request, context in try await uploadState(request, context: context) }
         router.get("/v1/report") { request, context in try await report(request, context: context) }
         router.get("/metrics") { _, _ in metricsText() }
         router.get("/healthz") { _, _ in Self.json(.ok, JSONBody.object([("status", .string("ok"))])) }
-        router.get("/readyz") { _, _ in try ready() }
+        router.get("/readyz") { _, _ in try await ready() }
         // A known path asked with another method: 405 with the methods it takes.
         for (path, allowed) in [
             ("/v1/uploads", "POST"), ("/v1/uploads/{sha256}", "GET"), ("/v1/report", "GET"), ("/metrics", "GET"),
@@ -204,10 +204,19 @@ package struct Collector: Sendable {
                 request.body, declaredLength: declared, name: name, role: role,
                 maxUploadBytes: configuration.maxUploadBytes)
             metrics.received(bytes: entry.byteCount, role: role)
-            var ingested = alreadyQueued ? nil : try engine.ingestedFile(sha256: entry.sha256)
-            // A device token's copy of these bytes had lines refused that this token may send:
-            // this upload is ingested in its place (Documentation/Collector.md).
-            if ingested != nil, role.mayUploadSenderRecords, try engine.hasRefusedLines(sha256: entry.sha256) {
+            // The upload is in the spool, durable, from here on: acknowledged whatever the store answers.
+            var ingested: IngestedFile?
+            do {
+                ingested = alreadyQueued ? nil : try await engine.ingestedFile(sha256: entry.sha256)
+                // A device token's copy of these bytes had lines refused that this token may send:
+                // this upload is ingested in its place (Documentation/Collector.md).
+                if ingested != nil, role.mayUploadSenderRecords, try await engine.hasRefusedLines(sha256: entry.sha256)
+                {
+                    ingested = nil
+                }
+            } catch {
+                // Not known stored, then: queued, and the ingest worker finds out (skipping bytes stored already).
+                context.logger.warning("upload \(entry.sha256) queued without asking the store: \(error)")
                 ingested = nil
             }
             let duplicate = alreadyQueued || ingested != nil
@@ -216,8 +225,8 @@ package struct Collector: Sendable {
             return Self.json(
                 duplicate ? .ok : .accepted,
                 JSONBody.object([("upload", .string(entry.sha256)), ("state", .string(state))]))
-        } catch let failure as Spool.Failure {
-            switch failure {
+        } catch {
+            switch error {
             case .empty:
                 metrics.upload(role: role, result: .empty)
                 throw APIError(.badRequest, "the upload is empty; send one JSON Lines file (plain or gzip) as the body")
@@ -255,14 +264,22 @@ package struct Collector: Sendable {
         }
     }
 
-    func uploadState(_ request: Request, context: CollectorContext) throws -> Response {
+    func uploadState(_ request: Request, context: CollectorContext) async throws -> Response {
         _ = try authorize(request, metricsRole: false)
         let sha = context.parameters.get("sha256") ?? ""
         guard sha.utf8.count == 64, sha.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) })
         else {
             throw APIError(.badRequest, "name an upload by the SHA-256 of its bytes, 64 lower-case hex digits")
         }
-        if let file = try engine.ingestedFile(sha256: sha) {
+        let stored: IngestedFile?
+        do {
+            stored = try await engine.ingestedFile(sha256: sha)
+        } catch {
+            context.logger.warning("upload state of \(sha) unknown: \(error)")
+            throw APIError(
+                .serviceUnavailable, "the store does not answer now; retry after 5 s", headers: [.retryAfter: "5"])
+        }
+        if let file = stored {
             return Self.json(
                 .ok,
                 JSONBody.object([
@@ -328,8 +345,8 @@ package struct Collector: Sendable {
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
-    func ready() throws -> Response {
-        guard engine.isReadable else { throw APIError(.serviceUnavailable, "the store cannot be read") }
+    func ready() async throws -> Response {
+        guard await engine.isReadable else { throw APIError(.serviceUnavailable, "the store cannot be read") }
         guard spool.acceptsUploads else {
             throw APIError(
                 .serviceUnavailable, "the spool's disk is full: uploads are refused until room returns",

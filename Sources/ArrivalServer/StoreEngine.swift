@@ -21,12 +21,16 @@ final class StoreEngine: @unchecked Sendable {
     private let writer = DispatchQueue(label: "arrival.ingest")
     private let readers = DispatchQueue(label: "arrival.read", attributes: .concurrent)
     private let engine: Engine
-    private let registryLock = NSLock()
+    /// Where the upload registry is asked, one question at a time: off Swift
+    /// concurrency's few threads, so a store slow to answer (up to
+    /// `ARRIVAL_DB_TIMEOUT` on PostgreSQL) holds the questions waiting on it,
+    /// never the collector's other requests.
+    private let registryQueue = DispatchQueue(label: "arrival.registry")
 
     private enum Engine {
-        /// Used only on `writer`; the registry behind `registryLock`.
+        /// Used only on `writer`; the registry only on `registryQueue`.
         case sqlite(path: String, store: Store, registry: UploadRegistry)
-        /// The writer used only on `writer`; the registry behind `registryLock`.
+        /// The writer used only on `writer`; the registry only on `registryQueue`.
         /// Each connection is made again after a failure: a server that
         /// restarted (a managed database's failover) is written again once it is back.
         case postgres(PostgresLocation, store: Reconnecting<PostgresStore>, registry: Reconnecting<PostgresRegistry>)
@@ -52,11 +56,13 @@ final class StoreEngine: @unchecked Sendable {
 
     /// Whether the store answers a read (what `/readyz` asks).
     var isReadable: Bool {
-        do {
-            _ = try ingestedFile(sha256: String(repeating: "0", count: 64))
-            return true
-        } catch {
-            return false
+        get async {
+            do {
+                _ = try await ingestedFile(sha256: String(repeating: "0", count: 64))
+                return true
+            } catch {
+                return false
+            }
         }
     }
 
@@ -117,8 +123,8 @@ final class StoreEngine: @unchecked Sendable {
         }
     }
 
-    func ingestedFile(sha256: String) throws -> IngestedFile? {
-        try registryLock.withLock {
+    func ingestedFile(sha256: String) async throws -> IngestedFile? {
+        try await onRegistry { engine in
             switch engine {
             case .sqlite(_, _, let registry): try registry.ingestedFile(sha256: sha256)
             case .postgres(_, _, let registry): try registry.use { try $0.ingestedFile(sha256: sha256) }
@@ -127,12 +133,18 @@ final class StoreEngine: @unchecked Sendable {
     }
 
     /// Whether the stored copy of these bytes had lines refused for the device token that sent it.
-    func hasRefusedLines(sha256: String) throws -> Bool {
-        try registryLock.withLock {
+    func hasRefusedLines(sha256: String) async throws -> Bool {
+        try await onRegistry { engine in
             switch engine {
             case .sqlite(_, _, let registry): try registry.hasRefusedLines(sha256: sha256)
             case .postgres(_, _, let registry): try registry.use { try $0.refusedLines(sha256: sha256) }
             }
+        }
+    }
+
+    private func onRegistry<T: Sendable>(_ body: @escaping @Sendable (Engine) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            registryQueue.async { continuation.resume(with: Result { try body(self.engine) }) }
         }
     }
 }
