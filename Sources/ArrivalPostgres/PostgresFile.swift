@@ -1,11 +1,12 @@
 package import ArrivalHandOff
 package import ArrivalModel
 package import ArrivalStore
+import Foundation
 import NIOCore
 import PostgresNIO
 
-/// One file being stored into a ``PostgresStore``, in a transaction of its
-/// own (``PostgresStore`` says how).
+/// One file being stored into a ``PostgresStore``, in the savepoint
+/// `arrival_file` of the store's batch transaction (``PostgresStore`` says how).
 package final class PostgresFile: FileWriter {
     private let store: PostgresStore
     /// The file's registry id: drawn by the statement that stores it, or
@@ -16,6 +17,9 @@ package final class PostgresFile: FileWriter {
     /// Rows of each kind copied into the stage tables.
     private var staged = [0, 0, 0]
     private var malformed = 0
+    /// Malformed lines held to be stored inline with the file's rows (while
+    /// they are few and the rows are held), else nil.
+    private var heldMalformed: [(line: Int64, cause: String, problem: String?)]? = []
     /// Malformed lines not yet copied (COPY text rows).
     private var pendingMalformed = ByteBuffer()
     /// Whether earlier versions were folded into this file (its new records are then counted by file).
@@ -66,6 +70,7 @@ package final class PostgresFile: FileWriter {
     }
 
     private func copyToStage(_ batch: RowBatch) throws {
+        try store.storeAloneFromHere()
         var counts = [0, 0, 0]
         for row in batch.rows { counts[row.kind.index] += 1 }
         for kind in RecordKind.allCases where counts[kind.index] > 0 {
@@ -82,29 +87,60 @@ package final class PostgresFile: FileWriter {
     }
 
     package func noteMalformed(line: Int, cause: MalformedCause, problem: String?) throws {
-        pendingMalformed.writeString("\(line)\t\(cause.rawValue)\t")
+        // A problem quotes the line, which may hold U+0000; PostgreSQL's text cannot.
+        let problem = problem.map { $0.contains("\u{0}") ? $0.replacingOccurrences(of: "\u{0}", with: "\u{FFFD}") : $0 }
+        malformed += 1
+        if heldMalformed != nil, !staging, malformed <= Self.inlineMalformedLimit {
+            heldMalformed?.append((Int64(line), cause.rawValue, problem))
+            return
+        }
+        stageMalformed()
+        appendMalformed(Int64(line), cause.rawValue, problem)
+        if pendingMalformed.readableBytes >= 1 << 20 { try flushMalformed() }
+    }
+
+    /// The most malformed lines stored inline with a file's rows.
+    static let inlineMalformedLimit = 1_000
+
+    /// From here on malformed lines go through their stage table, the held ones first.
+    private func stageMalformed() {
+        guard let held = heldMalformed else { return }
+        heldMalformed = nil
+        for line in held { appendMalformed(line.line, line.cause, line.problem) }
+    }
+
+    private func appendMalformed(_ line: Int64, _ cause: String, _ problem: String?) {
+        pendingMalformed.writeString("\(line)\t\(cause)\t")
         if let problem {
             CopyText.writeText(Array(problem.utf8), into: &pendingMalformed)
         } else {
             pendingMalformed.writeString("\\N")
         }
         pendingMalformed.writeInteger(UInt8(ascii: "\n"))
-        malformed += 1
-        if pendingMalformed.readableBytes >= 1 << 20 { try flushMalformed() }
     }
 
     private func flushMalformed() throws {
         guard pendingMalformed.readableBytes > 0 else { return }
+        try store.storeAloneFromHere()
         try session.copy(into: "arrival_stage_malformed", columns: ["line", "cause", "problem"], pendingMalformed)
         pendingMalformed.clear()
     }
 
     package func finish(sha256: String, byteCount: Int, lines: Int, gzip: Bool) throws -> FileCommit {
         do {
-            // Malformed lines go through their stage table, and so do the rows of a file that has some.
-            if malformed > 0 || staging { try stageHeld() }
+            // A file whose rows were staged stages its malformed lines too; and a file with too many
+            // values for one statement's parameters (at most 65,535) stages both.
+            let values = (held?.rows.count ?? 0) * (RecordKind.apns.columns.count + 1) + malformed * 3 + 16
+            if staging || values > 60_000 {
+                try stageHeld()
+                stageMalformed()
+            }
             try flushMalformed()
-            try session.execute("SAVEPOINT arrival_store")
+            // A file that wrote nothing yet (rows and malformed lines held, nothing replaced) retries from
+            // its own savepoint.
+            let wrote = staging || replaced || (malformed > 0 && heldMalformed == nil)
+            let retryPoint = wrote ? "arrival_store" : "arrival_file"
+            if retryPoint == "arrival_store" { try session.execute("SAVEPOINT arrival_store") }
             var attempt = 0
             while true {
                 do {
@@ -112,9 +148,11 @@ package final class PostgresFile: FileWriter {
                     finished = true
                     return commit
                 } catch let error as PostgresStoreError where error.isRetryable && attempt < 8 {
-                    // A deadlock with another writer storing the same records in another order: again.
+                    // A deadlock with another writer storing the same records in another order: again,
+                    // with the locks of the batch's earlier files released (``PostgresStore/storeAloneFromHere()``).
                     attempt += 1
-                    try session.execute("ROLLBACK TO SAVEPOINT arrival_store")
+                    try session.execute("ROLLBACK TO SAVEPOINT \(retryPoint)")
+                    if retryPoint == "arrival_file" { try store.storeAloneFromHere() }
                 }
             }
         } catch {
@@ -141,6 +179,49 @@ package final class PostgresFile: FileWriter {
     /// file is rolled back. A file that grew from earlier versions (folded
     /// into it when it began) counts its records by file afterwards.
     private func storeAtOnce(sha256: String, byteCount: Int, lines: Int, gzip: Bool) throws -> FileCommit {
+        let result: (Int64, Int64, Int64, Int64, Int64)
+        if !staging, malformed == 0 || heldMalformed != nil {
+            result = try storeInline(sha256: sha256, byteCount: byteCount, lines: lines, gzip: gzip)
+        } else {
+            result = try storeStaged(sha256: sha256, byteCount: byteCount, lines: lines, gzip: gzip)
+        }
+        return try stored(result, sha256: sha256)
+    }
+
+    /// Stores a file whose rows and malformed lines are held, by the prepared ``InlineFileStatement``.
+    private func storeInline(sha256: String, byteCount: Int, lines: Int, gzip: Bool) throws
+        -> (Int64, Int64, Int64, Int64, Int64)
+    {
+        var columns: [[ColumnArray]] = []
+        do {
+            for kind in RecordKind.allCases { columns.append(try InlineFileStatement.columns(of: held, kind: kind)) }
+        } catch let error as PostgresStoreError {
+            throw PostgresStoreError("\(path):\(error.description)")
+        }
+        var malformedColumns = [ColumnArray(.int8), ColumnArray(.text), ColumnArray(.text)]
+        for line in heldMalformed ?? [] {
+            malformedColumns[0].append(line.line)
+            malformedColumns[1].append(line.cause)
+            if let problem = line.problem {
+                malformedColumns[2].append(problem)
+            } else {
+                malformedColumns[2].appendNull()
+            }
+        }
+        let statement = InlineFileStatement(
+            fileID: fileID, columns: columns, malformed: malformedColumns, sha256: sha256, path: path,
+            byteCount: Int64(byteCount), gzip: gzip, lines: Int64(lines), records: Int64(staged.reduce(0, +)),
+            malformedCount: Int64(malformed), now: now)
+        guard let row = try session.execute(statement).first else {
+            throw PostgresStoreError("\(path): the store said nothing of the file")
+        }
+        return row
+    }
+
+    /// Stores a file through the stage tables (or with its rows written into the statement).
+    private func storeStaged(sha256: String, byteCount: Int, lines: Int, gzip: Bool) throws
+        -> (Int64, Int64, Int64, Int64, Int64)
+    {
         var binds = PostgresBindings(capacity: 64)
         // A file that replaces earlier versions drew its id when it took over their records.
         var steps = ["file AS (SELECT \(fileID.map { "\($0)::bigint" } ?? "nextval('arrival.file_ids')") AS id)"]
@@ -180,11 +261,24 @@ package final class PostgresFile: FileWriter {
         }
         steps.append("counted AS (SELECT \(counts[0]) AS apns, \(counts[1]) AS renders, \(counts[2]) AS callbacks)")
         if malformed > 0 {
+            var source = "arrival_stage_malformed"
+            if let lines = heldMalformed {
+                var values: [String] = []
+                for line in lines {
+                    binds.append(line.line)
+                    binds.append(line.cause)
+                    if let problem = line.problem { binds.append(problem) } else { binds.appendNull() }
+                    let n = binds.count
+                    values.append("($\(n - 2)::bigint, $\(n - 1)::text, $\(n)::text)")
+                }
+                source = "(VALUES \(values.joined(separator: ", "))) AS m(line, cause, problem)"
+            }
             steps.append(
                 """
                 malformed AS (
                     INSERT INTO arrival.malformed_lines (file_id, line, cause, problem)
-                    SELECT file.id, m.line, m.cause, m.problem FROM arrival_stage_malformed AS m CROSS JOIN file
+                    SELECT file.id, m.line, m.cause, m.problem FROM \(source.hasPrefix("(") ? source : source + " AS m")
+                    CROSS JOIN file
                     ON CONFLICT DO NOTHING RETURNING 1)
                 """)
         }
@@ -216,11 +310,17 @@ package final class PostgresFile: FileWriter {
                     + "FROM file CROSS JOIN counted AS c",
                 binds: binds))
         guard let row = rows.first else { throw PostgresStoreError("\(path): the store said nothing of the file") }
-        let (id, apns, renders, callbacks, claimed) = try row.decode((Int64, Int64, Int64, Int64, Int64).self)
+        return try row.decode((Int64, Int64, Int64, Int64, Int64).self)
+    }
+
+    /// What follows the storing statement: the file rolled back when its
+    /// bytes were stored meanwhile, else its records counted and repeats noted.
+    private func stored(_ result: (Int64, Int64, Int64, Int64, Int64), sha256: String) throws -> FileCommit {
+        let (id, apns, renders, callbacks, claimed) = result
         if claimed == 0 {
             // Another writer stored these bytes since admission looked: nothing of this file is kept.
+            try session.execute("ROLLBACK TO SAVEPOINT arrival_file", "RELEASE SAVEPOINT arrival_file")
             let status = try store.status(ofContent: sha256, at: path)
-            try session.execute("ROLLBACK")
             finished = true
             return FileCommit(status: status == .new ? .alreadyIngestedHere : status)
         }
@@ -244,7 +344,14 @@ package final class PostgresFile: FileWriter {
         where new[kind.index] < staged[kind.index] || (replaced && staged[kind.index] > 0) {
             try noteRepeats(of: kind)
         }
-        try session.execute("COMMIT")
+        if staging {
+            // The stage tables are emptied at commit; the next file of the batch needs them empty now.
+            for kind in RecordKind.allCases where staged[kind.index] > 0 {
+                try session.execute("DELETE FROM \(kind.stageTable)")
+            }
+        }
+        if malformed > 0, heldMalformed == nil { try session.execute("DELETE FROM arrival_stage_malformed") }
+        try session.execute("RELEASE SAVEPOINT arrival_file")
         return FileCommit(status: .new, newByKind: new)
     }
 
@@ -308,10 +415,11 @@ package final class PostgresFile: FileWriter {
         }
     }
 
+    /// Undoes the file (its stage rows with it); the batch's other files stay.
     package func rollback() {
         guard !finished else { return }
         finished = true
-        try? session.execute("ROLLBACK")
+        try? session.execute("ROLLBACK TO SAVEPOINT arrival_file", "RELEASE SAVEPOINT arrival_file")
     }
 
     deinit { rollback() }

@@ -68,6 +68,21 @@ package final class PostgresSession: @unchecked Sendable {
         return try awaitAnswer { try await answer.get() }
     }
 
+    /// Runs a statement this connection prepares once (the first time) and
+    /// returns its rows.
+    @discardableResult
+    func execute<Statement: PostgresPreparedStatement>(_ statement: Statement) throws -> [Statement.Row]
+    where Statement.Row: Sendable {
+        try checkOpen()
+        let connection = self.connection
+        let logger = self.logger
+        return try awaitAnswer {
+            var rows: [Statement.Row] = []
+            for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
+            return rows
+        }
+    }
+
     /// Runs statements without parameters, one after the other (postgres-nio
     /// speaks the extended protocol only, one statement a query).
     package func execute(_ statements: String...) throws {

@@ -9,7 +9,9 @@ import PostgresNIO
 /// stage stores files here as into a SQLite store, and any number of
 /// processes may do so at once.
 ///
-/// Each file is one transaction. Its rows are copied (`COPY`) into
+/// Each file is stored whole or not at all, in a savepoint of its own
+/// inside a batch transaction (``batchSpan``). Its rows are bound to the
+/// statement that stores them (a small file) or copied (`COPY`) into
 /// temporary tables of this connection as they are decoded; once the file
 /// was read whole, its registry row claims its bytes (the content hash is
 /// the primary key: of two writers with the same bytes one stores them, the
@@ -17,7 +19,8 @@ import PostgresNIO
 /// record tables in line order with `ON CONFLICT DO NOTHING` on each
 /// record's identity, so equal records from any writer are stored once and
 /// no read comes before a write. A writer killed at any moment leaves no
-/// part of a file: the server rolls its transaction back.
+/// part of a file: the server rolls its batch back, and the files of it are
+/// not registered, so the next ingest stores them.
 package final class PostgresStore: StoreWriter {
     package let session: PostgresSession
     package var isThrowaway: Bool { false }
@@ -85,9 +88,50 @@ package final class PostgresStore: StoreWriter {
         return (result.metadata.rows ?? 0) > 0
     }
 
+    /// When the open batch transaction began (nil: none is open).
+    private var batchBegan: ContinuousClock.Instant?
+
+    /// The longest a batch stays open before the next file begins a new
+    /// one. Files are committed together, as on SQLite (one commit and one
+    /// WAL flush for many small files), each in a savepoint of its own so
+    /// that it is stored whole or not at all; but the rows a batch wrote
+    /// stay locked until it commits, and another writer storing the same
+    /// records waits for them, so a batch is kept short.
+    static let batchSpan: Duration = .seconds(1)
+
+    /// Files begun in the open batch, the current one included.
+    private var filesInBatch = 0
+
     package func beginFile(path: String, now: Int64, replaces: Bool) throws -> PostgresFile {
-        try session.execute("BEGIN")
+        // A file that takes over earlier versions' records writes before its storing statement: alone in its batch.
+        if replaces { try commitBatch() }
+        if let began = batchBegan, ContinuousClock.now - began >= Self.batchSpan { try commitBatch() }
+        if batchBegan == nil {
+            try session.execute("BEGIN")
+            batchBegan = .now
+            filesInBatch = 0
+        }
+        try session.execute("SAVEPOINT arrival_file")
+        filesInBatch += 1
         return PostgresFile(store: self, path: path, now: now)
+    }
+
+    /// Commits the batch's earlier files and goes on with the current one in
+    /// a batch of its own, before it has written anything. Two writers
+    /// storing the same records can deadlock; the server breaks it by failing
+    /// one statement, and that writer tries it again from a savepoint, which
+    /// releases only the locks taken since. Locks of the batch's earlier
+    /// files would stay and the two would deadlock again: so a file about
+    /// to write before its storing statement (through the stage tables) is
+    /// alone in its batch, and a file held whole is retried after this.
+    func storeAloneFromHere() throws {
+        guard filesInBatch > 1 else { return }
+        try session.execute("RELEASE SAVEPOINT arrival_file")
+        try commitBatch()
+        try session.execute("BEGIN")
+        batchBegan = .now
+        try session.execute("SAVEPOINT arrival_file")
+        filesInBatch = 1
     }
 
     /// The earlier versions' records become the new file's (they are its
@@ -116,7 +160,20 @@ package final class PostgresStore: StoreWriter {
         return Int(try removed.first?.decode(Int64.self) ?? 0)
     }
 
-    package func commitBatch() throws {}
+    /// Commits the files stored since the batch began. PostgreSQL answers
+    /// `COMMIT` on a transaction a failed statement ended with `ROLLBACK`,
+    /// without an error: that is one here, or those files would be counted
+    /// as stored.
+    package func commitBatch() throws {
+        guard batchBegan != nil else { return }
+        batchBegan = nil
+        let result = try session.run("COMMIT")
+        if result.metadata.command != "COMMIT" {
+            throw PostgresStoreError(
+                "\(session.location.redacted): the batch of files was rolled back by the server "
+                    + "(\(result.metadata.command)); run the same ingest again to store them")
+        }
+    }
 
     /// Removes files as `arrival files remove` does on SQLite, in one
     /// transaction: their registry rows, the records they stored (with the
@@ -144,6 +201,7 @@ package final class PostgresStore: StoreWriter {
                 """,
                 "DELETE FROM arrival.files WHERE id = ANY($1) RETURNING id",
             ]
+        try commitBatch()
         try session.execute("BEGIN")
         do {
             var removed: Set<Int64> = []

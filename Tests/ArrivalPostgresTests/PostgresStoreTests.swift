@@ -153,8 +153,9 @@ struct PostgresStoreTests {
             let second = try ChildProcess("arrival", ["ingest", copy, fleet + "/devices", "--quiet", "--db", url])
             Thread.sleep(forTimeInterval: 0.4)
             _ = try killed.stop(SIGKILL)
-            #expect(try first.wait().status == 0)
-            #expect(try second.wait().status == 0)
+            let (one, two) = (try first.wait(), try second.wait())
+            #expect(one.status == 0, "\(one)")
+            #expect(two.status == 0, "\(two)")
             // Every file is whole: each registry row's count is what its file holds in the record tables.
             let check = try TestDatabase.query(
                 url,
@@ -180,6 +181,54 @@ struct PostgresStoreTests {
 
     /// The record and outcome totals of a report JSON (row order between
     /// writers that ran at once is theirs, so only what order cannot change is compared).
+    @Test("Two writers storing the same records in opposite orders deadlock, retry and store each record once")
+    func deadlocks() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func render(_ index: Int) -> String {
+            #"{"v":1,"kind":"render","activity_id":"act-\#(index)","seq":0,"rendered_at":"2026-11-21T10:30:00.000Z"}"#
+        }
+        // 300 files of 20 renders each way: ascending files of ascending records, and the same records from the
+        // other end (other bytes, so both writers store their files and meet on every record).
+        let (files, perFile) = (300, 20)
+        for name in ["up", "down"] {
+            try FileManager.default.createDirectory(
+                at: directory.appendingPathComponent(name), withIntermediateDirectories: true)
+        }
+        for file in 0..<files {
+            let up = (file * perFile..<(file + 1) * perFile).map(render)
+            let down = ((files - 1 - file) * perFile..<(files - file) * perFile).reversed().map(render)
+            try (up.joined(separator: "\n") + "\n").write(
+                to: directory.appendingPathComponent("up/\(String(format: "%03d", file)).jsonl"), atomically: true,
+                encoding: .utf8)
+            try (down.joined(separator: "\n") + "\n").write(
+                to: directory.appendingPathComponent("down/\(String(format: "%03d", file)).jsonl"), atomically: true,
+                encoding: .utf8)
+        }
+        try TestDatabase.with { url in
+            let first = try ChildProcess(
+                "arrival", ["ingest", directory.appendingPathComponent("up").path, "--quiet", "--db", url])
+            let second = try ChildProcess(
+                "arrival", ["ingest", directory.appendingPathComponent("down").path, "--quiet", "--db", url])
+            let (one, two) = (try first.wait(), try second.wait())
+            #expect(one.status == 0, "\(one)")
+            #expect(two.status == 0, "\(two)")
+            #expect(try TestDatabase.query(url, "SELECT count(*) FROM arrival.renders") == Int64(files * perFile))
+            #expect(try TestDatabase.query(url, "SELECT count(*) FROM arrival.files") == Int64(2 * files))
+            #expect(
+                try TestDatabase.query(url, "SELECT sum(record_count)::bigint FROM arrival.files")
+                    == Int64(files * perFile))
+            #expect(
+                try TestDatabase.query(url, "SELECT sum(record_count + duplicate_count)::bigint FROM arrival.files")
+                    == Int64(2 * files * perFile))
+            // And the retry was what this tested: the server broke a deadlock between the two (its statistics
+            // are written as the writers' connections end).
+            let deadlocks = try TestDatabase.query(
+                url, "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()")
+            #expect(deadlocks >= 1, "the two writers never deadlocked, so no retry was tested")
+        }
+    }
+
     static func totals(_ json: String) -> String? {
         guard let data = json.data(using: .utf8),
             let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
