@@ -58,7 +58,9 @@ for k, (w, r) in med.items():
     print(f"{k}: median {w:.2f} s, {r} MB peak RSS over {len(runs[k])} rounds")
 print(f"postgres/sqlite wall: {med['postgres'][0] / med['sqlite'][0]:.2f}x")
 PY
-psql -q "$base/${db}_$rounds" -c "ANALYZE" -c "SELECT relname AS table, n_live_tup AS rows,
+# ANALYZE of arrival's tables only (the role may not analyze the catalogs, and says so for each).
+tables=$(psql -Atq "$base/${db}_$rounds" -c "SELECT string_agg('arrival.' || relname, ', ') FROM pg_stat_user_tables WHERE schemaname = 'arrival'")
+psql -q "$base/${db}_$rounds" -c "ANALYZE $tables" -c "SELECT relname AS table, n_live_tup AS rows,
     pg_size_pretty(pg_total_relation_size(relid)) AS size,
     CASE WHEN n_live_tup > 0 THEN pg_total_relation_size(relid) / n_live_tup END AS bytes_per_row
     FROM pg_stat_user_tables WHERE schemaname = 'arrival' ORDER BY pg_total_relation_size(relid) DESC"

@@ -24,6 +24,8 @@ import PostgresNIO
 package final class PostgresStore: StoreWriter {
     package let session: PostgresSession
     package var isThrowaway: Bool { false }
+    /// The storing statement's registry row claims the bytes (``PostgresFile``).
+    package var claimsBytesAtFinish: Bool { true }
 
     /// Opens the store at `location`, migrating it first (Documentation/PostgreSQL.md).
     package init(_ location: PostgresLocation, environment: [String: String] = ProcessInfo.processInfo.environment)

@@ -189,7 +189,8 @@ struct BatchWriter<Writer: StoreWriter> {
                         path: path, reason: "\(change); nothing of it was stored, ingest it again once it is complete"))
                 return
             }
-            switch try Admission.confirm(sha256: read.sha256, name: path, in: store) {
+            switch store.claimsBytesAtFinish ? .new : try Admission.confirm(sha256: read.sha256, name: path, in: store)
+            {
             case .alreadyIngestedHere:
                 transaction.rollback()
                 summary.filesAlreadyIngested += 1

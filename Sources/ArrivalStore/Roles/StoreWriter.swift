@@ -37,6 +37,11 @@ package protocol StoreWriter: AnyObject {
     /// Makes the files finished since the last call durable (a store that
     /// commits each file on its own has nothing left to do).
     func commitBatch() throws
+
+    /// Whether ``FileWriter/finish(sha256:byteCount:lines:gzip:)`` claims the
+    /// bytes itself, and says when they were stored already: the writer then
+    /// need not ask ``status(ofContent:at:)`` first (a round trip a file).
+    var claimsBytesAtFinish: Bool { get }
 }
 
 /// One file being stored (``StoreWriter/beginFile(path:now:replaces:)``).
@@ -92,4 +97,8 @@ extension FileTransaction: FileWriter {
         try commit(sha256: sha256, byteCount: byteCount, lines: lines, gzip: gzip)
         return FileCommit(status: .new)
     }
+}
+
+extension StoreWriter {
+    package var claimsBytesAtFinish: Bool { false }
 }
