@@ -230,7 +230,7 @@ let package = Package(
         .testTarget(
             name: "ArrivalPostgresTests",
             dependencies: [
-                "ArrivalModel", "ArrivalPostgres", "ArrivalStore", "ArrivalTestSupport", "arrival",
+                "ArrivalAnalysis", "ArrivalModel", "ArrivalPostgres", "ArrivalStore", "ArrivalTestSupport", "arrival",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -21,9 +21,11 @@ struct RatesRefresher: Service {
             let day = now - now % 86_400_000
             do {
                 // Not awaited past SIGTERM: an analysis of a large day must not hold the shutdown.
+                // On PostgreSQL, only what today's updates rest on is copied, not the store.
+                let today = ReportWindow(from: day, to: day + 86_400_000)
                 let report = try await untilGracefulShutdown {
-                    try await engine.read { store in
-                        try ReportBuilder(store: store).build(window: ReportWindow(from: day, to: day + 86_400_000))
+                    try await engine.read(relevantTo: today) { store in
+                        try ReportBuilder(store: store).build(window: today)
                     }
                 }
                 guard let report else { return }
@@ -31,7 +33,8 @@ struct RatesRefresher: Service {
             } catch {
                 logger.warning("today's rates not computed: \(error)")
             }
-            // A PostgreSQL store's snapshot is copied for each refresh: at most a tenth of the time goes to it.
+            // A PostgreSQL store's snapshot (of today's activities) is copied for each refresh: at most a tenth
+            // of the time goes to it.
             let took = ContinuousClock.now - started
             let pause =
                 engine.readsCopy ? max(.seconds(max(1, everySeconds)), took * 9) : .seconds(max(1, everySeconds))

@@ -103,8 +103,12 @@ final class StoreEngine: @unchecked Sendable {
 
     /// Runs `body` on a read-only snapshot of the store, off the request's
     /// thread: the SQLite file itself, or a PostgreSQL store's snapshot copied
-    /// into a temporary file (``PostgresSnapshot``), deleted afterwards.
-    func read<T: Sendable>(_ body: @escaping @Sendable (Store) throws -> T) async throws -> T {
+    /// into a temporary file (``PostgresSnapshot``), deleted afterwards; with
+    /// `relevantTo`, only what the outcomes of that window's updates rest on
+    /// is copied (a report of it is right in its updates and breakdowns only).
+    func read<T: Sendable>(relevantTo window: ReportWindow? = nil, _ body: @escaping @Sendable (Store) throws -> T)
+        async throws -> T
+    {
         try await withCheckedThrowingContinuation { continuation in
             readers.async { [self] in
                 continuation.resume(
@@ -113,7 +117,8 @@ final class StoreEngine: @unchecked Sendable {
                         case .sqlite(let path, _, _):
                             return try body(try Store(readingAt: path))
                         case .postgres(let location, _, _):
-                            let directory = try PostgresSnapshot.copyToTemporaryDirectory(from: location)
+                            let directory = try PostgresSnapshot.copyToTemporaryDirectory(
+                                from: location, relevantTo: window)
                             defer { try? FileManager.default.removeItem(at: directory) }
                             return try body(
                                 try Store(readingAt: directory.appendingPathComponent(PostgresSnapshot.fileName).path))

@@ -15,11 +15,12 @@ struct CollectorOnPostgresTests {
         let process: ChildProcess
         let port: Int
 
-        init(url: String, spool: URL, port: Int, environment: [String: String] = [:]) throws {
+        init(url: String, spool: URL, port: Int, environment: [String: String] = [:], arguments: [String] = []) throws {
             self.port = port
             process = try ChildProcess(
                 "arrival",
-                ["serve", "--db", url, "--spool", spool.path, "--port", String(port), "--log-level", "warning"],
+                ["serve", "--db", url, "--spool", spool.path, "--port", String(port), "--log-level", "warning"]
+                    + arguments,
                 environment: environment.merging([
                     "ARRIVAL_DEVICE_TOKENS": CollectorOnPostgresTests.device,
                     "ARRIVAL_SENDER_TOKENS": CollectorOnPostgresTests.sender,
@@ -219,6 +220,54 @@ extension CollectorOnPostgresTests {
                 try TestDatabase.strings(url, "SELECT content_sha256 FROM arrival.files")
             }.value
             #expect(Set([first, second].compactMap { $0 }).isSubset(of: stored), "\(stored)")
+            #expect(try await collector.process.stop(SIGTERM).status == 0)
+        }
+    }
+}
+
+extension CollectorOnPostgresTests {
+    @Test("Today's per-app rates in /metrics come from a copy of today's activities only")
+    func todaysRates() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let now = Date()
+        func at(_ seconds: Double) -> String { formatter.string(from: now.addingTimeInterval(seconds)) }
+        let topic = #""topic":"com.example.rates.push-type.liveactivity""#
+        // Today: two updates of one activity, one rendered. Two days ago: another activity, not today's.
+        let sender = [
+            #"{"v":1,"kind":"apns","apns_id":"r-1","sent_at":"\#(at(-60))","status":200,"push_token":"t1","activity_id":"today","seq":1,"aps_timestamp":1,\#(topic)}"#,
+            #"{"v":1,"kind":"apns","apns_id":"r-2","sent_at":"\#(at(-30))","status":200,"push_token":"t1","activity_id":"today","seq":2,"aps_timestamp":2,\#(topic)}"#,
+            #"{"v":1,"kind":"apns","apns_id":"r-3","sent_at":"\#(at(-172_800))","status":200,"push_token":"t2","activity_id":"old","seq":1,"aps_timestamp":1,\#(topic)}"#,
+        ]
+        let device = [
+            #"{"v":1,"kind":"render","activity_id":"today","seq":1,"rendered_at":"\#(at(-59))"}"#,
+            #"{"v":1,"kind":"render","activity_id":"old","seq":1,"rendered_at":"\#(at(-172_799))"}"#,
+        ]
+        try Data((sender.joined(separator: "\n") + "\n").utf8).write(to: directory.appendingPathComponent("s.jsonl"))
+        try Data((device.joined(separator: "\n") + "\n").utf8).write(to: directory.appendingPathComponent("d.jsonl"))
+        try await TestDatabase.withAsync { url in
+            let collector = try Collector(
+                url: url, spool: directory.appendingPathComponent("spool"), port: CollectorClient.freePort(),
+                arguments: ["--rates-every", "1"])
+            try await collector.ready()
+            #expect(
+                await collector.upload(name: "sender/s.jsonl", path: directory.appendingPathComponent("s.jsonl").path)
+                    != nil)
+            #expect(
+                await collector.upload(name: "d.jsonl", path: directory.appendingPathComponent("d.jsonl").path) != nil)
+            try await collector.drained()
+            var metrics = ""
+            for _ in 0..<200 {
+                let (body, _) = try await CollectorClient.request("\(collector.base)/metrics")
+                metrics = String(decoding: body, as: UTF8.self)
+                if metrics.contains(#"arrival_app_updates_sent{app="com.example.rates"} 2"#) { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            // Today's two updates, one rendered: the day-old activity is in neither figure.
+            #expect(metrics.contains(#"arrival_app_updates_sent{app="com.example.rates"} 2"#), "\(metrics)")
+            #expect(metrics.contains(#"arrival_app_arrival_rate{app="com.example.rates"} 0.5"#), "\(metrics)")
             #expect(try await collector.process.stop(SIGTERM).status == 0)
         }
     }

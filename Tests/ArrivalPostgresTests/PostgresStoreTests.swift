@@ -1,5 +1,7 @@
+import ArrivalAnalysis
 import ArrivalModel
 import ArrivalPostgres
+import ArrivalStore
 import ArrivalTestSupport
 import Foundation
 import Logging
@@ -131,6 +133,53 @@ struct PostgresStoreTests {
             #expect(
                 try TestDatabase.strings(url, "SELECT loss_cause FROM arrival.update_outcomes WHERE seq = 3")
                     == ["device_silent"])
+        }
+    }
+
+    @Test("A copy of what a window's updates rest on gives that window's updates and breakdowns, as a whole copy does")
+    func relevantCopy() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var inputs = [packageRoot.appendingPathComponent("SampleData").path]
+        for (index, fleet) in Self.fleets.enumerated() where index != 0 {
+            let out = directory.appendingPathComponent("fleet-\(index)").path
+            #expect(try run("arrival", ["simulate", "--out", out] + fleet).status == 0)
+            inputs.append(out)
+        }
+        for input in inputs {
+            try TestDatabase.with { url in
+                #expect(try run("arrival", ["ingest", input, "--quiet", "--db", url]).status == 0)
+                let location = try PostgresLocation(url: url)
+                let whole = try PostgresSnapshot.copyToTemporaryDirectory(from: location)
+                defer { try? FileManager.default.removeItem(at: whole) }
+                let wholeStore = try Store(readingAt: whole.appendingPathComponent(PostgresSnapshot.fileName).path)
+                let sent =
+                    "SELECT sent_at FROM arrival.requests UNION ALL SELECT sent_at FROM arrival.token_requests "
+                    + "UNION ALL SELECT sent_at FROM arrival.broadcasts"
+                let first = try TestDatabase.query(url, "SELECT min(sent_at) FROM (\(sent)) AS s")
+                let last = try TestDatabase.query(url, "SELECT max(sent_at) FROM (\(sent)) AS s")
+                // The UTC days of the data, and windows of 5 hours that cut through activities.
+                var windows: [ReportWindow] = []
+                for (start, length) in [
+                    (first - first % 86_400_000, Int64(86_400_000)), (first - first % 3_600_000, 18_000_000),
+                ] {
+                    var from = start
+                    while from <= last {
+                        windows.append(ReportWindow(from: from, to: from + length))
+                        from += length
+                    }
+                }
+                for window in windows {
+                    let expected = try ReportBuilder(store: wholeStore).build(window: window)
+                    let part = try PostgresSnapshot.copyToTemporaryDirectory(from: location, relevantTo: window)
+                    defer { try? FileManager.default.removeItem(at: part) }
+                    let partStore = try Store(readingAt: part.appendingPathComponent(PostgresSnapshot.fileName).path)
+                    let report = try ReportBuilder(store: partStore).build(window: window)
+                    #expect(report.updates == expected.updates, "\(input) \(window)")
+                    #expect(report.breakdowns == expected.breakdowns, "\(input) \(window)")
+                }
+                #expect(windows.count >= 2)
+            }
         }
     }
 
