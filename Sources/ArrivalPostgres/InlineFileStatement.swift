@@ -51,21 +51,9 @@ struct InlineFileStatement: PostgresPreparedStatement {
                     SELECT nextval('arrival.\(kind.sequence)') AS id, u.*
                     FROM unnest(\(unnest.joined(separator: ", "))) AS u(\(arrays.joined(separator: ", "))))
                 """)
-            let columns = kind.columns.joined(separator: ", ")
-            var names: [String] = []
-            for route in kind.routes {
-                let name = "new_\(route.table)"
-                names.append("(SELECT count(*) FROM \(name))")
-                steps.append(
-                    """
-                    \(name) AS (
-                        INSERT INTO arrival.\(route.table) (id, file_id, content_hash, \(columns))
-                        SELECT s.id, file.id, s.content_hash, \(kind.columns.map { "s." + $0 }.joined(separator: ", "))
-                        FROM input_\(kind.rawValue) AS s CROSS JOIN file WHERE \(route.condition) ORDER BY s.id
-                        ON CONFLICT (\(route.identity.joined(separator: ", "))) DO NOTHING RETURNING 1)
-                    """)
-            }
-            counts.append(names.joined(separator: " + "))
+            let (inserts, count) = kind.storingSteps(from: "input_\(kind.rawValue)")
+            steps += inserts
+            counts.append(count)
         }
         steps.append("counted AS (SELECT \(counts[0]) AS apns, \(counts[1]) AS renders, \(counts[2]) AS callbacks)")
         steps.append(

@@ -242,22 +242,9 @@ package final class PostgresFile: FileWriter {
                 counts.append("0")
                 continue
             }
-            let columns = kind.columns.joined(separator: ", ")
-            let source = inputs[kind] ?? kind.stageTable
-            var names: [String] = []
-            for route in kind.routes {
-                let name = "new_\(route.table)"
-                names.append("(SELECT count(*) FROM \(name))")
-                steps.append(
-                    """
-                    \(name) AS (
-                        INSERT INTO arrival.\(route.table) (id, file_id, content_hash, \(columns))
-                        SELECT s.id, file.id, s.content_hash, \(kind.columns.map { "s." + $0 }.joined(separator: ", "))
-                        FROM \(source) AS s CROSS JOIN file WHERE \(route.condition) ORDER BY s.id
-                        ON CONFLICT (\(route.identity.joined(separator: ", "))) DO NOTHING RETURNING 1)
-                    """)
-            }
-            counts.append(names.joined(separator: " + "))
+            let (inserts, count) = kind.storingSteps(from: inputs[kind] ?? kind.stageTable)
+            steps += inserts
+            counts.append(count)
         }
         steps.append("counted AS (SELECT \(counts[0]) AS apns, \(counts[1]) AS renders, \(counts[2]) AS callbacks)")
         if malformed > 0 {

@@ -273,6 +273,29 @@ extension RecordKind {
         }
     }
 
+    /// The `WITH` steps that store this kind's rows from `source` (a stage
+    /// table or an input step with `id`, `content_hash` and the kind's
+    /// columns) into each table they go to, in id order, equal records once;
+    /// and the expression counting the rows they stored.
+    func storingSteps(from source: String) -> (steps: [String], count: String) {
+        let columns = self.columns.joined(separator: ", ")
+        var steps: [String] = []
+        var counts: [String] = []
+        for route in routes {
+            let name = "new_\(route.table)"
+            counts.append("(SELECT count(*) FROM \(name))")
+            steps.append(
+                """
+                \(name) AS (
+                    INSERT INTO arrival.\(route.table) (id, file_id, content_hash, \(columns))
+                    SELECT s.id, file.id, s.content_hash, \(self.columns.map { "s." + $0 }.joined(separator: ", "))
+                    FROM \(source) AS s CROSS JOIN file WHERE \(route.condition) ORDER BY s.id
+                    ON CONFLICT (\(route.identity.joined(separator: ", "))) DO NOTHING RETURNING 1)
+                """)
+        }
+        return (steps, counts.joined(separator: " + "))
+    }
+
     /// The contract fields that are integers (the rest are text).
     static let integerColumns: Set<String> = [
         "sent_at", "status", "seq", "aps_timestamp", "payload_bytes", "priority", "latency_ms", "rendered_at",

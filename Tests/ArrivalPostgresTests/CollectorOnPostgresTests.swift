@@ -177,11 +177,7 @@ extension CollectorOnPostgresTests {
             }
             #expect(second != nil)
             try await collector.drained()
-            let stored = try await Task.detached {
-                try TestDatabase.strings(url, "SELECT content_sha256 FROM arrival.files")
-            }.value
-            #expect(Set([first, second].compactMap { $0 }).isSubset(of: stored), "\(stored)")
-            #expect(try await collector.process.stop(SIGTERM).status == 0)
+            try await Self.expectStored([first, second], in: url, then: collector)
         }
     }
 }
@@ -216,11 +212,7 @@ extension CollectorOnPostgresTests {
             #expect(ContinuousClock.now - start < .seconds(10))
             try await collector.drained()
             #expect(second != nil, "\(collector.process.stderr)")
-            let stored = try await Task.detached {
-                try TestDatabase.strings(url, "SELECT content_sha256 FROM arrival.files")
-            }.value
-            #expect(Set([first, second].compactMap { $0 }).isSubset(of: stored), "\(stored)")
-            #expect(try await collector.process.stop(SIGTERM).status == 0)
+            try await Self.expectStored([first, second], in: url, then: collector)
         }
     }
 }
@@ -270,6 +262,17 @@ extension CollectorOnPostgresTests {
             #expect(metrics.contains(#"arrival_app_arrival_rate{app="com.example.rates"} 0.5"#), "\(metrics)")
             #expect(try await collector.process.stop(SIGTERM).status == 0)
         }
+    }
+}
+
+extension CollectorOnPostgresTests {
+    /// Expects every acknowledged upload (its content hash) registered in the store, then stops the collector.
+    static func expectStored(_ acknowledged: [String?], in url: String, then collector: Collector) async throws {
+        let stored = try await Task.detached {
+            try TestDatabase.strings(url, "SELECT content_sha256 FROM arrival.files")
+        }.value
+        #expect(Set(acknowledged.compactMap { $0 }).isSubset(of: stored), "\(stored)")
+        #expect(try await collector.process.stop(SIGTERM).status == 0)
     }
 }
 
