@@ -13,7 +13,8 @@ Usage:
     python3 Scripts/reference/arrival_reference.py \
         [--day YYYY-MM-DD | --from RFC3339 --to RFC3339] [--contract 2|3.0] [--verbose] PATH...
 
-`--contract 3.0` reads and reports by contract 3.0 (report schema 2): the
+By default, and with `--contract 3.0`, it reads and reports by contract 3.0
+(report schema 2, `arrival.report/2`, what arrival writes): the
 activity's end also from an `activity_state` `ended` callback, its
 dismissal, the `dismissed` outcome, the five loss causes, the full tie order
 of "earliest request", `starts`, `requests.to_dead_tokens`, and broadcast
@@ -2026,10 +2027,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--to", metavar="RFC3339")
     parser.add_argument("--verbose", action="store_true",
                         help="print an ingest summary to stderr")
-    parser.add_argument("--contract", choices=("2", "3.0"), default="2",
-                        help="the contract to report by: 2 (report schema 1, the default) or "
-                             "3.0 (report schema 2: dismissals, loss causes, starts, dead tokens, "
-                             "broadcast channels)")
+    parser.add_argument("--contract", choices=("2", "3.0"), default="3.0",
+                        help="the contract to report by: 3.0 (report schema 2, the default: dismissals, "
+                             "loss causes, starts, dead tokens, broadcast channels) or 2 (report schema 1, "
+                             "as arrival before contract 3.0 wrote it)")
     parser.add_argument("paths", nargs="+", metavar="PATH")
     args = parser.parse_args(argv)
     window = parse_window(args, parser)
