@@ -41,16 +41,12 @@ struct InlineFileStatement: PostgresPreparedStatement {
         var steps = ["file AS (SELECT coalesce($1::bigint, nextval('arrival.file_ids')) AS id)"]
         var counts: [String] = []
         for kind in RecordKind.allCases {
-            let arrays = ["content_hash"] + kind.columns
-            let unnest = arrays.map {
-                next(RecordKind.integerColumns.contains($0) || $0 == "content_hash" ? "bigint[]" : "text[]")
-            }
             steps.append(
                 """
                 input_\(kind.rawValue) AS MATERIALIZED (
-                    SELECT nextval('arrival.\(kind.sequence)') AS id, u.*
-                    FROM unnest(\(unnest.joined(separator: ", "))) AS u(\(arrays.joined(separator: ", "))))
+                    SELECT nextval('arrival.\(kind.sequence)') AS id, u.* FROM \(kind.unnest(from: parameter + 1)))
                 """)
+            parameter += kind.columns.count + 1
             let (inserts, count) = kind.storingSteps(from: "input_\(kind.rawValue)")
             steps += inserts
             counts.append(count)
@@ -103,6 +99,13 @@ struct InlineFileStatement: PostgresPreparedStatement {
 
     func decodeRow(_ row: PostgresRow) throws -> Row {
         try row.decode(Row.self)
+    }
+
+    /// The bindings of `kind`'s rows in `batch` for ``RecordKind/unnest(from:)`` at `$1`.
+    static func bindings(of batch: RowBatch, kind: RecordKind) throws -> PostgresBindings {
+        var binds = PostgresBindings(capacity: kind.columns.count + 1)
+        for column in try columns(of: batch, kind: kind) { binds.append(column) }
+        return binds
     }
 
     /// The columns of `kind`'s rows in `batch`, in line order. Throws, naming
@@ -183,5 +186,17 @@ struct ColumnArray: PostgresDynamicTypeEncodable, Sendable {
         byteBuffer.writeInteger(Int32(1))  // lower bound
         var copy = elements
         byteBuffer.writeBuffer(&copy)
+    }
+}
+
+extension RecordKind {
+    /// `unnest` of this kind's rows bound as one array a column (``ColumnArray``)
+    /// at parameters `$first` on (content hash, then ``columns``), named `u`.
+    func unnest(from first: Int) -> String {
+        let names = ["content_hash"] + columns
+        let arrays = names.enumerated().map { index, name in
+            "$\(first + index)::\(RecordKind.integerColumns.contains(name) || name == "content_hash" ? "bigint" : "text")[]"
+        }
+        return "unnest(\(arrays.joined(separator: ", "))) AS u(\(names.joined(separator: ", ")))"
     }
 }

@@ -36,9 +36,9 @@ package final class PostgresFile: FileWriter {
     private var session: PostgresSession { store.session }
 
     package func store(_ batch: RowBatch) throws -> [Int]? {
-        // A file of one small batch (most device files) is held, and stored
-        // with its rows in the storing statement itself: no temporary table.
-        if !staging, held == nil, Self.fitsInline(batch) {
+        // A file of one batch (most device files) is held, and stored with
+        // its rows bound to the storing statement: no temporary table.
+        if !staging, held == nil {
             held = batch
             for row in batch.rows { staged[row.kind.index] += 1 }
             return nil
@@ -52,11 +52,6 @@ package final class PostgresFile: FileWriter {
     private var held: RowBatch?
     /// Whether the file's rows go through the stage tables.
     private var staging = false
-
-    /// Whether a batch can be stored with its rows as parameters of one statement (at most 65,535).
-    static func fitsInline(_ batch: RowBatch) -> Bool {
-        batch.rows.count * (RecordKind.apns.columns.count + 1) + 16 <= 60_000
-    }
 
     /// From here on the file's rows go through the stage tables, the held ones first.
     private func stageHeld() throws {
@@ -128,18 +123,15 @@ package final class PostgresFile: FileWriter {
 
     package func finish(sha256: String, byteCount: Int, lines: Int, gzip: Bool) throws -> FileCommit {
         do {
-            // A file whose rows were staged stages its malformed lines too; and a file with too many
-            // values for one statement's parameters (at most 65,535) stages both.
-            let values = (held?.rows.count ?? 0) * (RecordKind.apns.columns.count + 1) + malformed * 3 + 16
-            if staging || values > 60_000 {
+            // A file is stored whole by the prepared statement or through the stage tables: one whose
+            // rows are staged stages its malformed lines, one with more malformed lines than are held its rows.
+            if staging || heldMalformed == nil {
                 try stageHeld()
                 stageMalformed()
             }
             try flushMalformed()
-            // A file that wrote nothing yet (rows and malformed lines held, nothing replaced) retries from
-            // its own savepoint.
-            let wrote = staging || replaced || (malformed > 0 && heldMalformed == nil)
-            let retryPoint = wrote ? "arrival_store" : "arrival_file"
+            // A file that wrote nothing yet (all held, nothing replaced) retries from its own savepoint.
+            let retryPoint = staging || replaced ? "arrival_store" : "arrival_file"
             if retryPoint == "arrival_store" { try session.execute("SAVEPOINT arrival_store") }
             var attempt = 0
             while true {
@@ -179,12 +171,10 @@ package final class PostgresFile: FileWriter {
     /// file is rolled back. A file that grew from earlier versions (folded
     /// into it when it began) counts its records by file afterwards.
     private func storeAtOnce(sha256: String, byteCount: Int, lines: Int, gzip: Bool) throws -> FileCommit {
-        let result: (Int64, Int64, Int64, Int64, Int64)
-        if !staging, malformed == 0 || heldMalformed != nil {
-            result = try storeInline(sha256: sha256, byteCount: byteCount, lines: lines, gzip: gzip)
-        } else {
-            result = try storeStaged(sha256: sha256, byteCount: byteCount, lines: lines, gzip: gzip)
-        }
+        let result =
+            staging
+            ? try storeStaged(sha256: sha256, byteCount: byteCount, lines: lines, gzip: gzip)
+            : try storeInline(sha256: sha256, byteCount: byteCount, lines: lines, gzip: gzip)
         return try stored(result, sha256: sha256)
     }
 
@@ -218,54 +208,30 @@ package final class PostgresFile: FileWriter {
         return row
     }
 
-    /// Stores a file through the stage tables (or with its rows written into the statement).
+    /// Stores a file through the stage tables.
     private func storeStaged(sha256: String, byteCount: Int, lines: Int, gzip: Bool) throws
         -> (Int64, Int64, Int64, Int64, Int64)
     {
-        var binds = PostgresBindings(capacity: 64)
+        var binds = PostgresBindings(capacity: 8)
         // A file that replaces earlier versions drew its id when it took over their records.
         var steps = ["file AS (SELECT \(fileID.map { "\($0)::bigint" } ?? "nextval('arrival.file_ids')") AS id)"]
-        var inputs: [RecordKind: String] = [:]
-        if let held {
-            for kind in RecordKind.allCases where staged[kind.index] > 0 {
-                inputs[kind] = "input_\(kind.rawValue)"
-                do {
-                    steps.append(try Self.inlineInput(held, kind: kind, ids: kind.sequence, binds: &binds))
-                } catch let error as PostgresStoreError {
-                    throw PostgresStoreError("\(path):\(error.description)")
-                }
-            }
-        }
         var counts: [String] = []
         for kind in RecordKind.allCases {
             guard staged[kind.index] > 0 else {
                 counts.append("0")
                 continue
             }
-            let (inserts, count) = kind.storingSteps(from: inputs[kind] ?? kind.stageTable)
+            let (inserts, count) = kind.storingSteps(from: kind.stageTable)
             steps += inserts
             counts.append(count)
         }
         steps.append("counted AS (SELECT \(counts[0]) AS apns, \(counts[1]) AS renders, \(counts[2]) AS callbacks)")
         if malformed > 0 {
-            var source = "arrival_stage_malformed"
-            if let lines = heldMalformed {
-                var values: [String] = []
-                for line in lines {
-                    binds.append(line.line)
-                    binds.append(line.cause)
-                    if let problem = line.problem { binds.append(problem) } else { binds.appendNull() }
-                    let n = binds.count
-                    values.append("($\(n - 2)::bigint, $\(n - 1)::text, $\(n)::text)")
-                }
-                source = "(VALUES \(values.joined(separator: ", "))) AS m(line, cause, problem)"
-            }
             steps.append(
                 """
                 malformed AS (
                     INSERT INTO arrival.malformed_lines (file_id, line, cause, problem)
-                    SELECT file.id, m.line, m.cause, m.problem FROM \(source.hasPrefix("(") ? source : source + " AS m")
-                    CROSS JOIN file
+                    SELECT file.id, m.line, m.cause, m.problem FROM arrival_stage_malformed AS m CROSS JOIN file
                     ON CONFLICT DO NOTHING RETURNING 1)
                 """)
         }
@@ -342,39 +308,6 @@ package final class PostgresFile: FileWriter {
         return FileCommit(status: .new, newByKind: new)
     }
 
-    /// A `WITH` query named `input_KIND` whose rows are those of `kind` in
-    /// `batch`, in line order, their values bound: `id` drawn from the
-    /// sequence `ids` row by row, or (nil) a row number.
-    static func inlineInput(_ batch: RowBatch, kind: RecordKind, ids: String?, binds: inout PostgresBindings) throws
-        -> String
-    {
-        let integers = kind.columns.map { RecordKind.integerColumns.contains($0) }
-        var values: [String] = []
-        try batch.bytes.withUnsafeBufferPointer { arena in
-            for row in batch.rows where row.kind == kind {
-                binds.append(Int64(bitPattern: row.hash))
-                var placeholders = ["$\(binds.count)::bigint"]
-                for (index, cell) in batch.cells(of: row).enumerated() {
-                    switch cell {
-                    case .int(let value): binds.append(value)
-                    case .noInt, .noText: binds.appendNull()
-                    case .text(let offset, let count):
-                        let text = try CopyText.storable(arena, offset, count, line: row.line)
-                        binds.append(String(decoding: text, as: UTF8.self))
-                    }
-                    placeholders.append("$\(binds.count)::\(integers[index] ? "bigint" : "text")")
-                }
-                values.append("(" + placeholders.joined(separator: ", ") + ")")
-            }
-        }
-        let id = ids.map { "nextval('arrival.\($0)')" } ?? "row_number() OVER ()"
-        return """
-            input_\(kind.rawValue) AS MATERIALIZED (
-                SELECT \(id) AS id, v.* FROM (VALUES \(values.joined(separator: ", ")))
-                AS v(content_hash, \(kind.columns.joined(separator: ", "))))
-            """
-    }
-
     /// One `record_repeats` row per staged line whose record was stored
     /// before it: by another file, or by an earlier line of this one.
     private func noteRepeats(of kind: RecordKind) throws {
@@ -382,9 +315,12 @@ package final class PostgresFile: FileWriter {
         for route in kind.routes {
             let identity = route.identity.joined(separator: ", ")
             let join = route.identity.map { "t.\($0) = s.\($0)" }.joined(separator: " AND ")
-            // The rows held (inline, numbered in line order), or the stage table.
-            var binds = PostgresBindings()
-            let input = try held.map { try "WITH " + Self.inlineInput($0, kind: kind, ids: nil, binds: &binds) } ?? ""
+            // The rows held (bound, numbered in line order), or the stage table.
+            let binds = try held.map { try InlineFileStatement.bindings(of: $0, kind: kind) } ?? PostgresBindings()
+            let input =
+                held == nil
+                ? ""
+                : "WITH input_\(kind.rawValue) AS (SELECT row_number() OVER () AS id, u.* FROM \(kind.unnest(from: 1)))"
             try session.run(
                 PostgresQuery(
                     unsafeSQL: """

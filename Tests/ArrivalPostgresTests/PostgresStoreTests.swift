@@ -375,6 +375,45 @@ struct PostgresStoreTests {
         }
     }
 
+    @Test(
+        "A file with more malformed lines than are held, and records it repeats: the same summary and registry as SQLite"
+    )
+    func manyMalformedLines() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = directory.appendingPathComponent("input")
+        try FileManager.default.createDirectory(at: input, withIntermediateDirectories: true)
+        func render(_ seq: String) -> String {
+            #"{"v":1,"kind":"render","activity_id":"A","seq":\#(seq),"rendered_at":"2026-11-21T10:30:00.000Z"}"#
+        }
+        // 1,500 lines of a wrong type (past the 1,000 held with a file's rows), 20 records, 5 of them again.
+        let good = (0..<20).map { render(String($0)) }
+        let lines = (0..<1_500).map { render("\"x\($0)\"") } + good + good.suffix(5)
+        try (lines.joined(separator: "\n") + "\n").write(
+            to: input.appendingPathComponent("big.jsonl"), atomically: true, encoding: .utf8)
+        // And a small file with a few malformed lines, held whole.
+        try ([render("\"y\""), render("1"), render("1")].joined(separator: "\n") + "\n").write(
+            to: input.appendingPathComponent("small.jsonl"), atomically: true, encoding: .utf8)
+        let sqlite = directory.appendingPathComponent("store.sqlite").path
+        try TestDatabase.with { url in
+            var outputs: [String] = []
+            for db in [sqlite, url] {
+                let ingested = try run("arrival", ["ingest", input.path, "--db", db])
+                #expect(ingested.status == 0, "\(ingested)")
+                outputs.append(ingested.stdout.split(separator: "\n").dropFirst().joined(separator: "\n"))
+            }
+            #expect(outputs[0] == outputs[1])
+            // 5 again in the big file; in the small one, its own repeat and the big file's record.
+            #expect(outputs[1].contains("duplicate records ignored: 7"), "\(outputs[1])")
+            let listed = try [sqlite, url].map { db in
+                Self.withoutTimes(try run("arrival", ["files", "list", "--format", "json", "--db", db]).stdout)
+            }
+            #expect(listed[0] == listed[1])
+            #expect(try TestDatabase.query(url, "SELECT count(*) FROM arrival.malformed_lines") == 1_501)
+            #expect(try TestDatabase.query(url, "SELECT count(*) FROM arrival.record_repeats") == 7)
+        }
+    }
+
     @Test("A field PostgreSQL cannot hold (U+0000) stops ingest at its file, named by path and line; the rest is kept")
     func nulCharacter() throws {
         let directory = try makeTemporaryDirectory()
