@@ -36,6 +36,15 @@ package struct Collector: Sendable {
         /// (429 with `Retry-After` past either); 0 for no cap.
         package var maxUploadsPerRole: [Role: Int] = [.device: 1024, .sender: 256]
         package var maxUploadsPerAddress = 128
+        /// IPv6 clients count against ``maxUploadsPerAddress`` by this many
+        /// leading bits of their address (a /64: one subscriber); IPv4
+        /// clients by their address.
+        package var ipv6PrefixLength = 64
+        /// What one upload may cost the worker once read, per role: a device
+        /// token is public, so its uploads get a small allowance.
+        package var uploadCostLimits: [Role: UploadCostLimits] = [.device: .device, .sender: .sender]
+        /// Reports computed at once (`GET /v1/report`); past it, 503 with `Retry-After`.
+        package var maxConcurrentReports = 2
         /// A header a reverse proxy in front sets to the client's address
         /// (`X-Forwarded-For`: its last entry counts); nil to use the
         /// connection's own address.
@@ -54,6 +63,7 @@ package struct Collector: Sendable {
     let engine: StoreEngine
     let metrics = CollectorMetrics()
     let slots: UploadSlots
+    let reports: ReportCache
 
     /// Opens (creating) the store and the spool; what a crash left in the
     /// spool is queued again.
@@ -71,6 +81,9 @@ package struct Collector: Sendable {
         }
         engine = try StoreEngine(storePath: configuration.storePath)
         slots = UploadSlots(perRole: configuration.maxUploadsPerRole, perAddress: configuration.maxUploadsPerAddress)
+        // Other writers of a PostgreSQL store are not seen by the change state: cached reports age out.
+        reports = ReportCache(
+            maxConcurrent: configuration.maxConcurrentReports, maxAge: engine.readsCopy ? .seconds(30) : nil)
     }
 
     /// The levels `run(logLevel:)` takes.
@@ -135,7 +148,9 @@ package struct Collector: Sendable {
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "arrival"),
             services: [
-                IngestWorker(spool: spool, engine: engine, metrics: metrics, logger: logger),
+                IngestWorker(
+                    spool: spool, engine: engine, metrics: metrics, logger: logger,
+                    limits: configuration.uploadCostLimits),
                 RatesRefresher(
                     engine: engine, metrics: metrics, everySeconds: configuration.ratesRefreshSeconds, logger: logger),
             ],
@@ -177,9 +192,26 @@ package struct Collector: Sendable {
             metrics.upload(role: role, result: .forbidden)
             throw APIError(.forbidden, "a read token cannot upload; use a device or sender token")
         }
+        // A body in a transfer coding other than chunked (gzip, chunked): the collector does not
+        // decode it (send a gzip file as the body itself, which is read as it is).
+        let codings = request.headers[values: .transferEncoding].flatMap { $0.split(separator: ",") }.map {
+            String($0).trimmingASCIIWhitespace.lowercased()
+        }
+        guard codings.isEmpty || codings == ["chunked"] else {
+            metrics.upload(role: role, result: .unsupportedEncoding)
+            throw APIError(
+                .notImplemented,
+                "Transfer-Encoding '\(codings.joined(separator: ", "))' is not supported: send the body as it is "
+                    + "(chunked or with a Content-Length); a gzip file is sent as the body itself",
+                headers: [.connection: "close"])
+        }
         let name: String?
-        do {
-            name = try request.headers.uploadName.map(UploadName.validated)
+        do throws(UploadName.Invalid) {
+            let names = request.headers[values: UploadName.header]
+            guard names.count <= 1 else {
+                throw UploadName.Invalid(message: "send one X-Upload-Name header, not \(names.count)")
+            }
+            name = try names.first.map(UploadName.validated)
         } catch {
             metrics.upload(role: role, result: .badName)
             throw APIError(.badRequest, error.message)
@@ -199,31 +231,43 @@ package struct Collector: Sendable {
                 headers: [.retryAfter: String(UploadSlots.retryAfterSeconds)])
         }
         defer { slots.release(role: role, address: address) }
+        let engine = self.engine
+        let logger = context.logger
         do {
-            let (entry, alreadyQueued) = try await spool.receive(
-                request.body, declaredLength: declared, name: name, role: role,
-                maxUploadBytes: configuration.maxUploadBytes)
-            metrics.received(bytes: entry.byteCount, role: role)
-            // The upload is in the spool, durable, from here on: acknowledged whatever the store answers.
-            var ingested: IngestedFile?
-            do {
-                ingested = alreadyQueued ? nil : try await engine.ingestedFile(sha256: entry.sha256)
-                // A device token's copy of these bytes had lines refused that this token may send:
-                // this upload is ingested in its place (Documentation/Collector.md).
-                if ingested != nil, role.mayUploadSenderRecords, try await engine.hasRefusedLines(sha256: entry.sha256)
-                {
-                    ingested = nil
-                }
-            } catch {
-                // Not known stored, then: queued, and the ingest worker finds out (skipping bytes stored already).
-                context.logger.warning("upload \(entry.sha256) queued without asking the store: \(error)")
-                ingested = nil
+            try spool.admit(declaredLength: declared, maxUploadBytes: configuration.maxUploadBytes)
+            // Every check that needs only the head passed: a client that asked (Expect: 100-continue) may send
+            // the body.
+            if request.headers[.expect]?.lowercased() == "100-continue", let channel = context.channel {
+                ConnectionDeadlines.sendContinue(on: channel)
             }
-            let duplicate = alreadyQueued || ingested != nil
-            metrics.upload(role: role, result: duplicate ? .duplicate : .queued)
-            let state = ingested != nil ? "ingested" : alreadyQueued ? "duplicate" : "queued"
+            // Whether these bytes were stored is asked before the upload is queued: once queued, the worker
+            // may ingest it at any moment, and this very upload must not make itself a duplicate.
+            let (entry, seen) = try await spool.receive(
+                request.body, declaredLength: declared, name: name, role: role,
+                maxUploadBytes: configuration.maxUploadBytes
+            ) { sha256 in
+                do {
+                    guard try await engine.ingestedFile(sha256: sha256) != nil else { return false }
+                    // A device token's copy of these bytes had lines refused that this token may send:
+                    // this upload is ingested in its place (Documentation/Collector.md).
+                    return !(role.mayUploadSenderRecords ? try await engine.hasRefusedLines(sha256: sha256) : false)
+                } catch {
+                    // Not known stored, then: queued, and the ingest worker finds out (skipping bytes stored already).
+                    logger.warning("upload \(sha256) queued without asking the store: \(error)")
+                    return false
+                }
+            }
+            // The upload is in the spool, durable, from here on: acknowledged whatever the store answers.
+            metrics.received(bytes: entry.byteCount, role: role)
+            metrics.upload(role: role, result: seen.isDuplicate ? .duplicate : .queued)
+            let state =
+                switch seen {
+                case .new: "queued"
+                case .queued: "duplicate"
+                case .stored: "ingested"
+                }
             return Self.json(
-                duplicate ? .ok : .accepted,
+                seen.isDuplicate ? .ok : .accepted,
                 JSONBody.object([("upload", .string(entry.sha256)), ("state", .string(state))]))
         } catch {
             switch error {
@@ -320,9 +364,35 @@ package struct Collector: Sendable {
             days = number
         }
         let trendDays = days
-        let text = try await engine.read { store in
-            try format.render(
-                try ProducedReport.of(store, window: window, daily: format.showsDailyReport, trendDays: trendDays))
+        let engine = self.engine
+        let key = ReportCache.Key(
+            request:
+                "\(format.rawValue) \(window.map { "\($0.from)-\($0.to)" } ?? "all") \(days.map(String.init) ?? "-")",
+            state: engine.changeState)
+        let text: String
+        do {
+            let source: ReportCache.Source
+            (text, source) = try await reports.report(key) {
+                try await engine.read { store in
+                    try format.render(
+                        try ProducedReport.of(
+                            store, window: window, daily: format.showsDailyReport, trendDays: trendDays))
+                }
+            }
+            let result: CollectorMetrics.ReportResult =
+                switch source {
+                case .computed: .computed
+                case .cached: .cached
+                case .shared: .shared
+                }
+            metrics.report(result)
+        } catch is ReportCache.Busy {
+            metrics.report(.refused)
+            throw APIError(
+                .serviceUnavailable,
+                "\(reports.maxConcurrent) reports are being computed, the most this collector computes at once "
+                    + "(--max-concurrent-reports); retry after \(ReportCache.retryAfterSeconds) s",
+                headers: [.retryAfter: String(ReportCache.retryAfterSeconds)])
         }
         var headers = HTTPFields()
         headers[.contentType] = format.contentType
@@ -336,9 +406,14 @@ package struct Collector: Sendable {
                 .record(inProgress[role] ?? 0)
         }
         let depth = spool.depth
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
         metrics.spool(
-            uploads: depth.uploads, bytes: depth.bytes, oldestReceivedAt: depth.oldestReceivedAt,
-            now: Int64(Date().timeIntervalSince1970 * 1000))
+            uploads: depth.uploads, bytes: depth.bytes, oldestReceivedAt: depth.oldestReceivedAt, now: now)
+        for (role, queued) in spool.depthByRole {
+            metrics.queue(
+                role: role, uploads: queued.uploads, bytes: queued.bytes, oldestReceivedAt: queued.oldestReceivedAt,
+                now: now)
+        }
         let text = CollectorMetrics.withHelp(configuration.registry?.emitToString() ?? "")
         var headers = HTTPFields()
         headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
@@ -367,15 +442,17 @@ package struct Collector: Sendable {
 
     /// Who is uploading, for the per-address cap: the connection's address,
     /// or with ``Configuration/clientAddressHeader`` the last entry of that
-    /// header (what the proxy in front saw).
+    /// header (what the proxy in front saw); an IPv6 client by its
+    /// ``Configuration/ipv6PrefixLength`` prefix (``ClientAddress``).
     func clientAddress(_ request: Request, context: CollectorContext) -> String {
         if let name = configuration.clientAddressHeader, let field = HTTPFields.Element.Name(name),
             let value = request.headers[values: field].last,
             let last = value.split(separator: ",").last.map({ String($0).trimmingASCIIWhitespace }), !last.isEmpty
         {
-            return last
+            return ClientAddress.key(last, ipv6PrefixLength: configuration.ipv6PrefixLength)
         }
-        return context.remoteAddress?.ipAddress ?? "unknown"
+        return ClientAddress.key(
+            context.remoteAddress?.ipAddress ?? "unknown", ipv6PrefixLength: configuration.ipv6PrefixLength)
     }
 
     /// The role of the request's bearer token; 401 without one or with an unknown one.
@@ -414,30 +491,40 @@ package struct Collector: Sendable {
 extension HTTPFields {
     /// `X-Upload-Name`: the name an upload is registered under.
     var uploadName: String? {
-        get { self[.init("X-Upload-Name")!] }
-        set { self[.init("X-Upload-Name")!] = newValue }
+        get { self[UploadName.header] }
+        set { self[UploadName.header] = newValue }
     }
 }
 
 /// The name an upload is registered under (`X-Upload-Name`): a relative
 /// path, as the client's files are named.
 enum UploadName {
+    static let header = HTTPFields.Element.Name("X-Upload-Name")!
+
     struct Invalid: Error {
         var message: String
     }
 
     static func validated(_ raw: String) throws(Invalid) -> String {
+        // The HTTP parser reads a header's bytes as UTF-8 and writes U+FFFD for those that are not:
+        // names that differ only in such bytes would then be one name. None is taken.
+        guard !raw.unicodeScalars.contains("\u{FFFD}") else {
+            throw Invalid(
+                message: "X-Upload-Name must be UTF-8: it held bytes that are not (or U+FFFD, which stands for them)")
+        }
         var name = raw
         while name.hasPrefix("./") { name.removeFirst(2) }
         guard !name.isEmpty, name.utf8.count <= 512 else {
             throw Invalid(message: "X-Upload-Name must be a relative path of 1 to 512 bytes")
         }
         guard !name.hasPrefix("/"), !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }),
-            !name.split(separator: "/", omittingEmptySubsequences: false).contains(where: { $0 == ".." || $0.isEmpty })
+            !name.split(separator: "/", omittingEmptySubsequences: false).contains(where: {
+                $0 == ".." || $0 == "." || $0.isEmpty
+            })
         else {
             throw Invalid(
                 message: "X-Upload-Name must be a relative path such as devices/abc/widget-1.jsonl: "
-                    + "no leading /, no empty or .. segment, no control character")
+                    + "no leading /, no empty, . or .. segment, no control character")
         }
         return name
     }

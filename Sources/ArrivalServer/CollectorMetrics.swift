@@ -15,6 +15,8 @@ struct CollectorMetrics: Sendable {
         case tooLarge = "too_large"
         case empty
         case badName = "bad_name"
+        /// A Transfer-Encoding other than chunked: 501.
+        case unsupportedEncoding = "unsupported_encoding"
         case spoolFull = "spool_full"
         /// The spool's file system is full (ENOSPC): 503, back-pressure.
         case diskFull = "disk_full"
@@ -58,6 +60,38 @@ struct CollectorMetrics: Sendable {
         Counter(label: "arrival_uploads_ingested_total").increment(by: uploads)
     }
 
+    /// Why a run stopped before its end (its unfinished uploads stay queued).
+    enum RunStop: String {
+        /// Sender uploads were waiting and the device run's slice was over.
+        case preempted
+        case shutdown
+    }
+
+    func runStopped(_ reason: RunStop) {
+        Counter(label: "arrival_ingest_runs_stopped_total", dimensions: [("reason", reason.rawValue)]).increment()
+    }
+
+    /// Uploads and bytes queued per role, and the age of each role's oldest.
+    func queue(role: Role, uploads: Int, bytes: Int, oldestReceivedAt: Int64?, now: Int64) {
+        Gauge(label: "arrival_ingest_queue_uploads", dimensions: [("role", role.rawValue)]).record(uploads)
+        Gauge(label: "arrival_ingest_queue_bytes", dimensions: [("role", role.rawValue)]).record(bytes)
+        Gauge(label: "arrival_ingest_queue_lag_seconds", dimensions: [("role", role.rawValue)]).record(
+            Double(oldestReceivedAt.map { max(0, now - $0) } ?? 0) / 1000)
+    }
+
+    /// A report request: computed, served from the cache, answered by a
+    /// computation another request started, or refused past the cap.
+    enum ReportResult: String {
+        case computed
+        case cached
+        case shared
+        case refused
+    }
+
+    func report(_ result: ReportResult) {
+        Counter(label: "arrival_reports_total", dimensions: [("result", result.rawValue)]).increment()
+    }
+
     func ingestFailed() {
         Counter(label: "arrival_ingest_failures_total").increment()
     }
@@ -88,6 +122,16 @@ struct CollectorMetrics: Sendable {
         "arrival_spool_uploads": "Uploads acknowledged and not yet ingested.",
         "arrival_spool_bytes": "Bytes of the uploads waiting in the spool.",
         "arrival_ingest_lag_seconds": "Age of the oldest upload waiting in the spool (0 when empty).",
+        "arrival_ingest_queue_uploads": "Uploads acknowledged and not yet ingested, by the role of their token.",
+        "arrival_ingest_queue_bytes": "Bytes of the uploads waiting in the spool, by the role of their token.",
+        "arrival_ingest_queue_lag_seconds":
+            "Age of the oldest upload waiting in the spool, by the role of its token (0 when none waits).",
+        "arrival_ingest_runs_stopped_total":
+            "Ingest runs stopped between batches, their unfinished uploads left queued: preempted (a device run "
+            + "while sender uploads waited) or shutdown.",
+        "arrival_reports_total":
+            "GET /v1/report requests with a valid query, by result: computed, cached, shared (another request's "
+            + "computation) or refused (past --max-concurrent-reports: 503).",
         "arrival_app_arrival_rate": "Today's (UTC) arrival rate per app: rendered / (rendered + superseded + lost).",
         "arrival_app_effective_arrival_rate":
             "Today's (UTC) effective arrival rate per app: (rendered + superseded) / (rendered + superseded + lost).",

@@ -62,6 +62,10 @@ final class ConnectionDeadlines: ChannelDuplexHandler, RemovableChannelHandler {
     private var closeAfterResponse = false
     private var closed = false
     private var timer: Scheduled<Void>?
+    /// The connection, for `100 Continue` (``sendContinue(on:)``).
+    private var context: ChannelHandlerContext?
+    /// The request being read asked `Expect: 100-continue`, and was not told yet.
+    private var awaitingContinue = false
 
     init(limits: ConnectionLimits) {
         self.limits = limits
@@ -75,11 +79,13 @@ final class ConnectionDeadlines: ChannelDuplexHandler, RemovableChannelHandler {
     // MARK: - Events
 
     func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
         phase = .waitingForHead(since: .now(), served: false)
         if context.channel.isActive { schedule(context) }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
         timer?.cancel()
         timer = nil
     }
@@ -100,9 +106,14 @@ final class ConnectionDeadlines: ChannelDuplexHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let now = NIODeadline.now()
         switch unwrapInboundIn(data) {
-        case .head:
+        case .head(let head):
             unanswered += 1
             phase = .readingBody(headAt: now, lastPartAt: now)
+            awaitingContinue = head.headerFields[.expect]?.lowercased() == "100-continue"
+        case .body where awaitingContinue:
+            // The client sent its body without waiting for 100 Continue (as it may): nothing to tell it.
+            awaitingContinue = false
+            if case .readingBody(let headAt, _) = phase { phase = .readingBody(headAt: headAt, lastPartAt: now) }
         case .body:
             if case .readingBody(let headAt, _) = phase { phase = .readingBody(headAt: headAt, lastPartAt: now) }
         case .end:
@@ -118,7 +129,17 @@ final class ConnectionDeadlines: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        guard case .end = unwrapOutboundIn(data) else {
+        let part = unwrapOutboundIn(data)
+        if case .head(var head) = part, awaitingContinue, head.status.kind != .informational {
+            // Answered before the client was told to send its body: it may never send it, so the
+            // connection cannot be read on. It closes after this answer.
+            awaitingContinue = false
+            closeAfterResponse = true
+            head.headerFields[.connection] = "close"
+            context.write(wrapOutboundOut(.head(head)), promise: promise)
+            return
+        }
+        guard case .end = part else {
             context.write(data, promise: promise)
             return
         }
@@ -142,6 +163,28 @@ final class ConnectionDeadlines: ChannelDuplexHandler, RemovableChannelHandler {
             schedule(context)
         }
         context.fireUserInboundEventTriggered(event)
+    }
+
+    // MARK: - 100 Continue
+
+    /// Tells the client of the request being read on `channel`, if it asked
+    /// (`Expect: 100-continue`), to send its body: the handler calls it once
+    /// every check that needs only the head passed. A request refused before
+    /// is answered with its final status, without `100 Continue`, and its
+    /// connection closed (the client may never send that body).
+    static func sendContinue(on channel: any Channel) {
+        channel.eventLoop.execute {
+            guard let handler = try? channel.pipeline.syncOperations.handler(type: ConnectionDeadlines.self) else {
+                return
+            }
+            handler.writeContinue()
+        }
+    }
+
+    private func writeContinue() {
+        guard awaitingContinue, !closed, let context else { return }
+        awaitingContinue = false
+        context.writeAndFlush(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
     }
 
     // MARK: - The timer

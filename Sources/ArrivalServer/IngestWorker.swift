@@ -6,18 +6,36 @@ import Foundation
 import Logging
 import ServiceLifecycle
 
-/// Drains the spool: each upload in arrival order, ingested and then
-/// removed. On SIGTERM it finishes the run it is on and stops; what is
-/// queued stays for the next start.
+/// Drains the spool: runs of uploads, each run of one role's uploads in
+/// their arrival order, ingested and then removed. Runs alternate between
+/// the roles that have uploads waiting (sender first), so a large or slow
+/// upload made with the public device token never holds the senders' behind
+/// it; a device run that has gone on for ``RunScheduler/deviceSlice`` while
+/// sender uploads wait is stopped between batches, and its unfinished
+/// uploads stay queued for its next turn.
+///
+/// On SIGTERM (once the server has let its connections go) the run in
+/// flight is told to stop between batches: it commits what it finished and
+/// leaves the rest queued. A run that has not returned
+/// ``abandonAfter`` later is abandoned uncommitted (its uploads stay queued,
+/// and the next start ingests them). What is queued stays for the next start.
 struct IngestWorker: Service {
     let spool: Spool
     let engine: StoreEngine
     let metrics: CollectorMetrics
     let logger: Logger
+    /// What one upload may cost once read, per role.
+    var limits: [Role: UploadCostLimits] = [.device: .device, .sender: .sender]
+    /// How long a device run may go on while sender uploads wait (doubled for each stop in a row).
+    var deviceSlice: Duration = RunScheduler.defaultDeviceSlice
+
+    /// How long after SIGTERM a run that has not stopped is waited for.
+    static let abandonAfter: Duration = .seconds(5)
 
     func run() async throws {
+        var scheduler = RunScheduler(deviceSlice: deviceSlice)
         for await _ in spool.arrivals.cancelOnGracefulShutdown() {
-            await drain()
+            await drain(&scheduler)
             if Task.isShuttingDownGracefully || Task.isCancelled { break }
         }
     }
@@ -30,59 +48,209 @@ struct IngestWorker: Service {
     /// on.
     static let uploadsPerRun = 10_000
     /// …and at most this many bytes of uploads (at least one upload), so a
-    /// run, which SIGTERM lets finish, lasts seconds.
+    /// run lasts seconds.
     static let bytesPerRun = 64 << 20
 
-    private func drain() async {
-        var failures = 0
-        while !Task.isShuttingDownGracefully, !Task.isCancelled {
-            let entries = spool.next(Self.uploadsPerRun, maxBytes: Self.bytesPerRun)
-            if entries.isEmpty { return }
+    private var stopping: Bool { Task.isShuttingDownGracefully || Task.isCancelled }
+
+    private func drain(_ scheduler: inout RunScheduler) async {
+        while !stopping {
+            let waiting = Set(spool.depthByRole.filter { $0.value.uploads > 0 }.keys)
+            let role: Role
+            switch scheduler.next(waiting: waiting, now: .now) {
+            case .idle:
+                return
+            case .wait(let until):
+                // Every waiting role is backing off: look again within a second (an upload of another role may come).
+                let pause = min(until - .now, .seconds(1))
+                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: max(pause, .milliseconds(10))) }
+                continue
+            case .run(let next):
+                role = next
+            }
+            let entries = spool.next(Self.uploadsPerRun, maxBytes: Self.bytesPerRun, role: role)
+            if entries.isEmpty { continue }
             let started = ContinuousClock.now
-            switch await engine.ingest(
-                entries.map {
-                    let location = spool.location(of: $0)
-                    return ($0, location.path, location.range)
-                })
-            {
+            let stop = StopFlag()
+            let slice = scheduler.deviceSlice
+            let spool = self.spool
+            let options = StoreEngine.runOptions(limits: limits[role] ?? .device) {
+                if stop.isSet { return true }
+                // A device run gives way to waiting senders once its slice is over.
+                return role == .device && ContinuousClock.now - started >= slice && spool.hasQueued(.sender)
+            }
+            let uploads = entries.map {
+                let location = spool.location(of: $0)
+                return ($0, location.path, location.range)
+            }
+            guard let outcome = await untilStopped(stop, { [engine] in await engine.ingest(uploads, options: options) })
+            else {
+                logger.warning(
+                    "ingest run abandoned at shutdown: it did not stop within \(Self.abandonAfter); its \(entries.count) uploads stay queued for the next start"
+                )
+                return
+            }
+            switch outcome {
             case .success(let summary):
-                // An upload the ingest could not read stays queued (it is
-                // retried); the others are stored and leave the spool.
+                engine.noteCommitted()
+                // An upload the ingest could not read stays queued (it is retried), as does one a stopped
+                // run did not finish (not a failure); the others are stored and leave the spool.
                 let unreadable = Set(summary.unreadable.map(\.path))
-                for entry in entries where !unreadable.contains(entry.name) {
+                let interrupted = Set(StoreEngine.interrupted(summary))
+                var removed = 0
+                for entry in entries where !unreadable.contains(entry.name) && !interrupted.contains(entry.name) {
                     spool.remove(entry)
+                    removed += 1
                 }
                 spool.checkpoint()
-                metrics.ingested(
-                    summary, uploads: entries.count - unreadable.count,
-                    seconds: (ContinuousClock.now - started).inSeconds)
+                metrics.ingested(summary, uploads: removed, seconds: (ContinuousClock.now - started).inSeconds)
+                let preempted = !interrupted.isEmpty && !stop.isSet
+                if !interrupted.isEmpty { metrics.runStopped(preempted ? .preempted : .shutdown) }
+                if role == .device { scheduler.deviceRunEnded(preempted: preempted) }
                 logger.debug(
                     "ingested uploads",
                     metadata: [
-                        "uploads": "\(entries.count - unreadable.count)", "records": "\(summary.newRecords)",
-                        "duplicates": "\(summary.duplicateRecords)",
+                        "role": "\(role.rawValue)", "uploads": "\(removed)", "records": "\(summary.newRecords)",
+                        "duplicates": "\(summary.duplicateRecords)", "unfinished": "\(interrupted.count)",
                     ])
                 if let first = summary.unreadable.first {
-                    failures += 1
                     metrics.ingestFailed()
-                    logger.error("upload '\(first.path)' not ingested (attempt \(failures)): \(first.reason)")
-                    if await !backOff(failures) { return }
+                    let failures = scheduler.failed(role, now: .now)
+                    let wait = RunScheduler.backOffSeconds(failures)
+                    logger.error(
+                        "upload '\(first.path)' not ingested (attempt \(failures), \(role.rawValue) uploads wait \(wait) s): \(first.reason)"
+                    )
                 } else {
-                    failures = 0
+                    scheduler.succeeded(role)
                 }
             case .failure(let error):
-                failures += 1
                 metrics.ingestFailed()
-                logger.error("uploads not ingested (attempt \(failures)): \(error)")
-                if await !backOff(failures) { return }
+                let failures = scheduler.failed(role, now: .now)
+                let wait = RunScheduler.backOffSeconds(failures)
+                logger.error(
+                    "\(role.rawValue) uploads not ingested (attempt \(failures), retried in \(wait) s): \(error)")
             }
         }
     }
 
-    /// Waits before trying again (1, 2, 4 … 60 s); false when shutting down.
-    private func backOff(_ failures: Int) async -> Bool {
-        let seconds = min(60, 1 << min(failures - 1, 6))
-        try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(seconds)) }
-        return !Task.isShuttingDownGracefully && !Task.isCancelled
+    /// The run's outcome; after graceful shutdown begins, `stop` is set and
+    /// the run waited for at most ``abandonAfter`` (nil past it: abandoned).
+    private func untilStopped(
+        _ stop: StopFlag, _ work: @escaping @Sendable () async -> Result<IngestSummary, any Error>
+    ) async -> Result<IngestSummary, any Error>? {
+        let outcome = OneOutcome<Result<IngestSummary, any Error>?>()
+        return await withGracefulShutdownHandler {
+            await withCheckedContinuation { continuation in
+                outcome.wait(continuation)
+                Task { outcome.resolve(await work()) }
+            }
+        } onGracefulShutdown: {
+            stop.set()
+            Task {
+                try? await Task.sleep(for: Self.abandonAfter)
+                outcome.resolve(nil)
+            }
+        }
+    }
+}
+
+/// Which role's uploads the worker ingests next, and how long a device run
+/// may hold the writer while senders wait. Pure: the worker asks it what
+/// to do, and tells it how runs went.
+struct RunScheduler: Sendable, Equatable {
+    enum Decision: Equatable {
+        /// Nothing is waiting.
+        case idle
+        /// Uploads wait, but every role that has some is backing off until then.
+        case wait(until: ContinuousClock.Instant)
+        case run(Role)
+    }
+
+    static let defaultDeviceSlice: Duration = .seconds(2)
+
+    /// The role of the last run.
+    private(set) var last: Role?
+    /// How long the next device run may go on while sender uploads wait.
+    private(set) var deviceSlice: Duration
+    private let baseSlice: Duration
+    private var failures: [Role: Int] = [:]
+    private var retryAt: [Role: ContinuousClock.Instant] = [:]
+
+    init(deviceSlice: Duration = defaultDeviceSlice) {
+        self.deviceSlice = deviceSlice
+        baseSlice = deviceSlice
+    }
+
+    /// Sender first when both wait and neither ran last; otherwise the role
+    /// that did not run last, when it waits: runs alternate, each bounded.
+    mutating func next(waiting: Set<Role>, now: ContinuousClock.Instant) -> Decision {
+        let candidates = (last == .sender ? [Role.device, .sender] : [.sender, .device]).filter(waiting.contains)
+        guard !candidates.isEmpty else { return .idle }
+        guard let role = candidates.first(where: { (retryAt[$0] ?? now) <= now }) else {
+            return .wait(until: candidates.compactMap { retryAt[$0] }.min()!)
+        }
+        last = role
+        return .run(role)
+    }
+
+    /// A device run ended: stopped for waiting senders (its next slice is
+    /// twice as long, so a device upload that needs long is finished in the
+    /// end however many senders come), or not (the slice is back to its base).
+    mutating func deviceRunEnded(preempted: Bool) {
+        deviceSlice = preempted ? deviceSlice * 2 : baseSlice
+    }
+
+    /// A run of `role` failed: that role's uploads wait 1, 2, 4 … 60 s (the
+    /// other role's go on). Returns the attempt's number.
+    mutating func failed(_ role: Role, now: ContinuousClock.Instant) -> Int {
+        let count = failures[role, default: 0] + 1
+        failures[role] = count
+        retryAt[role] = now + .seconds(Self.backOffSeconds(count))
+        return count
+    }
+
+    mutating func succeeded(_ role: Role) {
+        failures[role] = nil
+        retryAt[role] = nil
+    }
+
+    static func backOffSeconds(_ failures: Int) -> Int { min(60, 1 << min(max(failures, 1) - 1, 6)) }
+}
+
+/// Set once, read from any thread (the pipeline's writer asks between batches).
+final class StopFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
+}
+
+/// A continuation resumed once, with the first outcome that comes (which
+/// may come before the continuation is there; later ones are dropped).
+final class OneOutcome<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<T, Never>?
+    private var result: T?
+    private var resolved = false
+
+    func wait(_ continuation: CheckedContinuation<T, Never>) {
+        let early: T? = lock.withLock {
+            if resolved { return result }
+            self.continuation = continuation
+            return nil
+        }
+        if let early { continuation.resume(returning: early) }
+    }
+
+    func resolve(_ outcome: T) {
+        let waiting: CheckedContinuation<T, Never>? = lock.withLock {
+            guard !resolved else { return nil }
+            resolved = true
+            result = outcome
+            defer { continuation = nil }
+            return continuation
+        }
+        waiting?.resume(returning: outcome)
     }
 }

@@ -3,9 +3,16 @@ import ArrivalIngest
 import ArrivalModel
 import ArrivalPostgres
 import ArrivalStore
+import CDispatch
 import Foundation
 import Logging
 import ServiceLifecycle
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The collector's access to the store, off the request threads: one
 /// writer (the ingest worker's serial queue, one connection), readers on a
@@ -54,6 +61,39 @@ final class StoreEngine: @unchecked Sendable {
         }
     }
 
+    /// Counts the worker's runs that may have changed the store: a report
+    /// cached at one generation is served again only at the same one.
+    private let generationLock = NSLock()
+    private var committedRuns: UInt64 = 0
+
+    /// What tells one state of the store from another, cheaply: the
+    /// worker's runs, and for a SQLite file the size and change time of the
+    /// file and its write-ahead log (so a commit of `arrival ingest`, or of
+    /// another collector on the same file, changes it too). On PostgreSQL
+    /// other writers' commits are not seen here: a cached report is then
+    /// also bounded in age (``ReportCache``).
+    var changeState: String {
+        let runs = generationLock.withLock { committedRuns }
+        guard case .sqlite(let path, _, _) = engine else { return "runs \(runs)" }
+        return "runs \(runs) " + [path, path + "-wal"].map(Self.fileState).joined(separator: " ")
+    }
+
+    /// The worker committed a run (or may have).
+    func noteCommitted() {
+        generationLock.withLock { committedRuns &+= 1 }
+    }
+
+    private static func fileState(_ path: String) -> String {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return "-" }
+        #if canImport(Darwin)
+            let changed = info.st_mtimespec
+        #else
+            let changed = info.st_mtim
+        #endif
+        return "\(info.st_size)@\(changed.tv_sec).\(changed.tv_nsec)"
+    }
+
     /// Whether the store answers a read (what `/readyz` asks).
     var isReadable: Bool {
         get async {
@@ -74,10 +114,12 @@ final class StoreEngine: @unchecked Sendable {
 
     /// Ingests uploads on the writer's queue, in one run of `arrival ingest`:
     /// each upload is one all-or-nothing file of it, and all are committed
-    /// when it returns.
-    func ingest(_ uploads: [(entry: Spool.Entry, path: String, range: Range<Int>)]) async -> Result<
-        IngestSummary, any Error
-    > {
+    /// when it returns (but those a stopped run names unfinished, see
+    /// ``runOptions(limits:stop:)``).
+    func ingest(
+        _ uploads: [(entry: Spool.Entry, path: String, range: Range<Int>)],
+        options: IngestPipeline.Options = IngestPipeline.Options()
+    ) async -> Result<IngestSummary, any Error> {
         await withCheckedContinuation { continuation in
             writer.async {
                 let files = uploads.map {
@@ -89,11 +131,13 @@ final class StoreEngine: @unchecked Sendable {
                     returning: Result {
                         switch self.engine {
                         case .sqlite(_, let store, _):
-                            return try IngestPipeline(store: store).ingest(files)
+                            return try IngestPipeline(store: store, options: options).ingest(files)
                         case .postgres(let location, let store, _):
                             return try store.use { store in
-                                try IngestPipeline(writer: store, registry: { try? PostgresRegistry(location) })
-                                    .ingest(files)
+                                try IngestPipeline(
+                                    writer: store, registry: { try? PostgresRegistry(location) }, options: options
+                                )
+                                .ingest(files)
                             }
                         }
                     })

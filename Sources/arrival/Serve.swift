@@ -74,6 +74,14 @@ struct Serve: ParsableCommand {
     @Option(help: "Uploads at once from one client address (429 past it; 0: no cap).")
     var maxUploadsPerAddress = 128
 
+    @Option(
+        help: ArgumentHelp(
+            "Leading bits of an IPv6 client's address that --max-uploads-per-address counts it by.",
+            discussion: "64 (a /64, what one subscriber is given) by default, so a client cannot pass the cap by "
+                + "changing addresses within its prefix; 128 counts each IPv6 address alone. IPv4 clients are "
+                + "counted by their address."))
+    var ipv6PrefixLength = 64
+
     @Option(help: "Uploads at once made with device tokens (429 past it; 0: no cap).")
     var maxDeviceUploads = 1024
 
@@ -87,6 +95,25 @@ struct Serve: ParsableCommand {
                 + "request comes through that proxy: a client that reaches the collector directly could name "
                 + "any address."))
     var clientAddressHeader: String?
+
+    @Option(
+        help: "Bytes one device-token upload may inflate to (gzip) and be read as; past it the rest is not read.")
+    var maxInflatedBytesDevice = UploadCostLimits.device.maxInflatedBytes
+
+    @Option(help: "Lines one device-token upload may hold; past it the rest is not read.")
+    var maxLinesDevice = UploadCostLimits.device.maxLines
+
+    @Option(help: "Bytes one sender-token upload may inflate to (gzip) and be read as.")
+    var maxInflatedBytesSender = UploadCostLimits.sender.maxInflatedBytes
+
+    @Option(help: "Lines one sender-token upload may hold.")
+    var maxLinesSender = UploadCostLimits.sender.maxLines
+
+    @Option(
+        help: ArgumentHelp(
+            "Reports (GET /v1/report) computed at once; past it, 503 with Retry-After.",
+            discussion: "Repeated requests are served from a cache while the store has not changed."))
+    var maxConcurrentReports = 2
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
@@ -108,6 +135,16 @@ struct Serve: ParsableCommand {
             ("--max-sender-uploads", maxSenderUploads),
         ] where value < 0 {
             throw ValidationError("\(flag) must be 0 (no cap) or more.")
+        }
+        guard (1...128).contains(ipv6PrefixLength) else {
+            throw ValidationError("--ipv6-prefix-length must be 1 to 128.")
+        }
+        for (flag, value) in [
+            ("--max-inflated-bytes-device", maxInflatedBytesDevice), ("--max-lines-device", maxLinesDevice),
+            ("--max-inflated-bytes-sender", maxInflatedBytesSender), ("--max-lines-sender", maxLinesSender),
+            ("--max-concurrent-reports", maxConcurrentReports),
+        ] where value < 1 {
+            throw ValidationError("\(flag) must be 1 or more.")
         }
         if let clientAddressHeader, !Collector.isHeaderName(clientAddressHeader) {
             throw ValidationError("--client-address-header must be a header name such as X-Forwarded-For.")
@@ -132,6 +169,12 @@ struct Serve: ParsableCommand {
         configuration.limits.uploadTimeout = .milliseconds(Int64(uploadTimeout * 1000))
         configuration.limits.shutdownGrace = .milliseconds(Int64(shutdownGrace * 1000))
         configuration.maxUploadsPerAddress = maxUploadsPerAddress
+        configuration.ipv6PrefixLength = ipv6PrefixLength
+        configuration.uploadCostLimits = [
+            .device: UploadCostLimits(maxInflatedBytes: maxInflatedBytesDevice, maxLines: maxLinesDevice),
+            .sender: UploadCostLimits(maxInflatedBytes: maxInflatedBytesSender, maxLines: maxLinesSender),
+        ]
+        configuration.maxConcurrentReports = maxConcurrentReports
         configuration.maxUploadsPerRole = [.device: maxDeviceUploads, .sender: maxSenderUploads]
         configuration.clientAddressHeader = clientAddressHeader
         configuration.tokens = try tokens()

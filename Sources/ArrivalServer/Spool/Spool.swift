@@ -99,12 +99,21 @@ final class Spool: @unchecked Sendable {
 
     private let lock = NSLock()
     private var entries: [UInt64: Entry] = [:]
-    private var order: [UInt64] = []
+    /// Queued sequences in arrival order, one queue per role that uploads:
+    /// the worker takes runs from each in turn (``next(_:maxBytes:role:)``).
+    private var orders: [Role: [UInt64]] = [.device: [], .sender: []]
     private var queuedBytes = 0
+    /// Uploads and bytes queued, per role.
+    private var queuedByRole: [Role: (uploads: Int, bytes: Int)] = [:]
     /// How many queued uploads have each content hash.
     private var queuedByHash: [String: Int] = [:]
     /// …of them, those a sender token sent.
     private var queuedBySenderHash: [String: Int] = [:]
+    /// Uploads written and synced, whose store question is not answered
+    /// yet (not queued yet), per content hash, and those of a sender token:
+    /// an upload of the same bytes meanwhile is their duplicate.
+    private var arrivingByHash: [String: Int] = [:]
+    private var arrivingBySenderHash: [String: Int] = [:]
     private var reservedBytes = 0
     private var nextSequence: UInt64 = 1
     private var nextPart: UInt64 = 1
@@ -192,7 +201,7 @@ final class Spool: @unchecked Sendable {
             for entry in scan.entries { add(entry) }
         }
         nextSequence = highest + 1
-        if !order.isEmpty { arrived.yield() }
+        if !entries.isEmpty { arrived.yield() }
         opened = true
     }
 
@@ -245,16 +254,18 @@ final class Spool: @unchecked Sendable {
     /// Receives one upload: its bytes, hashed on the way, made durable in
     /// the spool. `declaredLength` (the request's Content-Length) lets an
     /// upload over the limit, or one the spool has no room for, be refused
-    /// before its body is read. Returns the entry and whether these bytes
-    /// were already in the spool.
+    /// before its body is read. Returns the entry and what was known of its
+    /// bytes *before* it was queued: in the spool already (`.queued`), or
+    /// stored (`.stored`, as `storedBefore` answers, asked before the upload
+    /// is queued, so the worker cannot have ingested this very upload by
+    /// then), or neither (`.new`). Of several uploads of the same bytes at
+    /// once, the first to be durable is the new one and the others its
+    /// duplicates.
     func receive<Body: AsyncSequence>(
-        _ body: Body, declaredLength: Int?, name: String?, role: Role, maxUploadBytes: Int
-    ) async throws(Failure) -> (entry: Entry, alreadyQueued: Bool) where Body.Element == ByteBuffer {
-        if let declaredLength, declaredLength > maxUploadBytes { throw .tooLarge(limit: maxUploadBytes) }
-        // Room is reserved as bytes arrive, never for what a client only declares: a
-        // Content-Length costs nothing to send, and a public token must not be able to
-        // book the spool with uploads that never come.
-        if let declaredLength, declaredLength > 0 { try checkRoom(declaredLength) }
+        _ body: Body, declaredLength: Int?, name: String?, role: Role, maxUploadBytes: Int,
+        storedBefore: @Sendable (_ sha256: String) async -> Bool = { _ in false }
+    ) async throws(Failure) -> (entry: Entry, seen: Seen) where Body.Element == ByteBuffer {
+        try admit(declaredLength: declaredLength, maxUploadBytes: maxUploadBytes)
         var reserved = 0
         defer { release(reserved) }
         // A record's header has room for the name, or for the hash that names an unnamed upload.
@@ -338,19 +349,55 @@ final class Spool: @unchecked Sendable {
             noteWriteFailure(failure)
             throw failure
         }
+        let sender = role.mayUploadSenderRecords
         let alreadyQueued = lock.withLock {
-            inFlight.remove(entry.sequence)
-            // Bytes queued by a token allowed at least what this one is are a duplicate;
-            // a device token's copy is not one for a sender (its apns lines were refused).
+            // Bytes queued (or arriving) by a token allowed at least what this one is are a
+            // duplicate; a device token's copy is not one for a sender (its apns lines were refused).
             let seen =
-                role.mayUploadSenderRecords
-                ? (queuedBySenderHash[entry.sha256] ?? 0) > 0 : (queuedByHash[entry.sha256] ?? 0) > 0
-            add(entry)
-            noSpaceFreeBytes = nil
+                sender
+                ? (queuedBySenderHash[entry.sha256] ?? 0) + (arrivingBySenderHash[entry.sha256] ?? 0) > 0
+                : (queuedByHash[entry.sha256] ?? 0) + (arrivingByHash[entry.sha256] ?? 0) > 0
+            arrivingByHash[entry.sha256, default: 0] += 1
+            if sender { arrivingBySenderHash[entry.sha256, default: 0] += 1 }
             return seen
         }
+        // Asked before the upload is queued: what the store held before it, never this upload ingested.
+        let stored = alreadyQueued ? false : await storedBefore(entry.sha256)
+        lock.withLock {
+            Self.decrement(&arrivingByHash, entry.sha256)
+            if sender { Self.decrement(&arrivingBySenderHash, entry.sha256) }
+            inFlight.remove(entry.sequence)
+            add(entry)
+            noSpaceFreeBytes = nil
+        }
         arrived.yield()
-        return (entry, alreadyQueued)
+        return (entry, alreadyQueued ? .queued : stored ? .stored : .new)
+    }
+
+    /// What was known of an upload's bytes before it was queued (``receive(_:declaredLength:name:role:maxUploadBytes:storedBefore:)``).
+    enum Seen: Sendable, Equatable {
+        case new
+        /// In the spool already (queued or arriving), sent by a token allowed at least what this one is.
+        case queued
+        /// Stored already, as `storedBefore` answered.
+        case stored
+
+        var isDuplicate: Bool { self != .new }
+    }
+
+    private static func decrement(_ counts: inout [String: Int], _ key: String) {
+        counts[key, default: 1] -= 1
+        if counts[key] == 0 { counts[key] = nil }
+    }
+
+    /// Refuses, before its body is read, an upload whose declared length is
+    /// over the limit or does not fit beside what is queued and arriving.
+    /// Room is reserved as bytes arrive, never for what a client only
+    /// declares: a Content-Length costs nothing to send, and a public token
+    /// must not be able to book the spool with uploads that never come.
+    func admit(declaredLength: Int?, maxUploadBytes: Int) throws(Failure) {
+        if let declaredLength, declaredLength > maxUploadBytes { throw .tooLarge(limit: maxUploadBytes) }
+        if let declaredLength, declaredLength > 0 { try checkRoom(declaredLength) }
     }
 
     /// Makes a large upload's file a segment of its own, under the sequence it takes.
@@ -406,13 +453,20 @@ final class Spool: @unchecked Sendable {
 
     // MARK: - The worker's side
 
-    /// The oldest queued uploads in arrival order: at most `limit`, and no
-    /// more than `maxBytes` of them together (but always the first).
-    func next(_ limit: Int, maxBytes: Int = .max) -> [Entry] {
+    /// The oldest queued uploads in arrival order (of one role's uploads,
+    /// or of all): at most `limit`, and no more than `maxBytes` of them
+    /// together (but always the first).
+    func next(_ limit: Int, maxBytes: Int = .max, role: Role? = nil) -> [Entry] {
         lock.withLock {
             var taken: [Entry] = []
             var bytes = 0
-            for sequence in order.prefix(limit) {
+            let queued: [UInt64]
+            if let role {
+                queued = Array((orders[role] ?? []).prefix(limit))
+            } else {
+                queued = Array(orders.values.joined().sorted().prefix(limit))
+            }
+            for sequence in queued {
                 guard let entry = entries[sequence] else { continue }
                 if !taken.isEmpty, bytes + entry.byteCount > maxBytes { break }
                 bytes += entry.byteCount
@@ -435,12 +489,15 @@ final class Spool: @unchecked Sendable {
         lock.withLock {
             guard entries.removeValue(forKey: entry.sequence) != nil else { return }
             // The worker removes in arrival order: the entry is almost always the first.
-            if order.first == entry.sequence {
-                order.removeFirst()
-            } else if let index = order.firstIndex(of: entry.sequence) {
-                order.remove(at: index)
+            let role = Self.queueRole(entry.role)
+            if orders[role]?.first == entry.sequence {
+                orders[role]?.removeFirst()
+            } else if let index = orders[role]?.firstIndex(of: entry.sequence) {
+                orders[role]?.remove(at: index)
             }
             queuedBytes -= entry.byteCount
+            queuedByRole[role, default: (0, 0)].uploads -= 1
+            queuedByRole[role, default: (0, 0)].bytes -= entry.byteCount
             queuedByHash[entry.sha256, default: 1] -= 1
             if queuedByHash[entry.sha256] == 0 { queuedByHash[entry.sha256] = nil }
             if entry.role.mayUploadSenderRecords {
@@ -456,7 +513,7 @@ final class Spool: @unchecked Sendable {
     /// synced, for the reason ``remove(_:)`` gives.
     func checkpoint() {
         let sequence: UInt64 = lock.withLock {
-            let oldest = [order.first, inFlight.min(), nextSequence].compactMap { $0 }.min()!
+            let oldest = (orders.values.map(\.first) + [inFlight.min(), nextSequence]).compactMap { $0 }.min()!
             return oldest - 1
         }
         guard sequence > lastCheckpoint else { return }
@@ -473,14 +530,38 @@ final class Spool: @unchecked Sendable {
     func queuedEntry(sha256: String) -> Entry? {
         lock.withLock {
             guard queuedByHash[sha256] != nil else { return nil }
-            return order.lazy.compactMap { self.entries[$0] }.first { $0.sha256 == sha256 }
+            return entries.values.filter { $0.sha256 == sha256 }.min { $0.sequence < $1.sequence }
         }
     }
 
     /// Uploads and bytes queued, and when the oldest of them arrived.
     var depth: (uploads: Int, bytes: Int, oldestReceivedAt: Int64?) {
-        lock.withLock { (order.count, queuedBytes, order.first.flatMap { entries[$0]?.receivedAt }) }
+        lock.withLock {
+            let oldest = orders.values.compactMap(\.first).min()
+            return (entries.count, queuedBytes, oldest.flatMap { entries[$0]?.receivedAt })
+        }
     }
+
+    /// Uploads and bytes queued per role (device and sender), and when the
+    /// oldest of each arrived.
+    var depthByRole: [Role: (uploads: Int, bytes: Int, oldestReceivedAt: Int64?)] {
+        lock.withLock {
+            var depth: [Role: (uploads: Int, bytes: Int, oldestReceivedAt: Int64?)] = [:]
+            for (role, order) in orders {
+                let queued = queuedByRole[role] ?? (0, 0)
+                depth[role] = (queued.uploads, queued.bytes, order.first.flatMap { entries[$0]?.receivedAt })
+            }
+            return depth
+        }
+    }
+
+    /// Whether uploads of `role` wait.
+    func hasQueued(_ role: Role) -> Bool {
+        lock.withLock { !(orders[Self.queueRole(role)]?.isEmpty ?? true) }
+    }
+
+    /// The queue an upload of `role` waits in: a read token never uploads, its (impossible) upload would be a device's.
+    private static func queueRole(_ role: Role) -> Role { role.mayUploadSenderRecords ? .sender : .device }
 
     // MARK: - Internals
 
@@ -489,13 +570,18 @@ final class Spool: @unchecked Sendable {
         queuedByHash[entry.sha256, default: 0] += 1
         if entry.role.mayUploadSenderRecords { queuedBySenderHash[entry.sha256, default: 0] += 1 }
         entries[entry.sequence] = entry
+        let role = Self.queueRole(entry.role)
+        var order = orders.removeValue(forKey: role) ?? []
         // Sequences are taken in increasing order: an upload almost always goes last.
         if let last = order.last, last > entry.sequence {
             order.insert(entry.sequence, at: order.firstIndex { $0 > entry.sequence } ?? order.count)
         } else {
             order.append(entry.sequence)
         }
+        orders[role] = order
         queuedBytes += entry.byteCount
+        queuedByRole[role, default: (0, 0)].uploads += 1
+        queuedByRole[role, default: (0, 0)].bytes += entry.byteCount
     }
 
     /// An upload written but not acknowledged (its sync failed): it leaves the
