@@ -18,7 +18,21 @@ Runs the built `arrival serve` on loopback and checks, each bounded in time:
    /readyz says 503, and both recover on their own once room returns, with
    every acknowledged upload ingested;
 7. bytes a device token uploaded (its apns lines refused) and a sender token
-   then uploads are stored with the sender's records.
+   then uploads are stored with the sender's records;
+8. (issue 39) a device-token upload of a million render lines in one
+   millisecond and a gzip bomb (~1 GiB inflated) do not hold a sender upload
+   sent after them (ingested within 30 s), SIGTERM then exits within the
+   documented bound, and after a restart they are still there (queued or
+   ingested), never lost;
+9. ten concurrent reports: at most --max-concurrent-reports are computed,
+   the rest answered 503 with Retry-After, the collector's RSS stays within
+   the documented bound, and repeated requests are served from one
+   computation;
+10. the `duplicate` count of /metrics is exact under concurrent uploads and
+   re-uploads;
+11. HTTP: Expect: 100-continue, Transfer-Encoding other than chunked,
+   X-Upload-Name rules (UTF-8, one header, no . or ..), IPv6 clients
+   counted by /64 against the per-address cap.
 
 Usage: hostile_suite.py PATH-TO-ARRIVAL [CASE...]
 Prints 'hostile-suite: N passed, N failed' last; exits 1 on any failure.
@@ -28,13 +42,16 @@ import gzip
 import hashlib
 import json
 import os
+import random
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import zlib
 
 DEVICE = "device-token-hostile-0123456789"
 SENDER = "sender-token-hostile-0123456789"
@@ -474,13 +491,319 @@ def role_dedupe(binary, work):
         server.stop()
 
 
+def rss_kb(pid):
+    """The resident set of a process, in KiB (from /proc)."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def upload_state(port, sha):
+    status, _, body = request(port, "GET", f"/v1/uploads/{sha}", token=READER)
+    return json.loads(body)["state"] if status == 200 else str(status)
+
+
+def millisecond_upload(lines=1_000_000):
+    """A device batch of `lines` renders that all share one rendered_at millisecond, gzip."""
+    parts = []
+    for index in range(lines):
+        parts.append(
+            '{"v":1,"kind":"render","activity_id":"act-ms-%d","seq":1,'
+            '"rendered_at":"2026-11-26T10:00:00.000Z","surface":"lock_screen","device_id":"dev-ms"}\n' % index)
+    return gzip.compress("".join(parts).encode(), compresslevel=6, mtime=0)
+
+
+def gzip_bomb(inflated=1 << 30):
+    """One render line repeated until `inflated` bytes, gzip (about a megabyte)."""
+    line = (b'{"v":1,"kind":"render","activity_id":"act-bomb","seq":1,'
+            b'"rendered_at":"2026-11-26T10:00:00.000Z","surface":"lock_screen"}\n')
+    chunk = line * ((1 << 20) // len(line))
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
+    out = [compressor.compress(chunk) for _ in range(inflated // len(chunk))]
+    out.append(compressor.flush())
+    return b"".join(out)
+
+
+SHUTDOWN_GRACE = 2
+# Documentation/Collector.md, Shutdown: --shutdown-grace, a second to close connections, and at most
+# IngestWorker.abandonAfter (5 s) for the ingest run in flight; a second of slack for process start-up noise.
+SHUTDOWN_BOUND = SHUTDOWN_GRACE + 1 + 5 + 1
+
+
+def fair_queue(binary, work):
+    server = Server(binary, work, extra=["--shutdown-grace", str(SHUTDOWN_GRACE)])
+    device_shas = []
+    try:
+        check("collector starts", server.ready())
+        bodies = [("devices/ms/one-millisecond.jsonl.gz", millisecond_upload()), ("devices/bomb/bomb.jsonl.gz", gzip_bomb())]
+        for name, body in bodies:
+            status, _, answer = request(server.port, "POST", "/v1/uploads", body, token=DEVICE,
+                                        headers={"X-Upload-Name": name}, timeout=60)
+            check(f"the device upload {name} ({len(body) >> 10} KiB) is acknowledged", status == 202,
+                  f"{status} {answer!r}")
+            device_shas.append(hashlib.sha256(body).hexdigest())
+        body = sender_log(39)
+        sha = hashlib.sha256(body).hexdigest()
+        sent = time.time()
+        status, _, answer = request(server.port, "POST", "/v1/uploads", body, token=SENDER,
+                                    headers={"X-Upload-Name": "sender/after-the-device-ones.jsonl"})
+        check("a sender upload after them is acknowledged", status == 202, f"{status} {answer!r}")
+        _, _, metrics_text = request(server.port, "GET", "/metrics")
+        check("/metrics shows the queue per role",
+              'arrival_ingest_queue_uploads{role="device"}' in metrics_text.decode()
+              and 'arrival_ingest_queue_uploads{role="sender"}' in metrics_text.decode(), metrics_text[-600:])
+        stored = wait_ingested(server.port, sha, timeout=30)
+        elapsed = time.time() - sent
+        states = [upload_state(server.port, s) for s in device_shas]
+        check("the sender upload is ingested within 30 s of being sent", stored is not None,
+              f"after {elapsed:.1f} s; device uploads: {states}")
+        print(f"     sender ingested after {elapsed:.1f} s; device uploads then: {states}", flush=True)
+        started = time.time()
+        server.process.send_signal(signal.SIGTERM)
+        try:
+            code = server.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            code = None
+        elapsed = time.time() - started
+        check("SIGTERM exits 0", code == 0, f"exit {code}")
+        check(f"within the documented bound ({SHUTDOWN_BOUND} s)", elapsed < SHUTDOWN_BOUND, f"{elapsed:.1f} s")
+    finally:
+        server.stop()
+    again = Server(binary, work, name="again")
+    try:
+        check("collector restarts on the same spool", again.ready())
+        states = [upload_state(again.port, s) for s in device_shas]
+        check("the device uploads are still queued or ingested after the restart, never lost",
+              all(state in ("queued", "ingested") for state in states), f"{states}")
+    finally:
+        again.stop()
+
+
+REPORT_ACTIVITIES = int(os.environ.get("HOSTILE_REPORT_ACTIVITIES", "5000"))
+# Documentation/Collector.md, Reports: the collector's RSS with ten report requests at once.
+REPORT_RSS_BOUND_MB = int(os.environ.get("HOSTILE_REPORT_RSS_MB", "400"))
+
+
+def reports(binary, work):
+    data = os.path.join(work, "simulated")
+    store = os.path.join(work, "store.sqlite")
+    made = subprocess.run([binary, "simulate", "--out", data, "--activities", str(REPORT_ACTIVITIES)],
+                          capture_output=True, text=True, timeout=600)
+    check("a simulated fleet is written", made.returncode == 0, made.stderr[-800:])
+    loaded = subprocess.run([binary, "ingest", "--db", store, data], capture_output=True, text=True, timeout=900)
+    check("and ingested", loaded.returncode == 0, loaded.stderr[-800:])
+    server = Server(binary, work, extra=["--max-concurrent-reports", "2"])
+    try:
+        check("collector starts", server.ready())
+        pid = server.process.pid
+        before = rss_kb(pid)
+        answers = [None] * 10
+        peak = [before]
+        done = threading.Event()
+
+        def sample():
+            while not done.is_set():
+                peak[0] = max(peak[0], rss_kb(pid))
+                time.sleep(0.02)
+
+        def ask(index, days):
+            answers[index] = request(server.port, "GET", f"/v1/report?format=html&days={days}", token=READER,
+                                     timeout=300)
+
+        sampler = threading.Thread(target=sample)
+        sampler.start()
+        threads = [threading.Thread(target=ask, args=(i, i + 1)) for i in range(10)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        done.set()
+        sampler.join()
+        statuses = [a[0] for a in answers]
+        print(f"     ten different reports at once: {statuses}; RSS {before >> 10} MB before, "
+              f"{peak[0] >> 10} MB at most", flush=True)
+        check("at most two are computed", statuses.count(200) <= 2 and statuses.count(200) >= 1, f"{statuses}")
+        check("the rest are answered 503 with Retry-After",
+              all(a[0] == 503 and a[1].get("retry-after", "").isdigit() and b'"error"' in a[2]
+                  for a in answers if a[0] != 200), f"{[(a[0], a[1].get('retry-after')) for a in answers]}")
+        check(f"the collector's RSS stays under {REPORT_RSS_BOUND_MB} MB", peak[0] < REPORT_RSS_BOUND_MB << 10,
+              f"{peak[0] >> 10} MB")
+        computed = metric(server.port, "arrival_reports_total", result="computed")
+        same = [None] * 10
+
+        def ask_same(index):
+            same[index] = request(server.port, "GET", "/v1/report?format=html", token=READER, timeout=300)
+
+        threads = [threading.Thread(target=ask_same, args=(i,)) for i in range(10)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        check("ten identical requests at once are all answered", all(a[0] == 200 for a in same),
+              f"{[a[0] for a in same]}")
+        check("from one computation", metric(server.port, "arrival_reports_total", result="computed") == computed + 1,
+              f"{metric(server.port, 'arrival_reports_total', result='computed') - computed} computed")
+        check("with the same bytes", len({a[2] for a in same}) == 1)
+        # An upload ingested changes the store: the next report is computed again, not served stale.
+        body = sender_log(7001)
+        request(server.port, "POST", "/v1/uploads", body, token=SENDER)
+        check("an upload is ingested", wait_ingested(server.port, hashlib.sha256(body).hexdigest()) is not None)
+        status, _, after = request(server.port, "GET", "/v1/report?format=html", token=READER, timeout=300)
+        check("a report after it is computed anew", status == 200 and after != same[0][2]
+              and metric(server.port, "arrival_reports_total", result="computed") == computed + 2)
+    finally:
+        server.stop()
+
+
+def duplicates(binary, work):
+    server = Server(binary, work)
+    try:
+        check("collector starts", server.ready())
+        bodies = [device_batch(f"dup-{n}", 4) for n in range(1500)]
+        answers = {}
+        lock = threading.Lock()
+
+        def send(chunk):
+            for body in chunk:
+                status, _, answer = request(server.port, "POST", "/v1/uploads", body, token=DEVICE, timeout=30)
+                with lock:
+                    answers.setdefault(status, 0)
+                    answers[status] += 1
+
+        def round_of(items):
+            threads = [threading.Thread(target=send, args=(items[i::16],)) for i in range(16)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+
+        round_of(bodies)
+        check("1,500 new uploads at once are all queued (202)", answers == {202: 1500}, f"{answers}")
+        check("counted queued, none duplicate",
+              metric(server.port, "arrival_uploads_total", result="queued") == 1500
+              and metric(server.port, "arrival_uploads_total", result="duplicate") == 0,
+              f"{metric(server.port, 'arrival_uploads_total', result='duplicate')} duplicate")
+        # Each sent again (twice, at once), beside 500 new ones, while the worker ingests.
+        answers.clear()
+        again = bodies + bodies + [device_batch(f"dup-new-{n}", 4) for n in range(500)]
+        random.Random(39).shuffle(again)
+        round_of(again)
+        check("re-uploads answered 200, new ones 202", answers == {200: 3000, 202: 500}, f"{answers}")
+        check("duplicate count exact",
+              metric(server.port, "arrival_uploads_total", result="queued") == 2000
+              and metric(server.port, "arrival_uploads_total", result="duplicate") == 3000,
+              f"queued {metric(server.port, 'arrival_uploads_total', result='queued')}, "
+              f"duplicate {metric(server.port, 'arrival_uploads_total', result='duplicate')}")
+    finally:
+        server.stop()
+
+
+def raw_request(port, head, body=b"", timeout=10):
+    """Sends `head` (bytes, without the blank line) and `body`; (status, headers, body)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    try:
+        s.sendall(head + b"\r\n\r\n" + body)
+        return read_response(s)
+    finally:
+        s.close()
+
+
+def read_head(s):
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(1)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def http_rules(binary, work):
+    server = Server(binary, work, extra=["--client-address-header", "X-Forwarded-For",
+                                         "--max-uploads-per-address", "2", "--max-upload-bytes", "100000"])
+    held = []
+    try:
+        check("collector starts", server.ready())
+        # Expect: 100-continue on a valid upload: 100, then the body, then 202.
+        body = device_batch("continue")
+        s = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+        s.sendall((f"POST /v1/uploads HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {DEVICE}\r\n"
+                   f"Expect: 100-continue\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode())
+        try:
+            first = read_head(s)
+        except OSError as error:
+            first = repr(error).encode()
+        check("Expect: 100-continue on a valid upload gets 100 Continue", first.startswith(b"HTTP/1.1 100"), first)
+        s.sendall(body)
+        status = read_response(s)[0]
+        s.close()
+        check("and the upload then 202", status == 202, f"{status}")
+        for label, token, length in (("a bad token", "not-a-token-of-this-collector", 10), ("too large", DEVICE, 200000)):
+            s = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+            s.sendall((f"POST /v1/uploads HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+                       f"Expect: 100-continue\r\nContent-Length: {length}\r\n\r\n").encode())
+            try:
+                first = read_head(s)
+            except OSError as error:
+                first = repr(error).encode()
+            s.close()
+            check(f"an upload refused for {label} gets its final status without 100",
+                  first.startswith(b"HTTP/1.1 401") or first.startswith(b"HTTP/1.1 413"), first)
+        # Transfer-Encoding other than chunked.
+        status, fields, answer = raw_request(
+            server.port,
+            f"POST /v1/uploads HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {DEVICE}\r\n"
+            "Transfer-Encoding: gzip, chunked".encode(),
+            b"5\r\nhello\r\n0\r\n\r\n")
+        check("Transfer-Encoding: gzip, chunked is refused 501 with a message",
+              status == 501 and b"Transfer-Encoding" in answer, f"{status} {answer!r}")
+        # X-Upload-Name.
+        base = f"POST /v1/uploads HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {DEVICE}\r\nConnection: close\r\n"
+        body = device_batch("names")
+        for label, header in (
+            ("invalid UTF-8", b"X-Upload-Name: devices/\xff\xfe.jsonl"),
+            ("two headers", b"X-Upload-Name: a.jsonl\r\nX-Upload-Name: b.jsonl"),
+            (".", b"X-Upload-Name: ."),
+            ("..", b"X-Upload-Name: .."),
+            ("a . segment", b"X-Upload-Name: devices/./a.jsonl"),
+        ):
+            status, _, answer = raw_request(
+                server.port, base.encode() + header + f"\r\nContent-Length: {len(body)}".encode(), body)
+            check(f"X-Upload-Name with {label} is refused 400", status == 400 and b"X-Upload-Name" in answer,
+                  f"{status} {answer!r}")
+        status, _, answer = raw_request(
+            server.port, base.encode() + "X-Upload-Name: devices/é/ok.jsonl".encode() + f"\r\nContent-Length: {len(body)}".encode(), body)
+        check("a valid UTF-8 name is taken", status == 202, f"{status} {answer!r}")
+        check("refused names are counted bad_name", metric(server.port, "arrival_uploads_total", result="bad_name") == 5)
+        # IPv6 clients by /64 (behind a proxy, the address comes from X-Forwarded-For).
+        for n in (1, 2):
+            s = socket.create_connection(("127.0.0.1", server.port), timeout=60)
+            s.sendall((f"POST /v1/uploads HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {DEVICE}\r\n"
+                       f"X-Forwarded-For: 2001:db8:0:7::{n}\r\nContent-Length: 5000\r\n\r\n").encode() + b"{")
+            held.append(s)
+        time.sleep(0.3)
+        for label, address, expected in (("in the same /64", "2001:db8:0:7:ffff::9", 429),
+                                         ("in another /64", "2001:db8:0:8::1", 202),
+                                         ("IPv4", "192.0.2.7", 202)):
+            status, fields, answer = request(server.port, "POST", "/v1/uploads", device_batch(f"v6-{label}"),
+                                             token=DEVICE, headers={"X-Forwarded-For": address})
+            check(f"an IPv6 client's upload from {label} gets {expected}", status == expected, f"{status} {answer!r}")
+    finally:
+        for s in held:
+            s.close()
+        server.stop()
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__)
         return 2
     binary = os.path.abspath(sys.argv[1])
     started = time.time()
-    cases = (second_collector, stalled_clients, caps, aborted_client, shutdown, full_disk, role_dedupe)
+    cases = (second_collector, stalled_clients, caps, aborted_client, shutdown, full_disk, role_dedupe, fair_queue,
+             reports, duplicates, http_rules)
     only = set(sys.argv[2:])
     for case in cases:
         if only and case.__name__ not in only:
