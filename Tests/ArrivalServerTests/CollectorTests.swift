@@ -169,6 +169,40 @@ struct CollectorTests {
         }
     }
 
+    @Test("Two X-Upload-Name headers, a . name and a Transfer-Encoding other than chunked are refused")
+    func headerRules() async throws {
+        try await Self.withRouter { _, client in
+            var twice = Self.auth(Self.sender)
+            twice.append(HTTPFields.Element(name: UploadName.header, value: "a.jsonl"))
+            twice.append(HTTPFields.Element(name: UploadName.header, value: "b.jsonl"))
+            try await client.execute(
+                uri: "/v1/uploads", method: .post, headers: twice, body: ByteBuffer(string: Self.render)
+            ) { response in
+                #expect(response.status == .badRequest)
+                #expect((Self.json(response)["error"] as? String)?.contains("one X-Upload-Name") == true)
+            }
+            for name in [".", "a/./b.jsonl", "devices/\u{FFFD}.jsonl"] {
+                try await client.execute(
+                    uri: "/v1/uploads", method: .post, headers: Self.auth(Self.sender, name: name),
+                    body: ByteBuffer(string: Self.render)
+                ) { #expect($0.status == .badRequest, "\(name)") }
+            }
+            var coded = Self.auth(Self.sender)
+            coded[.transferEncoding] = "gzip, chunked"
+            try await client.execute(
+                uri: "/v1/uploads", method: .post, headers: coded, body: ByteBuffer(string: Self.render)
+            ) { response in
+                #expect(response.status == .notImplemented)
+                #expect((Self.json(response)["error"] as? String)?.contains("Transfer-Encoding") == true)
+            }
+            // One name, plain: taken.
+            try await client.execute(
+                uri: "/v1/uploads", method: .post, headers: Self.auth(Self.sender, name: "./senders/a.jsonl"),
+                body: ByteBuffer(string: Self.render)
+            ) { #expect($0.status == .accepted) }
+        }
+    }
+
     @Test("Unknown paths are 404 and known ones asked with another method 405, both with a JSON message")
     func routing() async throws {
         try await Self.withRouter { _, client in
