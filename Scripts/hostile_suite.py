@@ -567,6 +567,7 @@ def fair_queue(binary, work):
         except subprocess.TimeoutExpired:
             code = None
         elapsed = time.time() - started
+        print(f"     SIGTERM: exited {code} after {elapsed:.1f} s", flush=True)
         check("SIGTERM exits 0", code == 0, f"exit {code}")
         check(f"within the documented bound ({SHUTDOWN_BOUND} s)", elapsed < SHUTDOWN_BOUND, f"{elapsed:.1f} s")
     finally:
@@ -582,8 +583,11 @@ def fair_queue(binary, work):
 
 
 REPORT_ACTIVITIES = int(os.environ.get("HOSTILE_REPORT_ACTIVITIES", "5000"))
-# Documentation/Collector.md, Reports: the collector's RSS with ten report requests at once.
+# Documentation/Collector.md, Reports: the collector's RSS with ten report requests at once (5,000 activities:
+# 125 MB measured; 20,000: 410 MB).
 REPORT_RSS_BOUND_MB = int(os.environ.get("HOSTILE_REPORT_RSS_MB", "400"))
+# --max-concurrent-reports (10: every request computed at once, for the figure without the cap).
+REPORT_CAP = int(os.environ.get("HOSTILE_REPORT_CAP", "2"))
 
 
 def reports(binary, work):
@@ -594,7 +598,7 @@ def reports(binary, work):
     check("a simulated fleet is written", made.returncode == 0, made.stderr[-800:])
     loaded = subprocess.run([binary, "ingest", "--db", store, data], capture_output=True, text=True, timeout=900)
     check("and ingested", loaded.returncode == 0, loaded.stderr[-800:])
-    server = Server(binary, work, extra=["--max-concurrent-reports", "2"])
+    server = Server(binary, work, extra=["--max-concurrent-reports", str(REPORT_CAP)])
     try:
         check("collector starts", server.ready())
         pid = server.process.pid
@@ -615,6 +619,7 @@ def reports(binary, work):
         sampler = threading.Thread(target=sample)
         sampler.start()
         threads = [threading.Thread(target=ask, args=(i, i + 1)) for i in range(10)]
+        started = time.time()
         for t in threads:
             t.start()
         for t in threads:
@@ -623,8 +628,8 @@ def reports(binary, work):
         sampler.join()
         statuses = [a[0] for a in answers]
         print(f"     ten different reports at once: {statuses}; RSS {before >> 10} MB before, "
-              f"{peak[0] >> 10} MB at most", flush=True)
-        check("at most two are computed", statuses.count(200) <= 2 and statuses.count(200) >= 1, f"{statuses}")
+              f"{peak[0] >> 10} MB at most; the last answered after {time.time() - started:.1f} s", flush=True)
+        check(f"at most {REPORT_CAP} are computed", 1 <= statuses.count(200) <= REPORT_CAP, f"{statuses}")
         check("the rest are answered 503 with Retry-After",
               all(a[0] == 503 and a[1].get("retry-after", "").isdigit() and b'"error"' in a[2]
                   for a in answers if a[0] != 200), f"{[(a[0], a[1].get('retry-after')) for a in answers]}")
