@@ -20,10 +20,15 @@ struct Serve: ParsableCommand {
             no pause in a body over --body-idle-timeout, a whole upload within --upload-timeout (408 past \
             them), at most --max-uploads-per-address and --max-device-uploads / --max-sender-uploads at once \
             (429 with Retry-After past them); room in the spool is reserved as bytes arrive, never for a \
-            Content-Length alone. A full disk answers 503 with Retry-After (and /readyz 503) until room returns. \
+            Content-Length alone; IPv6 clients count by their --ipv6-prefix-length prefix. Uploads are \
+            ingested in runs that alternate between device and sender uploads, so a slow device upload never \
+            holds the senders'; what one upload may inflate to is bounded per role (--max-inflated-bytes-device, \
+            --max-lines-device and the -sender ones). At most --max-concurrent-reports reports are computed at \
+            once (503 with Retry-After past it), repeated ones served from a cache while the store is unchanged. \
+            A full disk answers 503 with Retry-After (and /readyz 503) until room returns. \
             SIGTERM or SIGINT stops accepting, gives requests in flight --shutdown-grace seconds, closes what \
-            is left (never acknowledged: those clients retry) and exits 0, leaving what is queued for the \
-            next start.
+            is left (never acknowledged: those clients retry), stops the ingest run between batches (or \
+            abandons it uncommitted 5 s later) and exits 0, leaving what is queued for the next start.
             """
     )
 
