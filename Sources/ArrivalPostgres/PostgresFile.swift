@@ -308,8 +308,9 @@ package final class PostgresFile: FileWriter {
         return FileCommit(status: .new, newByKind: new)
     }
 
-    /// One `record_repeats` row per staged line whose record was stored
-    /// before it: by another file, or by an earlier line of this one.
+    /// The staged lines whose record was stored before them (by another
+    /// file, or by an earlier line of this one), counted: one
+    /// `record_repeats` row per record they repeat.
     private func noteRepeats(of kind: RecordKind) throws {
         guard let fileID else { return }
         for route in kind.routes {
@@ -325,15 +326,16 @@ package final class PostgresFile: FileWriter {
                 PostgresQuery(
                     unsafeSQL: """
                         \(input)
-                        INSERT INTO arrival.record_repeats (file_id, kind, record_id)
-                        SELECT \(fileID), '\(kind.rawValue)', t.id
+                        INSERT INTO arrival.record_repeats (file_id, kind, record_id, repeats)
+                        SELECT \(fileID), '\(kind.rawValue)', t.id, count(*)
                         FROM (SELECT id, \(identity),
                                      row_number() OVER (PARTITION BY \(identity) ORDER BY id) AS n
                               FROM \(held == nil ? kind.stageTable : "input_\(kind.rawValue)")
                               WHERE \(route.condition)) AS s
                         JOIN arrival.\(route.table) AS t ON \(join)
                         WHERE s.n > 1 OR t.file_id <> \(fileID)
-                        ORDER BY s.id
+                        GROUP BY t.id
+                        ORDER BY min(s.id)
                         """, binds: binds))
         }
     }

@@ -31,7 +31,23 @@ package enum PostgresSchema {
     package static let name = "arrival"
 
     static let all: [(name: String, statements: [String])] = [
-        ("0001_records", records)
+        ("0001_records", records),
+        ("0002_repeat_counts_and_limits", repeatCountsAndLimits),
+    ]
+
+    /// As the SQLite store's `0012_repeat_counts_and_limits`: a repeated
+    /// record is counted per file (rows written before keep a count of 1
+    /// each, and readers add them up), and the malformed cause `too_large`
+    /// for a file that passes an ingest limit.
+    static let repeatCountsAndLimits = [
+        "ALTER TABLE arrival.record_repeats ADD COLUMN repeats bigint NOT NULL DEFAULT 1 CHECK (repeats > 0)",
+        """
+        ALTER TABLE arrival.malformed_lines DROP CONSTRAINT malformed_lines_cause_check,
+            ADD CONSTRAINT malformed_lines_cause_check CHECK (cause IN ('line_too_long', 'invalid_utf8',
+                'invalid_json', 'too_deep', 'duplicate_key', 'not_an_object', 'unsupported_version', 'unknown_kind',
+                'missing_field', 'wrong_type', 'invalid_time', 'invalid_enum', 'invalid_exchange', 'kind_not_allowed',
+                'truncated_gzip', 'too_large'))
+        """,
     ]
 
     /// How Citus is to spread the schema (checked by ``CitusRules`` in the tests).

@@ -116,7 +116,12 @@ package enum PostgresSnapshot {
         case .files: return "SELECT \(columns) FROM arrival.files ORDER BY id"
         case .skippedFiles: return "SELECT \(columns) FROM arrival.skipped_files ORDER BY content_sha256, path"
         case .malformedLines: return "SELECT \(columns) FROM arrival.malformed_lines ORDER BY file_id, line"
-        case .recordRepeats: return "SELECT \(columns) FROM arrival.record_repeats ORDER BY file_id, record_id"
+        case .recordRepeats:
+            // One row per file and record (a store written before repeats were counted has one per line).
+            return """
+                SELECT file_id, kind, record_id, sum(repeats)::int8 FROM arrival.record_repeats
+                GROUP BY file_id, kind, record_id ORDER BY file_id, record_id, kind
+                """
         case .apns: return union(["requests", "token_requests", "broadcasts"])
         case .renders: return "SELECT \(columns) FROM arrival.renders ORDER BY id"
         case .callbacks: return union(["callbacks", "start_tokens"])

@@ -65,8 +65,7 @@ package final class FileTransaction {
     private func noteRepeat(kind: RecordKind, of stored: StoredRecord) throws(DatabaseError) {
         statements.repeated.bind(1, fileID)
         statements.repeated.bind(2, kind.rawValue)
-        statements.repeated.bind(3, stored.key)
-        statements.repeated.bind(4, stored.id)
+        statements.repeated.bind(3, stored.id)
         try statements.repeated.run()
     }
 

@@ -16,7 +16,47 @@ enum Migrations {
         ("0008_repeat_record_ids", repeatRecordIDs),
         ("0009_pending_state", pendingState),
         ("0010_broadcast_channels", broadcastChannels),
+        // Code: Migrations.rekeyRecords (Migrations+RecordKeys.swift).
+        ("0011_record_keys_by_window", "-- keys: see Migrations.rekeyRecords"),
+        ("0012_repeat_counts_and_limits", repeatCountsAndLimits),
     ]
+
+    /// A repeated record is counted, not noted once per line: one row per
+    /// file and record with how many of the file's lines repeat it (a file
+    /// of one line written a million times is one row, not a million). And
+    /// the malformed cause `too_large`: a file that passes an ingest limit
+    /// (inflated bytes or lines, Documentation/InputRecords.md) keeps the
+    /// lines before the limit, and the first line not read counts as this
+    /// cause. SQLite cannot change a CHECK, so `malformed_lines` is copied
+    /// into a table with the longer list, as ``providers`` did.
+    static let repeatCountsAndLimits = """
+        CREATE TABLE record_repeats_0012 (
+            file_id   INTEGER NOT NULL REFERENCES files (id),
+            kind      TEXT    NOT NULL CHECK (kind = 'apns' OR kind = 'render' OR kind = 'callback'),
+            record_id INTEGER NOT NULL,
+            repeats   INTEGER NOT NULL CHECK (repeats > 0),
+            PRIMARY KEY (file_id, kind, record_id)
+        ) WITHOUT ROWID;
+        INSERT INTO record_repeats_0012 (file_id, kind, record_id, repeats)
+            SELECT file_id, kind, record_id, count(*) FROM record_repeats WHERE record_id IS NOT NULL
+            GROUP BY file_id, kind, record_id;
+        DROP TABLE record_repeats;
+        ALTER TABLE record_repeats_0012 RENAME TO record_repeats;
+        CREATE TABLE malformed_lines_0012 (
+            file_id INTEGER NOT NULL REFERENCES files (id),
+            line    INTEGER NOT NULL,
+            cause   TEXT    NOT NULL CHECK (cause IN ('line_too_long', 'invalid_utf8', 'invalid_json', 'too_deep',
+                        'duplicate_key', 'not_an_object', 'unsupported_version', 'unknown_kind', 'missing_field',
+                        'wrong_type', 'invalid_time', 'invalid_enum', 'invalid_exchange', 'kind_not_allowed',
+                        'truncated_gzip', 'too_large')),
+            problem TEXT,
+            PRIMARY KEY (file_id, line)
+        ) WITHOUT ROWID;
+        INSERT INTO malformed_lines_0012 (file_id, line, cause, problem)
+            SELECT file_id, line, cause, problem FROM malformed_lines;
+        DROP TABLE malformed_lines;
+        ALTER TABLE malformed_lines_0012 RENAME TO malformed_lines;
+        """
 
     /// Contract 3.0's broadcast channels: an `apns` row may be a broadcast,
     /// with a `channel_id` and neither a push token nor an activity; renders

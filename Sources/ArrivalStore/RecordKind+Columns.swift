@@ -33,3 +33,16 @@ extension RecordKind {
         }
     }
 }
+
+extension RecordKind {
+    /// The indexes in ``columns`` of the integer fields (the others are
+    /// text): what a row read back from the store is hashed as, where a
+    /// NULL integer and a NULL text hash apart (``RowBatch``).
+    package var integerColumns: Set<Int> {
+        switch self {
+        case .apns: [1, 2, 6, 8, 9, 12, 14]
+        case .render: [1, 2]
+        case .callback: [3, 5]
+        }
+    }
+}

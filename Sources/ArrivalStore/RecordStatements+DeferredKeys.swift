@@ -12,8 +12,9 @@ import CSQLite
 /// keeping the indexes would be most of what SQLite does in a first load.
 /// Built once the rows are in, an index is one sort and pages written in
 /// order. A table whose keys do arrive in order (a sender's log: the
-/// key's high bits are the record's time) gets its index back after its
-/// first rows (``Limits/sampleRows``): there each entry lands on the last page, and
+/// key's high bits are the record's time window) gets its index back after
+/// its first rows (``Limits/sampleRows``): there each entry lands among the
+/// last window's pages, which stay in the cache, and
 /// the index kept as rows arrive costs less than one sorted at the end
 /// (the measurements are in Benchmarks/whole-job/README.md).
 ///
@@ -51,8 +52,10 @@ package final class DeferredKeyIndex {
     /// What ``KeyDirectory/touch(_:)`` read, kept so that its reads are made.
     private(set) var touched: UInt64 = 0
 
-    /// Keys of records ten minutes older than the newest so far.
-    static let farBehind = Int64(600_000) << 20
+    /// Keys of records two time windows (about 35 minutes,
+    /// ``recordKey(time:hash:)``) older than the newest so far. Within a
+    /// window keys are in hash order, so only a whole window tells time.
+    static let farBehind = Int64(2) << 42
 
     package struct Limits: Sendable {
         /// The most bytes the directories may take together (64 MiB: three
@@ -216,7 +219,7 @@ extension RecordStatements {
     ///
     /// Each row's key is looked up in the table's directory: a row stored
     /// there and equal is the row's duplicate, a different one sends it on
-    /// to the next key (as ``insertProbing`` does with the index), and a
+    /// to the next key (``nextRecordKey(after:hash:)``, as ``insertProbing`` does with the index), and a
     /// free key makes it new, with the next id. The new rows go in 64, 8 or
     /// 1 at a time; a row that may equal one not yet inserted has those
     /// inserted first, then is compared by id.
@@ -300,7 +303,7 @@ extension RecordStatements {
                     duplicate = StoredRecord(key: key, id: id)
                     break
                 }
-                key = key &+ 1
+                key = Int64(bitPattern: nextRecordKey(after: UInt64(bitPattern: key), hash: row.hash))
             }
             if let duplicate {
                 stored[index - run.lowerBound] = duplicate

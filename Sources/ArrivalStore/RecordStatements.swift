@@ -87,7 +87,7 @@ final class RecordStatements {
     let release: Statement
     /// Which of the `record_key` indexes the store has (``ensureKeyIndexes()``).
     let keyIndexNames: Statement
-    /// The largest ids of the record tables and rowid of `record_repeats`.
+    /// The largest ids of the record tables.
     private let lastIDs: Statement
     /// The deletes that undo a file that only added rows, in the order run.
     private let undoFile: [Statement]
@@ -102,7 +102,10 @@ final class RecordStatements {
         renders = try KindStatements(kind: .render, connection: connection)
         callbacks = try KindStatements(kind: .callback, connection: connection)
         repeated = try connection.prepare(
-            "INSERT INTO record_repeats (file_id, kind, record_key, record_id) VALUES (?, ?, ?, ?)")
+            """
+            INSERT INTO record_repeats (file_id, kind, record_id, repeats) VALUES (?, ?, ?, 1)
+            ON CONFLICT (file_id, kind, record_id) DO UPDATE SET repeats = repeats + 1
+            """)
         malformed = try connection.prepare(
             "INSERT INTO malformed_lines (file_id, line, cause, problem) VALUES (?, ?, ?, ?)")
         fileStatus = try connection.prepare("SELECT path FROM files WHERE content_sha256 = ?")
@@ -125,39 +128,38 @@ final class RecordStatements {
         release = try connection.prepare("RELEASE arrival_file")
         lastIDs = try connection.prepare(
             """
-            SELECT (SELECT max(id) FROM apns), (SELECT max(id) FROM renders), (SELECT max(id) FROM callbacks),
-                   (SELECT max(rowid) FROM record_repeats)
+            SELECT (SELECT max(id) FROM apns), (SELECT max(id) FROM renders), (SELECT max(id) FROM callbacks)
             """)
-        // ?1 the largest id (or rowid) before the file, ?2 its file id. Each
-        // is a range of a primary key (malformed_lines' begins with file_id).
+        // ?1 the largest id before the file, ?2 its file id. Each is a range
+        // of a primary key (those of record_repeats and malformed_lines begin
+        // with file_id).
         undoFile = try [
             "DELETE FROM apns WHERE id > ?1 AND file_id = ?2",
             "DELETE FROM renders WHERE id > ?1 AND file_id = ?2",
             "DELETE FROM callbacks WHERE id > ?1 AND file_id = ?2",
-            "DELETE FROM record_repeats WHERE rowid > ?1 AND file_id = ?2",
+            "DELETE FROM record_repeats WHERE file_id = ?2",
             "DELETE FROM malformed_lines WHERE file_id = ?2",
             "DELETE FROM files WHERE id = ?2",
         ].map { (sql) throws(DatabaseError) in try connection.prepare(sql) }
     }
 
-    /// The largest id of each record table and rowid of `record_repeats`
-    /// (0 when empty): rows added later have larger ones.
+    /// The largest id of each record table (0 when empty): rows added later
+    /// have larger ones.
     struct RowIDs: Equatable {
         var apns: Int64
         var renders: Int64
         var callbacks: Int64
-        var repeats: Int64
     }
 
     func lastRowIDs() throws(DatabaseError) -> RowIDs {
         defer { lastIDs.reset() }
-        guard try lastIDs.step() else { return RowIDs(apns: 0, renders: 0, callbacks: 0, repeats: 0) }
-        return RowIDs(apns: lastIDs.int(0), renders: lastIDs.int(1), callbacks: lastIDs.int(2), repeats: lastIDs.int(3))
+        guard try lastIDs.step() else { return RowIDs(apns: 0, renders: 0, callbacks: 0) }
+        return RowIDs(apns: lastIDs.int(0), renders: lastIDs.int(1), callbacks: lastIDs.int(2))
     }
 
     /// Deletes the rows file `fileID` added after `last`, and its registry row.
     func deleteRows(after last: RowIDs, fileID: Int64) throws(DatabaseError) {
-        let after = [last.apns, last.renders, last.callbacks, last.repeats, 0, 0]
+        let after = [last.apns, last.renders, last.callbacks, 0, 0, 0]
         for (statement, id) in zip(undoFile, after) {
             statement.bind(1, id)
             statement.bind(2, fileID)
@@ -227,7 +229,9 @@ final class RecordStatements {
                 }
                 guard let (count, insert) = statements.multi.first(where: { $0.rows <= run }) else {
                     let row = rows[index]
-                    let stored = try insertProbing(key: key(index), statements: statements, fileID: fileID) { s in
+                    let stored = try insertProbing(
+                        key: key(index), hash: row.hash, statements: statements, fileID: fileID
+                    ) { s in
                         s.bind(batch.cells(of: row), from: 3, arena: base)
                     }
                     try done(row, stored)
@@ -263,7 +267,7 @@ final class RecordStatements {
                             continue
                         }
                         let stored = try insertProbing(
-                            key: key(index + offset), statements: statements, fileID: fileID
+                            key: key(index + offset), hash: row.hash, statements: statements, fileID: fileID
                         ) {
                             s in
                             s.bind(batch.cells(of: row), from: 3, arena: base)
@@ -287,11 +291,11 @@ final class RecordStatements {
 
     /// Inserts one row at `key`; when the key is taken, either by an equal
     /// record (a duplicate) or, rarely, by a different record with the same
-    /// hash (then the next key is tried: open addressing, so lookups stay
-    /// exact). Returns nil when the row was new, else the equal record
-    /// stored before.
+    /// key (then the next key is tried, ``nextRecordKey(after:hash:)``: open
+    /// addressing, so lookups stay exact). Returns nil when the row was new,
+    /// else the equal record stored before.
     private func insertProbing(
-        key: Int64, statements: KindStatements, fileID: Int64, bindFields: (Statement) -> Void
+        key: Int64, hash: UInt64, statements: KindStatements, fileID: Int64, bindFields: (Statement) -> Void
     ) throws(DatabaseError) -> StoredRecord? {
         let insert = statements.single
         let same = statements.same
@@ -308,7 +312,7 @@ final class RecordStatements {
             let id = equal ? same.int(0) : 0
             same.reset()
             if equal { return StoredRecord(key: slot, id: id) }
-            slot = slot &+ 1
+            slot = Int64(bitPattern: nextRecordKey(after: UInt64(bitPattern: slot), hash: hash))
         }
     }
 }

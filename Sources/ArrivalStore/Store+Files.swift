@@ -321,7 +321,7 @@ extension Store {
         if removal.total.records > 0 {
             // The files that stay whose repeated records point at a record a removed file stored.
             let sql = """
-                SELECT file_id, count(*) FROM record_repeats
+                SELECT file_id, sum(repeats) FROM record_repeats
                 WHERE file_id NOT IN (\(list)) AND CASE kind
                     WHEN 'apns' THEN record_id IN (SELECT id FROM apns WHERE file_id IN (\(list)))
                     WHEN 'render' THEN record_id IN (SELECT id FROM renders WHERE file_id IN (\(list)))

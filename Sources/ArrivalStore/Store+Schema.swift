@@ -45,6 +45,7 @@ extension Store {
                 applied.reset()
                 if done { continue }
                 try connection.execute(sql)
+                try Migrations.code(name, connection: connection)
                 record.bind(1, name)
                 try record.run()
             }

@@ -358,9 +358,9 @@ package struct StoreSnapshot {
     package func duplicatesByFile(limit: Int) throws -> [(path: String, records: Int)] {
         var lines: [Int64: Int] = [:]
         var repeated: [String: Set<Int64>] = [:]
-        let scan = try connection.prepare("SELECT file_id, kind, record_id FROM record_repeats")
+        let scan = try connection.prepare("SELECT file_id, kind, record_id, repeats FROM record_repeats")
         try scan.forEachRow { row in
-            lines[row.int(0), default: 0] += 1
+            lines[row.int(0), default: 0] += Int(row.int(3))
             repeated[row.string(1) ?? "", default: []].insert(row.int(2))
         }
         guard !lines.isEmpty else { return [] }

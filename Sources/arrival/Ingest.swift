@@ -37,13 +37,34 @@ struct Ingest: ParsableCommand {
     @Flag(help: "Fail (exit 1) when the paths hold no file to ingest, or the files no valid record.")
     var requireData = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Decode at most this many lines of each file (none by default).",
+            discussion:
+                "Past it the lines before are kept and one malformed line, cause too_large, stands for the rest.",
+            valueName: "lines"))
+    var maxLines: Int?
+
+    @Option(
+        help: ArgumentHelp(
+            "Decode at most this many bytes of each file, inflated when gzip (none by default).",
+            discussion:
+                "Past it the lines before are kept and one malformed line, cause too_large, stands for the rest.",
+            valueName: "bytes"))
+    var maxInflatedBytes: Int?
+
     func validate() throws {
         if paths.isEmpty { throw ValidationError("Name at least one file or directory to ingest.") }
+        if let maxLines, maxLines < 1 { throw ValidationError("--max-lines must be at least 1 (got \(maxLines)).") }
+        if let maxInflatedBytes, maxInflatedBytes < 1 {
+            throw ValidationError("--max-inflated-bytes must be at least 1 (got \(maxInflatedBytes)).")
+        }
     }
 
     func run() throws {
         var options = IngestPipeline.Options(strict: strict)
         options.bulkLoadWhenNew = true
+        options.limits = LineReader.Limits(inflatedBytes: maxInflatedBytes ?? .max, lines: maxLines ?? .max)
         let ingestor: IngestPipeline
         if let location = store.postgres {
             // Several writers may share it: one transaction a file, admission on a connection of its own.

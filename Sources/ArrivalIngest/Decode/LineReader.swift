@@ -36,6 +36,11 @@ package struct ReadSummary: Sendable, Equatable {
     /// it was written, truncated or replaced while it was read (its size or
     /// modification time moved). Nil when it held still.
     package var changedWhileRead: String?
+    /// The file passed one of the reader's limits (``LineReader/Limits``):
+    /// the lines before it were handed out, the rest was not decoded (its
+    /// bytes were still read, for the file's hash). Says which limit, for
+    /// the malformed line `too_large` that stands for the rest.
+    package var pastLimit: String?
 }
 
 /// Streams the lines of a plain or gzip file (gzip recognised by its magic
@@ -47,6 +52,34 @@ package struct LineReader: Sendable {
 
     package var chunkSize: Int
     package var maxLineBytes: Int
+    /// How much of one file is decoded at most.
+    package var limits = Limits()
+
+    /// How much of one file is decoded, at most: past either limit the
+    /// lines before it are kept and the rest of the file is not decoded
+    /// (``ReadSummary/pastLimit``). What keeps one upload (a gzip bomb, a
+    /// million records in a millisecond) from holding the collector's
+    /// ingest for long; none for `arrival ingest` unless asked.
+    package struct Limits: Sendable, Equatable {
+        /// Bytes decoded: the inflated bytes of a gzip file, the file's own bytes otherwise.
+        package var inflatedBytes: Int = .max
+        /// Lines, blank ones included.
+        package var lines: Int = .max
+
+        package init(inflatedBytes: Int = .max, lines: Int = .max) {
+            precondition(inflatedBytes >= 0 && lines >= 0)
+            self.inflatedBytes = inflatedBytes
+            self.lines = lines
+        }
+
+        package static let none = Limits()
+    }
+
+    /// Thrown through the line splitter when a limit is reached.
+    private struct PastLimit: Error {
+        var lines: Int
+        var problem: String
+    }
 
     package init(chunkSize: Int = LineReader.defaultChunkSize, maxLineBytes: Int = LineReader.defaultMaxLineBytes) {
         precondition(chunkSize >= 16 && maxLineBytes >= 1)
@@ -97,37 +130,71 @@ package struct LineReader: Sendable {
             return count
         }
 
+        let limits = self.limits
+        var decodedBytes = 0
+        // Every line goes through here: past the line limit, the splitter is stopped.
+        func line(_ slice: LineSlice) throws {
+            guard slice.number <= limits.lines else {
+                throw PastLimit(
+                    lines: limits.lines,
+                    problem: "the file has more than \(limits.lines) lines, this ingest's limit; "
+                        + "the lines after line \(limits.lines) were not read")
+            }
+            try body(slice)
+        }
+        // Every decoded byte goes through here: past the byte limit, only the bytes within it are split.
+        func feed(_ chunk: UnsafeBufferPointer<UInt8>) throws {
+            let room = limits.inflatedBytes - decodedBytes
+            guard chunk.count > room else {
+                decodedBytes += chunk.count
+                return try splitter.feed(chunk, line)
+            }
+            try splitter.feed(UnsafeBufferPointer(rebasing: chunk[..<room]), line)
+            throw PastLimit(
+                lines: splitter.lineNumber,
+                problem: "the file \(summary.gzip ? "inflates to" : "has") more than \(limits.inflatedBytes) bytes, "
+                    + "this ingest's limit; the lines after line \(splitter.lineNumber) were not read")
+        }
+
         var first = try next()
         // A read of less than a chunk met the end of the file (``readChunk``).
         try afterFirstChunk(range.map { summary.bytesOnDisk == $0.count } ?? (first < chunkSize))
-        if first >= 2 && input[0] == 0x1f && input[1] == 0x8b {
-            summary.gzip = true
-            let size = range?.count ?? opened?.size ?? 0
-            if size >= pipelineMinimumBytes {
-                // Inflating on a thread of its own while this one splits and decodes.
-                let source = FileBytes(fd: fd, start: range?.lowerBound ?? 0, count: range?.count)
-                summary.truncatedGzip = try inflatePipelined(
-                    input: input, firstCount: first, path: path, source: source, next: next
-                ) { chunk in try splitter.feed(chunk, body) }
+        do {
+            if first >= 2 && input[0] == 0x1f && input[1] == 0x8b {
+                summary.gzip = true
+                let size = range?.count ?? opened?.size ?? 0
+                if size >= pipelineMinimumBytes {
+                    // Inflating on a thread of its own while this one splits and decodes.
+                    let source = FileBytes(fd: fd, start: range?.lowerBound ?? 0, count: range?.count)
+                    summary.truncatedGzip = try inflatePipelined(
+                        input: input, firstCount: first, path: path, source: source, next: next
+                    ) { chunk in try feed(chunk) }
+                } else {
+                    let output = InflateBuffer(capacity: chunkSize)
+                    summary.truncatedGzip = try inflateAll(
+                        input: input, firstCount: first, path: path, next: next, into: output
+                    ) { count in
+                        try feed(UnsafeBufferPointer(start: output.bytes, count: count))
+                        return output
+                    }
+                }
+                // What follows a break is not decoded, but it is part of the file's bytes.
+                while try next() > 0 {}
             } else {
-                let output = InflateBuffer(capacity: chunkSize)
-                summary.truncatedGzip = try inflateAll(
-                    input: input, firstCount: first, path: path, next: next, into: output
-                ) { count in
-                    try splitter.feed(UnsafeBufferPointer(start: output.bytes, count: count), body)
-                    return output
+                while first > 0 {
+                    try feed(UnsafeBufferPointer(start: input, count: first))
+                    first = try next()
                 }
             }
-            // What follows a break is not decoded, but it is part of the file's bytes.
+            try splitter.finish(line)
+            summary.lines = splitter.lineNumber
+        } catch let past as PastLimit {
+            // What is past the limit is not decoded, but it is part of the file's bytes.
+            summary.truncatedGzip = false
+            summary.pastLimit = past.problem
+            summary.lines = past.lines
             while try next() > 0 {}
-        } else {
-            while first > 0 {
-                try splitter.feed(UnsafeBufferPointer(start: input, count: first), body)
-                first = try next()
-            }
         }
-        try splitter.finish(body)
-        summary.lines = splitter.lineNumber
         if let range {
             if summary.bytesOnDisk != range.count {
                 throw InputError.readFailed(

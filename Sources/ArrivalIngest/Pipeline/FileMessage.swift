@@ -3,7 +3,8 @@ import ArrivalHandOff
 /// What the reading stage hands the writer, per file, in order: `.known`
 /// (admission found its bytes stored or read earlier in this run: not
 /// decoded), `.unreadable`, or `.file` followed by any number of `.rows`
-/// (and `.restart`) and one `.end`.
+/// (and `.restart`) and one `.end` or `.interrupted`. Once the run is asked
+/// to stop, every file not finished is sent as `.interrupted`.
 enum FileMessage: Sendable {
     /// `name`: what the store registers the file by. `sha256`: its bytes' hash.
     case known(name: String, sha256: String)
@@ -18,6 +19,8 @@ enum FileMessage: Sendable {
     /// start (``FileDecoder``'s `restart`).
     case restart
     case end(Result<ReadFile, InputError>)
+    /// The run was asked to stop: the file (begun or not) is left unstored.
+    case interrupted(name: String)
 
     /// How much a message weighs in the channel: 1, and a batch of rows 1
     /// more per 256 KiB of its strings. A device file is three light

@@ -53,6 +53,17 @@ package struct IngestPipeline {
         /// sets it; the collector, whose store is read while it ingests, does
         /// not.
         package var bulkLoadWhenNew = false
+        /// Asked between batches of rows and between files: once it says
+        /// true, the file being read is left unstored, what was finished
+        /// is committed, and the run returns with the files it did not
+        /// finish in ``IngestSummary/interrupted`` (the collector's worker on
+        /// SIGTERM: a run ends within a batch's time, not an upload's).
+        package var stop: (@Sendable () -> Bool)?
+        /// How much of each file is decoded at most (``LineReader/Limits``).
+        package var limits: LineReader.Limits {
+            get { reader.limits }
+            set { reader.limits = newValue }
+        }
         package init(strict: Bool = false) {
             self.strict = strict
         }
@@ -179,7 +190,7 @@ package struct IngestPipeline {
                     decoder: FileDecoder(
                         reader: options.reader, batchSize: options.batchSize, batchBytes: options.batchBytes,
                         recycle: recycle),
-                    channel: channel)
+                    channel: channel, stop: options.stop)
                 stage.run(source)
             }
             // Only now, with admission's registry connection closed, may the writer end.

@@ -39,6 +39,10 @@ package struct IngestSummary: Sendable, Equatable {
     /// before its first byte, or a `.gz` that was never written): stored as
     /// files without lines, and named in the summary so they are not missed.
     package var emptyFiles: [String] = []
+    /// Files not finished because the run was asked to stop
+    /// (``IngestPipeline/Options/stop``): nothing of them was stored; the
+    /// one being read when the stop came, then every one not begun, in order.
+    package var interrupted: [String] = []
     package var bytesRead = 0
     package var lines = 0
     package var records: [RecordKind: Int] = [:]

@@ -9,22 +9,49 @@ struct ReadingStage {
     var admission: Admission
     let decoder: FileDecoder
     let channel: BatchChannel<FileMessage>
+    /// Asked before each file and each batch (``IngestPipeline/Options/stop``).
+    let stop: (@Sendable () -> Bool)?
 
-    /// Runs until the files end or the writer stops listening. The caller
-    /// closes the channel once the stage is gone: the registry connection
-    /// admission holds must be closed before the writer can close the store,
-    /// or a store in WAL mode may be left with its log not checkpointed.
+    /// Runs until the files end, the writer stops listening or the run is
+    /// asked to stop; then the file being read and every file not begun go
+    /// to the writer as `.interrupted`. The caller closes the channel once
+    /// the stage is gone: the registry connection admission holds must be
+    /// closed before the writer can close the store, or a store in WAL mode
+    /// may be left with its log not checkpointed.
     mutating func run(_ source: FileSource) {
         // Stopped early (the writer cancelled): the walk stops too.
         defer { source.cancel() }
         var files = source.makeIterator()
+        var stopping = false
         while let file = files.next() {
-            guard read(file) else { return }
+            stopping = stopping || stop?() == true
+            if stopping {
+                guard channel.send(.interrupted(name: file.name)) else { return }
+                continue
+            }
+            switch read(file) {
+            case .done: continue
+            case .writerGone: return
+            case .interrupted: stopping = true
+            }
         }
     }
 
-    /// One file; false when the writer stopped listening.
-    private mutating func read(_ file: NamedFile) -> Bool {
+    private enum Outcome {
+        case done, writerGone, interrupted
+    }
+
+    /// One file.
+    private mutating func read(_ file: NamedFile) -> Outcome {
+        let outcome = readOrStop(file)
+        guard outcome == .interrupted else { return outcome }
+        return channel.send(.interrupted(name: file.name)) ? .interrupted : .writerGone
+    }
+
+    /// One file; `.interrupted` when asked to stop before its end (nothing
+    /// of it sent since says so: the caller does).
+    private mutating func readOrStop(_ file: NamedFile) -> Outcome {
+        func sent(_ delivered: Bool) -> Outcome { delivered ? .done : .writerGone }
         let name = file.name
         let size = file.range?.count ?? ContentHash.fileSize(file.path)
         // A verdict from the hash of the whole file, when admission asks for it before decoding.
@@ -38,12 +65,14 @@ struct ReadingStage {
                 let (sha256, _) = try ContentHash.sha256(of: file.path, range: file.range)
                 decided = (admission.verdict(sha256: sha256, senderRecordsAllowed: file.senderRecordsAllowed), sha256)
             } catch {
-                return channel.send(.unreadable(name: name, error))
+                return sent(channel.send(.unreadable(name: name, error)))
             }
         case .decode(let decide):
             decideAfterFirstChunk = decide
         }
-        if let decided, decided.verdict.isKnown { return channel.send(.known(name: name, sha256: decided.sha256)) }
+        if let decided, decided.verdict.isKnown {
+            return sent(channel.send(.known(name: name, sha256: decided.sha256)))
+        }
         // The hash the bytes must have (hashed before, or vouched for by the caller).
         let expected = decided?.sha256
         var upgrading: String?
@@ -73,6 +102,8 @@ struct ReadingStage {
         // Bytes whose hash the caller vouches for are hashed only as far as a stored version goes.
         let hashed = file.sha256 == nil ? Int.max : (earlier.last?.byteCount ?? 0)
         let outcome: FileDecoder.Outcome
+        var interrupted = false
+        let stop = self.stop
         do throws(InputError) {
             outcome = try decoder.decode(
                 path: file.path, range: file.range, senderRecordsAllowed: file.senderRecordsAllowed,
@@ -97,21 +128,27 @@ struct ReadingStage {
                         return true
                     }
                 },
-                deliver: { announce() && channel.send(.rows($0)) },
+                deliver: { batch in
+                    if stop?() == true {
+                        interrupted = true
+                        return false
+                    }
+                    return announce() && channel.send(.rows(batch))
+                },
                 restart: {
                     hasher = PrefixHasher(checkpoints: earlier.map(\.byteCount))
                     return !announced || channel.send(.restart)
                 })
         } catch {
-            return announce() && channel.send(.end(.failure(error)))
+            return sent(announce() && channel.send(.end(.failure(error))))
         }
         switch outcome {
         case .stopped:
-            return false
+            return interrupted ? .interrupted : .writerGone
         case .declined:
             // Nothing of it was sent: it is skipped as a file whose bytes are known (the first
             // chunk, all the hasher saw, is the whole file).
-            return channel.send(.known(name: name, sha256: hasher.finalize()))
+            return sent(channel.send(.known(name: name, sha256: hasher.finalize())))
         case .read(var summary, let refusedLines):
             let sha256 = file.sha256 ?? hasher.finalize()
             if let expected, expected != sha256, summary.changedWhileRead == nil {
@@ -122,7 +159,7 @@ struct ReadingStage {
                 summary.changedWhileRead = "its first bytes changed between two reads"
             }
             admission.remember(sha256: sha256, byteCount: summary.bytesOnDisk, refusedLines: refusedLines > 0)
-            return announce() && channel.send(.end(.success(ReadFile(summary: summary, sha256: sha256))))
+            return sent(announce() && channel.send(.end(.success(ReadFile(summary: summary, sha256: sha256)))))
         }
     }
 }

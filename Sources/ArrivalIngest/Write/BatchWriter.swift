@@ -36,7 +36,8 @@ struct BatchWriter<Writer: StoreWriter> {
         do {
             while let message = channel.receive() {
                 switch message {
-                case .known(let name, _), .unreadable(let name, _), .file(let name, _, _): current = name
+                case .known(let name, _), .unreadable(let name, _), .file(let name, _, _), .interrupted(let name):
+                    current = name
                 case .rows, .end, .restart: break
                 }
                 let report: ((Int) -> Void)? = progress.map { progress in
@@ -58,6 +59,8 @@ struct BatchWriter<Writer: StoreWriter> {
                         progress: report)
                 case .unreadable(let name, let error):
                     try note(IngestSummary.Unreadable(path: name, reason: error.reason))
+                case .interrupted(let name):
+                    summary.interrupted.append(name)
                 case .rows, .end, .restart:
                     throw InputError.readFailed(path: current, reason: "the reader lost its place")
                 }
@@ -129,6 +132,7 @@ struct BatchWriter<Writer: StoreWriter> {
         let read: ReadFile
         do {
             var end: Result<ReadFile, InputError>?
+            var interrupted = false
             messages: while let message = channel.receive() {
                 switch message {
                 case .rows(let batch):
@@ -152,6 +156,9 @@ struct BatchWriter<Writer: StoreWriter> {
                 case .end(let result):
                     end = result
                     break messages
+                case .interrupted:
+                    interrupted = true
+                    break messages
                 case .restart:
                     // Back to the state before the file, earlier versions included, and again.
                     transaction.rollback()
@@ -163,6 +170,11 @@ struct BatchWriter<Writer: StoreWriter> {
                 case .file, .known, .unreadable:
                     break messages
                 }
+            }
+            if interrupted {
+                transaction.rollback()
+                summary.interrupted.append(path)
+                return
             }
             guard let end else { throw InputError.readFailed(path: path, reason: "the reader stopped early") }
             switch end {
@@ -210,6 +222,15 @@ struct BatchWriter<Writer: StoreWriter> {
                 }
                 try transaction.noteMalformed(line: line, cause: .truncatedGzip, problem: nil)
                 fileSummary.noteMalformed(path: path, line: line, cause: .truncatedGzip)
+            }
+            if let problem = read.summary.pastLimit {
+                // As a broken gzip stream: the lines before the limit are kept, the first one not read stands for the rest.
+                let line = read.summary.lines + 1
+                if options.strict {
+                    throw IngestError.malformedLine(path: path, line: line, cause: .tooLarge, problem: problem)
+                }
+                try transaction.noteMalformed(line: line, cause: .tooLarge, problem: problem)
+                fileSummary.noteMalformed(path: path, line: line, cause: .tooLarge, problem: problem)
             }
             let committed = try transaction.finish(
                 sha256: read.sha256, byteCount: read.summary.bytesOnDisk, lines: read.summary.lines,

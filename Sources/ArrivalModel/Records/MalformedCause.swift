@@ -33,6 +33,11 @@ public enum MalformedCause: String, CaseIterable, Sendable, Comparable, Codable,
     case kindNotAllowed = "kind_not_allowed"
     /// The file's gzip stream broke off; what was decoded before the break was kept.
     case truncatedGzip = "truncated_gzip"
+    /// The file passed an ingest limit (inflated bytes or lines: the
+    /// collector's per-upload bounds, or `arrival ingest --max-lines` /
+    /// `--max-inflated-bytes`); the lines before it were kept, and the first
+    /// line not read counts once as this cause.
+    case tooLarge = "too_large"
 
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 }

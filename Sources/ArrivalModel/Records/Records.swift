@@ -130,14 +130,37 @@ public struct CallbackRecord: Hashable, Sendable {
     }
 }
 
-/// The stored de-duplication key: the record's time (ms) in the high bits so
-/// keys arrive in nearly ascending order, the content hash in the low 20 bits.
-/// Equal records always get equal keys; different records that share a key
-/// are told apart by the store (see `RecordStatements`).
+/// The stored de-duplication key: the record's time, in windows of 2^20 ms
+/// (about 17.5 minutes), in the high 22 bits, so that one day's keys land in
+/// a few regions of the index rather than all over it, and 42 bits of the
+/// content hash below. Equal records always get equal keys; different
+/// records that share a key are told apart by the store, which then moves
+/// on through ``nextRecordKey(after:hash:)``.
+///
+/// Records that share a millisecond (or any other field) spread over 2^42
+/// keys of their window: a million of them collide about once (a key of
+/// the time's millisecond and a 20-bit hash made every record past the
+/// millionth in one millisecond a collision, and the probing quadratic).
 @inline(__always)
 @inlinable
 public func recordKey(time: Int64, hash: UInt64) -> UInt64 {
-    (UInt64(bitPattern: time) &<< 20) | (hash & 0xF_FFFF)
+    (UInt64(bitPattern: time >> 20) &<< 42) | (hash & recordKeyHashMask)
+}
+
+/// The bits of a record key that come from the content hash.
+public let recordKeyHashMask: UInt64 = (1 << 42) - 1
+
+/// The key tried after `key` is found taken by a different record: within
+/// the same time window, a step set by the hash bits the key leaves out
+/// (odd, so the steps visit every key of the window before one repeats).
+/// Records whose keys collide rarely share the step too, so a chain of
+/// collisions does not grow into a run of neighbouring keys (as `key + 1`
+/// did) that every later record near it must walk.
+@inline(__always)
+@inlinable
+public func nextRecordKey(after key: UInt64, hash: UInt64) -> UInt64 {
+    let step = (hash >> 42) | 1
+    return (key & ~recordKeyHashMask) | ((key &+ step) & recordKeyHashMask)
 }
 
 /// A decoded, valid record of any kind.

@@ -37,18 +37,17 @@ package final class StoreImport {
                 ]
             case .skippedFiles: ["content_sha256", "path", "first_seen_at"]
             case .malformedLines: ["file_id", "line", "cause", "problem"]
-            case .recordRepeats: ["file_id", "kind", "record_id"]
+            case .recordRepeats: ["file_id", "kind", "record_id", "repeats"]
             case .apns: ["id", "file_id"] + RecordKind.apns.columns
             case .renders: ["id", "file_id"] + RecordKind.render.columns
             case .callbacks: ["id", "file_id"] + RecordKind.callback.columns
             }
         }
 
-        /// What fills `record_key`, which every record table and `record_repeats` requires.
+        /// What fills `record_key`, which every record table requires.
         var recordKey: String? {
             switch self {
             case .apns, .renders, .callbacks: "?1"
-            case .recordRepeats: "?3"
             default: nil
             }
         }
