@@ -559,7 +559,9 @@ def fair_queue(binary, work):
         states = [upload_state(server.port, s) for s in device_shas]
         check("the sender upload is ingested within 30 s of being sent", stored is not None,
               f"after {elapsed:.1f} s; device uploads: {states}")
-        print(f"     sender ingested after {elapsed:.1f} s; device uploads then: {states}", flush=True)
+        preempted = metric(server.port, "arrival_ingest_runs_stopped_total", reason="preempted")
+        print(f"     sender ingested after {elapsed:.1f} s; device uploads then: {states}; "
+              f"device runs stopped for it: {preempted:.0f}", flush=True)
         started = time.time()
         server.process.send_signal(signal.SIGTERM)
         try:
@@ -578,6 +580,15 @@ def fair_queue(binary, work):
         states = [upload_state(again.port, s) for s in device_shas]
         check("the device uploads are still queued or ingested after the restart, never lost",
               all(state in ("queued", "ingested") for state in states), f"{states}")
+        # Bounded per upload (--max-lines-device, --max-inflated-bytes-device): both are ingested, each with
+        # one malformed line that names the limit, well before the bomb's gigabyte could be read in this build.
+        started = time.time()
+        stored = [wait_ingested(again.port, s, timeout=180) for s in device_shas]
+        print(f"     device uploads ingested after the restart in {time.time() - started:.1f} s: {stored}", flush=True)
+        check("the device uploads are ingested, each cut at a limit (one malformed line)",
+              all(f and f["malformed_lines"] == 1 for f in stored), f"{stored}")
+        check("the million-line one kept --max-lines-device (200,000) lines",
+              stored[0] and stored[0]["records"] <= 200_000, f"{stored[0]}")
     finally:
         again.stop()
 
