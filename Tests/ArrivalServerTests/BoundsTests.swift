@@ -1,3 +1,4 @@
+import ArrivalStore
 import ArrivalTestSupport
 import Foundation
 import Testing
@@ -83,6 +84,38 @@ struct BoundsTests {
         let reopened = try Spool(directory: path, maxBytes: 1 << 30)
         #expect(reopened.next(10, role: .device).map(\.name) == ["u1", "u2", "u4", "u5"])
         #expect(reopened.next(10, role: .sender).map(\.name) == ["u0", "u3"])
+    }
+
+    // MARK: - Runs
+
+    @Test("A run told to stop stores none of its uploads and names them unfinished; per-role limits cut an upload")
+    func stoppedRun() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let engine = try StoreEngine(storePath: directory.appendingPathComponent("store.sqlite").path)
+        let spool = try Spool(directory: directory.appendingPathComponent("spool").path, maxBytes: 1 << 30)
+        for n in 0..<3 {
+            let lines = (1...5).map {
+                #"{"v":1,"kind":"render","activity_id":"a\#(n)","seq":\#($0),"rendered_at":"2026-11-21T08:00:0\#($0)Z"}"#
+            }
+            try await SpoolTests.receive(spool, Array((lines.joined(separator: "\n") + "\n").utf8), name: "u\(n)")
+        }
+        let entries = spool.next(10)
+        let uploads = entries.map { entry in
+            let location = spool.location(of: entry)
+            return (entry, location.path, location.range)
+        }
+        let stopped = try await engine.ingest(uploads, options: StoreEngine.runOptions(limits: .device) { true }).get()
+        #expect(Set(StoreEngine.interrupted(stopped)) == ["u0", "u1", "u2"])
+        for entry in entries { #expect(try await engine.ingestedFile(sha256: entry.sha256) == nil) }
+        // Then run again, each upload bounded to 2 lines: all are stored, each with one line naming the limit.
+        let limits = UploadCostLimits(maxInflatedBytes: 1 << 20, maxLines: 2)
+        let run = try await engine.ingest(uploads, options: StoreEngine.runOptions(limits: limits) { false }).get()
+        #expect(StoreEngine.interrupted(run).isEmpty)
+        for entry in entries {
+            let stored = try await engine.ingestedFile(sha256: entry.sha256)
+            #expect(stored?.records == 2 && stored?.malformed == 1, "\(String(describing: stored))")
+        }
     }
 
     // MARK: - New or duplicate
