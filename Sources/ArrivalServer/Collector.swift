@@ -1,5 +1,5 @@
 import ArrivalAnalysis
-import ArrivalIngest
+package import ArrivalIngest
 import ArrivalModel
 import ArrivalRendering
 import ArrivalStore
@@ -42,7 +42,7 @@ package struct Collector: Sendable {
         package var ipv6PrefixLength = 64
         /// What one upload may cost the worker once read, per role: a device
         /// token is public, so its uploads get a small allowance.
-        package var uploadCostLimits: [Role: UploadCostLimits] = [.device: .device, .sender: .sender]
+        package var uploadCostLimits: [Role: LineReader.Limits] = [.device: .device, .sender: .sender]
         /// Reports computed at once (`GET /v1/report`); past it, 503 with `Retry-After`.
         package var maxConcurrentReports = 2
         /// A header a reverse proxy in front sets to the client's address

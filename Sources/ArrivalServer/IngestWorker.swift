@@ -25,7 +25,7 @@ struct IngestWorker: Service {
     let metrics: CollectorMetrics
     let logger: Logger
     /// What one upload may cost once read, per role.
-    var limits: [Role: UploadCostLimits] = [.device: .device, .sender: .sender]
+    var limits: [Role: LineReader.Limits] = [.device: .device, .sender: .sender]
     /// How long a device run may go on while sender uploads wait (doubled for each stop in a row).
     var deviceSlice: Duration = RunScheduler.defaultDeviceSlice
 
@@ -96,7 +96,7 @@ struct IngestWorker: Service {
                 // An upload the ingest could not read stays queued (it is retried), as does one a stopped
                 // run did not finish (not a failure); the others are stored and leave the spool.
                 let unreadable = Set(summary.unreadable.map(\.path))
-                let interrupted = Set(StoreEngine.interrupted(summary))
+                let interrupted = Set(summary.interrupted)
                 var removed = 0
                 for entry in entries where !unreadable.contains(entry.name) && !interrupted.contains(entry.name) {
                     spool.remove(entry)

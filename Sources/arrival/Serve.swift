@@ -1,4 +1,5 @@
 import ArgumentParser
+import ArrivalIngest
 import ArrivalModel
 import ArrivalServer
 import Foundation
@@ -103,16 +104,16 @@ struct Serve: ParsableCommand {
 
     @Option(
         help: "Bytes one device-token upload may inflate to (gzip) and be read as; past it the rest is not read.")
-    var maxInflatedBytesDevice = UploadCostLimits.device.maxInflatedBytes
+    var maxInflatedBytesDevice = LineReader.Limits.device.inflatedBytes
 
     @Option(help: "Lines one device-token upload may hold; past it the rest is not read.")
-    var maxLinesDevice = UploadCostLimits.device.maxLines
+    var maxLinesDevice = LineReader.Limits.device.lines
 
     @Option(help: "Bytes one sender-token upload may inflate to (gzip) and be read as.")
-    var maxInflatedBytesSender = UploadCostLimits.sender.maxInflatedBytes
+    var maxInflatedBytesSender = LineReader.Limits.sender.inflatedBytes
 
     @Option(help: "Lines one sender-token upload may hold.")
-    var maxLinesSender = UploadCostLimits.sender.maxLines
+    var maxLinesSender = LineReader.Limits.sender.lines
 
     @Option(
         help: ArgumentHelp(
@@ -176,8 +177,8 @@ struct Serve: ParsableCommand {
         configuration.maxUploadsPerAddress = maxUploadsPerAddress
         configuration.ipv6PrefixLength = ipv6PrefixLength
         configuration.uploadCostLimits = [
-            .device: UploadCostLimits(maxInflatedBytes: maxInflatedBytesDevice, maxLines: maxLinesDevice),
-            .sender: UploadCostLimits(maxInflatedBytes: maxInflatedBytesSender, maxLines: maxLinesSender),
+            .device: LineReader.Limits(inflatedBytes: maxInflatedBytesDevice, lines: maxLinesDevice),
+            .sender: LineReader.Limits(inflatedBytes: maxInflatedBytesSender, lines: maxLinesSender),
         ]
         configuration.maxConcurrentReports = maxConcurrentReports
         configuration.maxUploadsPerRole = [.device: maxDeviceUploads, .sender: maxSenderUploads]

@@ -1,3 +1,4 @@
+import ArrivalIngest
 import ArrivalStore
 import ArrivalTestSupport
 import Foundation
@@ -106,12 +107,12 @@ struct BoundsTests {
             return (entry, location.path, location.range)
         }
         let stopped = try await engine.ingest(uploads, options: StoreEngine.runOptions(limits: .device) { true }).get()
-        #expect(Set(StoreEngine.interrupted(stopped)) == ["u0", "u1", "u2"])
+        #expect(Set(stopped.interrupted) == ["u0", "u1", "u2"])
         for entry in entries { #expect(try await engine.ingestedFile(sha256: entry.sha256) == nil) }
         // Then run again, each upload bounded to 2 lines: all are stored, each with one line naming the limit.
-        let limits = UploadCostLimits(maxInflatedBytes: 1 << 20, maxLines: 2)
+        let limits = LineReader.Limits(inflatedBytes: 1 << 20, lines: 2)
         let run = try await engine.ingest(uploads, options: StoreEngine.runOptions(limits: limits) { false }).get()
-        #expect(StoreEngine.interrupted(run).isEmpty)
+        #expect(run.interrupted.isEmpty)
         for entry in entries {
             let stored = try await engine.ingestedFile(sha256: entry.sha256)
             #expect(stored?.records == 2 && stored?.malformed == 1, "\(String(describing: stored))")
