@@ -60,7 +60,7 @@ package final class PostgresStore: StoreWriter {
 
     // MARK: - StoreWriter
 
-    package func status(ofContent sha256: String, at path: String) throws -> Store.FileStatus {
+    package func status(ofContent sha256: String, at path: String) throws -> ContentStatus {
         let rows = try session.run("SELECT path FROM arrival.files WHERE content_sha256 = \(sha256)")
         guard let row = rows.first else { return .new }
         let first = try row.decode(String.self)

@@ -5,15 +5,7 @@ import CSQLite
 /// before, re-uploads under another path, and the batch transaction that
 /// holds whole files.
 extension Store {
-    package enum FileStatus: Equatable, Sendable {
-        case new
-        /// The same bytes were ingested from this very path: a silent no-op.
-        case alreadyIngestedHere
-        /// The same bytes were ingested from another path: skipped and counted.
-        case alreadyIngestedFrom(String)
-    }
-
-    package func status(ofContent sha256: String, at path: String) throws(DatabaseError) -> FileStatus {
+    package func status(ofContent sha256: String, at path: String) throws(DatabaseError) -> ContentStatus {
         // Sees files of the open batch too: the same connection reads its own writes.
         let statement = try recordStatements().fileStatus
         statement.bind(1, sha256)

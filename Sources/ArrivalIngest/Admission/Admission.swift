@@ -163,7 +163,7 @@ package struct Admission {
     /// very name, or stored from another. The reading stage's verdict only
     /// saved decoding; this one decides, where no other writer can register
     /// the same bytes meanwhile.
-    package static func confirm(sha256: String, name: String, in store: some StoreWriter) throws -> Store.FileStatus {
+    package static func confirm(sha256: String, name: String, in store: some StoreWriter) throws -> ContentStatus {
         try store.status(ofContent: sha256, at: name)
     }
 }

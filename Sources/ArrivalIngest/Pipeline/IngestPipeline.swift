@@ -47,11 +47,11 @@ package struct IngestPipeline {
         /// files it had not committed.
         package var bulkCommitInterval: Duration = .seconds(10)
         /// Into a store that holds no file yet and that no other connection
-        /// has open, write with a rollback journal and the store held alone
-        /// (``Store/beginBulkLoad()``): every page is written once instead of
-        /// to the log and then again by the checkpoint. `arrival ingest`
-        /// sets it; the collector, whose store is read while it ingests, does
-        /// not.
+        /// has open, write with the store held alone when its writer can
+        /// (``StoreWriter/beginBulkLoad()``; SQLite's ``Store``: a rollback
+        /// journal, so every page is written once instead of to the log and
+        /// then again by the checkpoint). `arrival ingest` sets it; the
+        /// collector, whose store is read while it ingests, does not.
         package var bulkLoadWhenNew = false
         /// Asked between batches of rows and between files: once it says
         /// true, the file being read is left unstored, what was finished
@@ -72,15 +72,12 @@ package struct IngestPipeline {
     package var options: Options
     /// The store written: a SQLite ``Store`` or any other ``StoreWriter``.
     private let writer: any StoreWriter
-    /// The SQLite store, which can be loaded alone (``Options/bulkLoadWhenNew``).
-    private let store: Store?
     /// A read-only look at the registry for the reading thread (nil: none;
     /// every file is decoded and the writer decides).
     private let registry: @Sendable () -> (any StoredFiles)?
 
     package init(store: Store, options: Options = Options()) {
         self.writer = store
-        self.store = store
         let path = store.path
         self.registry = { FileRegistryLookup(storePath: path) }
         self.options = options
@@ -92,7 +89,6 @@ package struct IngestPipeline {
         writer: some StoreWriter, registry: @escaping @Sendable () -> (any StoredFiles)?, options: Options = Options()
     ) {
         self.writer = writer
-        self.store = writer as? Store
         self.registry = registry
         self.options = options
     }
@@ -179,8 +175,8 @@ package struct IngestPipeline {
         let throwaway = writer.isThrowaway
         // A store loaded alone holds no file admission could skip, and a
         // connection of the reader's own could not read it meanwhile.
-        let bulk = options.bulkLoadWhenNew && (store?.beginBulkLoad() ?? false)
-        defer { if bulk { store?.endBulkLoad() } }
+        let bulk = options.bulkLoadWhenNew && writer.beginBulkLoad()
+        defer { if bulk { writer.endBulkLoad() } }
         let reading = Thread {
             do {
                 let stored = throwaway || bulk ? nil : registry()

@@ -17,7 +17,7 @@ package protocol StoreWriter: AnyObject {
     var isThrowaway: Bool { get }
 
     /// Whether bytes with this content hash are stored, and from which path.
-    func status(ofContent sha256: String, at path: String) throws -> Store.FileStatus
+    func status(ofContent sha256: String, at path: String) throws -> ContentStatus
 
     /// The stored file with these bytes when an upload with a device token
     /// stored it with lines refused for that token (it is replaced, not skipped).
@@ -42,6 +42,25 @@ package protocol StoreWriter: AnyObject {
     /// bytes itself, and says when they were stored already: the writer then
     /// need not ask ``status(ofContent:at:)`` first (a round trip a file).
     var claimsBytesAtFinish: Bool { get }
+
+    /// Takes the store alone for a large first load, when the engine can and
+    /// the store holds nothing yet (``IngestPipeline/Options/bulkLoadWhenNew``):
+    /// whether it did. Then nothing else reads the store until
+    /// ``endBulkLoad()``. An engine without such a mode keeps the default, false.
+    func beginBulkLoad() -> Bool
+
+    /// Ends what ``beginBulkLoad()`` began (called only after it said true).
+    func endBulkLoad()
+}
+
+/// Whether bytes with a content hash are stored, and from which path: what
+/// a writer answers (``StoreWriter/status(ofContent:at:)``), whatever its engine.
+package enum ContentStatus: Equatable, Sendable {
+    case new
+    /// The same bytes were ingested from this very path: a silent no-op.
+    case alreadyIngestedHere
+    /// The same bytes were ingested from another path: skipped and counted.
+    case alreadyIngestedFrom(String)
 }
 
 /// One file being stored (``StoreWriter/beginFile(path:now:replaces:)``).
@@ -67,12 +86,12 @@ package protocol FileWriter {
 /// What committing a file did.
 package struct FileCommit: Sendable, Equatable {
     /// `.new`: stored; else the bytes were already stored and this file was rolled back.
-    package var status: Store.FileStatus
+    package var status: ContentStatus
     /// New records of each kind (``RecordKind/index``) when the engine counts
     /// them at commit; nil when ``FileWriter/store(_:)`` said so batch by batch.
     package var newByKind: [Int]?
 
-    package init(status: Store.FileStatus, newByKind: [Int]? = nil) {
+    package init(status: ContentStatus, newByKind: [Int]? = nil) {
         self.status = status
         self.newByKind = newByKind
     }
@@ -101,4 +120,8 @@ extension FileTransaction: FileWriter {
 
 extension StoreWriter {
     package var claimsBytesAtFinish: Bool { false }
+
+    package func beginBulkLoad() -> Bool { false }
+
+    package func endBulkLoad() {}
 }
