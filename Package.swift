@@ -85,6 +85,13 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Where the store is (`StoreLocation`, read once from --db): the one place that knows the
+        // engines, and opens each one's roles for the command line and the collector.
+        .target(
+            name: "ArrivalStores",
+            dependencies: ["ArrivalModel", "ArrivalStore", "ArrivalPostgres"],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "ArrivalIngest",
             dependencies: [
@@ -137,7 +144,7 @@ let package = Package(
                 "ArrivalIngest",
                 "ArrivalAnalysis",
                 "ArrivalRendering",
-                "ArrivalPostgres",
+                "ArrivalStores",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
@@ -161,7 +168,7 @@ let package = Package(
                 "ArrivalCompare",
                 "ArrivalSimulation",
                 "ArrivalSender",
-                "ArrivalPostgres",
+                "ArrivalStores",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -220,7 +227,7 @@ let package = Package(
             name: "ArrivalServerTests",
             dependencies: [
                 "ArrivalServer", "ArrivalModel", "ArrivalStore", "ArrivalIngest", "ArrivalAnalysis", "ArrivalRendering",
-                "ArrivalTestSupport", "arrival", "ArrivalBeacons", "ArrivalSender", "ArrivalUpload",
+                "ArrivalTestSupport", "arrival", "ArrivalBeacons", "ArrivalSender", "ArrivalUpload", "ArrivalStores",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings

@@ -70,3 +70,5 @@ extension PostgresRegistry {
         try !session.run(PostgresStore.restrictedCopySQL(sha256)).isEmpty
     }
 }
+
+extension PostgresRegistry: UploadLookup {}

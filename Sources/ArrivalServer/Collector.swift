@@ -3,6 +3,7 @@ package import ArrivalIngest
 import ArrivalModel
 import ArrivalRendering
 import ArrivalStore
+package import ArrivalStores
 import Foundation
 package import Hummingbird
 package import Logging
@@ -20,7 +21,8 @@ import ServiceLifecycle
 /// snapshots, which never block the writer nor see half an upload.
 package struct Collector: Sendable {
     package struct Configuration: Sendable {
-        package var storePath = "arrival.sqlite"
+        /// The store, read once from `--db` (``StoreLocation``).
+        package var store = StoreLocation.sqlite(path: "arrival.sqlite")
         package var spoolPath = "arrival-spool"
         package var host = "127.0.0.1"
         package var port = 8080
@@ -79,7 +81,7 @@ package struct Collector: Sendable {
         } catch {
             throw Diagnostic(.io, Self.describe(error), hint: "check that --spool names a writable directory.")
         }
-        engine = try StoreEngine(storePath: configuration.storePath)
+        engine = try StoreEngine(location: configuration.store)
         slots = UploadSlots(perRole: configuration.maxUploadsPerRole, perAddress: configuration.maxUploadsPerAddress)
         // Other writers of a PostgreSQL store are not seen by the change state: cached reports age out.
         reports = ReportCache(

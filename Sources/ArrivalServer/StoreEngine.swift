@@ -1,8 +1,8 @@
 import ArrivalAnalysis
 import ArrivalIngest
 import ArrivalModel
-import ArrivalPostgres
 import ArrivalStore
+import ArrivalStores
 import CDispatch
 import Foundation
 import Logging
@@ -27,38 +27,28 @@ final class StoreEngine: @unchecked Sendable {
     let label: String
     private let writer = DispatchQueue(label: "arrival.ingest")
     private let readers = DispatchQueue(label: "arrival.read", attributes: .concurrent)
-    private let engine: Engine
+    private let location: StoreLocation
     /// Where the upload registry is asked, one question at a time: off Swift
     /// concurrency's few threads, so a store slow to answer (up to
     /// `ARRIVAL_DB_TIMEOUT` on PostgreSQL) holds the questions waiting on it,
     /// never the collector's other requests.
     private let registryQueue = DispatchQueue(label: "arrival.registry")
 
-    private enum Engine {
-        /// Used only on `writer`; the registry only on `registryQueue`.
-        case sqlite(path: String, store: Store, registry: UploadRegistry)
-        /// The writer used only on `writer`; the registry only on `registryQueue`.
-        /// Each connection is made again after a failure: a server that
-        /// restarted (a managed database's failover) is written again once it is back.
-        case postgres(PostgresLocation, store: Reconnecting<PostgresStore>, registry: Reconnecting<PostgresRegistry>)
-    }
+    /// The writer role, used only on `writer`; the registry only on
+    /// `registryQueue`. Each connection is made again after a failure: a
+    /// server that restarted (a managed database's failover) is written
+    /// again once it is back.
+    private let store: Reconnecting<StoreWriting>
+    private let registry: Reconnecting<any UploadLookup>
 
-    init(storePath: String) throws {
-        if PostgresLocation.isURL(storePath) {
-            let location = try PostgresLocation(url: storePath)
-            label = location.redacted
-            // Migrates the store before anything reads it.
-            let store = Reconnecting { try PostgresStore(location) }
-            try store.connect()
-            let registry = Reconnecting { try PostgresRegistry(location) }
-            try registry.connect()
-            engine = .postgres(location, store: store, registry: registry)
-        } else {
-            label = storePath
-            // Creates the store (or brings it to this arrival's schema) before anything reads it.
-            let store = try Store(path: storePath)
-            engine = .sqlite(path: storePath, store: store, registry: try UploadRegistry(storePath: storePath))
-        }
+    init(location: StoreLocation) throws {
+        self.location = location
+        label = location.label
+        // Creates the store (or brings it to this arrival's schema) before anything reads it.
+        store = Reconnecting { try location.openWriter() }
+        try store.connect()
+        registry = Reconnecting { try location.openUploadRegistry() }
+        try registry.connect()
     }
 
     /// Counts the worker's runs that may have changed the store: a report
@@ -74,8 +64,9 @@ final class StoreEngine: @unchecked Sendable {
     /// also bounded in age (``ReportCache``).
     var changeState: String {
         let runs = generationLock.withLock { committedRuns }
-        guard case .sqlite(let path, _, _) = engine else { return "runs \(runs)" }
-        return "runs \(runs) " + [path, path + "-wal"].map(Self.fileState).joined(separator: " ")
+        let files = location.stateFiles
+        guard !files.isEmpty else { return "runs \(runs)" }
+        return "runs \(runs) " + files.map(Self.fileState).joined(separator: " ")
     }
 
     /// The worker committed a run (or may have).
@@ -107,10 +98,7 @@ final class StoreEngine: @unchecked Sendable {
     }
 
     /// Whether reading a snapshot copies the store first (PostgreSQL): reads are then spaced out more.
-    var readsCopy: Bool {
-        if case .postgres = engine { return true }
-        return false
-    }
+    var readsCopy: Bool { location.readsCopy }
 
     /// Ingests uploads on the writer's queue, in one run of `arrival ingest`:
     /// each upload is one all-or-nothing file of it, and all are committed
@@ -129,16 +117,9 @@ final class StoreEngine: @unchecked Sendable {
                 }
                 continuation.resume(
                     returning: Result {
-                        switch self.engine {
-                        case .sqlite(_, let store, _):
-                            return try IngestPipeline(store: store, options: options).ingest(files)
-                        case .postgres(let location, let store, _):
-                            return try store.use { store in
-                                try IngestPipeline(
-                                    writer: store, registry: { try? PostgresRegistry(location) }, options: options
-                                )
+                        try self.store.use { store in
+                            try IngestPipeline(writer: store.writer, registry: store.registry, options: options)
                                 .ingest(files)
-                            }
                         }
                     })
             }
@@ -157,43 +138,28 @@ final class StoreEngine: @unchecked Sendable {
             readers.async { [self] in
                 continuation.resume(
                     with: Result {
-                        switch self.engine {
-                        case .sqlite(let path, _, _):
-                            return try body(try Store(readingAt: path))
-                        case .postgres(let location, _, _):
-                            let directory = try PostgresSnapshot.copyToTemporaryDirectory(
-                                from: location, relevantTo: window)
-                            defer { try? FileManager.default.removeItem(at: directory) }
-                            return try body(
-                                try Store(readingAt: directory.appendingPathComponent(PostgresSnapshot.fileName).path))
-                        }
+                        let readable = try self.location.openReader(relevantTo: window)
+                        // A copy is deleted once `body` is done with it.
+                        return try withExtendedLifetime(readable) { try body(try Store(readingAt: readable.path)) }
                     })
             }
         }
     }
 
     func ingestedFile(sha256: String) async throws -> IngestedFile? {
-        try await onRegistry { engine in
-            switch engine {
-            case .sqlite(_, _, let registry): try registry.ingestedFile(sha256: sha256)
-            case .postgres(_, _, let registry): try registry.use { try $0.ingestedFile(sha256: sha256) }
-            }
-        }
+        try await onRegistry { registry in try registry.use { try $0.ingestedFile(sha256: sha256) } }
     }
 
     /// Whether the stored copy of these bytes had lines refused for the device token that sent it.
     func hasRefusedLines(sha256: String) async throws -> Bool {
-        try await onRegistry { engine in
-            switch engine {
-            case .sqlite(_, _, let registry): try registry.hasRefusedLines(sha256: sha256)
-            case .postgres(_, _, let registry): try registry.use { try $0.refusedLines(sha256: sha256) }
-            }
-        }
+        try await onRegistry { registry in try registry.use { try $0.refusedLines(sha256: sha256) } }
     }
 
-    private func onRegistry<T: Sendable>(_ body: @escaping @Sendable (Engine) throws -> T) async throws -> T {
+    private func onRegistry<T: Sendable>(
+        _ body: @escaping @Sendable (Reconnecting<any UploadLookup>) throws -> T
+    ) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            registryQueue.async { continuation.resume(with: Result { try body(self.engine) }) }
+            registryQueue.async { continuation.resume(with: Result { try body(self.registry) }) }
         }
     }
 }

@@ -3,6 +3,7 @@ import ArrivalAnalysis
 import ArrivalModel
 import ArrivalRendering
 import ArrivalStore
+import ArrivalStores
 import Foundation
 
 struct Activity: ParsableCommand {

@@ -3,10 +3,10 @@ import ArrivalAnalysis
 import ArrivalCompare
 import ArrivalIngest
 import ArrivalModel
-import ArrivalPostgres
 import ArrivalRendering
 import ArrivalSimulation
 import ArrivalStore
+import ArrivalStores
 import Foundation
 
 @main
@@ -125,55 +125,33 @@ struct StoreOptions: ParsableArguments {
     private var source: String { given == nil ? "ARRIVAL_DB" : "--db" }
 
     func validate() throws {
-        if db.isEmpty { throw ValidationError("--db names no store: give a SQLite file's path or a postgres:// URL.") }
-        if PostgresLocation.isURL(db) {
-            do {
-                _ = try PostgresLocation(url: db)
-            } catch {
-                // Said without the URL, which may hold a password.
-                throw ValidationError("\(source) names a PostgreSQL store by a URL that cannot be read: \(error)")
-            }
-        }
+        _ = try parsed()
     }
 
-    /// The PostgreSQL store named, if a URL names one.
-    var postgres: PostgresLocation? {
-        PostgresLocation.isURL(db) ? try? PostgresLocation(url: db) : nil
+    /// The store named (`validate()` has turned away a name that is none).
+    var location: StoreLocation {
+        // Parsed when validated: a name that reaches here is a store's.
+        (try? parsed()) ?? .sqlite(path: db)
     }
 
     /// The store as messages name it: a path, or a URL without its password.
-    var label: String { postgres?.redacted ?? db }
+    var label: String { location.label }
 
     /// The store to read: the SQLite file, or a local copy of one snapshot of
     /// the PostgreSQL store (``PostgresSnapshot``), deleted when done.
     func reading() throws -> ReadableStore {
-        guard let location = postgres else { return ReadableStore(path: db, label: db) }
-        return try ReadableStore(snapshotOf: location)
-    }
-}
-
-/// A store opened for reading by path: a SQLite file as given, or a
-/// snapshot of a PostgreSQL store copied into a temporary SQLite file.
-final class ReadableStore {
-    let path: String
-    /// The store as messages name it.
-    let label: String
-    private let directory: URL?
-
-    init(path: String, label: String) {
-        self.path = path
-        self.label = label
-        directory = nil
+        try location.openReader()
     }
 
-    init(snapshotOf location: PostgresLocation) throws {
-        let directory = try PostgresSnapshot.copyToTemporaryDirectory(from: location)
-        self.directory = directory
-        path = directory.appendingPathComponent(PostgresSnapshot.fileName).path
-        label = location.redacted
-    }
-
-    deinit {
-        if let directory { try? FileManager.default.removeItem(at: directory) }
+    /// `db` read as a store's location, with the command line's words for a name that is none.
+    private func parsed() throws -> StoreLocation {
+        do throws(StoreLocation.ParseError) {
+            return try StoreLocation(parsing: db)
+        } catch .empty {
+            throw ValidationError("--db names no store: give a SQLite file's path or a postgres:// URL.")
+        } catch .unreadableURL(let error) {
+            // Said without the URL, which may hold a password.
+            throw ValidationError("\(source) names a PostgreSQL store by a URL that cannot be read: \(error)")
+        }
     }
 }

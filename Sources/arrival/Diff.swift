@@ -3,10 +3,10 @@ import ArrivalAnalysis
 import ArrivalCompare
 import ArrivalIngest
 import ArrivalModel
-import ArrivalPostgres
 import ArrivalRendering
 import ArrivalSimulation
 import ArrivalStore
+import ArrivalStores
 import Foundation
 
 struct Diff: ParsableCommand {
@@ -80,26 +80,29 @@ struct Diff: ParsableCommand {
 
 /// Loads one side of `diff` or `gate`, showing what it does on a terminal.
 func loadSide(_ path: String, window: ReportWindow?, detail: Bool = false) throws -> ComparisonSide {
-    if PostgresLocation.isURL(path) {
-        // A PostgreSQL store: a snapshot of it, named by its URL without the password.
-        let location: PostgresLocation
-        do {
-            location = try PostgresLocation(url: path)
-        } catch {
-            throw Diagnostic(
-                .usage, "a side names a PostgreSQL store by a URL that cannot be read: \(error)",
-                hint: "write it as postgres://user@host:port/database (Documentation/PostgreSQL.md).")
-        }
-        let directory = try PostgresSnapshot.copyToTemporaryDirectory(from: location)
-        return try whileReading(location.redacted) { () throws(ComparisonError) in
-            try ComparisonSide.load(
-                copiedStoreAt: directory.appendingPathComponent(PostgresSnapshot.fileName).path,
-                named: location.redacted,
-                directory: directory, window: window, detail: detail)
+    guard StoreLocation.namesServer(path) else {
+        return try whileReading(path) { () throws(ComparisonError) in
+            try ComparisonSide.load(path, window: window, detail: detail)
         }
     }
-    return try whileReading(path) { () throws(ComparisonError) in
-        try ComparisonSide.load(path, window: window, detail: detail)
+    // A server's store: a snapshot of it, named by its URL without the password.
+    let location: StoreLocation
+    do throws(StoreLocation.ParseError) {
+        location = try StoreLocation(parsing: path)
+    } catch {
+        let reason = if case .unreadableURL(let error) = error { "\(error)" } else { "no URL" }
+        throw Diagnostic(
+            .usage, "a side names a PostgreSQL store by a URL that cannot be read: \(reason)",
+            hint: "write it as postgres://user@host:port/database (Documentation/PostgreSQL.md).")
+    }
+    let copy = try location.openReader()
+    return try whileReading(copy.label) { () throws(ComparisonError) in
+        // The side takes the copy's directory, and deletes it when done.
+        guard let directory = copy.keepCopy() else {
+            return try ComparisonSide.load(copy.path, window: window, detail: detail)
+        }
+        return try ComparisonSide.load(
+            copiedStoreAt: copy.path, named: copy.label, directory: directory, window: window, detail: detail)
     }
 }
 
@@ -107,7 +110,7 @@ func loadSide(_ path: String, window: ReportWindow?, detail: Bool = false) throw
 func loadSides(_ a: String, _ b: String, window: ReportWindow?, detail: Bool = false) throws -> (
     ComparisonSide, ComparisonSide
 ) {
-    if PostgresLocation.isURL(a) || PostgresLocation.isURL(b) {
+    if StoreLocation.namesServer(a) || StoreLocation.namesServer(b) {
         return (try loadSide(a, window: window, detail: detail), try loadSide(b, window: window, detail: detail))
     }
     return try whileReading("\(a) and \(b)") { () throws(ComparisonError) in

@@ -1,9 +1,9 @@
 import ArgumentParser
 import ArrivalIngest
 import ArrivalModel
-import ArrivalPostgres
 import ArrivalRendering
 import ArrivalStore
+import ArrivalStores
 import Foundation
 
 struct Files: ParsableCommand {
@@ -49,7 +49,7 @@ extension Files {
         var match: String?
 
         func run() throws {
-            if store.postgres == nil { try requireStore(store.db) }
+            try requireStore(store)
             let readable = try store.reading()
             // The copy a PostgreSQL store was read into lives until the command ends.
             defer { withExtendedLifetime(readable) {} }
@@ -210,7 +210,7 @@ extension Files {
                     "not removing anything without confirmation, and standard input is not a terminal to ask on. "
                         + "Pass --yes to remove, or --dry-run to see what would be removed.", exit: 2)
             }
-            if store.postgres == nil { try requireStore(store.db) }
+            try requireStore(store)
             // The plan is made on a read-only connection (on a PostgreSQL store, a snapshot's copy):
             // a dry run, or an answer of no, changes nothing.
             let readable = try store.reading()
@@ -240,16 +240,7 @@ extension Files {
                     throw ExitCode(1)
                 }
             }
-            let removal: FileRemoval
-            if let location = store.postgres {
-                // What the snapshot counted, for the files the store still had.
-                var plan = try reader.removalPlan(ids: ids)
-                let removed = try PostgresStore(location).removeFiles(ids: plan.entries.map(\.file.id))
-                plan.entries.removeAll { !removed.contains($0.file.id) }
-                removal = plan
-            } else {
-                removal = try Store(path: store.db).removeFiles(ids: ids)
-            }
+            let removal = try store.location.removeFiles(ids: ids, plannedOn: reader)
             var text = "Removed from \(store.label):\n" + Self.table(removal) + "\n"
             let total = removal.total
             text +=
@@ -319,9 +310,10 @@ extension Files {
 }
 
 /// Exits 1 with a hint when there is no store at `path` (opening it would create one).
-private func requireStore(_ path: String) throws {
-    guard FileManager.default.fileExists(atPath: path) else {
-        throw failure("no store at '\(path)'. Run 'arrival ingest PATH… --db \(path)' first, or pass --db.", exit: 1)
+private func requireStore(_ store: StoreOptions) throws {
+    guard !store.location.isMissing else {
+        throw failure(
+            "no store at '\(store.db)'. Run 'arrival ingest PATH… --db \(store.db)' first, or pass --db.", exit: 1)
     }
 }
 

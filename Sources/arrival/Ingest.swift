@@ -3,10 +3,10 @@ import ArrivalAnalysis
 import ArrivalCompare
 import ArrivalIngest
 import ArrivalModel
-import ArrivalPostgres
 import ArrivalRendering
 import ArrivalSimulation
 import ArrivalStore
+import ArrivalStores
 import Foundation
 
 struct Ingest: ParsableCommand {
@@ -65,14 +65,8 @@ struct Ingest: ParsableCommand {
         var options = IngestPipeline.Options(strict: strict)
         options.bulkLoadWhenNew = true
         options.limits = LineReader.Limits(inflatedBytes: maxInflatedBytes ?? .max, lines: maxLines ?? .max)
-        let ingestor: IngestPipeline
-        if let location = store.postgres {
-            // Several writers may share it: one transaction a file, admission on a connection of its own.
-            ingestor = IngestPipeline(
-                writer: try PostgresStore(location), registry: { try? PostgresRegistry(location) }, options: options)
-        } else {
-            ingestor = IngestPipeline(store: try Store(path: store.db), options: options)
-        }
+        let writing = try store.location.openWriter()
+        let ingestor = IngestPipeline(writer: writing.writer, registry: writing.registry, options: options)
         let progress = quiet ? nil : TerminalProgress()
         let summary = try ingestor.ingest(paths: paths, progress: progress.map { p in { p.update($0) } })
         progress?.finish()

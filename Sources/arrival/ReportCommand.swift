@@ -6,6 +6,7 @@ import ArrivalModel
 import ArrivalRendering
 import ArrivalSimulation
 import ArrivalStore
+import ArrivalStores
 import Foundation
 
 struct ReportCommand: ParsableCommand {

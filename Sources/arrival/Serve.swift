@@ -2,6 +2,7 @@ import ArgumentParser
 import ArrivalIngest
 import ArrivalModel
 import ArrivalServer
+import ArrivalStores
 import Foundation
 
 struct Serve: ParsableCommand {
@@ -163,7 +164,7 @@ struct Serve: ParsableCommand {
     func run() throws {
         Self.raiseOpenFileLimit()
         var configuration = Collector.Configuration()
-        configuration.storePath = store.db
+        configuration.store = store.location
         configuration.spoolPath = spool
         configuration.host = host
         configuration.port = port

@@ -2,6 +2,7 @@ import ArgumentParser
 import ArrivalModel
 import ArrivalRendering
 import ArrivalStore
+import ArrivalStores
 import Foundation
 
 struct Tokens: ParsableCommand {

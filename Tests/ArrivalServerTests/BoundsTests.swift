@@ -1,5 +1,6 @@
 import ArrivalIngest
 import ArrivalStore
+import ArrivalStores
 import ArrivalTestSupport
 import Foundation
 import Testing
@@ -93,7 +94,7 @@ struct BoundsTests {
     func stoppedRun() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let engine = try StoreEngine(storePath: directory.appendingPathComponent("store.sqlite").path)
+        let engine = try StoreEngine(location: .sqlite(path: directory.appendingPathComponent("store.sqlite").path))
         let spool = try Spool(directory: directory.appendingPathComponent("spool").path, maxBytes: 1 << 30)
         for n in 0..<3 {
             let lines = (1...5).map {

@@ -2,6 +2,7 @@ import ArrivalAnalysis
 import ArrivalModel
 import ArrivalRendering
 import ArrivalStore
+import ArrivalStores
 import ArrivalTestSupport
 import Foundation
 import Hummingbird
@@ -23,7 +24,7 @@ struct CollectorTests {
         -> Collector
     {
         var configuration = Collector.Configuration()
-        configuration.storePath = directory.appendingPathComponent("store.sqlite").path
+        configuration.store = .sqlite(path: directory.appendingPathComponent("store.sqlite").path)
         configuration.spoolPath = directory.appendingPathComponent("spool").path
         configuration.maxUploadBytes = maxUploadBytes
         configuration.maxSpoolBytes = maxSpoolBytes

@@ -1,0 +1,174 @@
+package import ArrivalModel
+package import ArrivalPostgres
+package import ArrivalStore
+package import Foundation
+
+/// Where the store is, read once from `--db` or `ARRIVAL_DB`: the one place
+/// that knows which engines there are. Everything else (the command line,
+/// the collector, ingest) takes a location and asks it for the store's
+/// roles: the writer and its registry (``openWriter()``), a reader
+/// (``openReader(relevantTo:)``), and file removal. A third engine is a case
+/// here and a module implementing the roles (Documentation/Architecture.md,
+/// "Adding an engine").
+package enum StoreLocation: Sendable, Equatable {
+    /// A SQLite file (created by the first writer).
+    case sqlite(path: String)
+    /// A PostgreSQL store, named by a `postgres://` URL.
+    case postgres(PostgresLocation)
+
+    /// Why a name is no store's.
+    package enum ParseError: Error {
+        /// The name is empty.
+        case empty
+        /// A server's URL that cannot be read (its description never holds the URL, which may hold a password).
+        case unreadableURL(any Error)
+    }
+
+    /// The store `name` names: a `postgres://` URL, else a SQLite file's path.
+    package init(parsing name: String) throws(ParseError) {
+        if name.isEmpty { throw .empty }
+        guard Self.namesServer(name) else {
+            self = .sqlite(path: name)
+            return
+        }
+        do {
+            self = .postgres(try PostgresLocation(url: name))
+        } catch {
+            throw .unreadableURL(error)
+        }
+    }
+
+    /// Whether `name` names a server's store (read through a local copy of
+    /// one snapshot), even by a URL that cannot be read.
+    package static func namesServer(_ name: String) -> Bool {
+        PostgresLocation.isURL(name)
+    }
+
+    /// The store as messages and logs name it: a path, or a URL without its password.
+    package var label: String {
+        switch self {
+        case .sqlite(let path): path
+        case .postgres(let location): location.redacted
+        }
+    }
+
+    /// Whether the store is known not to exist: a SQLite file that is not
+    /// there (a server's store is known only by connecting).
+    package var isMissing: Bool {
+        switch self {
+        case .sqlite(let path): !FileManager.default.fileExists(atPath: path)
+        case .postgres: false
+        }
+    }
+
+    /// Whether reading copies a snapshot of the store first (a server's):
+    /// reads are then spaced out more, and cost a copy each.
+    package var readsCopy: Bool {
+        switch self {
+        case .sqlite: false
+        case .postgres: true
+        }
+    }
+
+    /// The local files whose size and change time tell one state of the
+    /// store from another: a SQLite file and its write-ahead log; none for a
+    /// server, whose other writers' commits are not seen here.
+    package var stateFiles: [String] {
+        switch self {
+        case .sqlite(let path): [path, path + "-wal"]
+        case .postgres: []
+        }
+    }
+
+    /// The writer role and the registry look-up ingest's reading thread
+    /// makes for itself: what ``IngestPipeline`` takes. Opening it creates
+    /// the store, or brings it to this arrival's schema.
+    package func openWriter() throws -> StoreWriting {
+        switch self {
+        case .sqlite(let path):
+            try StoreWriting(writer: Store(path: path), registry: { FileRegistryLookup(storePath: path) })
+        case .postgres(let location):
+            // Several writers may share it: one transaction a file, admission on a connection of its own.
+            try StoreWriting(writer: PostgresStore(location), registry: { try? PostgresRegistry(location) })
+        }
+    }
+
+    /// The upload registry the collector asks whether an upload's bytes are stored.
+    package func openUploadRegistry() throws -> any UploadLookup {
+        switch self {
+        case .sqlite(let path): try UploadRegistry(storePath: path)
+        case .postgres(let location): try PostgresRegistry(location)
+        }
+    }
+
+    /// The store to read: the SQLite file itself, or a local copy of one
+    /// snapshot of a server's store (``PostgresSnapshot``), deleted with the
+    /// returned value; with `relevantTo`, only what the outcomes of that
+    /// window's updates rest on is copied.
+    package func openReader(relevantTo window: ReportWindow? = nil) throws -> ReadableStore {
+        switch self {
+        case .sqlite(let path):
+            ReadableStore(path: path, label: path)
+        case .postgres(let location):
+            try ReadableStore(snapshotOf: location, relevantTo: window)
+        }
+    }
+
+    /// Removes the files with these ids from the store. `plan` is the
+    /// removal planned on the read-only `reader` the command chose them on
+    /// (``openReader(relevantTo:)``): a server's store, read through a copy,
+    /// says only which files it still had, and the plan counts those.
+    package func removeFiles(ids: [Int64], plannedOn reader: Store) throws -> FileRemoval {
+        switch self {
+        case .sqlite(let path):
+            return try Store(path: path).removeFiles(ids: ids)
+        case .postgres(let location):
+            // What the snapshot counted, for the files the store still had.
+            var plan = try reader.removalPlan(ids: ids)
+            let removed = try PostgresStore(location).removeFiles(ids: plan.entries.map(\.file.id))
+            plan.entries.removeAll { !removed.contains($0.file.id) }
+            return plan
+        }
+    }
+}
+
+/// A store's writer role, with the look-up at its file registry that
+/// ingest's reading thread opens on a connection of its own (nil: none;
+/// every file is decoded and the writer decides).
+package struct StoreWriting {
+    package let writer: any StoreWriter
+    package let registry: @Sendable () -> (any StoredFiles)?
+}
+
+/// A store opened for reading by path: a SQLite file as given, or a
+/// snapshot of a server's store copied into a temporary SQLite file,
+/// deleted when this goes (unless ``keepCopy()`` took it).
+package final class ReadableStore {
+    package let path: String
+    /// The store as messages name it.
+    package let label: String
+    private var directory: URL?
+
+    init(path: String, label: String) {
+        self.path = path
+        self.label = label
+        directory = nil
+    }
+
+    init(snapshotOf location: PostgresLocation, relevantTo window: ReportWindow?) throws {
+        let directory = try PostgresSnapshot.copyToTemporaryDirectory(from: location, relevantTo: window)
+        self.directory = directory
+        path = directory.appendingPathComponent(PostgresSnapshot.fileName).path
+        label = location.redacted
+    }
+
+    /// The temporary directory of a copy, which the caller now deletes; nil when the store was read in place.
+    package func keepCopy() -> URL? {
+        defer { directory = nil }
+        return directory
+    }
+
+    deinit {
+        if let directory { try? FileManager.default.removeItem(at: directory) }
+    }
+}
