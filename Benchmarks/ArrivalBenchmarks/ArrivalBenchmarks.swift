@@ -58,7 +58,7 @@ struct Prepared {
 /// A store holding the fleet, in a temporary directory removed by the teardown.
 struct StoredFleet {
     let directory: TemporaryDirectory
-    let store: Store
+    let store: SQLiteStore
 
     init() throws {
         let prepared = try Prepared()
@@ -89,7 +89,7 @@ func benchmarks() {
     Benchmark("Insert", configuration: configuration(iterations: 5)) { (benchmark: Benchmark, prepared: Prepared) in
         let path = insertDirectory!.path + "/insert-\(benchmark.currentIteration).sqlite"
         do {
-            var store: Store? = try Pipeline.openStore(at: path)
+            var store: SQLiteStore? = try Pipeline.openStore(at: path)
             benchmark.startMeasurement()
             blackHole(try Pipeline.insert(prepared.decoded, into: store!))
             store = nil

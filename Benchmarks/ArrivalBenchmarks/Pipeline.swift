@@ -147,15 +147,15 @@ enum Pipeline {
     }
 
     /// Opens (creating) the store at `path`.
-    static func openStore(at path: String) throws -> Store {
-        try Store(path: path)
+    static func openStore(at path: String) throws -> SQLiteStore {
+        try SQLiteStore(path: path)
     }
 
     /// Writes decoded files into `store` as the ingest's writing thread does: one file
     /// transaction per file (rows, malformed lines, the registry row), a commit every 2,000
     /// files and at the end. Returns the records that were new.
     @discardableResult
-    static func insert(_ files: [DecodedFile], into store: Store) throws -> Int {
+    static func insert(_ files: [DecodedFile], into store: SQLiteStore) throws -> Int {
         var new = 0
         let now = Int64(1_795_305_600_000)
         for (index, file) in files.enumerated() {

@@ -690,7 +690,7 @@ package enum PartitionedAnalyses {
     /// Calls `body` with the analyses of each partition of `a` and `b` (one
     /// pair when both are small enough to analyse at once).
     package static func forEachPair(
-        _ a: Store, _ windowA: ReportWindow?, _ b: Store, _ windowB: ReportWindow?,
+        _ a: SQLiteStore, _ windowA: ReportWindow?, _ b: SQLiteStore, _ windowB: ReportWindow?,
         partitioning: PartitionPolicy = .standard,
         _ body: (DeliveryAnalysis, DeliveryAnalysis) throws -> Void
     ) throws {

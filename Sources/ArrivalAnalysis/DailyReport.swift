@@ -39,7 +39,7 @@ package struct DailyReport: Sendable {
     /// Dead tokens listed on the page.
     package static let deadTokensShown = 20
     /// The first ``deadTokensShown`` dead tokens to purge for the window
-    /// (``Store/deadTokens(from:to:)``), most requests after death first, and how many there are in all.
+    /// (``SQLiteStore/deadTokens(from:to:)``), most requests after death first, and how many there are in all.
     package var deadTokens: [DeadToken] = []
     package var deadTokenCount = 0
 
@@ -142,9 +142,9 @@ package struct DailyReport: Sendable {
 
 /// Builds a ``DailyReport`` from a store.
 package struct DailyReportBuilder {
-    private let store: Store
+    private let store: SQLiteStore
 
-    package init(store: Store) {
+    package init(store: SQLiteStore) {
         self.store = store
     }
 

@@ -5,9 +5,9 @@ package import ArrivalStore
 /// are decided over all stored data; the window only chooses which requests
 /// and updates are counted.
 package struct ReportBuilder {
-    let store: Store
+    let store: SQLiteStore
 
-    package init(store: Store) {
+    package init(store: SQLiteStore) {
         self.store = store
     }
 

@@ -37,7 +37,7 @@ package enum PostgresSnapshot {
         do {
             try copy(
                 from: location,
-                into: try Store(path: directory.appendingPathComponent(fileName).path, throwaway: true),
+                into: try SQLiteStore(path: directory.appendingPathComponent(fileName).path, throwaway: true),
                 relevantTo: window)
         } catch {
             try? FileManager.default.removeItem(at: directory)
@@ -51,7 +51,7 @@ package enum PostgresSnapshot {
     /// rest on, and nothing else (``relevantQuery(for:window:)``).
     @discardableResult
     package static func copy(
-        from location: PostgresLocation, into store: Store,
+        from location: PostgresLocation, into store: SQLiteStore,
         environment: [String: String] = ProcessInfo.processInfo.environment, relevantTo window: ReportWindow? = nil
     ) throws -> Copied {
         let session = try PostgresSession(location, environment: environment)

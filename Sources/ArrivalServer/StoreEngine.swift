@@ -131,7 +131,9 @@ final class StoreEngine: @unchecked Sendable {
     /// into a temporary file (``PostgresSnapshot``), deleted afterwards; with
     /// `relevantTo`, only what the outcomes of that window's updates rest on
     /// is copied (a report of it is right in its updates and breakdowns only).
-    func read<T: Sendable>(relevantTo window: ReportWindow? = nil, _ body: @escaping @Sendable (Store) throws -> T)
+    func read<T: Sendable>(
+        relevantTo window: ReportWindow? = nil, _ body: @escaping @Sendable (SQLiteStore) throws -> T
+    )
         async throws -> T
     {
         try await withCheckedThrowingContinuation { continuation in
@@ -140,7 +142,9 @@ final class StoreEngine: @unchecked Sendable {
                     with: Result {
                         let readable = try self.location.openReader(relevantTo: window)
                         // A copy is deleted once `body` is done with it.
-                        return try withExtendedLifetime(readable) { try body(try Store(readingAt: readable.path)) }
+                        return try withExtendedLifetime(readable) {
+                            try body(try SQLiteStore(readingAt: readable.path))
+                        }
                     })
             }
         }

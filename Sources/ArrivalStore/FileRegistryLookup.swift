@@ -36,7 +36,7 @@ package final class FileRegistryLookup {
                 SELECT id, byte_count, content_sha256 FROM files
                 WHERE path = ? AND byte_count > 0 AND byte_count < ? ORDER BY byte_count, id
                 """),
-            let refusedQuery = try? connection.prepare(Store.restrictedCopySQL)
+            let refusedQuery = try? connection.prepare(SQLiteStore.restrictedCopySQL)
         else { return nil }
         self.connection = connection
         self.statement = statement
@@ -75,7 +75,7 @@ package final class FileRegistryLookup {
     }
 
     /// Whether the stored copy of these bytes was uploaded with a device
-    /// token and had lines refused for it (`Store.restrictedCopy(ofContent:)`).
+    /// token and had lines refused for it (`SQLiteStore.restrictedCopy(ofContent:)`).
     package func hasRefusedLines(sha256: String) -> Bool {
         refusedQuery.bind(1, sha256)
         defer { refusedQuery.reset() }

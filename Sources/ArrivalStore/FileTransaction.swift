@@ -5,7 +5,7 @@ package import ArrivalModel
 /// are inserted with prepared statements reused for every row;
 /// ``commit(sha256:byteCount:lines:gzip:)`` writes the file's registry
 /// counts and releases the file into the batch, ``rollback()`` leaves no
-/// trace of it (``Store/beginFile(path:now:replaces:)`` says how).
+/// trace of it (``SQLiteStore/beginFile(path:now:replaces:)`` says how).
 package final class FileTransaction {
     /// How the file is rolled back.
     enum Undo: Equatable {
@@ -15,7 +15,7 @@ package final class FileTransaction {
         case rowsAfter(RecordStatements.RowIDs)
     }
 
-    private let store: Store
+    private let store: SQLiteStore
     let fileID: Int64
     private let undo: Undo
     private(set) var inserted = 0
@@ -25,7 +25,7 @@ package final class FileTransaction {
 
     private let statements: RecordStatements
 
-    init(store: Store, fileID: Int64, undo: Undo) throws(DatabaseError) {
+    init(store: SQLiteStore, fileID: Int64, undo: Undo) throws(DatabaseError) {
         self.store = store
         self.fileID = fileID
         self.undo = undo

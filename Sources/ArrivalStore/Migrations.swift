@@ -6,7 +6,7 @@ enum Migrations {
     static let all: [(name: String, sql: String)] = [
         ("0001_records", records),
         // The views are (re-)created after the migrations, from the rules of
-        // this arrival (Store.upgradeSchema); this name only stays applied.
+        // this arrival (SQLiteStore.upgradeSchema); this name only stays applied.
         ("0002_analysis_views", "-- views: see OutcomeRules.viewSQL"),
         ("0003_malformed_problem", malformedProblem),
         ("0004_record_repeats", recordRepeats),

@@ -36,7 +36,7 @@ final class Connection {
 
     /// Opens `path`, creating it when `create`; `immutable` (read-only only)
     /// reads it as a file nobody changes: no locks, no shared-memory file
-    /// (see ``Store/init(readingAt:)``).
+    /// (see ``SQLiteStore/init(readingAt:)``).
     init(path: String, readOnly: Bool = false, create: Bool = true, immutable: Bool = false) throws(DatabaseError) {
         _ = Self.configured
         var db: OpaquePointer?

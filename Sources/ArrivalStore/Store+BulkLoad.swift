@@ -12,7 +12,7 @@ import CSQLite
 /// nobody else may read the store meanwhile, which is why this is taken only
 /// when nobody else has it open and it holds nothing to read yet.
 /// Benchmarks/README.md ("The first load of a store") has the measurement.
-extension Store {
+extension SQLiteStore {
     /// Switches to a rollback journal and an exclusive lock held until
     /// ``endBulkLoad()``, when the store holds no file and no other
     /// connection has it open; returns whether it did. Otherwise nothing

@@ -19,7 +19,7 @@ package struct DeadToken: Equatable, Sendable {
     package var lastSentAt: Int64?
 }
 
-extension Store {
+extension SQLiteStore {
     /// The reasons that kill a token, whatever the status (contract 3.0).
     package static let deadTokenReasons = ["Unregistered", "BadDeviceToken", "ExpiredToken", "FCM:UNREGISTERED"]
 
@@ -54,14 +54,14 @@ extension StoreSnapshot {
         }
     }
 
-    /// Every request that killed a token: answered 410, or with a reason of ``Store/deadTokenReasons``.
+    /// Every request that killed a token: answered 410, or with a reason of ``SQLiteStore/deadTokenReasons``.
     fileprivate func forEachKillingRequest(
         _ body: (
             _ token: String, _ sentAt: Int64, _ apnsID: String, _ row: Int64, _ topic: String?,
             _ provider: String, _ status: Int64, _ reason: String?
         ) throws -> Void
     ) throws {
-        let reasons = Store.deadTokenReasons.map { "'\($0)'" }.joined(separator: ", ")
+        let reasons = SQLiteStore.deadTokenReasons.map { "'\($0)'" }.joined(separator: ", ")
         let scan = try connection.prepare(
             """
             SELECT push_token, sent_at, apns_id, id, topic, coalesce(provider, 'apns'), status, reason FROM apns
@@ -169,7 +169,7 @@ package struct DeadTokenTally {
         return false
     }
 
-    /// The tokens to purge for the window, in order (``Store/deadTokens(from:to:)``):
+    /// The tokens to purge for the window, in order (``SQLiteStore/deadTokens(from:to:)``):
     /// the first `limit` (all without one) and how many there are. Empty without `listing`.
     package func tokens(limit: Int? = nil) -> (list: [DeadToken], total: Int) {
         guard listing else { return ([], 0) }

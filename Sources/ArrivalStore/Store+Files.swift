@@ -168,7 +168,7 @@ package enum FileSelectionError: Error, Equatable, Sendable {
     case ambiguous(name: String, files: [IngestedFile])
 }
 
-extension Store {
+extension SQLiteStore {
     /// Every ingested file, sorted by path in code-point order (SQLite's
     /// BINARY collation compares the UTF-8 bytes), then by id.
     package func listFiles() throws(DatabaseError) -> [IngestedFile] {

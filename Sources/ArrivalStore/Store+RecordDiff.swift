@@ -1,6 +1,6 @@
 package import ArrivalModel
 
-extension Store {
+extension SQLiteStore {
     /// Sorts the `apns` records by `apns_id` in a covering index, so that
     /// ``RequestsByApnsID`` streams (`arrival diff --records` builds it on
     /// each side's own thread before the merge).
@@ -24,7 +24,7 @@ extension Store {
     }
 }
 
-/// A cursor of ``Store/requestsByApnsID(window:)``.
+/// A cursor of ``SQLiteStore/requestsByApnsID(window:)``.
 package final class RequestsByApnsID {
     package typealias Row = (
         apnsID: String, sentAt: Int64, status: Int64, reason: String?, activityID: String?, seq: Int64?

@@ -4,7 +4,7 @@ import CSQLite
 /// The ingest side of the `files` registry: whether bytes were ingested
 /// before, re-uploads under another path, and the batch transaction that
 /// holds whole files.
-extension Store {
+extension SQLiteStore {
     package func status(ofContent sha256: String, at path: String) throws(DatabaseError) -> ContentStatus {
         // Sees files of the open batch too: the same connection reads its own writes.
         let statement = try recordStatements().fileStatus

@@ -1,6 +1,6 @@
 import ArrivalModel
 
-extension Store {
+extension SQLiteStore {
     /// How many `apns` requests the store holds and the first and last
     /// `sent_at` among them (ms since the epoch); nil when it holds none.
     /// Says where the data is when a report's window holds nothing.

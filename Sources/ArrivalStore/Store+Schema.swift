@@ -3,7 +3,7 @@ import CSQLite
 
 /// The store's schema: the migrations (tables, applied once each, in order)
 /// and the outcome views (re-created whenever ``OutcomeRules`` changes).
-extension Store {
+extension SQLiteStore {
     static func migrationNames(_ connection: Connection) throws -> [String] {
         let statement = try connection.prepare("SELECT name FROM arrival_migrations ORDER BY rowid")
         var names: [String] = []

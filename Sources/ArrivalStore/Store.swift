@@ -15,7 +15,7 @@ import CSQLite
 /// transaction together with its registry row, so a run killed at any moment
 /// leaves either the whole file or nothing of it, and running it again
 /// completes the job.
-package final class Store {
+package final class SQLiteStore {
     package let path: String
     /// Opened with `throwaway: true` (see ``init(path:throwaway:)``).
     package let isThrowaway: Bool
@@ -196,12 +196,12 @@ package final class Store {
         } catch {
             return
         }
-        if stale { _ = try? Store(path: path) }
+        if stale { _ = try? SQLiteStore(path: path) }
     }
 
     /// What a database file is, told before anything is written to it.
     enum Identity: Equatable {
-        /// Marked with ``Store/applicationID``.
+        /// Marked with ``SQLiteStore/applicationID``.
         case arrival
         /// Made by an arrival before the mark: it has `arrival_migrations`.
         case olderArrival

@@ -1,7 +1,7 @@
 package import ArrivalModel
 import Foundation
 
-extension Store {
+extension SQLiteStore {
     /// Runs `body` in one read transaction: a consistent snapshot of the
     /// store even while another connection commits an ingest. With `mapped`,
     /// the file is memory-mapped for the read (the HTML report reads every
@@ -16,7 +16,7 @@ extension Store {
 }
 
 /// The read queries of the analysis and the reports, inside one read
-/// transaction (``Store/read(mapped:_:)``). Large reads are cursors: each
+/// transaction (``SQLiteStore/read(mapped:_:)``). Large reads are cursors: each
 /// calls its body once per row with a view of that row, valid only during
 /// the call.
 package struct StoreSnapshot {

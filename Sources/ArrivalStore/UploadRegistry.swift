@@ -15,7 +15,7 @@ package final class UploadRegistry {
                    malformed_count, ingested_at
             FROM files WHERE content_sha256 = ? ORDER BY id LIMIT 1
             """)
-        refused = try connection.prepare(Store.restrictedCopySQL)
+        refused = try connection.prepare(SQLiteStore.restrictedCopySQL)
     }
 
     /// The file the bytes with this SHA-256 (lower-case hex) were first ingested as, if any.

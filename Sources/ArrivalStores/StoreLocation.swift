@@ -86,7 +86,7 @@ package enum StoreLocation: Sendable, Equatable {
     package func openWriter() throws -> StoreWriting {
         switch self {
         case .sqlite(let path):
-            try StoreWriting(writer: Store(path: path), registry: { FileRegistryLookup(storePath: path) })
+            try StoreWriting(writer: SQLiteStore(path: path), registry: { FileRegistryLookup(storePath: path) })
         case .postgres(let location):
             // Several writers may share it: one transaction a file, admission on a connection of its own.
             try StoreWriting(writer: PostgresStore(location), registry: { try? PostgresRegistry(location) })
@@ -118,10 +118,10 @@ package enum StoreLocation: Sendable, Equatable {
     /// removal planned on the read-only `reader` the command chose them on
     /// (``openReader(relevantTo:)``): a server's store, read through a copy,
     /// says only which files it still had, and the plan counts those.
-    package func removeFiles(ids: [Int64], plannedOn reader: Store) throws -> FileRemoval {
+    package func removeFiles(ids: [Int64], plannedOn reader: SQLiteStore) throws -> FileRemoval {
         switch self {
         case .sqlite(let path):
-            return try Store(path: path).removeFiles(ids: ids)
+            return try SQLiteStore(path: path).removeFiles(ids: ids)
         case .postgres(let location):
             // What the snapshot counted, for the files the store still had.
             var plan = try reader.removalPlan(ids: ids)

@@ -97,7 +97,7 @@ do {
         // From opening the store to closing it: the close copies what is
         // left in the write-ahead log into the database file.
         let elapsed = try clock.measure {
-            let store = try Store(path: arguments[1])
+            let store = try SQLiteStore(path: arguments[1])
             // As `arrival ingest` runs it.
             var options = IngestPipeline.Options()
             options.bulkLoadWhenNew = true
@@ -109,7 +109,7 @@ do {
         )
     case "report":
         guard arguments.count >= 2 else { throw CocoaError(.fileNoSuchFile) }
-        let store = try Store(path: arguments[1])
+        let store = try SQLiteStore(path: arguments[1])
         var report = Report(window: nil)
         let elapsed = try clock.measure {
             report = try ReportBuilder(store: store).build(window: nil)
@@ -119,7 +119,7 @@ do {
         )
     case "html":
         guard arguments.count >= 2 else { throw CocoaError(.fileNoSuchFile) }
-        let store = try Store(path: arguments[1])
+        let store = try SQLiteStore(path: arguments[1])
         let window = arguments.count >= 3 ? ReportWindow.day(arguments[2]) : nil
         let days = arguments.count >= 4 ? Int(arguments[3]) ?? 7 : 7
         var daily: DailyReport?

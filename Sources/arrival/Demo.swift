@@ -28,7 +28,7 @@ struct Demo: ParsableCommand {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("demo.sqlite").path
-        let store = try Store(path: path)
+        let store = try SQLiteStore(path: path)
         // The data folders (a note a user put beside them, a .md file, is no JSON Lines file).
         let entries = try FileManager.default.contentsOfDirectory(atPath: data).sorted()
             .filter { !$0.hasPrefix(".") && !$0.hasSuffix(".md") }

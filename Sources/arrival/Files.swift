@@ -53,7 +53,7 @@ extension Files {
             let readable = try store.reading()
             // The copy a PostgreSQL store was read into lives until the command ends.
             defer { withExtendedLifetime(readable) {} }
-            let database = try Store(readingAt: readable.path)
+            let database = try SQLiteStore(readingAt: readable.path)
             var (files, skipped) = try database.fileRegistry()
             let total = files.count
             if let match {
@@ -215,7 +215,7 @@ extension Files {
             // a dry run, or an answer of no, changes nothing.
             let readable = try store.reading()
             defer { withExtendedLifetime(readable) {} }
-            let reader = try Store(readingAt: readable.path)
+            let reader = try SQLiteStore(readingAt: readable.path)
             let (files, skipped) = try reader.fileRegistry()
             let chosen: [IngestedFile]
             do {

@@ -60,7 +60,7 @@ struct ReportCommand: ParsableCommand {
         let readable = try store.reading()
         // The copy a PostgreSQL store was read into lives until the command ends.
         defer { withExtendedLifetime(readable) {} }
-        let database = try Store(readingAt: readable.path)
+        let database = try SQLiteStore(readingAt: readable.path)
         let window = try self.window.resolved()
         let (text, requests) = try renderReport(of: database, window: window, format: format, trendDays: days)
         if requests == 0 {
@@ -76,7 +76,8 @@ struct ReportCommand: ParsableCommand {
 
 /// The report of `window` in `format` (the one path of `report` and `demo`),
 /// with the number of requests it counts.
-func renderReport(of store: Store, window: ReportWindow?, format: ReportCommand.Format, trendDays: Int? = nil) throws
+func renderReport(of store: SQLiteStore, window: ReportWindow?, format: ReportCommand.Format, trendDays: Int? = nil)
+    throws
     -> (text: String, requests: Int)
 {
     let output = ReportOutput(rawValue: format.rawValue)!
@@ -85,7 +86,7 @@ func renderReport(of store: Store, window: ReportWindow?, format: ReportCommand.
     return (try output.render(produced), produced.report.requests.total)
 }
 
-private func emptyWindow(of store: Store, window: ReportWindow?) throws -> Diagnostic {
+private func emptyWindow(of store: SQLiteStore, window: ReportWindow?) throws -> Diagnostic {
     func day(_ ms: Int64) -> String { String(RFC3339.format(milliseconds: ms).prefix(10)) }
     guard let span = try store.requestSpan() else {
         return Diagnostic(

@@ -40,7 +40,7 @@ struct Tokens: ParsableCommand {
         let readable = try store.reading()
         // The copy a PostgreSQL store was read into lives until the command ends.
         defer { withExtendedLifetime(readable) {} }
-        let database = try Store(readingAt: readable.path)
+        let database = try SQLiteStore(readingAt: readable.path)
         let window = try self.window.resolved()
         let tokens = try database.deadTokens(from: window?.from, to: window?.to)
         let text: String

@@ -43,7 +43,7 @@ enum OutcomeViewRows {
     }
 
     static func sqlite(_ path: String, view: String, columns: [(name: String, boolean: Bool)]) throws -> [String] {
-        let store = try Store(path: path)
+        let store = try SQLiteStore(path: path)
         let fields = columns.map { "coalesce(CAST(\($0.name) AS TEXT), 'NULL')" }
         let query = try store.connection.prepare("SELECT \(fields.joined(separator: " || '|' || ")) FROM \(view)")
         var rows: [String] = []

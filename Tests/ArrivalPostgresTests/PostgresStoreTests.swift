@@ -152,7 +152,8 @@ struct PostgresStoreTests {
                 let location = try PostgresLocation(url: url)
                 let whole = try PostgresSnapshot.copyToTemporaryDirectory(from: location)
                 defer { try? FileManager.default.removeItem(at: whole) }
-                let wholeStore = try Store(readingAt: whole.appendingPathComponent(PostgresSnapshot.fileName).path)
+                let wholeStore = try SQLiteStore(
+                    readingAt: whole.appendingPathComponent(PostgresSnapshot.fileName).path)
                 let sent =
                     "SELECT sent_at FROM arrival.requests UNION ALL SELECT sent_at FROM arrival.token_requests "
                     + "UNION ALL SELECT sent_at FROM arrival.broadcasts"
@@ -173,7 +174,8 @@ struct PostgresStoreTests {
                     let expected = try ReportBuilder(store: wholeStore).build(window: window)
                     let part = try PostgresSnapshot.copyToTemporaryDirectory(from: location, relevantTo: window)
                     defer { try? FileManager.default.removeItem(at: part) }
-                    let partStore = try Store(readingAt: part.appendingPathComponent(PostgresSnapshot.fileName).path)
+                    let partStore = try SQLiteStore(
+                        readingAt: part.appendingPathComponent(PostgresSnapshot.fileName).path)
                     let report = try ReportBuilder(store: partStore).build(window: window)
                     #expect(report.updates == expected.updates, "\(input) \(window)")
                     #expect(report.breakdowns == expected.breakdowns, "\(input) \(window)")

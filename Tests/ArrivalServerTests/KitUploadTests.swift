@@ -98,7 +98,7 @@ struct KitUploadTests {
             arguments: ["--max-upload-bytes", "4096", "--max-spool-bytes", "4096"])
         try await server.ready()
         // Another writer holds the store (as a long ingest would): the worker waits, so what is queued stays.
-        let holder = try Store(path: directory.appendingPathComponent("store.sqlite").path)
+        let holder = try SQLiteStore(path: directory.appendingPathComponent("store.sqlite").path)
         let held = try holder.beginFile(path: "held", now: 0)
         let line = Self.render + "\n"
         let first = Data(String(repeating: line, count: 2500 / line.utf8.count).utf8)

@@ -127,7 +127,7 @@ struct LiveCollectorTests {
         }
         let (served, status) = try await Self.request("\(server.base)/v1/report?format=json", token: Self.reader)
         #expect(status == 200)
-        let store = try Store(path: directory.appendingPathComponent("direct.sqlite").path)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("direct.sqlite").path)
         _ = try IngestPipeline(store: store).ingest(files.map { NamedFile(path: $0.path, name: $0.name) })
         let expected = try ReportOutput.json.render(try ProducedReport.of(store, window: nil, daily: false))
         #expect(String(decoding: served, as: UTF8.self) == expected)

@@ -23,7 +23,7 @@ package func makeTemporaryDirectory() throws -> URL {
 package func ingestAndReport(_ paths: [String], window: ReportWindow? = nil) throws -> (Report, IngestSummary) {
     let directory = try makeTemporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
-    let store = try Store(path: directory.appendingPathComponent("test.sqlite").path)
+    let store = try SQLiteStore(path: directory.appendingPathComponent("test.sqlite").path)
     let summary = try IngestPipeline(store: store).ingest(paths: paths)
     return (try ReportBuilder(store: store).build(window: window), summary)
 }

@@ -53,13 +53,13 @@ package final class ComparisonSide {
     /// What ingesting the batches found; nil for a store or report JSON.
     package let ingestSummary: IngestSummary?
     /// The store the report came from (temporary for batches), for record diffs.
-    let store: Store?
+    let store: SQLiteStore?
     let analysis: DeliveryAnalysis?
     private let temporaryDirectory: URL?
 
     private init(
         path: String, source: Source, report: Report, samples: ActivitySamples?, ingestSummary: IngestSummary?,
-        store: Store?, analysis: DeliveryAnalysis?, temporaryDirectory: URL?
+        store: SQLiteStore?, analysis: DeliveryAnalysis?, temporaryDirectory: URL?
     ) {
         self.path = path
         self.source = source
@@ -124,9 +124,9 @@ package final class ComparisonSide {
                 path: path, source: source, report: report, samples: nil, ingestSummary: nil,
                 store: nil, analysis: nil, temporaryDirectory: nil)
         case .store:
-            let store: Store
+            let store: SQLiteStore
             do {
-                store = try Store(readingAt: path)
+                store = try SQLiteStore(readingAt: path)
             } catch {
                 // The store's own words when it has advice (missing, empty, another application's).
                 throw .unreadable(
@@ -145,7 +145,7 @@ package final class ComparisonSide {
                     path, reason: "cannot create a temporary store in \(directory.path): \(error.localizedDescription)")
             }
             do {
-                let store = try Store(path: directory.appendingPathComponent("side.sqlite").path, throwaway: true)
+                let store = try SQLiteStore(path: directory.appendingPathComponent("side.sqlite").path, throwaway: true)
                 let summary = try IngestPipeline(store: store).ingest(paths: [path])
                 guard (summary.records[.apns] ?? 0) > 0 else {
                     let malformed = summary.malformedLines
@@ -179,9 +179,9 @@ package final class ComparisonSide {
     package static func load(
         copiedStoreAt path: String, named name: String, directory: URL, window: ReportWindow?, detail: Bool = false
     ) throws(ComparisonError) -> ComparisonSide {
-        let store: Store
+        let store: SQLiteStore
         do {
-            store = try Store(readingAt: path)
+            store = try SQLiteStore(readingAt: path)
         } catch {
             try? FileManager.default.removeItem(at: directory)
             throw .unreadable(name, reason: error.message)
@@ -192,7 +192,7 @@ package final class ComparisonSide {
     }
 
     private static func analyse(
-        path: String, source: Source, store: Store, window: ReportWindow?, detail: Bool,
+        path: String, source: Source, store: SQLiteStore, window: ReportWindow?, detail: Bool,
         summary: IngestSummary?, temporaryDirectory: URL?
     ) throws(ComparisonError) -> ComparisonSide {
         do {

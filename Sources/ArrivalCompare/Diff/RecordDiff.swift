@@ -99,7 +99,7 @@ package struct RecordDiff: Sendable {
     // MARK: - apns records
 
     private mutating func compareApns(
-        _ storeA: Store, _ windowA: ReportWindow?, _ storeB: Store, _ windowB: ReportWindow?
+        _ storeA: SQLiteStore, _ windowA: ReportWindow?, _ storeB: SQLiteStore, _ windowB: ReportWindow?
     ) throws {
         let cursorA = try ApnsCursor(store: storeA, window: windowA)
         let cursorB = try ApnsCursor(store: storeB, window: windowB)
@@ -248,7 +248,7 @@ private final class ApnsCursor {
     private let rows: RequestsByApnsID
     private var pending: RecordDiff.ApnsRecord?
 
-    init(store: Store, window: ReportWindow?) throws {
+    init(store: SQLiteStore, window: ReportWindow?) throws {
         rows = try store.requestsByApnsID(window: window)
     }
 

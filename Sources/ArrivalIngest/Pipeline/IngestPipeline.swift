@@ -3,7 +3,7 @@ import ArrivalModel
 package import ArrivalStore
 import Foundation
 
-/// Ingest: files and directories of the three streams into a ``Store``
+/// Ingest: files and directories of the three streams into a ``SQLiteStore``
 /// (Documentation/InputRecords.md), each file all or nothing, de-duplicated
 /// files and records, malformed lines counted by cause and never stopping
 /// the run (unless ``Options/strict``). The one way in for every caller:
@@ -48,7 +48,7 @@ package struct IngestPipeline {
         package var bulkCommitInterval: Duration = .seconds(10)
         /// Into a store that holds no file yet and that no other connection
         /// has open, write with the store held alone when its writer can
-        /// (``StoreWriter/beginBulkLoad()``; SQLite's ``Store``: a rollback
+        /// (``StoreWriter/beginBulkLoad()``; SQLite's ``SQLiteStore``: a rollback
         /// journal, so every page is written once instead of to the log and
         /// then again by the checkpoint). `arrival ingest` sets it; the
         /// collector, whose store is read while it ingests, does not.
@@ -70,13 +70,13 @@ package struct IngestPipeline {
     }
 
     package var options: Options
-    /// The store written: a SQLite ``Store`` or any other ``StoreWriter``.
+    /// The store written: a SQLite ``SQLiteStore`` or any other ``StoreWriter``.
     private let writer: any StoreWriter
     /// A read-only look at the registry for the reading thread (nil: none;
     /// every file is decoded and the writer decides).
     private let registry: @Sendable () -> (any StoredFiles)?
 
-    package init(store: Store, options: Options = Options()) {
+    package init(store: SQLiteStore, options: Options = Options()) {
         self.writer = store
         let path = store.path
         self.registry = { FileRegistryLookup(storePath: path) }
@@ -101,7 +101,7 @@ package struct IngestPipeline {
     /// stays bounded by the batch size whatever the input size.
     ///
     /// A file's records go into the batch transaction as a unit that can be
-    /// rolled back alone (``Store/beginFile(path:now:replaces:)``), and only once the
+    /// rolled back alone (``SQLiteStore/beginFile(path:now:replaces:)``), and only once the
     /// file was read to its end does the writer decide, by the hash of what
     /// was read and inside its write transaction, whether the bytes are new:
     /// a file ingested before (here, or by another process meanwhile) is

@@ -6,7 +6,7 @@ import Foundation
 /// The third stage of ingest: the writer, on the thread that owns the
 /// store. It takes the reading stage's ``FileMessage``s in order and stores
 /// each file all or nothing: a file's rows go into the batch transaction as
-/// a unit that can be rolled back alone (``Store/beginFile(path:now:replaces:)``),
+/// a unit that can be rolled back alone (``SQLiteStore/beginFile(path:now:replaces:)``),
 /// and only once the file was read to its end does admission's writer half
 /// (``Admission/confirm(sha256:name:in:)``) say, inside the transaction,
 /// whether the bytes are new. Whole files are committed together, by count
@@ -14,7 +14,7 @@ import Foundation
 struct BatchWriter<Writer: StoreWriter> {
     let store: Writer
     let options: IngestPipeline.Options
-    /// Whether the store is loaded alone (``Store/beginBulkLoad()``): commits by time.
+    /// Whether the store is loaded alone (``SQLiteStore/beginBulkLoad()``): commits by time.
     let bulk: Bool
     private(set) var summary: IngestSummary
 

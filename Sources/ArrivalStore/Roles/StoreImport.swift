@@ -53,12 +53,12 @@ package final class StoreImport {
         }
     }
 
-    private let store: Store
+    private let store: SQLiteStore
     private var statements: [Statement] = []
     private var open = false
 
     /// Begins copying into `store`, which must hold nothing yet.
-    package init(into store: Store) throws(DatabaseError) {
+    package init(into store: SQLiteStore) throws(DatabaseError) {
         self.store = store
         for table in Table.allCases {
             let columns = table.columns + (table.recordKey == nil ? [] : ["record_key"])

@@ -2,7 +2,7 @@ package import ArrivalHandOff
 package import ArrivalModel
 
 /// The store's writer role: what ingest asks of a store it writes files
-/// into, whatever the engine. ``Store`` (SQLite, one writer at a time,
+/// into, whatever the engine. ``SQLiteStore`` (SQLite, one writer at a time,
 /// several files a transaction) and the PostgreSQL store of
 /// `ArrivalPostgres` (several writers at once, one transaction a file)
 /// implement it; the ingest's writer stage (`BatchWriter`) is written
@@ -97,7 +97,7 @@ package struct FileCommit: Sendable, Equatable {
     }
 }
 
-extension Store: StoreWriter {
+extension SQLiteStore: StoreWriter {
     package func removeReplacedVersions(ids: [Int64]) throws -> Int {
         try replaceEarlierVersions(ids: ids).entries.count
     }

@@ -12,13 +12,13 @@ import Testing
 @Suite("Activity timelines and lost updates")
 struct ActivityStoryTests {
     /// A store of a lifecycle fleet (dismissals, rotations, undrawn states) and the hand-written 3.0 cases.
-    static func store(in directory: URL) throws -> Store {
+    static func store(in directory: URL) throws -> SQLiteStore {
         var config = SimulationConfig(activities: 250, seed: 77)
         config.lifecycle = true
         config.providers = true
         let fleet = directory.appendingPathComponent("fleet")
         _ = try FleetSimulator(config: config).run(outputDirectory: fleet.path)
-        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
         _ = try IngestPipeline(store: store).ingest(paths: [fleet.path, fixture("lifecycle")])
         return store
     }
@@ -60,7 +60,7 @@ struct ActivityStoryTests {
         {"v":1,"kind":"apns","apns_id":"x2","sent_at":"2026-11-21T10:00:00Z","status":200,"push_token":"bb01","seq":1,"aps_timestamp":1}
 
         """.write(to: file, atomically: true, encoding: .utf8)
-        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
         _ = try IngestPipeline(store: store).ingest(paths: [file.path])
         // aa01 is A's (earliest callback), though B reported it too; bb01 is B's.
         let a = try store.read { try $0.activityRecords("A") }

@@ -76,10 +76,10 @@ struct BroadcastAnalysisTests {
         return try builder.build(window: nil)
     }
 
-    static func store(in directory: URL) throws -> Store {
+    static func store(in directory: URL) throws -> SQLiteStore {
         let path = directory.appendingPathComponent("b.jsonl").path
         try (Self.lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
-        let store = try Store(path: directory.appendingPathComponent("b.sqlite").path)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("b.sqlite").path)
         let summary = try IngestPipeline(store: store).ingest(paths: [path])
         #expect(summary.malformedLines == 0)
         return store

@@ -63,7 +63,7 @@ struct MetricTests {
         func report(_ lines: [String], _ name: String) throws -> Report {
             let path = directory.appendingPathComponent(name + ".jsonl").path
             try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
-            let store = try Store(path: directory.appendingPathComponent(name + ".sqlite").path)
+            let store = try SQLiteStore(path: directory.appendingPathComponent(name + ".sqlite").path)
             _ = try IngestPipeline(store: store).ingest(paths: [path])
             var builder = ReportBuilder(store: store)
             if partitioned { builder.partitioning = PartitionPolicy(rowsPerPartition: 1) }

@@ -15,13 +15,13 @@ import Testing
 struct PartitionedAnalysisTests {
     /// Four simulated days of fleets (requests through providers, token-only
     /// requests, malformed lines and the simulator's other faults) in one store.
-    static func store(in directory: URL, seed: UInt64 = 7) throws -> Store {
+    static func store(in directory: URL, seed: UInt64 = 7) throws -> SQLiteStore {
         let days = ["2026-11-18", "2026-11-19", "2026-11-20", "2026-11-21"]
         for (i, day) in days.enumerated() {
             let config = SimulationConfig(activities: 60 + 10 * i, seed: seed + UInt64(i), day: day)
             _ = try FleetSimulator(config: config).run(outputDirectory: directory.appendingPathComponent(day).path)
         }
-        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
         _ = try IngestPipeline(store: store).ingest(paths: days.map { directory.appendingPathComponent($0).path })
         return store
     }
@@ -112,7 +112,7 @@ struct PartitionedAnalysisTests {
         }
         try sender.write(to: directory.appendingPathComponent("apns.jsonl"), atomically: true, encoding: .utf8)
         try devices.write(to: directory.appendingPathComponent("renders.jsonl"), atomically: true, encoding: .utf8)
-        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
         let summary = try IngestPipeline(store: store).ingest(paths: [directory.path])
         #expect(summary.records[.apns] == names.count * seqs.count + 2)
         var builder = ReportBuilder(store: store)
@@ -125,7 +125,7 @@ struct PartitionedAnalysisTests {
         #expect(split.report.jsonText() == whole.report.jsonText())
         #expect(split.samples == whole.samples)
         // Token owners, resolved in Swift for one analysis and in SQL for partitions, agree.
-        let reader = try Store(readingAt: directory.appendingPathComponent("s.sqlite").path)
+        let reader = try SQLiteStore(readingAt: directory.appendingPathComponent("s.sqlite").path)
         for rows in [Int.max, 3] {
             var owners: [Int64: String] = [:]
             try PartitionedAnalyses.forEachPair(

@@ -108,7 +108,7 @@ struct DiffTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("user.sqlite").path
         do {
-            let store = try Store(path: path)
+            let store = try SQLiteStore(path: path)
             _ = try IngestPipeline(store: store).ingest(paths: [SimulatedBatches.baseline])
         }
         let before = try Data(contentsOf: URL(fileURLWithPath: path))

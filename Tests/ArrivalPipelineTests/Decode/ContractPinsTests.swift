@@ -113,7 +113,7 @@ struct ContractPinsTests {
                 apns("4", status: 410, reason: "Unregistered"),
             ].joined(separator: "\n").utf8
         ).write(to: file)
-        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
         _ = try IngestPipeline(store: store).ingest(paths: [file.path])
         let report = try ReportBuilder(store: store).build(window: nil)
         #expect(report.requests.byReason == ["HTTP400": 2, "NoResponse": 1, "Unregistered": 1])
@@ -147,7 +147,7 @@ struct ContractPinsTests {
         let visible = directory.appendingPathComponent("tree/day")
         try FileManager.default.createDirectory(at: visible, withIntermediateDirectories: true)
         try Data((Self.render(#","surface":"x""#) + "\n").utf8).write(to: visible.appendingPathComponent("f.jsonl"))
-        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
         let missing = directory.appendingPathComponent("nowhere.jsonl").path
         let summary = try IngestPipeline(store: store).ingest(paths: [
             missing, directory.appendingPathComponent("tree").path,

@@ -392,7 +392,7 @@ struct ExchangeDecodingTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         try Data((exchange + "\n").utf8).write(to: directory.appendingPathComponent("exchanges.jsonl"))
         try Data((plain + "\n").utf8).write(to: directory.appendingPathComponent("records.jsonl"))
-        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
         let summary = try IngestPipeline(store: store).ingest(paths: [directory.path])
         #expect(summary.records[.apns] == 1 && summary.duplicateRecords == 1)
     }

@@ -272,7 +272,7 @@ struct PipelinedInflateTests {
         var reports: [Report] = []
         var summaries: [IngestSummary] = []
         for pipelined in [true, false] {
-            let store = try Store(path: stores.appendingPathComponent("\(pipelined).sqlite").path)
+            let store = try SQLiteStore(path: stores.appendingPathComponent("\(pipelined).sqlite").path)
             var options = IngestPipeline.Options()
             options.reader.pipelineMinimumBytes = pipelined ? 0 : .max
             let summary = try IngestPipeline(store: store, options: options).ingest(

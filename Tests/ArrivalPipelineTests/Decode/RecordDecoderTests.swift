@@ -220,7 +220,7 @@ struct MalformedProblemTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("bad.jsonl")
         try Data((Self.cases.map(\.line).joined(separator: "\n") + "\n").utf8).write(to: file)
-        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
         let summary = try IngestPipeline(store: store).ingest(paths: [file.path])
         let shown = summary.firstMalformed.first { $0.line == 1 }
         #expect(shown?.problem == Self.cases[0].problem)
@@ -232,7 +232,7 @@ struct MalformedProblemTests {
         }
         var options = IngestPipeline.Options()
         options.strict = true
-        let strictStore = try Store(path: directory.appendingPathComponent("strict.sqlite").path)
+        let strictStore = try SQLiteStore(path: directory.appendingPathComponent("strict.sqlite").path)
         #expect {
             _ = try IngestPipeline(store: strictStore, options: options).ingest(paths: [file.path])
         } throws: { error in

@@ -42,7 +42,7 @@ struct GrafanaDashboardTests {
         #expect(queries.count >= 10)
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try Store(path: directory.appendingPathComponent("sample.sqlite").path)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("sample.sqlite").path)
         // The sample has no broadcast channel; the broadcast fixture fills the channel panel.
         _ = try IngestPipeline(store: store).ingest(paths: GoldenReportTests.samplePaths + [fixture("broadcasts")])
         for (title, sql) in queries {
@@ -73,7 +73,7 @@ struct GrafanaDashboardTests {
     func brokenQueryIsCaught() throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try Store(path: directory.appendingPathComponent("empty.sqlite").path)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("empty.sqlite").path)
         #expect(throws: DatabaseError.self) {
             _ = try store.connection.prepare("SELECT no_such_column FROM update_outcomes")
         }

@@ -12,8 +12,8 @@ import Testing
 @Suite("HTML report")
 struct HTMLReportTests {
     /// A store built from `paths` in a temporary directory (removed by the caller).
-    static func store(_ paths: [String], in directory: URL) throws -> Store {
-        let store = try Store(path: directory.appendingPathComponent("report.sqlite").path)
+    static func store(_ paths: [String], in directory: URL) throws -> SQLiteStore {
+        let store = try SQLiteStore(path: directory.appendingPathComponent("report.sqlite").path)
         _ = try IngestPipeline(store: store).ingest(paths: paths)
         return store
     }

@@ -18,7 +18,7 @@ struct BulkLoadTests {
     }
 
     /// Ingests `paths` into `store`; returns the summary and whether the store was held alone meanwhile.
-    func ingest(_ paths: [String], into store: Store, bulk: Bool = true, strict: Bool = false) throws -> (
+    func ingest(_ paths: [String], into store: SQLiteStore, bulk: Bool = true, strict: Bool = false) throws -> (
         IngestSummary, heldAlone: Bool
     ) {
         var options = IngestPipeline.Options(strict: strict)
@@ -40,7 +40,7 @@ struct BulkLoadTests {
         let inputs = [fixture("dedup"), fixture("metrics"), fixture("badinput")]
         var reports: [Report] = []
         for (path, bulk) in [(alone, true), (shared, false)] {
-            let store = try Store(path: path)
+            let store = try SQLiteStore(path: path)
             let (summary, heldAlone) = try ingest(inputs, into: store, bulk: bulk)
             #expect(heldAlone == bulk)
             #expect(!store.isBulkLoading)
@@ -50,7 +50,7 @@ struct BulkLoadTests {
         #expect(reports[0] == reports[1])
         #expect(try walMode(alone))
         // Readable by others at once, as a WAL store.
-        let reader = try Store(readingAt: alone)
+        let reader = try SQLiteStore(readingAt: alone)
         #expect(try ReportBuilder(store: reader).build(window: nil) == reports[0])
     }
 
@@ -66,7 +66,7 @@ struct BulkLoadTests {
         try records.write(to: tree.appendingPathComponent("b.jsonl"))
         var dumps: [[String]] = []
         for bulk in [true, false] {
-            let store = try Store(path: directory.appendingPathComponent("\(bulk).sqlite").path)
+            let store = try SQLiteStore(path: directory.appendingPathComponent("\(bulk).sqlite").path)
             let (summary, heldAlone) = try ingest(
                 [fixture("dedup"), tree.path, fixture("metrics")], into: store, bulk: bulk)
             #expect(heldAlone == bulk)
@@ -86,7 +86,7 @@ struct BulkLoadTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         var states: [[String]] = []
         for bulk in [true, false] {
-            let store = try Store(path: directory.appendingPathComponent("\(bulk).sqlite").path)
+            let store = try SQLiteStore(path: directory.appendingPathComponent("\(bulk).sqlite").path)
             _ = try ingest([fixture("dedup"), fixture("metrics")], into: store, bulk: bulk)
             let names = try DeferredKeyIndexTests.indexNames(store)
             #expect(names.isDisjoint(with: Migrations.recordKeyIndexNames) == bulk)
@@ -108,11 +108,11 @@ struct BulkLoadTests {
     }
 
     /// A new store in a directory of its own, removed after `body`.
-    func withNewStore(_ body: (URL, String, Store) throws -> Void) throws {
+    func withNewStore(_ body: (URL, String, SQLiteStore) throws -> Void) throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("store.sqlite").path
-        try body(directory, path, try Store(path: path))
+        try body(directory, path, try SQLiteStore(path: path))
     }
 
     @Test("A store that holds files, or that another connection has open, is shared as always")
@@ -124,8 +124,8 @@ struct BulkLoadTests {
             #expect(!heldAlone && second.filesRead == 6)
 
             let other = directory.appendingPathComponent("other.sqlite").path
-            let first = try Store(path: other)
-            let open = try Store(path: other)  // another connection, as another process's would be
+            let first = try SQLiteStore(path: other)
+            let open = try SQLiteStore(path: other)  // another connection, as another process's would be
             let (summary, alone) = try ingest([fixture("metrics")], into: first)
             #expect(!alone && summary.filesRead == 6)
             // The other connection reads and writes as before.

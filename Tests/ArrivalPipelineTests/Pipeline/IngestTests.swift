@@ -39,7 +39,7 @@ struct IngestTests {
         }
         let storeDirectory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: storeDirectory) }
-        let store = try Store(path: storeDirectory.appendingPathComponent("s.sqlite").path)
+        let store = try SQLiteStore(path: storeDirectory.appendingPathComponent("s.sqlite").path)
         let ingestor = IngestPipeline(store: store)
         let first = try ingestor.ingest(paths: [original, retry])
         #expect(first.filesRead == 1)
@@ -71,7 +71,7 @@ struct IngestTests {
         for (name, activity) in [("a", "A1"), ("b", "B1"), ("c", "A1"), ("d", "A1"), ("later/e", "B1")] {
             try renders(activity).write(to: directory.appendingPathComponent("tree/\(name).jsonl"))
         }
-        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
         var options = IngestPipeline.Options()
         options.reader = LineReader(chunkSize: chunkSize)
         options.bulkLoadWhenNew = bulk
@@ -97,7 +97,7 @@ struct IngestTests {
         for path in [composed, decomposed] {
             try FileManager.default.copyItem(atPath: fixture("outcomes/lost.jsonl"), toPath: path)
         }
-        let store = try Store(path: storeDirectory.appendingPathComponent("s.sqlite").path)
+        let store = try SQLiteStore(path: storeDirectory.appendingPathComponent("s.sqlite").path)
         let summary = try IngestPipeline(store: store).ingest(paths: [directory.path])
         #expect(summary.filesRead == 1)
         #expect(summary.filesSkippedAsDuplicate == 1)
@@ -124,7 +124,7 @@ struct IngestTests {
     func strict() throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
         var options = IngestPipeline.Options(strict: true)
         options.batchSize = 2
         let path = fixture("badinput/torn-crlf.jsonl")
@@ -149,7 +149,7 @@ struct IngestTests {
         // Without --strict: the lines before the break are kept and the break is counted once.
         let (_, lenient) = try ingestAndReport([partial])
         #expect(lenient.malformedByCause[.truncatedGzip] == 1 && lenient.newRecords > 0)
-        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
         #expect {
             _ = try IngestPipeline(store: store, options: IngestPipeline.Options(strict: true)).ingest(paths: [partial])
         } throws: { error in
@@ -196,7 +196,7 @@ struct IngestTests {
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
         /// The summary, the report, and how many batches the writer received (one progress call each).
         func ingest(_ options: IngestPipeline.Options, into name: String) throws -> (IngestSummary, String, Int) {
-            let store = try Store(path: directory.appendingPathComponent(name).path)
+            let store = try SQLiteStore(path: directory.appendingPathComponent(name).path)
             var batches = 0
             let summary = try IngestPipeline(store: store, options: options).ingest(paths: [path]) { _ in batches += 1 }
             return (summary, try ReportBuilder(store: store).build(window: nil).jsonText(), batches)
@@ -224,7 +224,7 @@ struct IngestTests {
             GoldenReportTests.packageRoot.appendingPathComponent("SampleData/" + sample).path
         ])
 
-        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
         // Cut mid-member: a truncated gzip, stored with what it held.
         try whole.prefix(whole.count / 3).write(to: URL(fileURLWithPath: path))
         let cut = try IngestPipeline(store: store).ingest(paths: [path])
@@ -237,7 +237,7 @@ struct IngestTests {
     }
 
     /// The rows of `PRAGMA foreign_key_check`: every row whose key names no parent.
-    func foreignKeyViolations(_ store: Store) throws -> [String] {
+    func foreignKeyViolations(_ store: SQLiteStore) throws -> [String] {
         let check = try store.connection.prepare("PRAGMA foreign_key_check")
         var violations: [String] = []
         try check.forEachRow { violations.append("\($0.string(0) ?? "?") row \($0.int(1)) -> \($0.string(2) ?? "?")") }
@@ -267,7 +267,7 @@ struct IngestTests {
             atPath: fixture("dedup/more.jsonl.gz"), toPath: directory.appendingPathComponent("more.jsonl.gz").path)
         try fm.copyItem(
             atPath: fixture("hostile/hostile.jsonl"), toPath: directory.appendingPathComponent("hostile.jsonl").path)
-        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
         var options = IngestPipeline.Options()
         options.bulkLoadWhenNew = bulk
         options.recordsPerCommit = 3  // several batches
@@ -299,7 +299,7 @@ struct IngestTests {
         let path = directory.appendingPathComponent("r.jsonl").path
         let first = try String(contentsOfFile: fixture("outcomes/lost.jsonl"), encoding: .utf8)
         let second = try String(contentsOfFile: fixture("outcomes/rendered.jsonl"), encoding: .utf8)
-        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
         try first.write(toFile: path, atomically: true, encoding: .utf8)
         _ = try IngestPipeline(store: store).ingest(paths: [path])
         try ("\n" + first + second).write(toFile: path, atomically: true, encoding: .utf8)
@@ -312,7 +312,7 @@ struct IngestTests {
     func missingPath() throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
         let missing = directory.appendingPathComponent("nope").path
         let summary = try IngestPipeline(store: store).ingest(paths: [missing, fixture("outcomes/lost.jsonl")])
         #expect(summary.unreadable.map(\.path) == [missing])
@@ -346,7 +346,7 @@ struct IngestTests {
         let missing = directory.appendingPathComponent("nope").path
         let storeDirectory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: storeDirectory) }
-        let store = try Store(path: storeDirectory.appendingPathComponent("s.sqlite").path)
+        let store = try SQLiteStore(path: storeDirectory.appendingPathComponent("s.sqlite").path)
         var options = IngestPipeline.Options()
         options.bulkLoadWhenNew = true
         var seen: [IngestProgress] = []
@@ -377,7 +377,7 @@ struct IngestTests {
             .write(toFile: deepest + "/x.jsonl", atomically: true, encoding: .utf8)
         let storeDirectory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: storeDirectory) }
-        let store = try Store(path: storeDirectory.appendingPathComponent("s.sqlite").path)
+        let store = try SQLiteStore(path: storeDirectory.appendingPathComponent("s.sqlite").path)
         let summary = try IngestPipeline(store: store).ingest(paths: [directory.path])
         #expect(levels > 1_900)
         #expect(summary.filesRead == 1 && summary.newRecords == 1 && summary.unreadable.isEmpty)
@@ -394,7 +394,7 @@ struct IngestTests {
         }
         let storeDirectory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: storeDirectory) }
-        let store = try Store(path: storeDirectory.appendingPathComponent("s.sqlite").path)
+        let store = try SQLiteStore(path: storeDirectory.appendingPathComponent("s.sqlite").path)
         #expect(throws: IngestError.self) {
             try IngestPipeline(store: store, options: IngestPipeline.Options(strict: true)).ingest(paths: [
                 directory.path
@@ -473,7 +473,7 @@ struct DeterminismTests {
         files.append(copied + "/half.jsonl")
 
         func html(_ order: [String], _ name: String) throws -> String {
-            let store = try Store(path: directory.appendingPathComponent(name).path)
+            let store = try SQLiteStore(path: directory.appendingPathComponent(name).path)
             _ = try IngestPipeline(store: store).ingest(paths: order)
             let daily = try DailyReportBuilder(store: store).build(window: nil)
             #expect(!daily.quality.duplicatesByFile.isEmpty && daily.quality.skippedFiles.count == 2)
@@ -497,7 +497,7 @@ struct DeterminismTests {
 
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
         var index = 0
         while index < order.count {
             let size = 1 + Int(generator.next() % 4)
@@ -518,7 +518,7 @@ struct DeterminismTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("s.sqlite").path
         do {
-            let store = try Store(path: path)
+            let store = try SQLiteStore(path: path)
             // The first half completed; the next file was cut off before its commit.
             _ = try IngestPipeline(store: store).ingest(paths: Array(files.prefix(files.count / 2)))
             let victim = files[files.count / 2]
@@ -526,7 +526,7 @@ struct DeterminismTests {
             try transaction.insert(.render(RenderRecord(activityID: "half", seq: 1, renderedAt: 0)))
             transaction.rollback()  // what SQLite does with an uncommitted transaction after a crash
         }
-        let store = try Store(path: path)
+        let store = try SQLiteStore(path: path)
         _ = try IngestPipeline(store: store).ingest(paths: files)
         #expect(try ReportBuilder(store: store).build(window: nil).jsonText() == baseline.jsonText())
     }

@@ -26,8 +26,8 @@ struct RoleDedupeTests {
         return NamedFile(path: path, name: name, senderRecordsAllowed: sender, sha256: sha256)
     }
 
-    func store(in directory: URL) throws -> Store {
-        try Store(path: directory.appendingPathComponent("s.sqlite").path)
+    func store(in directory: URL) throws -> SQLiteStore {
+        try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
     }
 
     @Test("Device copy first, then the sender's, in separate runs or one: the sender's records are stored")

@@ -14,14 +14,14 @@ import Testing
 /// the accept time, two token callbacks at once, a device clock behind).
 @Suite("Contract 3.0: dismissals, loss causes, starts, dead tokens")
 struct DeviceStoryTests {
-    static func store(in directory: URL) throws -> Store {
-        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+    static func store(in directory: URL) throws -> SQLiteStore {
+        let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
         _ = try IngestPipeline(store: store).ingest(paths: [fixture("lifecycle")])
         return store
     }
 
     /// "activity#seq" → "outcome" or "lost/cause", for every accepted update.
-    static func outcomes(_ store: Store, partitionRows: Int? = nil) throws -> [String: String] {
+    static func outcomes(_ store: SQLiteStore, partitionRows: Int? = nil) throws -> [String: String] {
         var result: [String: String] = [:]
         func note(_ analysis: DeliveryAnalysis) {
             for u in analysis.updates where u.accepted {
@@ -31,7 +31,7 @@ struct DeviceStoryTests {
         }
         if let partitionRows {
             // The pair's other side: the same file through a connection of its own.
-            let same = try Store(path: store.path)
+            let same = try SQLiteStore(path: store.path)
             try PartitionedAnalyses.forEachPair(
                 store, nil, same, nil, partitioning: PartitionPolicy(rowsPerPartition: partitionRows)
             ) { a, _ in note(a) }
@@ -87,7 +87,7 @@ struct DeviceStoryTests {
     func tokenCallbacksOutOfOrder() throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
         _ = try IngestPipeline(store: store).ingest(paths: [fixture("token-order")])
         // Callbacks stored c3 (11:00), c2 (10:00), c1 (08:00). At 09:00 the newest is c1, the one
         // sent (and the device spoke later: unexplained); at 10:30 c2, not the c1 sent (old_token);
@@ -128,7 +128,7 @@ struct DeviceStoryTests {
         let path = directory.appendingPathComponent("old.sqlite").path
         try FileManager.default.copyItem(atPath: fixture("stores/lifecycle-before-3.0.store"), toPath: path)
         // As `arrival report` opens it: for reading, which upgrades it in place first.
-        let store = try Store(readingAt: path)
+        let store = try SQLiteStore(readingAt: path)
         let text = try ReportBuilder(store: store).build(window: nil).jsonText()
         let mine = try JSONSerialization.jsonObject(with: Data(text.utf8)) as! NSDictionary
         let recorded =

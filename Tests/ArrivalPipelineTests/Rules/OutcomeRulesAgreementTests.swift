@@ -22,7 +22,7 @@ struct ViewAgreementTests {
         config.lifecycle = true
         let fleet = directory.appendingPathComponent("fleet")
         _ = try FleetSimulator(config: config).run(outputDirectory: fleet.path)
-        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
         _ = try IngestPipeline(store: store).ingest(
             paths: [
                 fixture("outcomes"), fixture("metrics"), fixture("dedup"), fixture("lifecycle"), fleet.path,
@@ -42,7 +42,7 @@ struct ViewAgreementTests {
     }
 
     /// Every update's outcome, loss cause, accept time, app, priority and channel, from the views and from the analysis.
-    static func outcomes(_ store: Store) throws -> (
+    static func outcomes(_ store: SQLiteStore) throws -> (
         views: [ExactString: String], analysis: [ExactString: String], seen: Set<String>
     ) {
         var fromViews: [ExactString: String] = [:]
@@ -71,7 +71,7 @@ struct ViewAgreementTests {
     func sameOutcomesWithBroadcasts() throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
         _ = try IngestPipeline(store: store).ingest(paths: [fixture("broadcasts")])
         let (fromViews, fromAnalysis, seen) = try Self.outcomes(store)
         for name in ["rendered", "ended", "dismissed", "expired", "stale_timestamp", "superseded", "lost"] {

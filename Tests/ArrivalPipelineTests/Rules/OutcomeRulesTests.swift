@@ -108,12 +108,12 @@ struct OutcomeRulesTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("views.sqlite").path
-        _ = try Store(path: path)
+        _ = try SQLiteStore(path: path)
         // Stand in for an older arrival: a different update_outcomes and no view version.
-        let old = try Store(path: path)
+        let old = try SQLiteStore(path: path)
         try old.replaceViewForTesting("update_outcomes", sql: "CREATE VIEW update_outcomes AS SELECT 1 AS stale")
         #expect(try old.viewSQL("update_outcomes")?.contains("stale_timestamp") == false)
-        let reopened = try Store(path: path)
+        let reopened = try SQLiteStore(path: path)
         let sql = try #require(try reopened.viewSQL("update_outcomes"))
         #expect(sql.contains("'stale_timestamp'") && sql.contains("\(Contract.activityLifetimeMS)"))
     }

@@ -23,11 +23,11 @@ struct DeadTokenTests {
         return "{" + fields.joined(separator: ",") + "}"
     }
 
-    func store(_ lines: [String]) throws -> (Store, URL) {
+    func store(_ lines: [String]) throws -> (SQLiteStore, URL) {
         let directory = try makeTemporaryDirectory()
         let file = directory.appendingPathComponent("apns.jsonl")
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: file)
-        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
         _ = try IngestPipeline(store: store).ingest(paths: [file.path])
         return (store, directory)
     }

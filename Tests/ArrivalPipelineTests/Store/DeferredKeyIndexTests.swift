@@ -115,7 +115,7 @@ struct DeferredKeyIndexTests {
     /// Every row of the record tables, `record_repeats` and (unless left
     /// out: it holds the time of ingest) `files`, in id order, as JSON arrays;
     /// without `record_key` unless `keys` (a migration makes them again).
-    static func dump(_ store: Store, files: Bool = true, keys: Bool = true) throws -> [String] {
+    static func dump(_ store: SQLiteStore, files: Bool = true, keys: Bool = true) throws -> [String] {
         var rows: [String] = []
         for table in ["apns", "renders", "callbacks", "record_repeats"] + (files ? ["files"] : []) {
             var columns: [String] = []
@@ -131,7 +131,7 @@ struct DeferredKeyIndexTests {
         return rows
     }
 
-    static func indexNames(_ store: Store) throws -> Set<String> {
+    static func indexNames(_ store: SQLiteStore) throws -> Set<String> {
         var names: Set<String> = []
         try store.connection.prepare("SELECT name FROM sqlite_master WHERE type = 'index'").forEachRow {
             names.insert($0.string(0) ?? "")
@@ -144,11 +144,11 @@ struct DeferredKeyIndexTests {
     /// another connection writes one more file, which repeats a record of
     /// each kind and adds one: that write has every index.
     static func load(
-        _ files: [File], mode: Mode, in directory: URL, check: (Int, Store) throws -> Void = { _, _ in },
+        _ files: [File], mode: Mode, in directory: URL, check: (Int, SQLiteStore) throws -> Void = { _, _ in },
         committed: (Set<String>) -> Void = { _ in }
     ) throws -> [String] {
         let path = directory.appendingPathComponent("\(UUID()).sqlite").path
-        let store = try Store(path: path)
+        let store = try SQLiteStore(path: path)
         if case .deferred(let limits) = mode {
             store.deferredKeyLimits = limits
             #expect(store.beginBulkLoad())
@@ -173,7 +173,7 @@ struct DeferredKeyIndexTests {
         store.endBulkLoad()
         committed(try indexNames(store))
 
-        let later = try Store(path: path)
+        let later = try SQLiteStore(path: path)
         var batch = RowBatch(capacity: 4)
         for kind in RecordKind.allCases {
             if let earlier = files[0].records.first(where: { $0.kind == kind }) { batch.append(earlier) }
@@ -239,7 +239,7 @@ struct DeferredKeyIndexTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("s.sqlite").path
-        let store = try Store(path: path)
+        let store = try SQLiteStore(path: path)
         #expect(store.beginBulkLoad())
         let transaction = try store.beginFile(path: "/f", now: 0)
         _ = try transaction.insertRows(
@@ -256,7 +256,7 @@ struct DeferredKeyIndexTests {
         #expect(store.cachedStatements?.deferred == nil)
         store.endBulkLoad()
         // Another connection, as the next run's, finds the indexes and no rows.
-        let reopened = try Store(path: path)
+        let reopened = try SQLiteStore(path: path)
         #expect(try Self.indexNames(reopened).isSuperset(of: Migrations.recordKeyIndexNames))
         #expect(try Self.dump(reopened).isEmpty)
     }
@@ -273,7 +273,7 @@ struct DeferredKeyIndexTests {
         }
         var dumps: [[String]] = []
         for mode in [Mode.indexed, .deferred(DeferredKeyIndex.Limits())] {
-            let store = try Store(path: directory.appendingPathComponent("\(dumps.count).sqlite").path)
+            let store = try SQLiteStore(path: directory.appendingPathComponent("\(dumps.count).sqlite").path)
             if case .deferred = mode { #expect(store.beginBulkLoad()) }
             for (number, brokenAt) in [(0, nil), (1, 12), (2, nil)] as [(Int, Int?)] {
                 let transaction = try store.beginFile(path: "/f\(number)", now: 0)
@@ -322,7 +322,7 @@ struct DeferredKeyIndexTests {
             INSERT INTO record_repeats VALUES (2, 'render', 99), (2, 'callback', 12),
                 (2, 'apns', 1882457741722325672);
             """)
-        let store = try Store(path: path)
+        let store = try SQLiteStore(path: path)
         #expect(try store.appliedMigrations() == Migrations.all.map(\.name))
         let names = try Self.indexNames(store)
         #expect(names.isSuperset(of: Migrations.recordKeyIndexNames))
@@ -387,7 +387,7 @@ struct DeferredKeyIndexTests {
                 "INSERT INTO callbacks (record_key, file_id, callback, activity_id, state, received_at) "
                     + "VALUES (14, 1, 'activity_state', 'a', 'pending', 6)")
         }
-        let store = try Store(path: path)
+        let store = try SQLiteStore(path: path)
         #expect(try store.appliedMigrations() == Migrations.all.map(\.name))
         #expect(
             try Self.dump(store, keys: false).filter { $0.hasPrefix("callbacks") } == [
@@ -430,7 +430,7 @@ struct DeferredKeyIndexTests {
             INSERT INTO callbacks (id, record_key, file_id, callback, activity_id, state, received_at)
                 VALUES (5, 12, 1, 'activity_state', 'a', 'pending', 4);
             """)
-        let store = try Store(path: path)
+        let store = try SQLiteStore(path: path)
         #expect(try store.appliedMigrations() == Migrations.all.map(\.name))
         #expect(
             try Self.dump(store, files: false, keys: false) == [

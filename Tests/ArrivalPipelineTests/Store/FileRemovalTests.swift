@@ -16,17 +16,17 @@ struct FileRemovalTests {
     static let readme = GoldenReportTests.packageRoot.appendingPathComponent("Documentation/SampleData.md").path
 
     /// A scratch directory with a store in it, removed afterwards.
-    func withStore(_ body: (_ directory: URL, _ store: Store) throws -> Void) throws {
+    func withStore(_ body: (_ directory: URL, _ store: SQLiteStore) throws -> Void) throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try body(directory, try Store(path: directory.appendingPathComponent("s.sqlite").path))
+        try body(directory, try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path))
     }
 
-    func report(_ store: Store) throws -> String {
+    func report(_ store: SQLiteStore) throws -> String {
         try ReportBuilder(store: store).build(window: nil).jsonText()
     }
 
-    func file(_ store: Store, endingWith suffix: String) throws -> IngestedFile {
+    func file(_ store: SQLiteStore, endingWith suffix: String) throws -> IngestedFile {
         let matches = try store.listFiles().filter { $0.path.hasSuffix(suffix) }
         try #require(matches.count == 1, "one file ends with \(suffix)")
         return matches[0]
@@ -154,7 +154,7 @@ struct FileRemovalTests {
             let readme = try file(store, endingWith: "Documentation/SampleData.md")
             let hour = try file(store, endingWith: "/apns-06.jsonl.gz")
 
-            let reader = try Store(readingAt: store.path)
+            let reader = try SQLiteStore(readingAt: store.path)
             let plan = try reader.removalPlan(ids: [readme.id, hour.id, readme.id, 999_999])
             #expect(plan.entries.map(\.file) == [readme, hour])  // in the order asked, once, unknown ids left out
             #expect(plan.total[.malformedLines] == readme.malformed + hour.malformed)

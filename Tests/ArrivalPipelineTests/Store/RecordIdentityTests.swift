@@ -64,7 +64,7 @@ struct RecordIdentityTests {
         // The same records in other bytes (and 1,000 new ones).
         try (Self.sameMillisecond(201_000).split(separator: "\n").reversed().joined(separator: "\n") + "\n")
             .write(toFile: again, atomically: true, encoding: .utf8)
-        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
         let ingestor = IngestPipeline(store: store)
         let one = try ingestor.ingest(paths: [first])
         #expect(one.records == [.render: 200_000])
@@ -79,7 +79,7 @@ struct RecordIdentityTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("old.sqlite").path
         try FileManager.default.copyItem(atPath: fixture("stores/lifecycle-before-3.0.store"), toPath: path)
-        let store = try Store(path: path)
+        let store = try SQLiteStore(path: path)
         #expect(try store.appliedMigrations().contains("0011_record_keys_by_window"))
         // Every record of the fixture again, in one file of other bytes: each a duplicate.
         var lines: [String] = []
@@ -94,7 +94,7 @@ struct RecordIdentityTests {
         #expect(summary.duplicateRecords > 0)
         #expect(summary.duplicateRecords == summary.lines - summary.malformedLines - blankLines(lines))
         // The keys are those a new store computes for the same lines.
-        let fresh = try Store(path: directory.appendingPathComponent("fresh.sqlite").path)
+        let fresh = try SQLiteStore(path: directory.appendingPathComponent("fresh.sqlite").path)
         _ = try IngestPipeline(store: fresh).ingest(paths: [fixture("lifecycle")])
         for table in ["apns", "renders", "callbacks"] {
             #expect(try keys(store, table) == keys(fresh, table), "\(table)")
@@ -105,7 +105,7 @@ struct RecordIdentityTests {
         lines.filter { $0.allSatisfy(\.isWhitespace) }.count
     }
 
-    private func keys(_ store: Store, _ table: String) throws -> Set<Int64> {
+    private func keys(_ store: SQLiteStore, _ table: String) throws -> Set<Int64> {
         let query = try store.connection.prepare("SELECT record_key FROM \(table)")
         var keys: Set<Int64> = []
         try query.forEachRow { keys.insert($0.int(0)) }
@@ -119,7 +119,7 @@ struct RecordIdentityTests {
         let file = directory.appendingPathComponent("repeated.jsonl").path
         let line = Self.sameMillisecond(1)
         try String(repeating: line, count: 5000).write(toFile: file, atomically: true, encoding: .utf8)
-        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
         let summary = try IngestPipeline(store: store).ingest(paths: [file])
         #expect(summary.records == [.render: 1])
         #expect(summary.duplicateRecords == 4999)
@@ -137,7 +137,7 @@ struct RecordIdentityTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("many.jsonl").path
         try Self.sameMillisecond(10_000).write(toFile: file, atomically: true, encoding: .utf8)
-        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
         var options = IngestPipeline.Options()
         options.limits = LineReader.Limits(lines: 2500)
         let summary = try IngestPipeline(store: store, options: options).ingest(paths: [file])
@@ -150,7 +150,7 @@ struct RecordIdentityTests {
         #expect(again.filesAlreadyIngested == 1)
         // --strict names it.
         options.strict = true
-        let strictStore = try Store(path: directory.appendingPathComponent("strict.sqlite").path)
+        let strictStore = try SQLiteStore(path: directory.appendingPathComponent("strict.sqlite").path)
         #expect(throws: IngestError.self) {
             try IngestPipeline(store: strictStore, options: options).ingest(paths: [file])
         }
@@ -171,7 +171,7 @@ struct RecordIdentityTests {
         try gzip.run()
         gzip.waitUntilExit()
         let file = plain + ".gz"
-        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
         var options = IngestPipeline.Options()
         options.limits = LineReader.Limits(inflatedBytes: 1 << 20)
         let summary = try IngestPipeline(store: store, options: options).ingest(paths: [file])
@@ -194,7 +194,7 @@ struct RecordIdentityTests {
             try Self.sameMillisecond(20_000, seqFrom: index * 20_000).write(
                 toFile: path, atomically: true, encoding: .utf8)
         }
-        let store = try Store(path: directory.appendingPathComponent("s.sqlite").path)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
         // Asked before each file and each batch (4,096 lines, 5 a file): 1-6 for the first file, 7 before
         // the second and 8 at its first batch; the 9th, at its second batch, stops the run in the middle of it.
         let asked = Counter()

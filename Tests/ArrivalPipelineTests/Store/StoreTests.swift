@@ -12,10 +12,10 @@ import Testing
 
 @Suite("Store")
 struct StoreTests {
-    func withStore(_ body: (Store) throws -> Void) throws {
+    func withStore(_ body: (SQLiteStore) throws -> Void) throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try body(try Store(path: directory.appendingPathComponent("s.sqlite").path))
+        try body(try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path))
     }
 
     @Test("Migrations are applied once, by name, in order")
@@ -24,8 +24,8 @@ struct StoreTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("s.sqlite").path
         let names = Migrations.all.map(\.name)
-        #expect(try Store(path: path).appliedMigrations() == names)
-        #expect(try Store(path: path).appliedMigrations() == names)  // reopening applies nothing again
+        #expect(try SQLiteStore(path: path).appliedMigrations() == names)
+        #expect(try SQLiteStore(path: path).appliedMigrations() == names)  // reopening applies nothing again
     }
 
     @Test("Store uses WAL and, when new, 32 KiB pages")
@@ -144,7 +144,7 @@ struct StoreTests {
     }
 
     /// Every row of the tables a file writes to, in id order, as text.
-    func contents(_ store: Store) throws -> [String] {
+    func contents(_ store: SQLiteStore) throws -> [String] {
         var rows: [String] = []
         for table in ["files", "apns", "renders", "callbacks", "record_repeats", "malformed_lines"] {
             let statement = try store.connection.prepare("SELECT * FROM \(table) ORDER BY 1, 2")
@@ -242,9 +242,9 @@ struct StoreIdentityTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("s.sqlite").path
-        _ = try Store(path: path)
+        _ = try SQLiteStore(path: path)
         #expect(try applicationID(path) == 0x4152_5256)
-        #expect(Store.applicationID == 0x4152_5256)
+        #expect(SQLiteStore.applicationID == 0x4152_5256)
     }
 
     @Test("Another program's database is refused by every opening, and left as it was")
@@ -254,7 +254,9 @@ struct StoreIdentityTests {
         let path = directory.appendingPathComponent("notes.db").path
         try Connection(path: path).execute("CREATE TABLE notes (body TEXT)")
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
-        for open in [{ _ = try Store(path: path) }, { _ = try Store(readingAt: path) }] as [() throws -> Void] {
+        for open in [{ _ = try SQLiteStore(path: path) }, { _ = try SQLiteStore(readingAt: path) }]
+            as [() throws -> Void]
+        {
             do {
                 try open()
                 Issue.record("opened another program's database")
@@ -273,12 +275,12 @@ struct StoreIdentityTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("old.sqlite").path
-        _ = try Store(path: path)
+        _ = try SQLiteStore(path: path)
         try Connection(path: path).execute("PRAGMA application_id = 0")
-        _ = try Store(readingAt: path)
+        _ = try SQLiteStore(readingAt: path)
         #expect(try applicationID(path) == 0)  // reading changes nothing
-        _ = try Store(path: path)
-        #expect(try applicationID(path) == Int64(Store.applicationID))
+        _ = try SQLiteStore(path: path)
+        #expect(try applicationID(path) == Int64(SQLiteStore.applicationID))
     }
 
     @Test("Each kind's columns are its table's, in order, and as many as its rows' cells")
@@ -286,7 +288,7 @@ struct StoreIdentityTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("s.sqlite").path
-        _ = try Store(path: path)
+        _ = try SQLiteStore(path: path)
         let connection = try Connection(path: path)
         for kind in RecordKind.allCases {
             let info = try connection.prepare("SELECT name FROM pragma_table_info('\(kind.table)') ORDER BY cid")
@@ -339,7 +341,7 @@ struct StoreIdentityTests {
             INSERT INTO apns (record_key, file_id, apns_id, sent_at, status, push_token, aps_timestamp)
                 VALUES (1882457741722325672, 1, 'a', 1795251600000, 200, 'ab', 1795251600);
             """)
-        let store = try Store(path: path)
+        let store = try SQLiteStore(path: path)
         #expect(try store.appliedMigrations() == Migrations.all.map(\.name))
         let problems = try store.read { try $0.malformedProblems() }
         #expect(problems.count == 1 && problems.first?.problem == "seq: expected an integer")
@@ -359,9 +361,9 @@ struct StoreIdentityTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let empty = directory.appendingPathComponent("empty.sqlite").path
         #expect(FileManager.default.createFile(atPath: empty, contents: nil))
-        #expect(throws: DatabaseError.self) { try Store(readingAt: empty) }
+        #expect(throws: DatabaseError.self) { try SQLiteStore(readingAt: empty) }
         do {
-            _ = try Store(readingAt: empty)
+            _ = try SQLiteStore(readingAt: empty)
         } catch {
             #expect(error.message == "'\(empty)' is empty, not an arrival store")
         }
@@ -369,7 +371,7 @@ struct StoreIdentityTests {
 
         let missing = directory.appendingPathComponent("none.sqlite").path
         do {
-            _ = try Store(readingAt: missing)
+            _ = try SQLiteStore(readingAt: missing)
             Issue.record("opened a missing store")
         } catch {
             #expect(error.message == "no store at '\(missing)'")
@@ -384,7 +386,7 @@ struct StoreIdentityTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("no/such/s.sqlite").path
         do {
-            _ = try Store(path: path)
+            _ = try SQLiteStore(path: path)
             Issue.record("opened a store in a missing directory")
         } catch {
             let diagnostic = error.diagnostic
@@ -400,10 +402,10 @@ struct StoreIdentityTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("s.sqlite").path
-        _ = try Store(path: path)
+        _ = try SQLiteStore(path: path)
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         do {
-            let store = try Store(readingAt: path)
+            let store = try SQLiteStore(readingAt: path)
             #expect(try store.appliedMigrations() == Migrations.all.map(\.name))
             #expect(throws: DatabaseError.self) { try store.connection.execute("CREATE TABLE mine (x)") }
         }
