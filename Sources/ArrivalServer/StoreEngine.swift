@@ -128,7 +128,7 @@ final class StoreEngine: @unchecked Sendable {
 
     /// Runs `body` on a read-only snapshot of the store, off the request's
     /// thread: the SQLite file itself, or a PostgreSQL store's snapshot copied
-    /// into a temporary file (``PostgresSnapshot``), deleted afterwards; with
+    /// into a temporary file (`StoreLocation.openReader(relevantTo:)`), deleted afterwards; with
     /// `relevantTo`, only what the outcomes of that window's updates rest on
     /// is copied (a report of it is right in its updates and breakdowns only).
     func read<T: Sendable>(

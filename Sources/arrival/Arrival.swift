@@ -138,7 +138,7 @@ struct StoreOptions: ParsableArguments {
     var label: String { location.label }
 
     /// The store to read: the SQLite file, or a local copy of one snapshot of
-    /// the PostgreSQL store (``PostgresSnapshot``), deleted when done.
+    /// the PostgreSQL store (`StoreLocation.openReader(relevantTo:)`), deleted when done.
     func reading() throws -> ReadableStore {
         try location.openReader()
     }
