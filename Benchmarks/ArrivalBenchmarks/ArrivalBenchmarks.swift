@@ -34,11 +34,12 @@ func configuration(
         metrics: [.mallocCountTotal, .peakMemoryResident, .cpuTotal, .wallClock],
         timeUnits: timeUnits, warmupIterations: 1, scalingFactor: scalingFactor, maxDuration: .seconds(10),
         maxIterations: iterations,
+        // Checked: what the code does, whatever the machine (allocations, peak memory). CPU and wall
+        // time are measured and printed, never checked: a busier or a slower machine than the one
+        // that recorded them would fail the run for nothing the code did.
         thresholds: [
             .mallocCountTotal: BenchmarkThresholds(relative: [.p90: mallocTolerance]),
             .peakMemoryResident: BenchmarkThresholds(relative: [.p90: 10]),
-            .cpuTotal: BenchmarkThresholds(relative: [.p90: 150]),
-            .wallClock: BenchmarkThresholds(relative: [.p90: 400]),
         ])
 }
 
@@ -74,9 +75,11 @@ let generatedAt = Int64(1_795_305_600_000)
 func benchmarks() {
     // Lines in memory → row batches: the scanner, the field checks, the exchange derivation
     // and the de-duplication keys, no file and no store. Decoding reuses its batch and
-    // allocates little (under 3,000 calls for the whole fleet), so the sampling thread's
-    // share is larger here: 10 % (a slow run on a busy machine adds 5 %).
-    Benchmark("Decode", configuration: configuration(iterations: 10, mallocTolerance: 10)) {
+    // allocates little (under 3,000 calls for the whole fleet), so the calls made elsewhere in
+    // the process while it runs, which grow with its time, are a large share: beside a release
+    // build they added 13 % (3,047 calls). 50 % still fails on one allocation per line (57,714
+    // sender lines alone) and on any machine's pace passes.
+    Benchmark("Decode", configuration: configuration(iterations: 10, mallocTolerance: 50)) {
         (benchmark: Benchmark, fleet: Fleet) in
         blackHole(Pipeline.decodeCounting(fleet))
     } setup: {
