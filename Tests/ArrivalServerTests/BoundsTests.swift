@@ -167,22 +167,10 @@ struct BoundsTests {
 
     // MARK: - Reports
 
-    final class Counter: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value = 0
-        func next() -> Int {
-            lock.withLock {
-                value += 1
-                return value
-            }
-        }
-        var count: Int { lock.withLock { value } }
-    }
-
     @Test("A report is served from the cache while the store's state is the same, computed again once it changes")
     func cacheInvalidation() async throws {
         let cache = ReportCache(maxConcurrent: 2)
-        let computed = Counter()
+        let computed = SharedCounter()
         let compute: @Sendable () async throws -> String = { "report \(computed.next())" }
         let first = try await cache.report(.init(request: "html all -", state: "runs 1"), compute: compute)
         #expect(first.text == "report 1" && first.source == .computed)
@@ -200,7 +188,7 @@ struct BoundsTests {
     @Test("Past the cap a report is refused; identical requests at once share one computation")
     func cap() async throws {
         let cache = ReportCache(maxConcurrent: 2)
-        let computed = Counter()
+        let computed = SharedCounter()
         let released = StopFlag()
         let slow: @Sendable () async throws -> String = {
             _ = computed.next()

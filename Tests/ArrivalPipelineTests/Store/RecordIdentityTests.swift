@@ -1,5 +1,6 @@
 import ArrivalHandOff
 import ArrivalModel
+import ArrivalTestSupport
 import Foundation
 import Testing
 
@@ -197,7 +198,7 @@ struct RecordIdentityTests {
         let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
         // Asked before each file and each batch (4,096 lines, 5 a file): 1-6 for the first file, 7 before
         // the second and 8 at its first batch; the 9th, at its second batch, stops the run in the middle of it.
-        let asked = Counter()
+        let asked = SharedCounter()
         var options = IngestPipeline.Options()
         options.stop = { asked.next() > 8 }
         let files = paths.map { NamedFile(path: $0, name: $0) }
@@ -209,17 +210,5 @@ struct RecordIdentityTests {
         #expect(rest.filesRead == 2 && rest.filesAlreadyIngested == 1)
         #expect(rest.newRecords == 40_000 && rest.duplicateRecords == 0)
         #expect(rest.interrupted.isEmpty)
-    }
-}
-
-/// A count shared with a `@Sendable` closure.
-private final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = 0
-    func next() -> Int {
-        lock.withLock {
-            value += 1
-            return value
-        }
     }
 }
