@@ -105,7 +105,7 @@ struct AnalysisPartitions {
 
     /// Spills the store's rows into `count` partitions (step 1 and 2 above).
     init(
-        snapshot: StoreSnapshot, window: ReportWindow?, count: Int, tallyByDayAndHour: Bool, samplingRequests: Bool,
+        snapshot: any StoreSnapshot, window: ReportWindow?, count: Int, tallyByDayAndHour: Bool, samplingRequests: Bool,
         listingDeadTokens: Bool = false
     ) throws {
         self.count = count
@@ -172,7 +172,7 @@ struct AnalysisPartitions {
         return Int(hash % UInt64(count))
     }
 
-    private mutating func spill(snapshot: StoreSnapshot, window: ReportWindow?, listingDeadTokens: Bool) throws {
+    private mutating func spill(snapshot: any StoreSnapshot, window: ReportWindow?, listingDeadTokens: Bool) throws {
         try snapshot.resolveTokenOwners()
         broadcasts = try Broadcasts(snapshot: snapshot, apps: &apps)
         let count = self.count
@@ -387,7 +387,14 @@ struct AnalysisPartitions {
                 row: rowID, os: { os.map { reader.string($0) } },
                 appVersion: { appVersion.map { reader.string($0) } })
         }
-        try analysis.finish(apnsID: apnsID, pushToken: pushToken, callbackToken: callbackToken)
+        try analysis.finish(
+            apnsID: apnsID, pushToken: pushToken, callbackToken: callbackToken,
+            prefetch: { requests, callbacks in
+                try self.withConnection {
+                    try tokenLookup.prefetch(requests)
+                    try callbackLookup.prefetch(callbacks)
+                }
+            })
         return analysis
     }
 }
@@ -690,7 +697,7 @@ package enum PartitionedAnalyses {
     /// Calls `body` with the analyses of each partition of `a` and `b` (one
     /// pair when both are small enough to analyse at once).
     package static func forEachPair(
-        _ a: SQLiteStore, _ windowA: ReportWindow?, _ b: SQLiteStore, _ windowB: ReportWindow?,
+        _ a: any StoreReader, _ windowA: ReportWindow?, _ b: any StoreReader, _ windowB: ReportWindow?,
         partitioning: PartitionPolicy = .standard,
         _ body: (DeliveryAnalysis, DeliveryAnalysis) throws -> Void
     ) throws {

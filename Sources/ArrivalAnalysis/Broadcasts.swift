@@ -38,7 +38,7 @@ struct Broadcasts: Sendable {
     init() {}
 
     /// Reads every broadcast of `snapshot`; their apps are numbered in `apps`.
-    init(snapshot: StoreSnapshot, apps: inout Interner) throws {
+    init(snapshot: any StoreSnapshot, apps: inout Interner) throws {
         try snapshot.forEachBroadcast { add($0, apps: &apps) }
         sortChannels()
     }

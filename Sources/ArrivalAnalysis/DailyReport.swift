@@ -39,7 +39,7 @@ package struct DailyReport: Sendable {
     /// Dead tokens listed on the page.
     package static let deadTokensShown = 20
     /// The first ``deadTokensShown`` dead tokens to purge for the window
-    /// (``SQLiteStore/deadTokens(from:to:)``), most requests after death first, and how many there are in all.
+    /// (``StoreReader/deadTokens(from:to:)``), most requests after death first, and how many there are in all.
     package var deadTokens: [DeadToken] = []
     package var deadTokenCount = 0
 
@@ -142,9 +142,9 @@ package struct DailyReport: Sendable {
 
 /// Builds a ``DailyReport`` from a store.
 package struct DailyReportBuilder {
-    private let store: SQLiteStore
+    private let store: any StoreReader
 
-    package init(store: SQLiteStore) {
+    package init(store: any StoreReader) {
         self.store = store
     }
 
@@ -197,7 +197,7 @@ package struct DailyReportBuilder {
     }
 
     private func build(
-        snapshot: StoreSnapshot, window: ReportWindow?, trendDays: Int?, partitionCount: Int
+        snapshot: any StoreSnapshot, window: ReportWindow?, trendDays: Int?, partitionCount: Int
     ) throws -> DailyReport {
         let storeWide = try snapshot.storeWideQuality()
         var requests: DeliveryAnalysis.RequestTally
@@ -401,7 +401,7 @@ package struct DailyReportBuilder {
 
     private static func fillWorstActivities(
         _ daily: inout DailyReport, analysis: DeliveryAnalysis, keys: ReportBuilder.BreakdownKeys, updates: [Int],
-        snapshot: StoreSnapshot
+        snapshot: any StoreSnapshot
     ) throws {
         var missed: [Int32: Int] = [:]
         for index in updates {
@@ -514,7 +514,7 @@ package struct DailyReportBuilder {
 
     // MARK: - Sources and data quality
 
-    private static func fillSources(_ daily: inout DailyReport, snapshot: StoreSnapshot) throws {
+    private static func fillSources(_ daily: inout DailyReport, snapshot: any StoreSnapshot) throws {
         let totals = try snapshot.sourceTotals()
         (daily.sources.files, daily.sources.gzipFiles, daily.sources.bytes, daily.sources.records) =
             (totals.files, totals.gzipFiles, totals.bytes, totals.records)
@@ -525,7 +525,7 @@ package struct DailyReportBuilder {
         }
     }
 
-    private static func fillQuality(_ daily: inout DailyReport, snapshot: StoreSnapshot) throws {
+    private static func fillQuality(_ daily: inout DailyReport, snapshot: any StoreSnapshot) throws {
         let limit = 20
         let malformed = try snapshot.malformedByFile(limit: limit)
         daily.quality.malformedByFile = malformed.rows

@@ -170,7 +170,8 @@ package struct DeliveryAnalysis {
     /// `requestsByHour` tally every request as well; with `samplingRequests`,
     /// ``requestClusters`` gathers the window's requests per activity.
     init(
-        snapshot: StoreSnapshot, window: ReportWindow?, tallyByDayAndHour: Bool = false, samplingRequests: Bool = false,
+        snapshot: any StoreSnapshot, window: ReportWindow?, tallyByDayAndHour: Bool = false,
+        samplingRequests: Bool = false,
         listingDeadTokens: Bool = false
     ) throws {
         let owners = try Self.tokenOwners(snapshot)
@@ -269,7 +270,11 @@ package struct DeliveryAnalysis {
         }
         try finish(
             apnsID: { try pickApnsID.text(ofRow: $0) }, pushToken: { try pickToken.text(ofRow: $0) },
-            callbackToken: { try callbackToken.text(ofRow: $0) })
+            callbackToken: { try callbackToken.text(ofRow: $0) },
+            prefetch: { requests, callbacks in
+                try pickToken.prefetch(requests)
+                try callbackToken.prefetch(callbacks)
+            })
     }
 
     /// An empty analysis of one partition of the activities
@@ -309,6 +314,11 @@ package struct DeliveryAnalysis {
 
     /// Reads a text column of a request by row id: for ties, and for lost updates.
     typealias RowText = (Int64) throws -> String
+    /// Says which rows the lost updates' look-ups will read (their requests'
+    /// push tokens, the `push_token` callbacks that may be their activities'
+    /// newest), before they are read: an engine across a network reads them
+    /// in one query each instead of one a row.
+    typealias LookupPrefetch = (_ requestRows: [Int64], _ callbackRows: [Int64]) throws -> Void
 
     /// Takes `candidate` as its update's deciding request if it precedes the one held.
     /// `apnsID` and `pushToken` read those columns of a request by row id (for ties).
@@ -384,10 +394,12 @@ package struct DeliveryAnalysis {
     /// rows were considered; `apnsID` and `pushToken` read a request's
     /// columns by row id (ties; lost updates), `callbackToken` a
     /// `push_token` callback's (lost updates only).
-    mutating func finish(apnsID: RowText, pushToken: RowText, callbackToken: RowText) throws {
+    mutating func finish(
+        apnsID: RowText, pushToken: RowText, callbackToken: RowText, prefetch: LookupPrefetch = { _, _ in }
+    ) throws {
         try expandBroadcasts(apnsID: apnsID, pushToken: pushToken)
         updateIndex = UpdateTable()
-        try decideOutcomes(pushToken: pushToken, callbackToken: callbackToken)
+        try decideOutcomes(pushToken: pushToken, callbackToken: callbackToken, prefetch: prefetch)
     }
 
     /// Notes a request row of an update's activity (HTML timelines).
@@ -400,7 +412,7 @@ package struct DeliveryAnalysis {
 
     /// The activity each push token belongs to: its `push_token` callback
     /// with the earliest received_at, then the smallest activity_id.
-    private static func tokenOwners(_ snapshot: StoreSnapshot) throws -> [ExactString: String] {
+    private static func tokenOwners(_ snapshot: any StoreSnapshot) throws -> [ExactString: String] {
         var owners: [ExactString: (Int64, String)] = [:]
         try snapshot.forEachPushTokenCallback { token, activity, receivedAt in
             let candidate = (receivedAt, activity)
@@ -510,14 +522,7 @@ package struct DeliveryAnalysis {
         of activity: Activity, at time: Int64, callbackToken: RowText, resolved: inout [Int64: Int32]
     ) throws -> (at: Int64, token: Int32)? {
         let callbacks = activity.tokenCallbacks
-        // The first callback later than `time` (binary search); the one before it is the latest at or before.
-        var low = 0
-        var high = callbacks.count
-        while low < high {
-            let mid = (low + high) / 2
-            if callbacks[mid].at <= time { low = mid + 1 } else { high = mid }
-        }
-        guard low > 0 else { return nil }
+        guard let low = Self.latestTokenCallbacks(callbacks, at: time) else { return nil }
         let latest = callbacks[low - 1].at
         if let token = resolved[latest] { return (latest, token) }
         var greatest: String?
@@ -530,6 +535,18 @@ package struct DeliveryAnalysis {
         let token = tokens.intern(greatest ?? "")
         resolved[latest] = token
         return (latest, token)
+    }
+
+    /// One past the last of `callbacks` (sorted by time) at or before `time`
+    /// (binary search); nil when none is.
+    private static func latestTokenCallbacks(_ callbacks: [(at: Int64, row: Int64)], at time: Int64) -> Int? {
+        var low = 0
+        var high = callbacks.count
+        while low < high {
+            let mid = (low + high) / 2
+            if callbacks[mid].at <= time { low = mid + 1 } else { high = mid }
+        }
+        return low > 0 ? low : nil
     }
 
     /// Why the lost update `update` of `activity` was lost, given the
@@ -545,7 +562,9 @@ package struct DeliveryAnalysis {
             lastDeviceAt: activity.lastDeviceAt)
     }
 
-    private mutating func decideOutcomes(pushToken: RowText, callbackToken: RowText) throws {
+    private mutating func decideOutcomes(
+        pushToken: RowText, callbackToken: RowText, prefetch: LookupPrefetch
+    ) throws {
         // Activity start and end from accepted start and end updates.
         for update in updates where update.accepted {
             let i = Int(update.activity)
@@ -561,6 +580,7 @@ package struct DeliveryAnalysis {
             if x.at != y.at { return x.at < y.at }
             return x.seq < y.seq
         }
+        var lost: [Int] = []
         var start = 0
         while start < order.count {
             var end = start
@@ -576,7 +596,6 @@ package struct DeliveryAnalysis {
             }
             activities[Int(activity)].tokenCallbacks.sort { $0.at < $1.at }
             let bounds = activities[Int(activity)]
-            var resolvedTokens: [Int64: Int32] = [:]
             var earlierMax: Int64?
             for (offset, index) in group.enumerated() {
                 let u = updates[index]
@@ -586,16 +605,44 @@ package struct DeliveryAnalysis {
                     activityDismissedAt: bounds.dismissedAt, earlierMaxTimestamp: earlierMax,
                     laterRendered: laterRendered[offset])
                 updates[index].outcome = outcome
-                if outcome == .lost {
-                    updates[index].token = tokens.intern(try pushToken(u.pickRow))
-                    let newest = try newestToken(
-                        of: bounds, at: u.at, callbackToken: callbackToken, resolved: &resolvedTokens)
-                    if let newest { newestTokenOfLost[index] = newest }
-                    updates[index].lossCause = lossCause(of: updates[index], in: bounds, newest: newest)
-                }
+                if outcome == .lost { lost.append(index) }
                 earlierMax = max(earlierMax ?? u.apsTimestamp, u.apsTimestamp)
             }
             start = end
+        }
+        try explainLosses(lost, pushToken: pushToken, callbackToken: callbackToken, prefetch: prefetch)
+    }
+
+    /// The token and loss cause of each lost update, in the order they were
+    /// decided (by activity): the rows they read are named to `prefetch` first.
+    private mutating func explainLosses(
+        _ lost: [Int], pushToken: RowText, callbackToken: RowText, prefetch: LookupPrefetch
+    ) throws {
+        guard !lost.isEmpty else { return }
+        var callbackRows: [Int64] = []
+        for index in lost {
+            let callbacks = activities[Int(updates[index].activity)].tokenCallbacks
+            guard let low = Self.latestTokenCallbacks(callbacks, at: updates[index].at) else { continue }
+            var at = low - 1
+            while at >= 0 && callbacks[at].at == callbacks[low - 1].at {
+                callbackRows.append(callbacks[at].row)
+                at -= 1
+            }
+        }
+        try prefetch(lost.map { updates[$0].pickRow }, callbackRows)
+        var resolvedTokens: [Int64: Int32] = [:]
+        var activity: Int32 = -1
+        for index in lost {
+            let u = updates[index]
+            if u.activity != activity {
+                activity = u.activity
+                resolvedTokens = [:]
+            }
+            let bounds = activities[Int(activity)]
+            updates[index].token = tokens.intern(try pushToken(u.pickRow))
+            let newest = try newestToken(of: bounds, at: u.at, callbackToken: callbackToken, resolved: &resolvedTokens)
+            if let newest { newestTokenOfLost[index] = newest }
+            updates[index].lossCause = lossCause(of: updates[index], in: bounds, newest: newest)
         }
     }
 }

@@ -5,9 +5,9 @@ package import ArrivalStore
 /// are decided over all stored data; the window only chooses which requests
 /// and updates are counted.
 package struct ReportBuilder {
-    let store: SQLiteStore
+    let store: any StoreReader
 
-    package init(store: SQLiteStore) {
+    package init(store: any StoreReader) {
         self.store = store
     }
 
@@ -35,7 +35,7 @@ package struct ReportBuilder {
     /// counts add up to the same report. The analysis is returned only in
     /// the first case.
     private func build(
-        snapshot: StoreSnapshot, window: ReportWindow?, sampling: Bool
+        snapshot: any StoreSnapshot, window: ReportWindow?, sampling: Bool
     ) throws -> (report: Report, samples: ActivitySamples?, analysis: DeliveryAnalysis?) {
         // What the report counts of one analysis (of everything, or of one partition).
         func part(_ analysis: DeliveryAnalysis) -> (summary: UpdateSummary, samples: ActivitySamples?) {
@@ -134,7 +134,7 @@ package struct ReportBuilder {
     }
 
     /// Sets the data-quality counts that cover everything ingested, whatever the window.
-    static func apply(_ quality: StoreSnapshot.StoreWideQuality, to report: inout Report) {
+    static func apply(_ quality: StoreWideQuality, to report: inout Report) {
         report.dataQuality.malformedByCause = quality.malformedByCause
         report.dataQuality.duplicateRecords = quality.duplicateRecords
         report.dataQuality.filesSkippedAsDuplicate = quality.filesSkippedAsDuplicate

@@ -21,7 +21,7 @@ package enum ProducedReport: Sendable {
     /// report when `daily` (with `trendDays` of trend lines), else the
     /// contract's report.
     package static func of(
-        _ store: SQLiteStore, window: ReportWindow?, daily: Bool, trendDays: Int? = nil
+        _ store: any StoreReader, window: ReportWindow?, daily: Bool, trendDays: Int? = nil
     ) throws -> ProducedReport {
         daily
             ? .daily(try DailyReportBuilder(store: store).build(window: window, trendDays: trendDays))

@@ -1,15 +1,14 @@
-package import ArrivalModel
+import ArrivalModel
 package import ArrivalStore
 package import Foundation
 import PostgresNIO
 
-/// The reader role on a PostgreSQL store: one consistent snapshot of it
-/// (a `REPEATABLE READ` transaction) copied through server-side cursors,
-/// a bounded number of rows at a time, into a new local SQLite store that
-/// the analysis, the reports, `diff`, `gate` and the listings then read as
-/// they read any store. There is one analysis, so a report is the same from
-/// either engine byte for byte; memory stays bounded by the cursor's fetch
-/// and the analysis's partitions, not by the store (the copy is on disk).
+/// One consistent snapshot of a PostgreSQL store (a `REPEATABLE READ`
+/// transaction) copied through server-side cursors, a bounded number of
+/// rows at a time, into a new local SQLite store: what `arrival files`
+/// reads (the whole registry, with the SQLite store's own listing and
+/// removal plan). The analysis and the reports do not copy: they read the
+/// server's tables in place (``PostgresReader``).
 package enum PostgresSnapshot {
     /// Rows fetched from a cursor at a time.
     package static let fetchSize = 20_000
@@ -26,10 +25,8 @@ package enum PostgresSnapshot {
     /// Copies the store at `location` into ``fileName`` in a new temporary
     /// directory, which the caller removes when done (it is removed here
     /// when the copy fails).
-    package static func copyToTemporaryDirectory(
-        from location: PostgresLocation, relevantTo window: ReportWindow? = nil
-    )
-        throws -> URL
+    package static func copyToTemporaryDirectory(from location: PostgresLocation, registryOnly: Bool = false) throws
+        -> URL
     {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "arrival-snapshot-\(UUID().uuidString)", isDirectory: true)
@@ -38,7 +35,7 @@ package enum PostgresSnapshot {
             try copy(
                 from: location,
                 into: try SQLiteStore(path: directory.appendingPathComponent(fileName).path, throwaway: true),
-                relevantTo: window)
+                registryOnly: registryOnly)
         } catch {
             try? FileManager.default.removeItem(at: directory)
             throw error
@@ -47,12 +44,12 @@ package enum PostgresSnapshot {
     }
 
     /// Copies the store at `location` into `store` (new and empty): all of
-    /// it, or (`relevantTo`) what the outcomes of the updates of one window
-    /// rest on, and nothing else (``relevantQuery(for:window:)``).
+    /// it, or with `registryOnly` the file registry alone (`files` and
+    /// `skipped_files`: what the listing of `arrival files` reads).
     @discardableResult
     package static func copy(
         from location: PostgresLocation, into store: SQLiteStore,
-        environment: [String: String] = ProcessInfo.processInfo.environment, relevantTo window: ReportWindow? = nil
+        environment: [String: String] = ProcessInfo.processInfo.environment, registryOnly: Bool = false
     ) throws -> Copied {
         let session = try PostgresSession(location, environment: environment)
         defer { session.close() }
@@ -65,11 +62,11 @@ package enum PostgresSnapshot {
         let target = try StoreImport(into: store)
         try session.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         defer { try? session.execute("ROLLBACK") }
-        for table in StoreImport.Table.allCases {
+        for table in StoreImport.Table.allCases where !registryOnly || [.files, .skippedFiles].contains(table) {
             let columns = table.columns
             let integers = columns.map { isInteger($0, in: table) }
             var rows = 0
-            let sql = window.map { relevantQuery(for: table, window: $0) } ?? query(for: table)
+            let sql = query(for: table)
             try forEachRow(of: sql, on: session) { row in
                 var values: [StoreImport.Value] = []
                 values.reserveCapacity(columns.count)
@@ -125,59 +122,6 @@ package enum PostgresSnapshot {
         case .apns: return union(["requests", "token_requests", "broadcasts"])
         case .renders: return "SELECT \(columns) FROM arrival.renders ORDER BY id"
         case .callbacks: return union(["callbacks", "start_tokens"])
-        }
-    }
-
-    /// The query whose rows are those of `table` that the outcomes of the
-    /// updates in `window` rest on, for a report of that window's updates
-    /// (the collector's rates of today), without copying the whole store.
-    ///
-    /// Every update in the window has a request in it (its time is one of
-    /// its requests' `sent_at`), so its activity is one of those the
-    /// window's requests name: directly, through the owner of the token a
-    /// request was sent to, or as a subscriber of the channel a broadcast
-    /// went to (a superset: more activities change no update of the window).
-    /// An outcome rests only on its activity's own rows, whenever they came,
-    /// and on the requests that reach it: all of those are copied. The
-    /// registry tables are not, so a report of such a copy is right in its
-    /// updates, rates and breakdowns and says nothing of files.
-    static func relevantQuery(for table: StoreImport.Table, window: ReportWindow) -> String {
-        let (from, to) = (window.from, window.to)
-        let relevant = """
-            WITH relevant AS (
-                SELECT activity_id FROM arrival.requests WHERE sent_at >= \(from) AND sent_at < \(to)
-                UNION
-                SELECT o.activity_id FROM arrival.token_requests AS t
-                JOIN arrival.token_owner AS o ON o.push_token = t.push_token
-                WHERE t.sent_at >= \(from) AND t.sent_at < \(to)
-                UNION
-                SELECT s.activity_id FROM arrival.broadcasts AS b
-                JOIN arrival.channel_subscriptions AS s ON s.channel_id = b.channel_id
-                WHERE b.sent_at >= \(from) AND b.sent_at < \(to))
-            """
-        let columns = table.columns.joined(separator: ", ")
-        let ofRelevant = "activity_id IN (SELECT activity_id FROM relevant)"
-        switch table {
-        case .files, .skippedFiles, .malformedLines, .recordRepeats:
-            return "SELECT \(table.columns.map { $0 == "gzip" ? "gzip::int::int8" : $0 }.joined(separator: ", ")) "
-                + "FROM arrival.\(table.name) WHERE false"
-        case .apns:
-            return relevant + """
-
-                SELECT \(columns) FROM (
-                    SELECT \(columns) FROM arrival.requests WHERE \(ofRelevant)
-                    UNION ALL
-                    SELECT \(columns) FROM arrival.token_requests
-                    WHERE push_token IN (SELECT push_token FROM arrival.token_owner WHERE \(ofRelevant))
-                    UNION ALL
-                    SELECT \(columns) FROM arrival.broadcasts
-                    WHERE channel_id IN (SELECT channel_id FROM arrival.channel_subscriptions WHERE \(ofRelevant))
-                ) AS rows ORDER BY id
-                """
-        case .renders:
-            return relevant + "\nSELECT \(columns) FROM arrival.renders WHERE \(ofRelevant) ORDER BY id"
-        case .callbacks:
-            return relevant + "\nSELECT \(columns) FROM arrival.callbacks WHERE \(ofRelevant) ORDER BY id"
         }
     }
 

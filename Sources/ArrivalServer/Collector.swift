@@ -85,7 +85,7 @@ package struct Collector: Sendable {
         slots = UploadSlots(perRole: configuration.maxUploadsPerRole, perAddress: configuration.maxUploadsPerAddress)
         // Other writers of a PostgreSQL store are not seen by the change state: cached reports age out.
         reports = ReportCache(
-            maxConcurrent: configuration.maxConcurrentReports, maxAge: engine.readsCopy ? .seconds(30) : nil)
+            maxConcurrent: configuration.maxConcurrentReports, maxAge: engine.readsServer ? .seconds(30) : nil)
     }
 
     /// The levels `run(logLevel:)` takes.

@@ -21,10 +21,9 @@ struct RatesRefresher: Service {
             let day = now - now % 86_400_000
             do {
                 // Not awaited past SIGTERM: an analysis of a large day must not hold the shutdown.
-                // On PostgreSQL, only what today's updates rest on is copied, not the store.
                 let today = ReportWindow(from: day, to: day + 86_400_000)
                 let report = try await untilGracefulShutdown {
-                    try await engine.read(relevantTo: today) { store in
+                    try await engine.read { store in
                         try ReportBuilder(store: store).build(window: today)
                     }
                 }
@@ -33,11 +32,11 @@ struct RatesRefresher: Service {
             } catch {
                 logger.warning("today's rates not computed: \(error)")
             }
-            // A PostgreSQL store's snapshot (of today's activities) is copied for each refresh: at most a tenth
-            // of the time goes to it.
+            // A PostgreSQL store is shared with other collectors and jobs: at most a tenth of the time goes to
+            // this collector's reading it for the rates.
             let took = ContinuousClock.now - started
             let pause =
-                engine.readsCopy ? max(.seconds(max(1, everySeconds)), took * 9) : .seconds(max(1, everySeconds))
+                engine.readsServer ? max(.seconds(max(1, everySeconds)), took * 9) : .seconds(max(1, everySeconds))
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: pause) }
         }
     }

@@ -97,8 +97,8 @@ final class StoreEngine: @unchecked Sendable {
         }
     }
 
-    /// Whether reading a snapshot copies the store first (PostgreSQL): reads are then spaced out more.
-    var readsCopy: Bool { location.readsCopy }
+    /// Whether reads go to a server that other collectors and jobs share (PostgreSQL): they are spaced out more.
+    var readsServer: Bool { location.readsServer }
 
     /// Ingests uploads on the writer's queue, in one run of `arrival ingest`:
     /// each upload is one all-or-nothing file of it, and all are committed
@@ -126,26 +126,13 @@ final class StoreEngine: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` on a read-only snapshot of the store, off the request's
-    /// thread: the SQLite file itself, or a PostgreSQL store's snapshot copied
-    /// into a temporary file (`StoreLocation.openReader(relevantTo:)`), deleted afterwards; with
-    /// `relevantTo`, only what the outcomes of that window's updates rest on
-    /// is copied (a report of it is right in its updates and breakdowns only).
-    func read<T: Sendable>(
-        relevantTo window: ReportWindow? = nil, _ body: @escaping @Sendable (SQLiteStore) throws -> T
-    )
-        async throws -> T
-    {
+    /// Runs `body` with the store's reader role (``StoreLocation/openReader()``:
+    /// the SQLite file read-only, or the PostgreSQL store read in place), off
+    /// the request's thread.
+    func read<T: Sendable>(_ body: @escaping @Sendable (any StoreReader) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             readers.async { [self] in
-                continuation.resume(
-                    with: Result {
-                        let readable = try self.location.openReader(relevantTo: window)
-                        // A copy is deleted once `body` is done with it.
-                        return try withExtendedLifetime(readable) {
-                            try body(try SQLiteStore(readingAt: readable.path))
-                        }
-                    })
+                continuation.resume(with: Result { try body(try self.location.openReader()) })
             }
         }
     }

@@ -4,7 +4,7 @@ public import Foundation
 
 /// One column of a row copied out of SQLite (``FetchedRow``).
 @usableFromInline
-enum FetchedCell {
+enum FetchedCell: Sendable {
     case null
     case int(Int64)
     /// Bytes of the batch's arena.
@@ -78,13 +78,14 @@ final class FetchedBatch: @unchecked Sendable {
     }
 }
 
-/// One row of a query, copied out of SQLite (``StoreSnapshot``'s cursors
-/// read their rows a batch ahead, on a thread of their own): the same
+/// One row of a query, copied out of the store (``SQLiteSnapshot``'s
+/// cursors read their rows a batch ahead, on a thread of their own; other
+/// engines fill a ``FetchedRows``): the same
 /// readers as a ``Statement`` on its current row, valid only during the call
 /// that hands it over.
 public struct FetchedRow {
     /// What a column is read as.
-    @usableFromInline enum Kind: Sendable { case int, text }
+    public enum Kind: Sendable { case int, text }
 
     @usableFromInline let cells: UnsafePointer<FetchedCell>
     @usableFromInline let arena: UnsafePointer<UInt8>
@@ -97,33 +98,33 @@ public struct FetchedRow {
 
     /// The column as an integer (0 for NULL, as SQLite reads it).
     @inlinable @inline(__always)
-    func int(_ column: Int32) -> Int64 {
+    package func int(_ column: Int32) -> Int64 {
         if case .int(let value) = cells[Int(column)] { return value }
         return 0
     }
 
     @inlinable @inline(__always)
-    func optionalInt(_ column: Int32) -> Int64? {
+    package func optionalInt(_ column: Int32) -> Int64? {
         if case .int(let value) = cells[Int(column)] { return value }
         return nil
     }
 
     @inlinable @inline(__always)
-    func string(_ column: Int32) -> String? {
+    package func string(_ column: Int32) -> String? {
         guard case .text(let offset, let count) = cells[Int(column)] else { return nil }
         return String(decoding: UnsafeBufferPointer(start: arena + Int(offset), count: Int(count)), as: UTF8.self)
     }
 
     /// The column's text as bytes (nil: SQL NULL), valid only during `body`.
     @inlinable @inline(__always)
-    func withText<R>(_ column: Int32, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+    package func withText<R>(_ column: Int32, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
         guard case .text(let offset, let count) = cells[Int(column)] else { return try body(nil) }
         return try body(UnsafeRawBufferPointer(start: arena + Int(offset), count: Int(count)))
     }
 
     /// Whether the column holds exactly `bytes` as text (`nil`: SQL NULL).
     @inlinable @inline(__always)
-    func text(_ column: Int32, equals bytes: [UInt8]?) -> Bool {
+    package func text(_ column: Int32, equals bytes: [UInt8]?) -> Bool {
         guard case .text(let offset, let count) = cells[Int(column)] else { return bytes == nil }
         guard let bytes, bytes.count == Int(count) else { return false }
         return bytes.withUnsafeBufferPointer { buffer in
@@ -206,4 +207,55 @@ extension Statement {
 private struct UncheckedStatement: @unchecked Sendable {
     let statement: Statement
     init(_ statement: Statement) { self.statement = statement }
+}
+
+/// Rows an engine other than SQLite fills cell by cell (a page of a
+/// server's cursor), then hands over one ``FetchedRow`` at a time.
+package struct FetchedRows: Sendable {
+    private var cells: [FetchedCell] = []
+    private var arena: [UInt8] = []
+    private let columns: Int
+    package private(set) var count = 0
+
+    /// Rows of `columns` cells each.
+    package init(columns: Int) {
+        self.columns = columns
+    }
+
+    package mutating func appendNull() {
+        cells.append(.null)
+    }
+
+    package mutating func append(_ value: Int64) {
+        cells.append(.int(value))
+    }
+
+    package mutating func append(text: UnsafeRawBufferPointer) {
+        cells.append(.text(offset: UInt32(arena.count), count: UInt32(text.count)))
+        arena.append(contentsOf: text)
+    }
+
+    /// Ends a row (each has `columns` cells).
+    package mutating func endRow() {
+        precondition(cells.count == (count + 1) * columns, "a row of \(columns) cells")
+        count += 1
+    }
+
+    package mutating func removeAll() {
+        cells.removeAll(keepingCapacity: true)
+        arena.removeAll(keepingCapacity: true)
+        count = 0
+    }
+
+    /// Calls `body` with each row, in order.
+    package func forEach(_ body: (FetchedRow) throws -> Void) throws {
+        try cells.withUnsafeBufferPointer { cells in
+            try arena.withUnsafeBufferPointer { arena in
+                let base = arena.baseAddress ?? UnsafeRawPointer(emptyCString).assumingMemoryBound(to: UInt8.self)
+                for row in 0..<count {
+                    try body(FetchedRow(cells: cells.baseAddress! + row * columns, arena: base))
+                }
+            }
+        }
+    }
 }

@@ -23,6 +23,27 @@ package struct ActivityRecords: Sendable {
         package var priority: Int64?
         /// `apns`, `fcm` or `tencent_chat`.
         package var provider: String
+
+        package init(
+            rowID: Int64, apnsID: String, sentAt: Int64, status: Int64, reason: String?, pushToken: String,
+            attributedByToken: Bool, seq: Int64?, event: String?, apsTimestamp: Int64, payloadBytes: Int64?,
+            topic: String?, priority: Int64?, provider: String
+        ) {
+            self.rowID = rowID
+            self.apnsID = apnsID
+            self.sentAt = sentAt
+            self.status = status
+            self.reason = reason
+            self.pushToken = pushToken
+            self.attributedByToken = attributedByToken
+            self.seq = seq
+            self.event = event
+            self.apsTimestamp = apsTimestamp
+            self.payloadBytes = payloadBytes
+            self.topic = topic
+            self.priority = priority
+            self.provider = provider
+        }
     }
 
     package struct Render: Sendable {
@@ -34,6 +55,20 @@ package struct ActivityRecords: Sendable {
         package var osVersion: String?
         package var appVersion: String?
         package var channelID: String?
+
+        package init(
+            rowID: Int64, seq: Int64, renderedAt: Int64, surface: String?, deviceID: String?, osVersion: String?,
+            appVersion: String?, channelID: String?
+        ) {
+            self.rowID = rowID
+            self.seq = seq
+            self.renderedAt = renderedAt
+            self.surface = surface
+            self.deviceID = deviceID
+            self.osVersion = osVersion
+            self.appVersion = appVersion
+            self.channelID = channelID
+        }
     }
 
     package struct Callback: Sendable {
@@ -47,6 +82,22 @@ package struct ActivityRecords: Sendable {
         package var osVersion: String?
         package var appVersion: String?
         package var channelID: String?
+
+        package init(
+            rowID: Int64, callback: String, seq: Int64?, state: String?, pushToken: String?, receivedAt: Int64,
+            deviceID: String?, osVersion: String?, appVersion: String?, channelID: String?
+        ) {
+            self.rowID = rowID
+            self.callback = callback
+            self.seq = seq
+            self.state = state
+            self.pushToken = pushToken
+            self.receivedAt = receivedAt
+            self.deviceID = deviceID
+            self.osVersion = osVersion
+            self.appVersion = appVersion
+            self.channelID = channelID
+        }
     }
 
     package var activityID: String
@@ -57,9 +108,13 @@ package struct ActivityRecords: Sendable {
     package var broadcasts: [BroadcastRow] = []
 
     package var isEmpty: Bool { requests.isEmpty && renders.isEmpty && callbacks.isEmpty }
+
+    package init(activityID: String) {
+        self.activityID = activityID
+    }
 }
 
-extension StoreSnapshot {
+extension SQLiteSnapshot {
     /// The records of activity `id` (``ActivityRecords``). A request
     /// without an activity belongs to it when it owns the request's token:
     /// the token's `push_token` callback with the earliest received_at, then

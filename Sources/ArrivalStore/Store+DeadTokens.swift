@@ -22,40 +22,10 @@ package struct DeadToken: Equatable, Sendable {
 extension SQLiteStore {
     /// The reasons that kill a token, whatever the status (contract 3.0).
     package static let deadTokenReasons = ["Unregistered", "BadDeviceToken", "ExpiredToken", "FCM:UNREGISTERED"]
-
-    /// The tokens to purge for `window`: those that died in it, and those
-    /// that died before it and were still sent to in it; every token that
-    /// ever died without a window. Each with the requests sent to it after
-    /// its death within the window, so that their sum is the report's
-    /// `requests.to_dead_tokens`. Most requests after death first, then the
-    /// earliest death, then the token by code point.
-    ///
-    /// Among requests that killed a token at the same instant, the one
-    /// named is the smallest `apns_id`, then the earliest stored: the
-    /// instant is the same whichever it is.
-    package func deadTokens(from: Int64? = nil, to: Int64? = nil) throws -> [DeadToken] {
-        try read { snapshot in
-            var tally = try DeadTokenTally(snapshot: snapshot, from: from, to: to)
-            if !tally.isEmpty {
-                try snapshot.forEachRequestToken { token, sentAt in _ = tally.note(token, sentAt: sentAt) }
-            }
-            return tally.tokens().list
-        }
-    }
 }
 
-extension StoreSnapshot {
-    /// Calls `body` with the push token (its bytes, valid during the call)
-    /// and `sent_at` of every request: the pass `arrival tokens` makes.
-    package func forEachRequestToken(_ body: (UnsafeRawBufferPointer?, Int64) throws -> Void) throws {
-        let scan = try connection.prepare("SELECT push_token, sent_at FROM apns")
-        try scan.forEachFetchedRow(kinds: [.text, .int]) { row in
-            try row.withText(0) { try body($0, row.int(1)) }
-        }
-    }
-
-    /// Every request that killed a token: answered 410, or with a reason of ``SQLiteStore/deadTokenReasons``.
-    fileprivate func forEachKillingRequest(
+extension SQLiteSnapshot {
+    package func forEachKillingRequest(
         _ body: (
             _ token: String, _ sentAt: Int64, _ apnsID: String, _ row: Int64, _ topic: String?,
             _ provider: String, _ status: Int64, _ reason: String?
@@ -114,7 +84,7 @@ package struct DeadTokenTally {
     /// ``tokens(limit:)`` shows of each (app, provider, reason, the requests
     /// after its death) is kept too; without, only when it died (a report
     /// that counts requests to dead tokens needs no more).
-    package init(snapshot: StoreSnapshot, from: Int64? = nil, to: Int64? = nil, listing: Bool = true) throws {
+    package init(snapshot: any StoreSnapshot, from: Int64? = nil, to: Int64? = nil, listing: Bool = true) throws {
         self.from = from ?? Int64.min
         self.to = to ?? Int64.max
         self.listing = listing

@@ -11,7 +11,7 @@ extension SQLiteStore {
 
     /// The `apns` records of `window` in `apns_id` order (byte order), then
     /// `sent_at`, `status`, `reason` and row order.
-    package func requestsByApnsID(window: ReportWindow?) throws(DatabaseError) -> RequestsByApnsID {
+    package func requestsByApnsID(window: ReportWindow?) throws -> any RequestCursor {
         let statement = try connection.prepare(
             """
             SELECT apns_id, sent_at, status, reason, activity_id, seq FROM apns
@@ -25,10 +25,7 @@ extension SQLiteStore {
 }
 
 /// A cursor of ``SQLiteStore/requestsByApnsID(window:)``.
-package final class RequestsByApnsID {
-    package typealias Row = (
-        apnsID: String, sentAt: Int64, status: Int64, reason: String?, activityID: String?, seq: Int64?
-    )
+final class RequestsByApnsID: RequestCursor {
     private let statement: Statement
     private var done = false
 
@@ -37,7 +34,7 @@ package final class RequestsByApnsID {
     }
 
     /// The next record; nil at the end.
-    package func next() throws(DatabaseError) -> Row? {
+    package func next() throws -> Row? {
         guard !done, try statement.step() else {
             done = true
             return nil

@@ -1,4 +1,4 @@
-package import ArrivalModel
+import ArrivalModel
 import Foundation
 
 extension SQLiteStore {
@@ -6,58 +6,65 @@ extension SQLiteStore {
     /// store even while another connection commits an ingest. With `mapped`,
     /// the file is memory-mapped for the read (the HTML report reads every
     /// row of the three record tables once).
-    package func read<T>(mapped: Bool = false, _ body: (StoreSnapshot) throws -> T) throws -> T {
+    package func read<T>(mapped: Bool = false, _ body: (any StoreSnapshot) throws -> T) throws -> T {
+        try readSQLite(mapped: mapped, body)
+    }
+
+    /// ``read(mapped:_:)`` with the SQLite snapshot itself.
+    func readSQLite<T>(mapped: Bool = false, _ body: (SQLiteSnapshot) throws -> T) throws -> T {
         if mapped { try connection.execute("PRAGMA mmap_size = 4294967296") }
         defer { if mapped { try? connection.execute("PRAGMA mmap_size = 0") } }
         try connection.execute("BEGIN")
         defer { try? connection.execute("ROLLBACK") }
-        return try body(StoreSnapshot(connection: connection))
+        return try body(SQLiteSnapshot(connection: connection))
     }
 }
 
-/// The read queries of the analysis and the reports, inside one read
-/// transaction (``SQLiteStore/read(mapped:_:)``). Large reads are cursors: each
-/// calls its body once per row with a view of that row, valid only during
-/// the call.
-package struct StoreSnapshot {
+/// The snapshot of a SQLite store (``StoreSnapshot``): the read queries of
+/// the analysis and the reports, inside one read transaction
+/// (``SQLiteStore/read(mapped:_:)``).
+package struct SQLiteSnapshot: StoreSnapshot {
     @usableFromInline let connection: Connection
 
     // MARK: - Cursors over the record tables
 
-    /// Every `apns` row, in row order. With `resolvingTokens`, a row without
-    /// an activity gets its push token's owner's (``resolveTokenOwners()``
-    /// first) in ``RequestRow/activityID``. With `broadcasts` (the store has
-    /// some), ``RequestRow/isBroadcast`` tells them; without, it is false
-    /// and the scan reads one column less for every row.
-    @inlinable
-    public func forEachRequest(
-        resolvingTokens: Bool = false, broadcasts: Bool = true, _ body: (RequestRow) throws -> Void
-    ) throws {
-        let scan = try connection.prepare(Self.requestScan(resolvingTokens: resolvingTokens, broadcasts: broadcasts))
-        try scan.forEachFetchedRow(kinds: broadcasts ? RequestRow.kindsWithBroadcasts : RequestRow.kinds) {
-            try body(RequestRow(row: $0, broadcasts: broadcasts))
-        }
+    package func forEachFetchedRow(_ scan: RowScan, _ body: (FetchedRow) throws -> Void) throws {
+        try connection.prepare(Self.sql(of: scan)).forEachFetchedRow(kinds: scan.kinds, body)
     }
 
-    /// The query of ``forEachRequest(resolvingTokens:broadcasts:_:)``, its columns in ``RequestRow``'s order.
-    @usableFromInline
-    static func requestScan(resolvingTokens: Bool, broadcasts: Bool) -> String {
-        """
-        SELECT a.id, a.sent_at, a.status, a.reason, a.push_token,
-               \(resolvingTokens ? "coalesce(a.activity_id, o.activity_id)" : "a.activity_id"), a.seq, a.event,
-               a.aps_timestamp, a.payload_bytes, a.topic, a.priority,
-               CASE a.provider WHEN 'fcm' THEN 1 WHEN 'tencent_chat' THEN 2 ELSE 0 END\(broadcasts ? ", a.channel_id IS NOT NULL" : "")
-        FROM apns AS a
-        """
-            + (resolvingTokens
-                ? " LEFT JOIN temp.arrival_token_owner AS o ON a.activity_id IS NULL AND o.push_token = a.push_token"
-                : "")
+    /// The query of each scan, its columns in the order of the scan's row view.
+    static func sql(of scan: RowScan) -> String {
+        switch scan {
+        case .requests(let resolvingTokens, let broadcasts):
+            """
+            SELECT a.id, a.sent_at, a.status, a.reason, a.push_token,
+                   \(resolvingTokens ? "coalesce(a.activity_id, o.activity_id)" : "a.activity_id"), a.seq, a.event,
+                   a.aps_timestamp, a.payload_bytes, a.topic, a.priority,
+                   CASE a.provider WHEN 'fcm' THEN 1 WHEN 'tencent_chat' THEN 2 ELSE 0 END\(broadcasts ? ", a.channel_id IS NOT NULL" : "")
+            FROM apns AS a
+            """
+                + (resolvingTokens
+                    ? " LEFT JOIN temp.arrival_token_owner AS o ON a.activity_id IS NULL AND o.push_token = a.push_token"
+                    : "")
+        case .renders:
+            "SELECT activity_id, os_version, app_version, seq, rendered_at, id, channel_id FROM renders"
+        case .callbacks:
+            """
+            SELECT activity_id, os_version, app_version, callback, seq, received_at,
+                   CASE callback WHEN 'activity_state' THEN state END, id, channel_id
+            FROM callbacks WHERE activity_id IS NOT NULL
+            """
+        case .pushTokenCallbacks:
+            "SELECT push_token, activity_id, received_at FROM callbacks WHERE callback = 'push_token'"
+        case .requestTokens:
+            "SELECT push_token, sent_at FROM apns"
+        }
     }
 
     /// Every broadcast (an `apns` row with a channel, contract 3.0), or
     /// those to `channels` when given, in row order, by the index that holds
     /// broadcasts only.
-    package func forEachBroadcast(channels: [String]? = nil, _ body: (BroadcastRow) throws -> Void) throws {
+    package func forEachBroadcast(channels: [String]?, _ body: (BroadcastRow) throws -> Void) throws {
         let scan = try connection.prepare(
             """
             SELECT id, sent_at, status, channel_id, seq, event, aps_timestamp, topic, priority,
@@ -78,26 +85,6 @@ package struct StoreSnapshot {
                     priority: row.optionalInt(8), providerIndex: Int(row.int(9)), apnsID: row.string(10) ?? "",
                     reason: row.string(11), payloadBytes: row.optionalInt(12)))
         }
-    }
-
-    /// Every `renders` row, in row order.
-    @inlinable
-    public func forEachRender(_ body: (RenderRow) throws -> Void) throws {
-        let scan = try connection.prepare(
-            "SELECT activity_id, os_version, app_version, seq, rendered_at, id, channel_id FROM renders")
-        try scan.forEachFetchedRow(kinds: RenderRow.kinds) { try body(RenderRow(row: $0)) }
-    }
-
-    /// Every `callbacks` row that names its activity, in row order.
-    @inlinable
-    public func forEachCallback(_ body: (CallbackRow) throws -> Void) throws {
-        let scan = try connection.prepare(
-            """
-            SELECT activity_id, os_version, app_version, callback, seq, received_at,
-                   CASE callback WHEN 'activity_state' THEN state END, id, channel_id
-            FROM callbacks WHERE activity_id IS NOT NULL
-            """)
-        try scan.forEachFetchedRow(kinds: CallbackRow.kinds) { try body(CallbackRow(row: $0)) }
     }
 
     /// Resolves every push token's owner into a temporary table: its
@@ -154,48 +141,27 @@ package struct StoreSnapshot {
         return (Int(query.int(0)), Int(query.int(1)), Int(query.int(2)))
     }
 
-    /// Roughly the most updates an analysis holds, to size its partitions:
-    /// one a request; with broadcasts (contract 3.0), which stand for an
-    /// update of each subscriber, one a render and a callback as well (an
-    /// activity is a subscriber by its renders and callbacks, and a
-    /// broadcast's updates that reach the screen render at least once).
-    package func analysisRowEstimate() throws -> Int {
-        let rows = try rowEstimates()
+    package func hasBroadcasts() throws -> Bool {
         let query = try connection.prepare(
             "SELECT EXISTS (SELECT 1 FROM apns INDEXED BY apns_broadcasts WHERE channel_id IS NOT NULL)")
         defer { query.reset() }
-        let broadcasts = try query.step() && query.int(0) != 0
-        return broadcasts ? rows.requests + rows.renders + rows.callbacks : rows.requests
-    }
-
-    /// Every `push_token` callback that names both its token and its activity.
-    package func forEachPushTokenCallback(
-        _ body: (_ token: String, _ activity: String, _ receivedAt: Int64) throws -> Void
-    ) throws {
-        let scan = try connection.prepare(
-            """
-            SELECT push_token, activity_id, received_at FROM callbacks WHERE callback = 'push_token'
-            """)
-        try scan.forEachFetchedRow(kinds: [.text, .text, .int]) { row in
-            guard let token = row.string(0), let activity = row.string(1) else { return }
-            try body(token, activity, row.int(2))
-        }
+        return try query.step() && query.int(0) != 0
     }
 
     /// Looks up the `apns_id` of `apns` rows by row id (the analysis keeps
     /// row ids, not ids, for the requests it picks).
     package func apnsIDLookup() throws -> RowLookup {
-        RowLookup(statement: try connection.prepare("SELECT apns_id FROM apns WHERE id = ?"))
+        Self.lookup(try connection.prepare("SELECT apns_id FROM apns WHERE id = ?"))
     }
 
     /// Looks up the `push_token` of `callbacks` rows by row id (the newest token of a lost update's activity).
     package func callbackTokenLookup() throws -> RowLookup {
-        RowLookup(statement: try connection.prepare("SELECT push_token FROM callbacks WHERE id = ?"))
+        Self.lookup(try connection.prepare("SELECT push_token FROM callbacks WHERE id = ?"))
     }
 
     /// Looks up the `push_token` of `apns` rows by row id (of lost updates, and on ties).
     package func pushTokenLookup() throws -> RowLookup {
-        RowLookup(statement: try connection.prepare("SELECT push_token FROM apns WHERE id = ?"))
+        Self.lookup(try connection.prepare("SELECT push_token FROM apns WHERE id = ?"))
     }
 
     /// Every logical update with the outcome the SQL views give it (the
@@ -217,16 +183,6 @@ package struct StoreSnapshot {
 
     // MARK: - Single rows by id
 
-    /// One request of an activity's timeline.
-    package struct RequestAnswer {
-        package var seq: Int64
-        package var sentAt: Int64
-        package var status: Int64
-        package var reason: String?
-        package var apnsID: String
-        package var payloadBytes: Int64?
-    }
-
     /// The `apns` rows with these row ids (ids that no longer exist are left out).
     package func requestAnswers(rowIDs: [Int64]) throws -> [(rowID: Int64, answer: RequestAnswer)] {
         try rows("SELECT seq, sent_at, status, reason, apns_id, payload_bytes FROM apns WHERE id = ?", ids: rowIDs) {
@@ -234,14 +190,6 @@ package struct StoreSnapshot {
                 seq: $0.int(0), sentAt: $0.int(1), status: $0.int(2), reason: $0.string(3),
                 apnsID: $0.string(4) ?? "", payloadBytes: $0.optionalInt(5))
         }
-    }
-
-    /// One render of an activity's timeline.
-    package struct RenderSighting {
-        package var seq: Int64
-        package var surface: String?
-        package var deviceID: String?
-        package var renderedAt: Int64
     }
 
     /// The `renders` rows with these row ids.
@@ -264,13 +212,6 @@ package struct StoreSnapshot {
     }
 
     // MARK: - The file registry and data quality
-
-    /// Counts that cover everything ingested, whatever the window.
-    package struct StoreWideQuality {
-        package var malformedByCause: [ExactString: Int] = [:]
-        package var duplicateRecords = 0
-        package var filesSkippedAsDuplicate = 0
-    }
 
     package func storeWideQuality() throws -> StoreWideQuality {
         var quality = StoreWideQuality()
@@ -419,18 +360,17 @@ package struct StoreSnapshot {
     }
 }
 
-/// A query by row id that answers one text column.
-package struct RowLookup {
-    let statement: Statement
-
-    /// The text of row `id` (empty when the row has none). Safe while a
-    /// cursor of the same snapshot reads its rows ahead on another thread.
-    package func text(ofRow id: Int64) throws -> String {
-        statement.connection.lock.lock()
-        defer { statement.connection.lock.unlock() }
-        statement.bind(1, id)
-        defer { statement.reset() }
-        return try statement.step() ? statement.string(0) ?? "" : ""
+extension SQLiteSnapshot {
+    /// A look-up by `statement` (`… WHERE id = ?`), safe while a cursor of
+    /// the same snapshot reads its rows ahead on another thread.
+    static func lookup(_ statement: Statement) -> RowLookup {
+        RowLookup { id in
+            statement.connection.lock.lock()
+            defer { statement.connection.lock.unlock() }
+            statement.bind(1, id)
+            defer { statement.reset() }
+            return try statement.step() ? statement.string(0) ?? "" : ""
+        }
     }
 }
 
@@ -572,6 +512,25 @@ package struct BroadcastRow: Sendable {
     package var apnsID: String
     package var reason: String?
     package var payloadBytes: Int64?
+
+    package init(
+        rowID: Int64, sentAt: Int64, status: Int64, channelID: String, seq: Int64?, event: String?, apsTimestamp: Int64,
+        topic: String?, priority: Int64?, providerIndex: Int, apnsID: String, reason: String?, payloadBytes: Int64?
+    ) {
+        self.rowID = rowID
+        self.sentAt = sentAt
+        self.status = status
+        self.channelID = channelID
+        self.seq = seq
+        self.event = event
+        self.apsTimestamp = apsTimestamp
+        self.topic = topic
+        self.priority = priority
+        self.providerIndex = providerIndex
+        self.apnsID = apnsID
+        self.reason = reason
+        self.payloadBytes = payloadBytes
+    }
 }
 
 /// The last text read from a column and what it resolved to, so a row that

@@ -1,4 +1,3 @@
-package import ArrivalModel
 package import ArrivalPostgres
 package import ArrivalStore
 package import Foundation
@@ -6,8 +5,8 @@ package import Foundation
 /// Where the store is, read once from `--db` or `ARRIVAL_DB`: the one place
 /// that knows which engines there are. Everything else (the command line,
 /// the collector, ingest) takes a location and asks it for the store's
-/// roles: the writer and its registry (``openWriter()``), a reader
-/// (``openReader(relevantTo:)``), and file removal. A third engine is a case
+/// roles: the writer and its registry (``openWriter()``), the reader
+/// (``openReader()``), and file removal. A third engine is a case
 /// here and a module implementing the roles (Documentation/Architecture.md,
 /// "Adding an engine").
 package enum StoreLocation: Sendable, Equatable {
@@ -61,9 +60,10 @@ package enum StoreLocation: Sendable, Equatable {
         }
     }
 
-    /// Whether reading copies a snapshot of the store first (a server's):
-    /// reads are then spaced out more, and cost a copy each.
-    package var readsCopy: Bool {
+    /// Whether the store is read over a connection to a server, which other
+    /// collectors and jobs share: the collector's own reads are spaced out
+    /// more there.
+    package var readsServer: Bool {
         switch self {
         case .sqlite: false
         case .postgres: true
@@ -101,22 +101,34 @@ package enum StoreLocation: Sendable, Equatable {
         }
     }
 
-    /// The store to read: the SQLite file itself, or a local copy of one
-    /// snapshot of a server's store (``PostgresSnapshot``), deleted with the
-    /// returned value; with `relevantTo`, only what the outcomes of that
-    /// window's updates rest on is copied.
-    package func openReader(relevantTo window: ReportWindow? = nil) throws -> ReadableStore {
+    /// The reader role (``StoreReader``): the SQLite file itself, opened
+    /// read-only, or the server's tables read in place through cursors
+    /// (``PostgresReader``). Throws when a SQLite file is not there or is no
+    /// arrival store; a server's store is checked when first read.
+    package func openReader() throws -> any StoreReader {
+        switch self {
+        case .sqlite(let path): try SQLiteStore(readingAt: path)
+        case .postgres(let location): PostgresReader(location)
+        }
+    }
+
+    /// The store as one local SQLite file, for `arrival files`, which reads
+    /// the file registry whole and plans a removal with the SQLite store's
+    /// own queries: the file itself, or a copy of one snapshot of a server's
+    /// store in a temporary directory, deleted with the returned value; with
+    /// `registryOnly`, a copy of the registry alone (the listing's).
+    package func openLocalCopy(registryOnly: Bool = false) throws -> ReadableStore {
         switch self {
         case .sqlite(let path):
             ReadableStore(path: path, label: path)
         case .postgres(let location):
-            try ReadableStore(snapshotOf: location, relevantTo: window)
+            try ReadableStore(snapshotOf: location, registryOnly: registryOnly)
         }
     }
 
     /// Removes the files with these ids from the store. `plan` is the
     /// removal planned on the read-only `reader` the command chose them on
-    /// (``openReader(relevantTo:)``): a server's store, read through a copy,
+    /// (``openLocalCopy()``): a server's store, read through a copy,
     /// says only which files it still had, and the plan counts those.
     package func removeFiles(ids: [Int64], plannedOn reader: SQLiteStore) throws -> FileRemoval {
         switch self {
@@ -155,8 +167,8 @@ package final class ReadableStore {
         directory = nil
     }
 
-    init(snapshotOf location: PostgresLocation, relevantTo window: ReportWindow?) throws {
-        let directory = try PostgresSnapshot.copyToTemporaryDirectory(from: location, relevantTo: window)
+    init(snapshotOf location: PostgresLocation, registryOnly: Bool) throws {
+        let directory = try PostgresSnapshot.copyToTemporaryDirectory(from: location, registryOnly: registryOnly)
         self.directory = directory
         path = directory.appendingPathComponent(PostgresSnapshot.fileName).path
         label = location.redacted

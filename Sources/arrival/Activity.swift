@@ -36,10 +36,7 @@ struct Activity: ParsableCommand {
     var out: String?
 
     func run() throws {
-        let readable = try store.reading()
-        // The copy a PostgreSQL store was read into lives until the command ends.
-        defer { withExtendedLifetime(readable) {} }
-        let database = try SQLiteStore(readingAt: readable.path)
+        let database = try store.reading()
         let records = try database.read { try $0.activityRecords(id) }
         guard !records.isEmpty else {
             throw Diagnostic(

@@ -137,9 +137,9 @@ struct StoreOptions: ParsableArguments {
     /// The store as messages name it: a path, or a URL without its password.
     var label: String { location.label }
 
-    /// The store to read: the SQLite file, or a local copy of one snapshot of
-    /// the PostgreSQL store (`StoreLocation.openReader(relevantTo:)`), deleted when done.
-    func reading() throws -> ReadableStore {
+    /// The store's reader role: the SQLite file read-only, or the PostgreSQL
+    /// store read in place (`StoreLocation.openReader()`).
+    func reading() throws -> any StoreReader {
         try location.openReader()
     }
 

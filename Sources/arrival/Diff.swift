@@ -95,14 +95,9 @@ func loadSide(_ path: String, window: ReportWindow?, detail: Bool = false) throw
             .usage, "a side names a PostgreSQL store by a URL that cannot be read: \(reason)",
             hint: "write it as postgres://user@host:port/database (Documentation/PostgreSQL.md).")
     }
-    let copy = try location.openReader()
-    return try whileReading(copy.label) { () throws(ComparisonError) in
-        // The side takes the copy's directory, and deletes it when done.
-        guard let directory = copy.keepCopy() else {
-            return try ComparisonSide.load(copy.path, window: window, detail: detail)
-        }
-        return try ComparisonSide.load(
-            copiedStoreAt: copy.path, named: copy.label, directory: directory, window: window, detail: detail)
+    let reader = try location.openReader()
+    return try whileReading(reader.label) { () throws(ComparisonError) in
+        try ComparisonSide.load(reader: reader, named: reader.label, window: window, detail: detail)
     }
 }
 

@@ -50,8 +50,8 @@ extension Files {
 
         func run() throws {
             try requireStore(store)
-            let readable = try store.reading()
-            // The copy a PostgreSQL store was read into lives until the command ends.
+            // The registry is read whole from one local SQLite file: a PostgreSQL store's registry is copied.
+            let readable = try store.location.openLocalCopy(registryOnly: true)
             defer { withExtendedLifetime(readable) {} }
             let database = try SQLiteStore(readingAt: readable.path)
             var (files, skipped) = try database.fileRegistry()
@@ -213,7 +213,7 @@ extension Files {
             try requireStore(store)
             // The plan is made on a read-only connection (on a PostgreSQL store, a snapshot's copy):
             // a dry run, or an answer of no, changes nothing.
-            let readable = try store.reading()
+            let readable = try store.location.openLocalCopy()
             defer { withExtendedLifetime(readable) {} }
             let reader = try SQLiteStore(readingAt: readable.path)
             let (files, skipped) = try reader.fileRegistry()

@@ -71,10 +71,7 @@ struct Lost: ParsableCommand {
     }
 
     func run() throws {
-        let readable = try store.reading()
-        // The copy a PostgreSQL store was read into lives until the command ends.
-        defer { withExtendedLifetime(readable) {} }
-        let database = try SQLiteStore(readingAt: readable.path)
+        let database = try store.reading()
         let window = try self.window.resolved()
         let all = try ReportBuilder(store: database).lostUpdates(
             window: window, causes: try causeSet(), apps: apps.isEmpty ? nil : Set(apps),

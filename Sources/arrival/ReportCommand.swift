@@ -57,10 +57,7 @@ struct ReportCommand: ParsableCommand {
     func run() throws {
         // Read-only: a report never changes the store, works in a read-only
         // directory, and says so when --db names no store.
-        let readable = try store.reading()
-        // The copy a PostgreSQL store was read into lives until the command ends.
-        defer { withExtendedLifetime(readable) {} }
-        let database = try SQLiteStore(readingAt: readable.path)
+        let database = try store.reading()
         let window = try self.window.resolved()
         let (text, requests) = try renderReport(of: database, window: window, format: format, trendDays: days)
         if requests == 0 {
@@ -76,7 +73,7 @@ struct ReportCommand: ParsableCommand {
 
 /// The report of `window` in `format` (the one path of `report` and `demo`),
 /// with the number of requests it counts.
-func renderReport(of store: SQLiteStore, window: ReportWindow?, format: ReportCommand.Format, trendDays: Int? = nil)
+func renderReport(of store: any StoreReader, window: ReportWindow?, format: ReportCommand.Format, trendDays: Int? = nil)
     throws
     -> (text: String, requests: Int)
 {
@@ -86,12 +83,12 @@ func renderReport(of store: SQLiteStore, window: ReportWindow?, format: ReportCo
     return (try output.render(produced), produced.report.requests.total)
 }
 
-private func emptyWindow(of store: SQLiteStore, window: ReportWindow?) throws -> Diagnostic {
+private func emptyWindow(of store: any StoreReader, window: ReportWindow?) throws -> Diagnostic {
     func day(_ ms: Int64) -> String { String(RFC3339.format(milliseconds: ms).prefix(10)) }
     guard let span = try store.requestSpan() else {
         return Diagnostic(
-            .input, "the store '\(store.path)' holds no requests",
-            hint: "ingest the sender's batches first: arrival ingest PATH… --db \(store.path)")
+            .input, "the store '\(store.label)' holds no requests",
+            hint: "ingest the sender's batches first: arrival ingest PATH… --db \(store.label)")
     }
     let asked: String
     if let window, window.to - window.from == 86_400_000, window.from % 86_400_000 == 0 {

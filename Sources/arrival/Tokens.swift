@@ -37,10 +37,7 @@ struct Tokens: ParsableCommand {
     }
 
     func run() throws {
-        let readable = try store.reading()
-        // The copy a PostgreSQL store was read into lives until the command ends.
-        defer { withExtendedLifetime(readable) {} }
-        let database = try SQLiteStore(readingAt: readable.path)
+        let database = try store.reading()
         let window = try self.window.resolved()
         let tokens = try database.deadTokens(from: window?.from, to: window?.to)
         let text: String

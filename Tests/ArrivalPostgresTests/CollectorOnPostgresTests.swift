@@ -218,7 +218,7 @@ extension CollectorOnPostgresTests {
 }
 
 extension CollectorOnPostgresTests {
-    @Test("Today's per-app rates in /metrics come from a copy of today's activities only")
+    @Test("Today's per-app rates in /metrics count today's updates only, read from the server in place")
     func todaysRates() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -2,8 +2,8 @@ import ArrivalAnalysis
 package import ArrivalIngest
 package import ArrivalModel
 import ArrivalRendering
-import ArrivalStore
-package import Foundation
+package import ArrivalStore
+import Foundation
 
 /// Why a side of `diff` or `gate` could not be read. Each message names the
 /// path and says what to do; the command line exits 2 on these.
@@ -53,13 +53,13 @@ package final class ComparisonSide {
     /// What ingesting the batches found; nil for a store or report JSON.
     package let ingestSummary: IngestSummary?
     /// The store the report came from (temporary for batches), for record diffs.
-    let store: SQLiteStore?
+    let store: (any StoreReader)?
     let analysis: DeliveryAnalysis?
     private let temporaryDirectory: URL?
 
     private init(
         path: String, source: Source, report: Report, samples: ActivitySamples?, ingestSummary: IngestSummary?,
-        store: SQLiteStore?, analysis: DeliveryAnalysis?, temporaryDirectory: URL?
+        store: (any StoreReader)?, analysis: DeliveryAnalysis?, temporaryDirectory: URL?
     ) {
         self.path = path
         self.source = source
@@ -174,25 +174,18 @@ package final class ComparisonSide {
         }
     }
 
-    /// A side read from a store copied into `directory` (a snapshot of a
-    /// PostgreSQL store), named `name`; the directory goes with the side.
+    /// A side read from a store's reader role in place (a PostgreSQL
+    /// store, read on the server), named `name`.
     package static func load(
-        copiedStoreAt path: String, named name: String, directory: URL, window: ReportWindow?, detail: Bool = false
+        reader: any StoreReader, named name: String, window: ReportWindow?, detail: Bool = false
     ) throws(ComparisonError) -> ComparisonSide {
-        let store: SQLiteStore
-        do {
-            store = try SQLiteStore(readingAt: path)
-        } catch {
-            try? FileManager.default.removeItem(at: directory)
-            throw .unreadable(name, reason: error.message)
-        }
-        return try analyse(
-            path: name, source: .store, store: store, window: window, detail: detail, summary: nil,
-            temporaryDirectory: directory)
+        try analyse(
+            path: name, source: .store, store: reader, window: window, detail: detail, summary: nil,
+            temporaryDirectory: nil)
     }
 
     private static func analyse(
-        path: String, source: Source, store: SQLiteStore, window: ReportWindow?, detail: Bool,
+        path: String, source: Source, store: any StoreReader, window: ReportWindow?, detail: Bool,
         summary: IngestSummary?, temporaryDirectory: URL?
     ) throws(ComparisonError) -> ComparisonSide {
         do {

@@ -99,7 +99,7 @@ package struct RecordDiff: Sendable {
     // MARK: - apns records
 
     private mutating func compareApns(
-        _ storeA: SQLiteStore, _ windowA: ReportWindow?, _ storeB: SQLiteStore, _ windowB: ReportWindow?
+        _ storeA: any StoreReader, _ windowA: ReportWindow?, _ storeB: any StoreReader, _ windowB: ReportWindow?
     ) throws {
         let cursorA = try ApnsCursor(store: storeA, window: windowA)
         let cursorB = try ApnsCursor(store: storeB, window: windowB)
@@ -245,10 +245,10 @@ package struct RecordDiff: Sendable {
 /// `apns` records of a window in `apns_id` order (byte order), read in
 /// groups that share an id.
 private final class ApnsCursor {
-    private let rows: RequestsByApnsID
+    private let rows: any RequestCursor
     private var pending: RecordDiff.ApnsRecord?
 
-    init(store: SQLiteStore, window: ReportWindow?) throws {
+    init(store: any StoreReader, window: ReportWindow?) throws {
         rows = try store.requestsByApnsID(window: window)
     }
 

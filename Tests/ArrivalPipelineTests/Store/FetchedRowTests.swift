@@ -108,7 +108,7 @@ struct FetchedRowTests {
     @Test("Another statement of the same connection can be run while a cursor reads ahead")
     func lookupWhileReading() throws {
         try withTable(rows: 10_000) { connection in
-            let lookup = RowLookup(statement: try connection.prepare("SELECT s FROM t WHERE id = ?"))
+            let lookup = SQLiteSnapshot.lookup(try connection.prepare("SELECT s FROM t WHERE id = ?"))
             var mismatches = 0
             try connection.prepare("SELECT id, s FROM t ORDER BY id").forEachFetchedRow(kinds: [.int, .text]) { row in
                 if row.int(0) % 10 == 0, try lookup.text(ofRow: row.int(0)) != (row.string(1) ?? "") {

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Reports of one simulated fleet from a SQLite store and from a PostgreSQL store of the same input
+# (issue 40, item 2): interleaved rounds, medians of wall time and peak RSS, the JSON reports compared
+# byte for byte, and (as root) the PostgreSQL report run with TMPDIR on a 16 MiB tmpfs, which it
+# must not fill.
+#
+#   Benchmarks/postgres-report/run.sh [ACTIVITIES] [ROUNDS]      (defaults: 20000 5)
+#
+# Needs a PostgreSQL server whose role may create databases: ARRIVAL_BENCH_POSTGRES_URL (or
+# ARRIVAL_TEST_POSTGRES_URL, what Scripts/postgres-cluster.sh prints, with its PGPASSFILE), and psql.
+# The fleet is `arrival simulate --activities ACTIVITIES --seed 42`, made once and kept in bench-data/.
+# ARRIVAL names the binary (default: a release build of this checkout).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+activities=${1:-20000}
+rounds=${2:-5}
+url=${ARRIVAL_BENCH_POSTGRES_URL:-${ARRIVAL_TEST_POSTGRES_URL:-}}
+[ -n "$url" ] || { echo "run.sh: set ARRIVAL_BENCH_POSTGRES_URL (Scripts/postgres-cluster.sh start DIR prints one)" >&2; exit 2; }
+if [ -z "${ARRIVAL:-}" ]; then
+    (cd "$root" && swift build -c release --product arrival >/dev/null)
+    ARRIVAL=$root/.build/release/arrival
+fi
+tree=$root/bench-data/whole-job/fleet-$activities-seed42
+if ! [ -d "$tree/sender" ]; then
+    mkdir -p "$root/bench-data/whole-job"
+    "$ARRIVAL" simulate --out "$tree" --activities "$activities" --seed 42 >/dev/null
+fi
+work=$(mktemp -d)
+base=${url%/*}
+db=arrival_report_bench_$$
+small_tmp=$work/small-tmp
+cleanup() {
+    if mountpoint -q "$small_tmp" 2>/dev/null; then umount "$small_tmp" || true; fi
+    rm -rf "$work"
+    psql -q "$url" -c "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+"$ARRIVAL" ingest "$tree" --db "$work/store.sqlite" --quiet
+psql -q "$url" -c "CREATE DATABASE $db" >/dev/null
+"$ARRIVAL" ingest "$tree" --db "$base/$db" --quiet
+echo "fleet: $activities activities; SQLite store $(du -h "$work/store.sqlite" | cut -f1)," \
+    "PostgreSQL database $(psql -Atq "$base/$db" -c "SELECT pg_size_pretty(pg_database_size(current_database()))")"
+
+measure() { # label, then the command: prints "label wall_s peak_mb"
+    local label=$1; shift
+    /usr/bin/time -f "%e %M" -o "$work/time" "$@" >"$work/$label.json"
+    read -r wall rss < "$work/time"
+    echo "$label $wall $((rss / 1024))"
+}
+: > "$work/runs"
+for _ in $(seq 1 "$rounds"); do
+    measure sqlite "$ARRIVAL" report --db "$work/store.sqlite" --format json | tee -a "$work/runs"
+    measure postgres "$ARRIVAL" report --db "$base/$db" --format json | tee -a "$work/runs"
+done
+if cmp -s "$work/sqlite.json" "$work/postgres.json"; then
+    echo "JSON reports: byte-identical ($(wc -c < "$work/sqlite.json") bytes)"
+else
+    echo "JSON reports: DIFFER" >&2
+    diff "$work/sqlite.json" "$work/postgres.json" | head -20 >&2
+    exit 1
+fi
+python3 - "$work/runs" <<'PY'
+import statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    label, wall, rss = line.split()
+    runs.setdefault(label, []).append((float(wall), int(rss)))
+med = {k: (statistics.median(w for w, _ in v), statistics.median(r for _, r in v)) for k, v in runs.items()}
+for k, (w, r) in med.items():
+    print(f"report from {k}: median {w:.2f} s, {r} MB peak RSS over {len(runs[k])} rounds")
+print(f"postgres/sqlite wall: {med['postgres'][0] / med['sqlite'][0]:.2f}x")
+PY
+if [ "$(id -u)" -eq 0 ]; then
+    mkdir -p "$small_tmp"
+    mount -t tmpfs -o size=16m tmpfs "$small_tmp"
+    if TMPDIR=$small_tmp "$ARRIVAL" report --db "$base/$db" --format json > "$work/small.json" \
+        && cmp -s "$work/small.json" "$work/sqlite.json"; then
+        echo "with TMPDIR on a 16 MiB tmpfs: the same report"
+    else
+        echo "with TMPDIR on a 16 MiB tmpfs: FAILED" >&2
+        exit 1
+    fi
+else
+    echo "(not root: the 16 MiB TMPDIR run is skipped)"
+fi
