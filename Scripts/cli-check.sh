@@ -131,6 +131,22 @@ expect 2 "tokens with a format it cannot make" -- "$arrival" tokens --db "$work/
 expect 1 "tokens of a store that does not exist" -- "$arrival" tokens --db "$work/nowhere.sqlite"
 expect_text "no store at" err "a missing store is named"
 
+# prune: retention on a store; a --before that is no time is bad usage (2), a missing store 1.
+cp "$work/store.sqlite" "$work/pruned.sqlite"
+expect 0 "prune of a store" -- "$arrival" prune --db "$work/pruned.sqlite" --before 2026-11-21T12:00:00Z
+expect_text "Kept .* earlier records that reports from then on still read" out "prune says what it kept"
+expect_text "(vacuumed)" out "prune says it gave the space back"
+expect 0 "prune as json, a day, no vacuum" -- "$arrival" prune --db "$work/pruned.sqlite" --before 2026-11-22 --no-vacuum --format json
+expect_text '"schema": "arrival.prune/1"' out "prune json names its schema"
+expect 2 "prune with a --before that is no time" -- "$arrival" prune --db "$work/pruned.sqlite" --before yesterday
+expect_text "--before 'yesterday' is not a time" err "a bad --before is named"
+expect 2 "prune without --before" -- "$arrival" prune --db "$work/pruned.sqlite"
+expect_text "Missing expected argument '--before" err "a missing --before is named"
+expect 1 "prune of a store that does not exist" -- "$arrival" prune --db "$work/nowhere.sqlite" --before 2026-11-21
+expect_text "no store at" err "prune names the missing store"
+expect 2 "serve with --retain 0" -- "$arrival" serve --db "$work/pruned.sqlite" --retain 0
+expect_text "--retain must be 1 to 36500 days" err "a bad --retain is named"
+
 if [ "$failures" -gt 0 ]; then
     echo "$failures command-line check(s) failed"
     exit 1

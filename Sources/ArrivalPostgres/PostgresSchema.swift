@@ -1,4 +1,5 @@
 import ArrivalModel
+import ArrivalStore
 import Foundation
 import PostgresNIO
 
@@ -33,6 +34,27 @@ package enum PostgresSchema {
     static let all: [(name: String, statements: [String])] = [
         ("0001_records", records),
         ("0002_repeat_counts_and_limits", repeatCountsAndLimits),
+        ("0003_prune_indexes", pruneIndexes),
+    ]
+
+    /// What a prune (``PostgresPrune``) finds by index, so that one day's
+    /// prune reads that day rather than the tables: the records before a
+    /// time (the identity keys lead with the activity, token or channel),
+    /// who holds a token, who subscribes to a channel, the requests that
+    /// killed a token (partial: few), and the repeat notes of a record.
+    static let pruneIndexes: [String] = [
+        "CREATE INDEX requests_sent_at ON arrival.requests (sent_at)",
+        "CREATE INDEX token_requests_sent_at ON arrival.token_requests (sent_at)",
+        "CREATE INDEX broadcasts_sent_at ON arrival.broadcasts (sent_at)",
+        "CREATE INDEX renders_rendered_at ON arrival.renders (rendered_at)",
+        "CREATE INDEX callbacks_received_at ON arrival.callbacks (received_at)",
+        "CREATE INDEX start_tokens_received_at ON arrival.start_tokens (received_at)",
+        "CREATE INDEX callbacks_token_holders ON arrival.callbacks (push_token, received_at) WHERE callback = 'push_token'",
+        "CREATE INDEX renders_channels ON arrival.renders (channel_id, rendered_at) WHERE channel_id IS NOT NULL",
+        "CREATE INDEX callbacks_channels ON arrival.callbacks (channel_id, received_at) WHERE channel_id IS NOT NULL",
+        "CREATE INDEX requests_deaths ON arrival.requests (push_token, sent_at) WHERE \(PruneRule.killsToken)",
+        "CREATE INDEX token_requests_deaths ON arrival.token_requests (push_token, sent_at) WHERE \(PruneRule.killsToken)",
+        "CREATE INDEX record_repeats_record ON arrival.record_repeats (record_id)",
     ]
 
     /// As the SQLite store's `0012_repeat_counts_and_limits`: a repeated

@@ -51,6 +51,9 @@ package struct Collector: Sendable {
         /// (`X-Forwarded-For`: its last entry counts); nil to use the
         /// connection's own address.
         package var clientAddressHeader: String?
+        /// Days of records to retain (`--retain`): the store is pruned before
+        /// now minus this many days at start and once a day; nil keeps everything.
+        package var retainDays: Int?
         /// The registry `/metrics` prints (the one swift-metrics was bootstrapped with).
         package var registry: PrometheusCollectorRegistry?
 
@@ -149,14 +152,27 @@ package struct Collector: Sendable {
                 configuration: .init(additionalChannelHandlers: [ConnectionDeadlines(limits: limits)])),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "arrival"),
-            services: [
-                IngestWorker(
-                    spool: spool, engine: engine, metrics: metrics, logger: logger,
-                    limits: configuration.uploadCostLimits),
-                RatesRefresher(
-                    engine: engine, metrics: metrics, everySeconds: configuration.ratesRefreshSeconds, logger: logger),
-            ],
+            services: services(logger: logger),
             logger: logger)
+    }
+
+    /// The ingest worker, the rates refresher and, with ``Configuration/retainDays``, the daily prune.
+    func services(logger: Logger) -> [any Service] {
+        var services: [any Service] = [
+            IngestWorker(
+                spool: spool, engine: engine, metrics: metrics, logger: logger,
+                limits: configuration.uploadCostLimits),
+            RatesRefresher(
+                engine: engine, metrics: metrics, everySeconds: configuration.ratesRefreshSeconds, logger: logger),
+        ]
+        if let days = configuration.retainDays {
+            services.append(
+                Retention(
+                    engine: engine, days: days, logger: logger,
+                    now: { Int64(Date().timeIntervalSince1970 * 1000) },
+                    pause: { try await Task.sleep(for: $0) }))
+        }
+        return services
     }
 
     func router() -> Router<CollectorContext> {

@@ -126,6 +126,20 @@ final class StoreEngine: @unchecked Sendable {
         }
     }
 
+    /// Prunes the store before `cut` (`StoreLocation.prune(before:vacuum:)`)
+    /// on the writer's queue, between ingest runs, so the collector's own
+    /// writer never waits for it; without a vacuum: a SQLite file keeps the
+    /// freed pages for the next ingests.
+    func prune(before cut: Int64) async -> Result<PruneSummary, any Error> {
+        let result = await withCheckedContinuation { continuation in
+            writer.async {
+                continuation.resume(returning: Result { try self.location.prune(before: cut, vacuum: false) })
+            }
+        }
+        noteCommitted()
+        return result
+    }
+
     /// Runs `body` with the store's reader role (``StoreLocation/openReader()``:
     /// the SQLite file read-only, or the PostgreSQL store read in place), off
     /// the request's thread.

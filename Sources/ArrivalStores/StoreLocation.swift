@@ -126,6 +126,23 @@ package enum StoreLocation: Sendable, Equatable {
         }
     }
 
+    /// Removes what no report of a window from `before` on reads, and keeps
+    /// what such a report still reads (``PruneRule``): afterwards every
+    /// report of a window from `before` on is the same but for the
+    /// store-wide data quality counts, and the file registry still knows
+    /// every file ingested. With `vacuum`, a SQLite file then gives the
+    /// freed space back to the file system (`VACUUM` rewrites it); without,
+    /// its next ingests reuse the freed pages. A server's store reuses its
+    /// space after its own autovacuum.
+    package func prune(before: Int64, vacuum: Bool) throws -> PruneSummary {
+        switch self {
+        case .sqlite(let path):
+            try SQLiteStore(path: path).prune(before: before, vacuum: vacuum)
+        case .postgres(let location):
+            try PostgresPrune.prune(location, before: before)
+        }
+    }
+
     /// Removes the files with these ids from the store. `plan` is the
     /// removal planned on the read-only `reader` the command chose them on
     /// (``openLocalCopy()``): a server's store, read through a copy,

@@ -24,7 +24,7 @@ struct Arrival: ParsableCommand {
         subcommands: [
             Demo.self, Ingest.self, Files.self, ReportCommand.self, Tokens.self, Lost.self, Activity.self, Diff.self,
             Gate.self,
-            CheckPayload.self, Simulate.self, Serve.self,
+            CheckPayload.self, Simulate.self, Serve.self, Prune.self,
         ]
     )
 

@@ -125,6 +125,13 @@ struct Serve: ParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
 
+    @Option(
+        help: ArgumentHelp(
+            "Days of records to keep: prune the store before now minus DAYS at start and once a day.",
+            discussion: "As 'arrival prune' does (without a vacuum); reports of windows from then on are unchanged.",
+            valueName: "days"))
+    var retain: Int?
+
     func validate() throws {
         guard (1...65535).contains(port) else { throw ValidationError("--port must be 1 to 65535.") }
         guard maxUploadBytes > 0, maxSpoolBytes >= maxUploadBytes else {
@@ -156,6 +163,9 @@ struct Serve: ParsableCommand {
         if let clientAddressHeader, !Collector.isHeaderName(clientAddressHeader) {
             throw ValidationError("--client-address-header must be a header name such as X-Forwarded-For.")
         }
+        if let retain, !(1...36_500).contains(retain) {
+            throw ValidationError("--retain must be 1 to 36500 days.")
+        }
         guard Collector.logLevels.contains(logLevel) else {
             throw ValidationError("--log-level must be trace, debug, info, notice, warning, error or critical.")
         }
@@ -185,6 +195,7 @@ struct Serve: ParsableCommand {
         configuration.maxUploadsPerRole = [.device: maxDeviceUploads, .sender: maxSenderUploads]
         configuration.clientAddressHeader = clientAddressHeader
         configuration.tokens = try tokens()
+        configuration.retainDays = retain
         let collector = try Collector(configuration: configuration)
         let outcome = ServeOutcome()
         let done = DispatchSemaphore(value: 0)

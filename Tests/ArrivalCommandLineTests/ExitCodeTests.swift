@@ -98,7 +98,7 @@ struct ExitCodeTests {
         for arguments in [
             ["--help"], ["-h"], ["help", "ingest"], ["ingest", "--help"], ["report", "--help"], ["diff", "-h"],
             ["gate", "--help"], ["simulate", "--help"], ["files", "remove", "--help"], ["check-payload", "--help"],
-            ["demo", "--help"], ["serve", "--help"],
+            ["demo", "--help"], ["serve", "--help"], ["prune", "--help"],
         ] {
             let help = try await arrival(arguments)
             #expect(help.status == 0, "\(arguments): \(help)")
