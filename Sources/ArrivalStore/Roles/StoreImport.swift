@@ -1,10 +1,10 @@
 import ArrivalModel
 
 /// Rows copied into a new SQLite store as another engine's store holds them:
-/// the reader role of a PostgreSQL store hands the analysis a local copy of
-/// one consistent snapshot (`ArrivalPostgres`, `PostgresSnapshot`), so every
-/// report, diff, gate and listing runs the one analysis there is, and a
-/// store's report is the same from either engine byte for byte.
+/// `arrival files` reads a PostgreSQL store's registry (and, for a removal's
+/// plan, its records) from a local copy of one consistent snapshot
+/// (`ArrivalPostgres`, `PostgresSnapshot`), with the SQLite store's own
+/// listing and plan. Reports read the engine in place (``StoreReader``).
 ///
 /// Rows keep their ids, so their order is the other store's. A record's
 /// `record_key` (the de-duplication key of a SQLite store's own ingest) is
