@@ -150,14 +150,25 @@ enum CopyText {
 
     /// `text`'s bytes, escaped for COPY's text format.
     static func writeText(_ text: some Collection<UInt8>, into data: inout ByteBuffer) {
-        for byte in text {
-            switch byte {
-            case UInt8(ascii: "\\"): data.writeStaticString("\\\\")
-            case UInt8(ascii: "\t"): data.writeStaticString("\\t")
-            case UInt8(ascii: "\n"): data.writeStaticString("\\n")
-            case UInt8(ascii: "\r"): data.writeStaticString("\\r")
-            default: data.writeInteger(byte)
+        // Runs without a byte to escape (most text has none) are written whole.
+        var start = text.startIndex
+        var index = start
+        while index != text.endIndex {
+            let escape: StaticString? =
+                switch text[index] {
+                case UInt8(ascii: "\\"): "\\\\"
+                case UInt8(ascii: "\t"): "\\t"
+                case UInt8(ascii: "\n"): "\\n"
+                case UInt8(ascii: "\r"): "\\r"
+                default: nil
+                }
+            if let escape {
+                data.writeBytes(text[start..<index])
+                data.writeStaticString(escape)
+                start = text.index(after: index)
             }
+            index = text.index(after: index)
         }
+        data.writeBytes(text[start..<index])
     }
 }
