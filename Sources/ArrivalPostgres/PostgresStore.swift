@@ -9,22 +9,37 @@ import PostgresNIO
 /// stage stores files here as into a SQLite store, and any number of
 /// processes may do so at once.
 ///
-/// Each file is stored whole or not at all, in a savepoint of its own
-/// inside a batch transaction (``batchSpan``). Its rows are bound to the
-/// statement that stores them (a small file) or copied (`COPY`) into
-/// temporary tables of this connection as they are decoded; once the file
-/// was read whole, its registry row claims its bytes (the content hash is
-/// the primary key: of two writers with the same bytes one stores them, the
-/// other finds them stored and keeps nothing), and its rows go into the
-/// record tables in line order with `ON CONFLICT DO NOTHING` on each
-/// record's identity, so equal records from any writer are stored once and
-/// no read comes before a write. A writer killed at any moment leaves no
-/// part of a file: the server rolls its batch back, and the files of it are
-/// not registered, so the next ingest stores them.
+/// Files are stored in batches, one transaction each (``batchSpan``), with
+/// `COPY`. As a file is decoded, its rows and malformed lines are written in
+/// `COPY`'s text format, under the file's ordinal in the batch, to buffers
+/// that go by `COPY FROM STDIN` into temporary tables of this connection
+/// (the stage); each row's id is drawn from its kind's sequence as it is
+/// copied, so ids follow the files' lines. Nothing reaches the store's tables
+/// before the batch commits (``mergeAndCommit()``); then, in a savepoint,
+/// two statements merge the stage:
+/// 1. the batch's registry rows claim their bytes, in file order (the
+///    content hash is the primary key: of two writers, or two files of a
+///    batch, with the same bytes, one stores them, and the other keeps
+///    nothing of its file and counts it as skipped); the rows of the files
+///    claimed go into the record tables in id order with
+///    `ON CONFLICT DO NOTHING` on each record's identity (equal records from
+///    any writer are stored once, and no read comes before a write), their
+///    malformed lines with them, and `RETURNING` counts each file's new records;
+/// 2. the registry rows get their counts, and the lines whose record was
+///    stored before are counted in `record_repeats`.
+///
+/// Two writers storing the same records in different orders can deadlock;
+/// the server breaks it by failing one statement, and that writer rolls back
+/// to the savepoint, which releases every lock the merge took (the stage
+/// takes none), and merges again. A statement that fails for another reason
+/// is tried again file by file: the files before the one it fails on are
+/// committed, and the error names that file. A writer killed at any moment
+/// leaves no part of a file: the server rolls its batch back, and the files
+/// of it are not registered, so the next ingest stores them.
 package final class PostgresStore: StoreWriter {
     package let session: PostgresSession
     package var isThrowaway: Bool { false }
-    /// The storing statement's registry row claims the bytes (``PostgresFile``).
+    /// The batch's merge claims the bytes (``PostgresStore``).
     package var claimsBytesAtFinish: Bool { true }
 
     /// Opens the store at `location`, migrating it first (Documentation/PostgreSQL.md).
@@ -37,7 +52,16 @@ package final class PostgresStore: StoreWriter {
             try session.execute(
                 Self.stageTable(.apns), Self.stageTable(.render), Self.stageTable(.callback),
                 """
-                CREATE TEMP TABLE arrival_stage_malformed (line bigint NOT NULL, cause text NOT NULL, problem text)
+                CREATE TEMP TABLE arrival_stage_malformed (
+                    ordinal bigint NOT NULL, line bigint NOT NULL, cause text NOT NULL, problem text)
+                ON COMMIT DELETE ROWS
+                """,
+                """
+                CREATE TEMP TABLE arrival_stage_files (
+                    ordinal bigint NOT NULL, id bigint NOT NULL DEFAULT nextval('arrival.file_ids'),
+                    content_sha256 text NOT NULL, path text NOT NULL, byte_count bigint NOT NULL,
+                    gzip boolean NOT NULL, line_count bigint NOT NULL, record_count bigint NOT NULL,
+                    malformed_count bigint NOT NULL, ingested_at bigint NOT NULL)
                 ON COMMIT DELETE ROWS
                 """)
         } catch {
@@ -46,11 +70,12 @@ package final class PostgresStore: StoreWriter {
         }
     }
 
-    /// A temporary table a file's records of one kind wait in until it
-    /// commits. `COPY` fills `id` from the kind's sequence row by row, so ids
-    /// follow the file's lines whichever table a row goes to.
+    /// The temporary table the batch's records of one kind wait in, each
+    /// under its file's ordinal. `COPY` fills `id` from the kind's sequence
+    /// row by row, so ids follow the files' lines whichever table a row goes to.
     private static func stageTable(_ kind: RecordKind) -> String {
-        "CREATE TEMP TABLE \(kind.stageTable) (id bigint NOT NULL DEFAULT nextval('arrival.\(kind.sequence)'), "
+        "CREATE TEMP TABLE \(kind.stageTable) (ordinal bigint NOT NULL, "
+            + "id bigint NOT NULL DEFAULT nextval('arrival.\(kind.sequence)'), "
             + "line bigint NOT NULL, content_hash bigint NOT NULL, "
             + kind.columns.map { "\($0) \(RecordKind.integerColumns.contains($0) ? "bigint" : "text")" }
             .joined(separator: ", ") + ") ON COMMIT DELETE ROWS"
@@ -61,13 +86,22 @@ package final class PostgresStore: StoreWriter {
     // MARK: - StoreWriter
 
     package func status(ofContent sha256: String, at path: String) throws -> ContentStatus {
+        try mergeIfStaged(sha256)
         let rows = try session.run("SELECT path FROM arrival.files WHERE content_sha256 = \(sha256)")
         guard let row = rows.first else { return .new }
         let first = try row.decode(String.self)
         return first.utf8.elementsEqual(path.utf8) ? .alreadyIngestedHere : .alreadyIngestedFrom(first)
     }
 
+    /// Merges and commits the open batch when it holds a file with these
+    /// bytes: what the store holds is asked about them (an earlier file of
+    /// the same run that admission knew them from).
+    private func mergeIfStaged(_ sha256: String) throws {
+        if batchFiles.contains(where: { $0.sha256 == sha256 }) { try mergeAndCommit() }
+    }
+
     package func restrictedCopy(ofContent sha256: String) throws -> Int64? {
+        try mergeIfStaged(sha256)
         let rows = try session.run(Self.restrictedCopySQL(sha256))
         return try rows.first?.decode(Int64.self)
     }
@@ -93,47 +127,409 @@ package final class PostgresStore: StoreWriter {
     /// When the open batch transaction began (nil: none is open).
     private var batchBegan: ContinuousClock.Instant?
 
-    /// The longest a batch stays open before the next file begins a new
-    /// one. Files are committed together, as on SQLite (one commit and one
-    /// WAL flush for many small files), each in a savepoint of its own so
-    /// that it is stored whole or not at all; but the rows a batch wrote
-    /// stay locked until it commits, and another writer storing the same
-    /// records waits for them, so a batch is kept short.
+    /// The longest a batch stages files before the next file merges and
+    /// commits it. Files are committed together, as on SQLite (one merge,
+    /// one commit and one WAL flush for many small files); the rows of a
+    /// batch are locked from its merge to its commit only, but a batch that
+    /// merges again after a deadlock does all its work again, so a batch is kept short.
     static let batchSpan: Duration = .seconds(1)
 
-    /// Files begun in the open batch, the current one included.
-    private var filesInBatch = 0
+    /// The stage not yet copied to the server: each kind's rows (``RecordKind/index``).
+    private var stageRows = [ByteBuffer(), ByteBuffer(), ByteBuffer()]
+    /// Malformed lines not yet copied.
+    private var stageMalformedLines = ByteBuffer()
+    /// How many times the stage was copied to the server (a ``StageMark`` from before is void).
+    private var stageCopies = 0
+    /// The most bytes the stage holds before it is copied.
+    static let stageLimit = 8 << 20
+    /// The files of the open batch that were read whole, in order.
+    private var batchFiles: [StagedFile] = []
+    /// What committing did to files merged since ``commitFiles()`` last handed it over, in order.
+    private var settled: [FileCommit] = []
+    /// The ordinal of the last file begun (never reused, so rows a forgotten file copied stay unclaimed).
+    private var lastOrdinal: Int64 = 0
+
+    /// A file read whole and waiting in the stage for its batch's merge.
+    struct StagedFile {
+        var ordinal: Int64
+        /// Drawn before the merge when the file took over earlier versions' records.
+        var fileID: Int64?
+        var path: String
+        var sha256: String
+        var byteCount: Int64
+        var gzip: Bool
+        var lines: Int64
+        /// Rows of each kind staged.
+        var staged: [Int]
+        var malformed: Int64
+        var now: Int64
+        /// Whether earlier versions were folded into it (its new records are then counted by file).
+        var replaced: Bool
+    }
+
+    /// Where the stage's buffers ended when a file began: undoing the file
+    /// cuts them back there, or, when they were copied since, empties them
+    /// (all they hold is the file's) and leaves the rows copied unclaimed.
+    struct StageMark {
+        var copies: Int
+        var rows: [Int]
+        var malformed: Int
+    }
 
     package func beginFile(path: String, now: Int64, replaces: Bool) throws -> PostgresFile {
-        // A file that takes over earlier versions' records writes before its storing statement: alone in its batch.
-        if replaces { try commitBatch() }
-        if let began = batchBegan, ContinuousClock.now - began >= Self.batchSpan { try commitBatch() }
+        // A file that takes over earlier versions' records writes before the merge: alone in its batch.
+        if replaces { try mergeAndCommit() }
+        if let began = batchBegan, ContinuousClock.now - began >= Self.batchSpan { try mergeAndCommit() }
         if batchBegan == nil {
             try session.execute("BEGIN")
             batchBegan = .now
-            filesInBatch = 0
         }
-        try session.execute("SAVEPOINT arrival_file")
-        filesInBatch += 1
-        return PostgresFile(store: self, path: path, now: now)
+        lastOrdinal += 1
+        return PostgresFile(store: self, ordinal: lastOrdinal, path: path, now: now, replaces: replaces)
     }
 
-    /// Commits the batch's earlier files and goes on with the current one in
-    /// a batch of its own, before it has written anything. Two writers
-    /// storing the same records can deadlock; the server breaks it by failing
-    /// one statement, and that writer tries it again from a savepoint, which
-    /// releases only the locks taken since. Locks of the batch's earlier
-    /// files would stay and the two would deadlock again: so a file about
-    /// to write before its storing statement (through the stage tables) is
-    /// alone in its batch, and a file held whole is retried after this.
-    func storeAloneFromHere() throws {
-        guard filesInBatch > 1 else { return }
-        try session.execute("RELEASE SAVEPOINT arrival_file")
-        try commitBatch()
-        try session.execute("BEGIN")
-        batchBegan = .now
-        try session.execute("SAVEPOINT arrival_file")
-        filesInBatch = 1
+    func stageMark() -> StageMark {
+        StageMark(
+            copies: stageCopies, rows: stageRows.map(\.writerIndex), malformed: stageMalformedLines.writerIndex)
+    }
+
+    /// Stages `batch`'s rows of `kind` under `ordinal`: how many.
+    func stage(_ batch: RowBatch, kind: RecordKind, ordinal: Int64, path: String) throws -> Int {
+        do {
+            return try CopyText.encode(batch, kind: kind, ordinal: ordinal, into: &stageRows[kind.index])
+        } catch let error as PostgresStoreError {
+            throw PostgresStoreError("\(path):\(error.description)")
+        }
+    }
+
+    func stageMalformed(ordinal: Int64, line: Int64, cause: String, problem: String?) {
+        stageMalformedLines.writeString("\(ordinal)\t\(line)\t\(cause)\t")
+        if let problem {
+            CopyText.writeText(problem.utf8, into: &stageMalformedLines)
+        } else {
+            stageMalformedLines.writeStaticString("\\N")
+        }
+        stageMalformedLines.writeInteger(UInt8(ascii: "\n"))
+    }
+
+    /// Copies the stage to the server once it holds ``stageLimit`` bytes: memory stays bounded in a large file.
+    func flushStageIfLarge() throws {
+        if stageRows.reduce(stageMalformedLines.readableBytes, { $0 + $1.readableBytes }) >= Self.stageLimit {
+            try copyStage()
+        }
+    }
+
+    /// Undoes what a file staged since `mark`.
+    func forgetStage(since mark: StageMark) {
+        if mark.copies == stageCopies {
+            for kind in 0..<3 { stageRows[kind].moveWriterIndex(to: mark.rows[kind]) }
+            stageMalformedLines.moveWriterIndex(to: mark.malformed)
+        } else {
+            for kind in 0..<3 { stageRows[kind].clear() }
+            stageMalformedLines.clear()
+        }
+    }
+
+    /// `COPY FROM STDIN` of the stage's buffers into the temporary tables.
+    private func copyStage() throws {
+        for kind in RecordKind.allCases where stageRows[kind.index].readableBytes > 0 {
+            try session.copy(
+                into: kind.stageTable, columns: ["ordinal", "line", "content_hash"] + kind.columns,
+                stageRows[kind.index])
+            stageRows[kind.index].clear()
+        }
+        if stageMalformedLines.readableBytes > 0 {
+            try session.copy(
+                into: "arrival_stage_malformed", columns: ["ordinal", "line", "cause", "problem"], stageMalformedLines)
+            stageMalformedLines.clear()
+        }
+        stageCopies += 1
+    }
+
+    /// Adds a file read whole to the batch.
+    func addFile(_ file: StagedFile) throws {
+        batchFiles.append(file)
+    }
+
+    /// Copies the batch's files to `arrival_stage_files`, their ids drawn as
+    /// they are (in file order) unless drawn before.
+    private func copyFiles(_ files: [StagedFile]) throws {
+        for drawn in [false, true] {
+            var data = ByteBuffer()
+            for file in files where (file.fileID != nil) == drawn {
+                data.writeString("\(file.ordinal)\t")
+                if let id = file.fileID { data.writeString("\(id)\t") }
+                data.writeString("\(file.sha256)\t")
+                CopyText.writeText(file.path.utf8, into: &data)
+                data.writeString(
+                    "\t\(file.byteCount)\t\(file.gzip ? "t" : "f")\t\(file.lines)\t\(file.staged.reduce(0, +))\t"
+                        + "\(file.malformed)\t\(file.now)\n")
+            }
+            guard data.readableBytes > 0 else { continue }
+            try session.copy(
+                into: "arrival_stage_files",
+                columns: ["ordinal"] + (drawn ? ["id"] : []) + [
+                    "content_sha256", "path", "byte_count", "gzip", "line_count", "record_count", "malformed_count",
+                    "ingested_at",
+                ], data)
+        }
+    }
+
+    /// Merges the batch's files into the store and commits them (their
+    /// commits wait in ``settled``). A merge that fails on a rule of the
+    /// store's is tried file by file: the files before the one it fails on
+    /// are committed, and the error names that file (a file that took over
+    /// earlier versions' records, alone in its batch, rolls the batch back).
+    func mergeAndCommit() throws {
+        guard batchBegan != nil else { return }
+        let files = batchFiles
+        batchFiles = []
+        var failure: (file: StagedFile, error: PostgresStoreError)?
+        do {
+            if !files.isEmpty {
+                try copyStage()
+                try copyFiles(files)
+                do {
+                    settled += try merge(files)
+                } catch let error as PostgresStoreError where error.sqlState != nil {
+                    for file in files {
+                        do {
+                            settled += try merge([file])
+                        } catch let error as PostgresStoreError where error.sqlState != nil {
+                            failure = (file, error)
+                            break
+                        }
+                    }
+                    if failure == nil { failure = (files[0], error) }
+                }
+            }
+            if let failure, failure.file.fileID != nil {
+                rollbackBatch()
+            } else {
+                batchBegan = nil
+                let result = try session.run("COMMIT")
+                if result.metadata.command != "COMMIT" {
+                    throw PostgresStoreError(
+                        "\(session.location.redacted): the batch of files was rolled back by the server "
+                            + "(\(result.metadata.command)); run the same ingest again to store them")
+                }
+            }
+        } catch {
+            rollbackBatch()
+            throw error
+        }
+        if let failure {
+            throw PostgresStoreError(
+                "\(failure.file.path): \(failure.error.description)", sqlState: failure.error.sqlState,
+                hint: failure.error.hint)
+        }
+    }
+
+    /// Undoes the open batch, its stage with it (nothing of it is kept).
+    func rollbackBatch() {
+        for kind in 0..<3 { stageRows[kind].clear() }
+        stageMalformedLines.clear()
+        batchFiles = []
+        guard batchBegan != nil else { return }
+        batchBegan = nil
+        try? session.execute("ROLLBACK")
+    }
+
+    /// Merges the staged `files` (consecutive ordinals) in a savepoint,
+    /// again after a deadlock: what committing them does, in their order.
+    private func merge(_ files: [StagedFile]) throws -> [FileCommit] {
+        try session.execute("SAVEPOINT arrival_merge")
+        var attempt = 0
+        while true {
+            do {
+                let commits = try mergeOnce(files)
+                try session.execute("RELEASE SAVEPOINT arrival_merge")
+                return commits
+            } catch let error as PostgresStoreError where error.isRetryable && attempt < 8 {
+                // A deadlock with another writer storing the same records in another order: again.
+                attempt += 1
+                try session.execute("ROLLBACK TO SAVEPOINT arrival_merge")
+            } catch {
+                try? session.execute("ROLLBACK TO SAVEPOINT arrival_merge", "RELEASE SAVEPOINT arrival_merge")
+                throw error
+            }
+        }
+    }
+
+    private func mergeOnce(_ files: [StagedFile]) throws -> [FileCommit] {
+        guard let first = files.first?.ordinal, let last = files.last?.ordinal else { return [] }
+        let kinds = RecordKind.allCases.filter { kind in files.contains { $0.staged[kind.index] > 0 } }
+        var claimed: [Int64: (id: Int64, new: [Int])] = [:]
+        let rows = try session.run(
+            PostgresQuery(
+                unsafeSQL: Self.mergeSQL(kinds: kinds, malformed: files.contains { $0.malformed > 0 }),
+                binds: Self.binds(first, last)))
+        for row in rows {
+            let (ordinal, id, apns, renders, callbacks) = try row.decode((Int64, Int64, Int64, Int64, Int64).self)
+            claimed[ordinal] = (id, [Int(apns), Int(renders), Int(callbacks)])
+        }
+        // Bytes another writer, or an earlier file of the batch, stored: where from.
+        var holders: [String: String] = [:]
+        let unclaimed = files.filter { claimed[$0.ordinal] == nil }
+        if !unclaimed.isEmpty {
+            var hashes = ColumnArray(.text)
+            for file in unclaimed { hashes.append(file.sha256) }
+            let rows = try session.run(
+                PostgresQuery(
+                    unsafeSQL: "SELECT content_sha256, path FROM arrival.files WHERE content_sha256 = ANY($1)",
+                    binds: Self.binds(hashes)))
+            for row in rows {
+                let (sha256, path) = try row.decode((String, String).self)
+                holders[sha256] = path
+            }
+        }
+        var commits: [FileCommit] = []
+        var counts = (ids: ColumnArray(.int8), hashes: ColumnArray(.text), new: ColumnArray(.int8))
+        var staged = ColumnArray(.int8)
+        var repeating = (ordinals: ColumnArray(.int8), ids: ColumnArray(.int8))
+        var anyClaimed = false
+        var anyRepeating = false
+        for file in files {
+            guard let (id, counted) = claimed[file.ordinal] else {
+                // Nothing of this file was kept.
+                let status: ContentStatus =
+                    holders[file.sha256].map {
+                        $0.utf8.elementsEqual(file.path.utf8) ? .alreadyIngestedHere : .alreadyIngestedFrom($0)
+                    } ?? .alreadyIngestedHere
+                commits.append(FileCommit(status: status))
+                continue
+            }
+            var new = counted
+            if file.replaced {
+                // Records of the versions this file grew from are its own again: counted by file.
+                for kind in RecordKind.allCases {
+                    let tables = kind.routes.map { "(SELECT count(*) FROM arrival.\($0.table) WHERE file_id = \(id))" }
+                    let count = try session.run(PostgresQuery(unsafeSQL: "SELECT " + tables.joined(separator: " + ")))
+                    new[kind.index] = Int(try count.first?.decode(Int64.self) ?? 0)
+                }
+            }
+            anyClaimed = true
+            counts.ids.append(id)
+            counts.hashes.append(file.sha256)
+            counts.new.append(Int64(new.reduce(0, +)))
+            staged.append(Int64(file.staged.reduce(0, +)))
+            if RecordKind.allCases.contains(where: {
+                new[$0.index] < file.staged[$0.index] || (file.replaced && file.staged[$0.index] > 0)
+            }) {
+                anyRepeating = true
+                repeating.ordinals.append(file.ordinal)
+                repeating.ids.append(id)
+            }
+            commits.append(FileCommit(status: .new, newByKind: new))
+        }
+        if anyClaimed {
+            try session.run(
+                PostgresQuery(
+                    unsafeSQL: Self.countsSQL(repeating: anyRepeating ? kinds : []),
+                    binds: Self.binds(counts.ids, counts.hashes, counts.new, staged, repeating.ordinals, repeating.ids)
+                ))
+        }
+        return commits
+    }
+
+    /// The merge's first statement (``PostgresStore``) for the stage's files
+    /// with ordinals `$1...$2`, of which `kinds` have rows: a row for each
+    /// file claimed, in order: ordinal, id, new records of each kind.
+    static func mergeSQL(kinds: [RecordKind], malformed: Bool) -> String {
+        var steps = [
+            """
+            claim AS (
+                INSERT INTO arrival.files (content_sha256, id, path, byte_count, gzip, line_count, record_count,
+                                           duplicate_count, malformed_count, ingested_at)
+                SELECT f.content_sha256, f.id, f.path, f.byte_count, f.gzip, f.line_count, 0, f.record_count,
+                       f.malformed_count, f.ingested_at
+                FROM arrival_stage_files AS f WHERE f.ordinal BETWEEN $1 AND $2 ORDER BY f.ordinal
+                ON CONFLICT (content_sha256) DO NOTHING RETURNING id)
+            """,
+            "claimed AS MATERIALIZED (SELECT f.ordinal, f.id FROM arrival_stage_files AS f JOIN claim USING (id))",
+        ]
+        var news: [String] = []
+        for kind in kinds {
+            let columns = kind.columns.joined(separator: ", ")
+            for route in kind.routes {
+                let name = "new_\(route.table)"
+                news.append("SELECT file_id, \(kind.index) AS kind FROM \(name)")
+                steps.append(
+                    """
+                    \(name) AS (
+                        INSERT INTO arrival.\(route.table) (id, file_id, content_hash, \(columns))
+                        SELECT s.id, c.id, s.content_hash, \(kind.columns.map { "s." + $0 }.joined(separator: ", "))
+                        FROM \(kind.stageTable) AS s JOIN claimed AS c ON c.ordinal = s.ordinal
+                        WHERE \(route.condition) ORDER BY s.id
+                        ON CONFLICT (\(route.identity.joined(separator: ", "))) DO NOTHING RETURNING file_id)
+                    """)
+            }
+        }
+        let counted = RecordKind.allCases.map { "count(*) FILTER (WHERE kind = \($0.index)) AS k\($0.index)" }
+        steps.append(
+            news.isEmpty
+                ? "counted AS (SELECT 0::bigint AS file_id, 0::bigint AS k0, 0::bigint AS k1, 0::bigint AS k2 WHERE FALSE)"
+                : "counted AS (SELECT file_id, \(counted.joined(separator: ", ")) FROM ("
+                    + news.joined(separator: " UNION ALL ") + ") AS n GROUP BY file_id)")
+        if malformed {
+            steps.append(
+                """
+                malformed AS (
+                    INSERT INTO arrival.malformed_lines (file_id, line, cause, problem)
+                    SELECT c.id, m.line, m.cause, m.problem
+                    FROM arrival_stage_malformed AS m JOIN claimed AS c ON c.ordinal = m.ordinal
+                    ON CONFLICT DO NOTHING RETURNING 1)
+                """)
+        }
+        return "WITH " + steps.joined(separator: ",\n")
+            + "\nSELECT c.ordinal, c.id, coalesce(n.k0, 0), coalesce(n.k1, 0), coalesce(n.k2, 0) "
+            + "FROM claimed AS c LEFT JOIN counted AS n ON n.file_id = c.id ORDER BY c.ordinal"
+    }
+
+    /// The merge's second statement: the claimed files' counts (ids `$1`,
+    /// hashes `$2`, new records `$3`, rows staged `$4`), and for the files
+    /// with ordinals `$5` and ids `$6`, the staged lines of `repeating` kinds
+    /// whose record was stored before them (by another file, or by an earlier
+    /// line of the same file), counted: one `record_repeats` row per file and record.
+    static func countsSQL(repeating kinds: [RecordKind]) -> String {
+        var steps = [
+            """
+            counts AS (
+                UPDATE arrival.files AS f SET record_count = u.new, duplicate_count = u.staged - u.new
+                FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[]) AS u(id, content_sha256, new, staged)
+                WHERE f.content_sha256 = u.content_sha256 AND f.id = u.id RETURNING 1)
+            """,
+            "x AS MATERIALIZED (SELECT * FROM unnest($5::bigint[], $6::bigint[]) AS x(ordinal, file_id))",
+        ]
+        for kind in kinds {
+            for route in kind.routes {
+                let identity = route.identity.map { "s." + $0 }.joined(separator: ", ")
+                let join = route.identity.map { "t.\($0) = r.\($0)" }.joined(separator: " AND ")
+                steps.append(
+                    """
+                    repeats_\(route.table) AS (
+                        INSERT INTO arrival.record_repeats (file_id, kind, record_id, repeats)
+                        SELECT r.file_id, '\(kind.rawValue)', t.id, count(*)
+                        FROM (SELECT x.file_id, s.id, \(identity),
+                                     row_number() OVER (PARTITION BY s.ordinal, \(identity) ORDER BY s.id) AS n
+                              FROM \(kind.stageTable) AS s JOIN x ON x.ordinal = s.ordinal
+                              WHERE \(route.condition)) AS r
+                        JOIN arrival.\(route.table) AS t ON \(join)
+                        WHERE r.n > 1 OR t.file_id <> r.file_id
+                        GROUP BY r.file_id, t.id
+                        ORDER BY min(r.id))
+                    """)
+            }
+        }
+        return "WITH " + steps.joined(separator: ",\n") + "\nSELECT count(*) FROM counts"
+    }
+
+    /// Commits the open batch and hands over what committing did to the
+    /// files merged since the last call, in the order they finished.
+    package func commitFiles() throws -> [FileCommit] {
+        try mergeAndCommit()
+        defer { settled = [] }
+        return settled
     }
 
     /// The earlier versions' records become the new file's (they are its
@@ -162,21 +558,6 @@ package final class PostgresStore: StoreWriter {
         return Int(try removed.first?.decode(Int64.self) ?? 0)
     }
 
-    /// Commits the files stored since the batch began. PostgreSQL answers
-    /// `COMMIT` on a transaction a failed statement ended with `ROLLBACK`,
-    /// without an error: that is one here, or those files would be counted
-    /// as stored.
-    package func commitBatch() throws {
-        guard batchBegan != nil else { return }
-        batchBegan = nil
-        let result = try session.run("COMMIT")
-        if result.metadata.command != "COMMIT" {
-            throw PostgresStoreError(
-                "\(session.location.redacted): the batch of files was rolled back by the server "
-                    + "(\(result.metadata.command)); run the same ingest again to store them")
-        }
-    }
-
     /// Removes files as `arrival files remove` does on SQLite, in one
     /// transaction: their registry rows, the records they stored (with the
     /// repeats of those records by other files, which counted them as
@@ -203,7 +584,7 @@ package final class PostgresStore: StoreWriter {
                 """,
                 "DELETE FROM arrival.files WHERE id = ANY($1) RETURNING id",
             ]
-        try commitBatch()
+        try mergeAndCommit()
         try session.execute("BEGIN")
         do {
             var removed: Set<Int64> = []
@@ -227,6 +608,12 @@ package final class PostgresStore: StoreWriter {
     static func binds(_ values: any PostgresNonThrowingEncodable...) -> PostgresBindings {
         var binds = PostgresBindings(capacity: values.count)
         for value in values { binds.append(value) }
+        return binds
+    }
+
+    static func binds(_ arrays: ColumnArray...) -> PostgresBindings {
+        var binds = PostgresBindings(capacity: arrays.count)
+        for array in arrays { binds.append(array) }
         return binds
     }
 }
@@ -271,29 +658,6 @@ extension RecordKind {
                 ("start_tokens", "activity_id IS NULL", ["push_token", "received_at", "content_hash"]),
             ]
         }
-    }
-
-    /// The `WITH` steps that store this kind's rows from `source` (a stage
-    /// table or an input step with `id`, `content_hash` and the kind's
-    /// columns) into each table they go to, in id order, equal records once;
-    /// and the expression counting the rows they stored.
-    func storingSteps(from source: String) -> (steps: [String], count: String) {
-        let columns = self.columns.joined(separator: ", ")
-        var steps: [String] = []
-        var counts: [String] = []
-        for route in routes {
-            let name = "new_\(route.table)"
-            counts.append("(SELECT count(*) FROM \(name))")
-            steps.append(
-                """
-                \(name) AS (
-                    INSERT INTO arrival.\(route.table) (id, file_id, content_hash, \(columns))
-                    SELECT s.id, file.id, s.content_hash, \(self.columns.map { "s." + $0 }.joined(separator: ", "))
-                    FROM \(source) AS s CROSS JOIN file WHERE \(route.condition) ORDER BY s.id
-                    ON CONFLICT (\(route.identity.joined(separator: ", "))) DO NOTHING RETURNING 1)
-                """)
-        }
-        return (steps, counts.joined(separator: " + "))
     }
 
     /// The contract fields that are integers (the rest are text).

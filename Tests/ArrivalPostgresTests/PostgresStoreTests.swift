@@ -210,8 +210,8 @@ struct PostgresStoreTests {
 
     /// The record and outcome totals of a report JSON (row order between
     /// writers that ran at once is theirs, so only what order cannot change is compared).
-    @Test("Two writers storing the same records in opposite orders deadlock, retry and store each record once")
-    func deadlocks() throws {
+    @Test("Two writers storing the same records in opposite orders store each record once")
+    func oppositeOrders() throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         func render(_ index: Int) -> String {
@@ -250,11 +250,93 @@ struct PostgresStoreTests {
             #expect(
                 try TestDatabase.query(url, "SELECT sum(record_count + duplicate_count)::bigint FROM arrival.files")
                     == Int64(2 * files * perFile))
-            // And the retry was what this tested: the server broke a deadlock between the two (its statistics
-            // are written as the writers' connections end).
-            let deadlocks = try TestDatabase.query(
-                url, "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()")
-            #expect(deadlocks >= 1, "the two writers never deadlocked, so no retry was tested")
+            // Whether they deadlocked depends on their pace; deadlockRetried() makes one happen.
+        }
+    }
+
+    /// A deadlock made step by step: a transaction of the test's holds one
+    /// record uncommitted, a writer's merge stores another and waits for the
+    /// first, then the test's transaction stores the second and waits for the
+    /// writer. The server breaks the cycle by failing the statement of the one
+    /// whose wait (`deadlock_timeout`, 1 s) ends first with the cycle closed:
+    /// the writer, unless the test closed it later than that (a busy machine),
+    /// when the round is made again with other records.
+    @Test("A writer the server fails to break a deadlock merges its batch again and stores each record once")
+    func deadlockRetried() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func render(_ activity: String) -> String {
+            #"{"v":1,"kind":"render","activity_id":"\#(activity)","seq":0,"rendered_at":"2026-11-21T10:30:00.000Z"}"#
+                + "\n"
+        }
+        try TestDatabase.with { scratch in
+            try TestDatabase.with { url in
+                let location = try PostgresLocation(url: url)
+                // The schema, made by opening the store.
+                _ = try PostgresStore(location)
+                let (holder, watcher) = (try PostgresSession(location), try PostgresSession(location))
+                defer {
+                    holder.close()
+                    watcher.close()
+                }
+                var writerRetried = false
+                for round in 0..<5 where !writerRetried {
+                    let (x, y) = ("x-\(round)", "y-\(round)")
+                    // The writer's file holds y, then x: its merge inserts them in that order.
+                    let file = directory.appendingPathComponent("\(round).jsonl")
+                    try (render(y) + render(x)).write(to: file, atomically: true, encoding: .utf8)
+                    // The records' identities as arrival stores them, from a store of their own.
+                    #expect(try run("arrival", ["ingest", file.path, "--quiet", "--db", scratch]).status == 0)
+                    func insert(_ activity: String, id: Int) throws -> PostgresQuery {
+                        let stored = "FROM arrival.renders WHERE activity_id = '\(activity)'"
+                        let hash = try TestDatabase.query(scratch, "SELECT content_hash \(stored)")
+                        let time = try TestDatabase.query(scratch, "SELECT rendered_at \(stored)")
+                        return PostgresQuery(
+                            unsafeSQL: """
+                                INSERT INTO arrival.renders (id, file_id, content_hash, activity_id, seq, rendered_at)
+                                VALUES (-\(id), -1, \(hash), '\(activity)', 0, \(time))
+                                """)
+                    }
+                    let (holdX, holdY) = (try insert(x, id: 2 * round + 1), try insert(y, id: 2 * round + 2))
+                    try holder.execute("BEGIN")
+                    try holder.run(holdX)
+                    let writer = try ChildProcess("arrival", ["ingest", file.path, "--quiet", "--db", url])
+                    // Until the writer's merge, y stored, waits for the holder's x.
+                    var waiting = false
+                    for _ in 0..<6000 where !waiting {
+                        waiting =
+                            try watcher.run(
+                                """
+                                SELECT count(*) FROM pg_stat_activity
+                                WHERE datname = current_database() AND wait_event = 'transactionid'
+                                """
+                            ).first?.decode(Int64.self) == 1
+                        if !waiting { usleep(10_000) }
+                    }
+                    #expect(waiting, "the writer never waited for the held record")
+                    do {
+                        // Waits for the writer's y until the server fails one of the two.
+                        try holder.run(holdY)
+                        // The writer's statement was failed: it rolled its merge back and now waits for the holder.
+                        writerRetried = true
+                    } catch let error as PostgresStoreError where error.sqlState == "40P01" {
+                        // The holder's was (it closed the cycle late): the writer went on without a retry.
+                    }
+                    try holder.execute("ROLLBACK")
+                    let result = try writer.wait()
+                    #expect(result.status == 0, "\(result)")
+                    #expect(
+                        try TestDatabase.query(
+                            url, "SELECT count(*) FROM arrival.renders WHERE activity_id IN ('\(x)', '\(y)')") == 2)
+                    #expect(
+                        try TestDatabase.query(url, "SELECT sum(record_count)::bigint FROM arrival.files")
+                            == Int64(2 * (round + 1)))
+                }
+                #expect(writerRetried, "the server never failed the writer's statement in five rounds")
+                #expect(
+                    try TestDatabase.query(url, "SELECT count(*) FROM arrival.renders WHERE id < 0") == 0,
+                    "the holder's rows were rolled back")
+            }
         }
     }
 

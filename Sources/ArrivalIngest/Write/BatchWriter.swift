@@ -17,6 +17,28 @@ struct BatchWriter<Writer: StoreWriter> {
     /// Whether the store is loaded alone (``SQLiteStore/beginBulkLoad()``): commits by time.
     let bulk: Bool
     private(set) var summary: IngestSummary
+    /// Files finished whose commit the store settles at the batch's commit
+    /// (``StoreWriter/commitFiles()``), in order: counted in ``summary`` then.
+    private var unsettled: [FinishedFile] = []
+    /// The rows and files of ``unsettled``, for when a commit is due.
+    private var unsettledRows = 0
+
+    init(store: Writer, options: IngestPipeline.Options, bulk: Bool, summary: IngestSummary) {
+        self.store = store
+        self.options = options
+        self.bulk = bulk
+        self.summary = summary
+    }
+
+    /// A file read whole and handed to the store, with what its commit is to count.
+    private struct FinishedFile {
+        var path: String
+        var now: Int64
+        var read: ReadFile
+        var fileSummary: IngestSummary
+        var newByKind: [Int]
+        var replaced: Int
+    }
 
     /// Writes everything `channel` brings until the reading stage closes it.
     /// On an error, the files finished before the one it happened in are
@@ -65,13 +87,15 @@ struct BatchWriter<Writer: StoreWriter> {
                     throw InputError.readFailed(path: current, reason: "the reader lost its place")
                 }
                 index += 1
+                // Files whose commit is not settled yet count as stored.
                 let due =
                     bulk
                     ? clock.now - committedAt >= options.bulkCommitInterval
-                    : summary.newRecords + summary.duplicateRecords - committedRecords >= options.recordsPerCommit
-                        || summary.filesRead - committedFiles >= options.filesPerCommit
+                    : summary.newRecords + summary.duplicateRecords + unsettledRows - committedRecords
+                        >= options.recordsPerCommit
+                        || summary.filesRead + unsettled.count - committedFiles >= options.filesPerCommit
                 if due {
-                    try store.commitBatch()
+                    try commit()
                     committedRecords = summary.newRecords + summary.duplicateRecords
                     committedFiles = summary.filesRead
                     committedAt = clock.now
@@ -79,10 +103,24 @@ struct BatchWriter<Writer: StoreWriter> {
             }
         } catch {
             // The files finished before this one are whole: keep them.
-            try? store.commitBatch()
+            _ = try? store.commitFiles()
             throw error
         }
-        try store.commitBatch()
+        try commit()
+    }
+
+    /// Commits the files finished since the last commit, and counts those
+    /// whose commit the store settled now.
+    private mutating func commit() throws {
+        let commits = try store.commitFiles()
+        let files = unsettled
+        unsettled = []
+        unsettledRows = 0
+        guard commits.count == files.count else {
+            throw InputError.readFailed(
+                path: files.last?.path ?? "", reason: "the store settled \(commits.count) of \(files.count) files")
+        }
+        for (file, committed) in zip(files, commits) { try settle(file, committed) }
     }
 
     /// Counts a file admission found known without decoding it.
@@ -235,28 +273,42 @@ struct BatchWriter<Writer: StoreWriter> {
             let committed = try transaction.finish(
                 sha256: read.sha256, byteCount: read.summary.bytesOnDisk, lines: read.summary.lines,
                 gzip: read.summary.gzip)
-            // Another writer stored the same bytes meanwhile (a store with several writers): skipped as above.
-            switch committed.status {
-            case .alreadyIngestedHere:
-                summary.filesAlreadyIngested += 1
+            let file = FinishedFile(
+                path: path, now: now, read: read, fileSummary: fileSummary, newByKind: newByKind, replaced: replaced)
+            guard let committed else {
+                unsettled.append(file)
+                unsettledRows += newByKind.reduce(0, +) + fileSummary.duplicateRecords
                 return
-            case .alreadyIngestedFrom:
-                summary.filesSkippedAsDuplicate += 1
-                try store.recordSkippedDuplicate(sha256: read.sha256, path: path, at: now)
-                return
-            case .new:
-                break
             }
-            if let counted = committed.newByKind {
-                let rows = newByKind.reduce(0, +) + fileSummary.duplicateRecords
-                newByKind = counted
-                fileSummary.duplicateRecords = rows - counted.reduce(0, +)
-            }
-            summary.lines += read.summary.lines
+            try settle(file, committed)
         } catch {
             transaction.rollback()
             throw error
         }
+    }
+
+    /// Counts a file by what committing it did.
+    private mutating func settle(_ file: FinishedFile, _ committed: FileCommit) throws {
+        let (path, read, replaced) = (file.path, file.read, file.replaced)
+        var (fileSummary, newByKind) = (file.fileSummary, file.newByKind)
+        // Another writer stored the same bytes meanwhile (a store with several writers): skipped as above.
+        switch committed.status {
+        case .alreadyIngestedHere:
+            summary.filesAlreadyIngested += 1
+            return
+        case .alreadyIngestedFrom:
+            summary.filesSkippedAsDuplicate += 1
+            try store.recordSkippedDuplicate(sha256: read.sha256, path: path, at: file.now)
+            return
+        case .new:
+            break
+        }
+        if let counted = committed.newByKind {
+            let rows = newByKind.reduce(0, +) + fileSummary.duplicateRecords
+            newByKind = counted
+            fileSummary.duplicateRecords = rows - counted.reduce(0, +)
+        }
+        summary.lines += read.summary.lines
         summary.filesRead += 1
         if read.summary.bytesOnDisk == 0 { summary.emptyFiles.append(path) }
         summary.filesReplaced += replaced

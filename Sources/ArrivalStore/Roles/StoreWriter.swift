@@ -3,10 +3,11 @@ package import ArrivalModel
 
 /// The store's writer role: what ingest asks of a store it writes files
 /// into, whatever the engine. ``SQLiteStore`` (SQLite, one writer at a time,
-/// several files a transaction) and the PostgreSQL store of
-/// `ArrivalPostgres` (several writers at once, one transaction a file)
-/// implement it; the ingest's writer stage (`BatchWriter`) is written
-/// against it alone.
+/// several files a transaction, each file's commit known when it finishes)
+/// and the PostgreSQL store of `ArrivalPostgres` (several writers at once,
+/// several files a transaction merged at its commit, so each file's commit
+/// is known then) implement it; the ingest's writer stage (`BatchWriter`)
+/// is written against it alone.
 ///
 /// Every method is called from one thread, the writer's, one file at a time.
 package protocol StoreWriter: AnyObject {
@@ -34,12 +35,14 @@ package protocol StoreWriter: AnyObject {
     /// file's transaction (begun just before): how many were removed.
     func removeReplacedVersions(ids: [Int64]) throws -> Int
 
-    /// Makes the files finished since the last call durable (a store that
-    /// commits each file on its own has nothing left to do).
-    func commitBatch() throws
+    /// Makes the files finished since the last call durable, and returns
+    /// what committing did to those whose ``FileWriter/finish(sha256:byteCount:lines:gzip:)``
+    /// left it to the batch's commit (said nil), in the order they finished.
+    func commitFiles() throws -> [FileCommit]
 
-    /// Whether ``FileWriter/finish(sha256:byteCount:lines:gzip:)`` claims the
-    /// bytes itself, and says when they were stored already: the writer then
+    /// Whether ``FileWriter/finish(sha256:byteCount:lines:gzip:)`` (or the
+    /// batch's commit) claims the bytes itself, and says when they were
+    /// stored already: the writer then
     /// need not ask ``status(ofContent:at:)`` first (a round trip a file).
     var claimsBytesAtFinish: Bool { get }
 
@@ -76,8 +79,9 @@ package protocol FileWriter {
     /// Registers the file as holding the bytes with this hash and makes it
     /// part of the store. `.new` when it was stored; otherwise the same
     /// bytes were stored meanwhile by another writer (from `path` or another
-    /// path), and nothing of this file was kept.
-    mutating func finish(sha256: String, byteCount: Int, lines: Int, gzip: Bool) throws -> FileCommit
+    /// path), and nothing of this file was kept. Nil when that is settled
+    /// at the batch's commit (``StoreWriter/commitFiles()`` returns it).
+    mutating func finish(sha256: String, byteCount: Int, lines: Int, gzip: Bool) throws -> FileCommit?
 
     /// Leaves no trace of the file.
     mutating func rollback()
@@ -98,6 +102,12 @@ package struct FileCommit: Sendable, Equatable {
 }
 
 extension SQLiteStore: StoreWriter {
+    /// Each file's commit was known when it finished.
+    package func commitFiles() throws -> [FileCommit] {
+        try commitBatch()
+        return []
+    }
+
     package func removeReplacedVersions(ids: [Int64]) throws -> Int {
         try replaceEarlierVersions(ids: ids).entries.count
     }
@@ -112,7 +122,7 @@ extension FileTransaction: FileWriter {
         try addMalformed(line: line, cause: cause, problem: problem)
     }
 
-    package func finish(sha256: String, byteCount: Int, lines: Int, gzip: Bool) throws -> FileCommit {
+    package func finish(sha256: String, byteCount: Int, lines: Int, gzip: Bool) throws -> FileCommit? {
         try commit(sha256: sha256, byteCount: byteCount, lines: lines, gzip: gzip)
         return FileCommit(status: .new)
     }
