@@ -11,23 +11,9 @@
 # SQLite file, then into a new PostgreSQL database; each a whole process under /usr/bin/time.
 # ARRIVAL names the binary (default: a release build of this checkout). Needs psql.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
 activities=${1:-70000}
 rounds=${2:-3}
-url=${ARRIVAL_BENCH_POSTGRES_URL:-${ARRIVAL_TEST_POSTGRES_URL:-}}
-[ -n "$url" ] || { echo "run.sh: set ARRIVAL_BENCH_POSTGRES_URL (Scripts/postgres-cluster.sh start DIR prints one)" >&2; exit 2; }
-if [ -z "${ARRIVAL:-}" ]; then
-    (cd "$root" && swift build -c release --product arrival >/dev/null)
-    ARRIVAL=$root/.build/release/arrival
-fi
-tree=$root/bench-data/whole-job/fleet-$activities-seed42
-if ! [ -d "$tree/sender" ]; then
-    mkdir -p "$root/bench-data/whole-job"
-    "$ARRIVAL" simulate --out "$tree" --activities "$activities" --seed 42 >/dev/null
-fi
-work=$(mktemp -d)
-base=${url%/*}
+source "$(dirname "$0")/../postgres-setup.sh"
 admin=$url
 db=arrival_bench_$$
 trap 'rm -rf "$work"; for r in $(seq 1 "$rounds"); do psql -q "$admin" -c "DROP DATABASE IF EXISTS ${db}_$r" >/dev/null 2>&1 || true; done' EXIT

@@ -11,23 +11,9 @@
 # The fleet is `arrival simulate --activities ACTIVITIES --seed 42`, made once and kept in bench-data/.
 # ARRIVAL names the binary (default: a release build of this checkout).
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
 activities=${1:-20000}
 rounds=${2:-5}
-url=${ARRIVAL_BENCH_POSTGRES_URL:-${ARRIVAL_TEST_POSTGRES_URL:-}}
-[ -n "$url" ] || { echo "run.sh: set ARRIVAL_BENCH_POSTGRES_URL (Scripts/postgres-cluster.sh start DIR prints one)" >&2; exit 2; }
-if [ -z "${ARRIVAL:-}" ]; then
-    (cd "$root" && swift build -c release --product arrival >/dev/null)
-    ARRIVAL=$root/.build/release/arrival
-fi
-tree=$root/bench-data/whole-job/fleet-$activities-seed42
-if ! [ -d "$tree/sender" ]; then
-    mkdir -p "$root/bench-data/whole-job"
-    "$ARRIVAL" simulate --out "$tree" --activities "$activities" --seed 42 >/dev/null
-fi
-work=$(mktemp -d)
-base=${url%/*}
+source "$(dirname "$0")/../postgres-setup.sh"
 db=arrival_report_bench_$$
 small_tmp=$work/small-tmp
 cleanup() {

@@ -194,23 +194,23 @@ struct PostgresStoreSnapshot: StoreSnapshot {
         try run("CLOSE \(cursor)")
     }
 
-    /// `sql`'s rows, each packed by the server into one `bytea` cell: its
-    /// columns one after the other, each a 4-byte length (-1: NULL) and its
-    /// bytes, an integer as 8 bytes, text as its UTF-8, all big-endian as in
-    /// the server's own binary format. One cell a row instead of one a column:
-    /// decoding postgres-nio's cells was most of a report's time on the client.
-    /// The rows keep `sql`'s order (a subquery scan does not reorder).
+    /// `sql`'s rows, each packed by the server into one `bytea` cell, the
+    /// server's own binary format of a row (`record_send`): a 4-byte column
+    /// count, then each column's type oid, 4-byte length (-1: NULL) and bytes,
+    /// an integer as 8 big-endian bytes, text as its UTF-8. One cell a row
+    /// instead of one a column: decoding postgres-nio's cells was most of a
+    /// report's time on the client. The rows keep `sql`'s order (a subquery
+    /// scan does not reorder).
     static func packed(_ sql: String, kinds: [FetchedRow.Kind]) -> String {
         let columns = kinds.indices.map { "c\($0)" }
-        let parts = zip(columns, kinds).map { column, kind in
+        let typed = zip(columns, kinds).map { column, kind in
             switch kind {
-            case .int: "coalesce('\\x00000008'::bytea || int8send(r.\(column)::int8), '\\xffffffff'::bytea)"
-            case .text: "coalesce(int4send(octet_length(r.\(column))) || textsend(r.\(column)), '\\xffffffff'::bytea)"
+            case .int: "r.\(column)::int8"
+            case .text: "r.\(column)::text"
             }
         }
-        return "SELECT " + parts.joined(separator: " || ") + " FROM (" + sql + ") AS r("
-            + columns.joined(separator: ", ")
-            + ")"
+        return "SELECT record_send(ROW(" + typed.joined(separator: ", ") + ")) FROM (" + sql + ") AS r("
+            + columns.joined(separator: ", ") + ")"
     }
 
     /// One row packed by ``packed(_:kinds:)``, appended to `rows`.
@@ -223,7 +223,9 @@ struct PostgresStoreSnapshot: StoreSnapshot {
                 defer { at += 4 }
                 return Int(Int32(bigEndian: raw.loadUnaligned(fromByteOffset: at, as: Int32.self)))
             }
+            guard try length() == kinds.count else { throw PostgresStoreError("a packed row of other columns") }
             for kind in kinds {
+                at += 4  // the column's type oid
                 let count = try length()
                 if count < 0 {
                     rows.appendNull()
