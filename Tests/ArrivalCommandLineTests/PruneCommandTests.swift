@@ -9,13 +9,7 @@ struct PruneCommandTests {
     func fleets() throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        var inputs: [String] = []
-        for (index, fleet) in PruneFixtures.fleets.enumerated() {
-            let out = directory.appendingPathComponent("fleet-\(index)").path
-            let simulated = try run("arrival", ["simulate", "--out", out] + fleet)
-            try #require(simulated.status == 0, "\(simulated)")
-            inputs.append(out)
-        }
+        let inputs = try PruneFixtures.simulateFleets(into: directory)
         let db = directory.appendingPathComponent("store.sqlite").path
         let failures = try PruneCheck.failures(db: db, inputs: inputs, cuts: PruneFixtures.fleetCuts)
         #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")

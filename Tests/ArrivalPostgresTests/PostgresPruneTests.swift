@@ -14,13 +14,7 @@ struct PostgresPruneTests {
     func fleets() throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        var inputs: [String] = []
-        for (index, fleet) in PruneFixtures.fleets.enumerated() {
-            let out = directory.appendingPathComponent("fleet-\(index)").path
-            let simulated = try run("arrival", ["simulate", "--out", out] + fleet)
-            try #require(simulated.status == 0, "\(simulated)")
-            inputs.append(out)
-        }
+        let inputs = try PruneFixtures.simulateFleets(into: directory)
         try TestDatabase.with { url in
             // Every read of a server's store copies a snapshot: two cuts, the windows to the data's end.
             let cuts = [PruneFixtures.fleetCuts[1], PruneFixtures.fleetCuts[3]]

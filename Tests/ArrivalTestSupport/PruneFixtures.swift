@@ -10,6 +10,21 @@ package enum PruneFixtures {
         ["--day", "2026-11-22", "--activities", "150", "--seed", "13", "--channels", "--inject", "stale-timestamps"],
     ]
 
+    /// Simulates ``fleets`` into `directory` (one folder each); the folders, in order.
+    package static func simulateFleets(into directory: URL) throws -> [String] {
+        try fleets.enumerated().map { index, fleet in
+            let out = directory.appendingPathComponent("fleet-\(index)").path
+            let simulated = try run("arrival", ["simulate", "--out", out] + fleet)
+            guard simulated.status == 0 else { throw FixtureError(description: "arrival simulate: \(simulated)") }
+            return out
+        }
+    }
+
+    /// A fixture that could not be made.
+    package struct FixtureError: Error, CustomStringConvertible {
+        package var description: String
+    }
+
     /// Cuts for ``fleets``, in order: midnights, and times inside a day.
     package static let fleetCuts = [
         "2026-11-21T00:00:00Z", "2026-11-21T13:17:05.250Z", "2026-11-22T06:00:00Z", "2026-11-22T20:00:00Z",
