@@ -33,17 +33,7 @@ for round in $(seq 1 "$rounds"); do
     # Only the last round's database is kept, for its sizes.
     [ "$round" -lt "$rounds" ] && psql -q "$admin" -c "DROP DATABASE ${db}_$round" >/dev/null
 done
-python3 - "$work/runs" <<'PY'
-import statistics, sys
-runs = {}
-for line in open(sys.argv[1]):
-    label, wall, rss = line.split()
-    runs.setdefault(label, []).append((float(wall), int(rss)))
-med = {k: (statistics.median(w for w, _ in v), statistics.median(r for _, r in v)) for k, v in runs.items()}
-for k, (w, r) in med.items():
-    print(f"{k}: median {w:.2f} s, {r} MB peak RSS over {len(runs[k])} rounds")
-print(f"postgres/sqlite wall: {med['postgres'][0] / med['sqlite'][0]:.2f}x")
-PY
+medians "$work/runs" ""
 # ANALYZE of arrival's tables only (the role may not analyze the catalogs, and says so for each).
 tables=$(psql -Atq "$base/${db}_$rounds" -c "SELECT string_agg('arrival.' || relname, ', ') FROM pg_stat_user_tables WHERE schemaname = 'arrival'")
 psql -q "$base/${db}_$rounds" -c "ANALYZE $tables" -c "SELECT relname AS table, n_live_tup AS rows,

@@ -47,17 +47,7 @@ else
     diff "$work/sqlite.json" "$work/postgres.json" | head -20 >&2
     exit 1
 fi
-python3 - "$work/runs" <<'PY'
-import statistics, sys
-runs = {}
-for line in open(sys.argv[1]):
-    label, wall, rss = line.split()
-    runs.setdefault(label, []).append((float(wall), int(rss)))
-med = {k: (statistics.median(w for w, _ in v), statistics.median(r for _, r in v)) for k, v in runs.items()}
-for k, (w, r) in med.items():
-    print(f"report from {k}: median {w:.2f} s, {r} MB peak RSS over {len(runs[k])} rounds")
-print(f"postgres/sqlite wall: {med['postgres'][0] / med['sqlite'][0]:.2f}x")
-PY
+medians "$work/runs" "report from "
 if [ "$(id -u)" -eq 0 ]; then
     mkdir -p "$small_tmp"
     mount -t tmpfs -o size=16m tmpfs "$small_tmp"

@@ -305,19 +305,18 @@ struct PostgresStoreSnapshot: StoreSnapshot {
                 apnsID: apnsID, reason: reason, payloadBytes: bytes)
         }
         guard let channels else {
-            // Every broadcast: a cursor (there may be many).
-            let cursor = "arrival_scan_\(cursors.next())"
-            try run("DECLARE \(cursor) NO SCROLL CURSOR FOR SELECT \(columns) FROM arrival.broadcasts ORDER BY id")
-            while true {
-                let page = try run("FETCH FORWARD \(Self.pageRows) FROM \(cursor)")
-                var count = 0
-                for row in page {
-                    count += 1
-                    try body(try make(row))
-                }
-                if count < Self.pageRows { break }
+            // Every broadcast: a cursor (there may be many), as the other scans.
+            try forEachRow(
+                of: "SELECT \(columns) FROM arrival.broadcasts ORDER BY id",
+                kinds: [.int, .int, .int, .text, .int, .text, .int, .text, .int, .int, .text, .text, .int]
+            ) { row in
+                try body(
+                    BroadcastRow(
+                        rowID: row.int(0), sentAt: row.int(1), status: row.int(2), channelID: row.string(3) ?? "",
+                        seq: row.optionalInt(4), event: row.string(5), apsTimestamp: row.int(6), topic: row.string(7),
+                        priority: row.optionalInt(8), providerIndex: Int(row.int(9)), apnsID: row.string(10) ?? "",
+                        reason: row.string(11), payloadBytes: row.optionalInt(12)))
             }
-            try run("CLOSE \(cursor)")
             return
         }
         var binds = PostgresBindings()
