@@ -142,6 +142,20 @@ struct PostgresStoreSnapshot: StoreSnapshot {
         return try session.run(query)
     }
 
+    /// Sends `query` without waiting for its answer (``PostgresSession/send(_:)``).
+    private func send(_ query: PostgresQuery) throws -> PostgresSession.Pending {
+        lock.lock()
+        defer { lock.unlock() }
+        return try session.send(query)
+    }
+
+    /// The answer to a query ``send(_:)`` sent.
+    private func answer(to pending: PostgresSession.Pending) throws -> PostgresQueryResult {
+        lock.lock()
+        defer { lock.unlock() }
+        return try session.answer(to: pending)
+    }
+
     @discardableResult
     private func run(_ sql: String) throws -> PostgresQueryResult {
         try run(PostgresQuery(unsafeSQL: sql))
@@ -164,9 +178,14 @@ struct PostgresStoreSnapshot: StoreSnapshot {
         let producer = Thread {
             defer { stopped.signal() }
             defer { pages.close() }
-            while true {
+            let fetch = PostgresQuery(unsafeSQL: "FETCH FORWARD \(Self.pageRows) FROM \(cursor)")
+            var next: PostgresSession.Pending?
+            do { next = try snapshot.value.send(fetch) } catch { _ = pages.send(.failure(error)) }
+            while let pending = next {
                 do {
-                    let page = try snapshot.value.run("FETCH FORWARD \(Self.pageRows) FROM \(cursor)")
+                    let page = try snapshot.value.answer(to: pending)
+                    // The next page is asked for before this one is decoded: the server reads it meanwhile.
+                    next = page.count < Self.pageRows ? nil : try snapshot.value.send(fetch)
                     var rows = FetchedRows(columns: kinds.count)
                     for row in page {
                         for cell in row { try Self.unpack(cell, kinds: kinds, into: &rows) }

@@ -68,6 +68,25 @@ package final class PostgresSession: @unchecked Sendable {
         return try awaitAnswer { try await answer.get() }
     }
 
+    /// A query sent and not yet waited for (``send(_:)``, then ``answer(to:)``).
+    struct Pending: Sendable {
+        fileprivate let answer: EventLoopFuture<PostgresQueryResult>
+    }
+
+    /// Sends `query` and returns at once: the server answers queries in the
+    /// order they were sent, so one sent ahead is worked on while its caller
+    /// does something else (a reader's next page while it decodes this one).
+    func send(_ query: PostgresQuery) throws -> Pending {
+        try checkOpen()
+        return Pending(answer: connection.query(query, logger: logger))
+    }
+
+    /// The answer to a query ``send(_:)`` sent, waited for as ``run(_:)`` waits.
+    func answer(to pending: Pending) throws -> PostgresQueryResult {
+        let answer = pending.answer
+        return try awaitAnswer { try await answer.get() }
+    }
+
     /// Runs a statement this connection prepares once (the first time) and
     /// returns its rows.
     @discardableResult
