@@ -35,7 +35,7 @@
 #             8-hour limit, ties with direct pushes, /4/broadcasts exchanges,
 #             damaged broadcast lines): arrival against the reference, and
 #             in partitions of 7 requests.
-# The reference reports by contract 3.0 (report schema 2).
+# The reference reports by contract 3.1 (report schema 2 with its two breakdowns).
 # Exits 1 on any difference.
 #
 #   Scripts/crosscheck.sh [SEEDS…]        (default seeds: 11 12 13)
@@ -81,7 +81,7 @@ reference_reports() {
     local i=0
     for window in "${windows[@]}"; do
         # shellcheck disable=SC2086
-        python3 Scripts/reference/arrival_reference.py --contract 3.0 $window "$1" > "$2.$i.json"
+        python3 Scripts/reference/arrival_reference.py --contract 3.1 $window "$1" > "$2.$i.json"
         i=$((i + 1))
     done
 }

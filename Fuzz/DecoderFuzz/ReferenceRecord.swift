@@ -35,13 +35,13 @@ func fieldValues(_ record: Record) -> [FieldValue] {
     case .render(let r):
         return [
             text(r.activityID), int(r.seq), int(r.renderedAt), text(r.surface), text(r.deviceID),
-            text(r.osVersion), text(r.deviceModel), text(r.appVersion), text(r.channelID),
+            text(r.osVersion), text(r.deviceModel), text(r.appVersion), text(r.channelID), text(r.frequentPushes),
         ]
     case .callback(let r):
         return [
             text(r.callback.rawValue), text(r.activityID), text(r.pushToken), int(r.seq), text(r.state),
             int(r.receivedAt), text(r.deviceID), text(r.osVersion), text(r.deviceModel), text(r.appVersion),
-            text(r.channelID),
+            text(r.channelID), text(r.frequentPushes),
         ]
     }
 }
@@ -57,12 +57,12 @@ func fieldKeys(_ kind: RecordKind) -> [String] {
     case .render:
         [
             "activity_id", "seq", "rendered_at", "surface", "device_id", "os_version", "device_model", "app_version",
-            "channel_id",
+            "channel_id", "frequent_pushes",
         ]
     case .callback:
         [
             "callback", "activity_id", "push_token", "seq", "state", "received_at", "device_id", "os_version",
-            "device_model", "app_version", "channel_id",
+            "device_model", "app_version", "channel_id", "frequent_pushes",
         ]
     }
 }
@@ -214,11 +214,12 @@ enum ReferenceDecoder {
                 let osVersion = try string("os_version")
                 let deviceModel = try string("device_model")
                 let appVersion = try string("app_version")
+                let frequentPushes = try string("frequent_pushes")  // contract 3.1, last in the table
                 return .render(
                     RenderRecord(
                         activityID: activityID, seq: seq, renderedAt: renderedAt, surface: surface,
                         deviceID: deviceID, osVersion: osVersion, deviceModel: deviceModel, appVersion: appVersion,
-                        channelID: channelID))
+                        channelID: channelID, frequentPushes: frequentPushes))
             }
             if kind == Array("callback".utf8) {
                 let names = [
@@ -240,11 +241,13 @@ enum ReferenceDecoder {
                 let osVersion = try string("os_version")
                 let deviceModel = try string("device_model")
                 let appVersion = try string("app_version")
+                let frequentPushes = try string("frequent_pushes")  // contract 3.1, last in the table
                 return .callback(
                     CallbackRecord(
                         callback: CallbackRecord.Kind(rawValue: callback)!, activityID: activityID,
                         pushToken: pushToken, seq: seq, state: state, receivedAt: receivedAt, deviceID: deviceID,
-                        osVersion: osVersion, deviceModel: deviceModel, appVersion: appVersion, channelID: channelID))
+                        osVersion: osVersion, deviceModel: deviceModel, appVersion: appVersion, channelID: channelID,
+                        frequentPushes: frequentPushes))
             }
             throw Fault(cause: .unknownKind, field: "kind")
         }

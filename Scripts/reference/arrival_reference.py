@@ -179,6 +179,7 @@ Readings for `exchange` lines (2.6):
 from __future__ import annotations
 
 import argparse
+import bisect
 import hashlib
 import json
 import os
@@ -652,6 +653,11 @@ def _schemas_3() -> dict[str, list[FieldSpec]]:
     callback = _with_field(callback, "state",
                            FieldSpec("channel_id", NONEMPTY_STRING,
                                      lambda o: _cb(o) == "channel_subscription"))
+    # 3.1: `frequent_pushes`, an optional string, last in the render and
+    # callback tables (read by both --contract 3.0 and 3.1: a line of a 3.0
+    # sender has no such field).
+    render = render + [FieldSpec("frequent_pushes", STRING)]
+    callback = callback + [FieldSpec("frequent_pushes", STRING)]
     return {"apns": apns, "render": render, "callback": callback,
             "exchange": SCHEMAS["exchange"]}
 
@@ -1459,6 +1465,10 @@ class Analysis:
     first_token_callback: dict = field(default_factory=dict)  # activity -> earliest push_token received_at
     # 3.0: id(broadcast record) -> the activities it stands for (sorted).
     broadcast_reach: dict = field(default_factory=dict)
+    # 3.1: activity -> its frequent_pushes evidence (as os_version), and the
+    # activities subscribed to a channel (any render or callback names one).
+    frequent_pushes: dict = field(default_factory=dict)
+    subscribed: set = field(default_factory=set)
 
 
 def is_broadcast(r: Record) -> bool:
@@ -1748,10 +1758,15 @@ def analyse(records: list[Record], contract3: bool = False) -> Analysis:
                 best[aid] = (t, val)
         return {aid: tv[1] for aid, tv in best.items()}
 
-    return Analysis(apns, resolved, updates, first_render, content_update_keys,
-                    push_token_activities, evidence("os_version"),
-                    evidence("app_version"), has_device_evidence, first_token_callback,
-                    reach)
+    result = Analysis(apns, resolved, updates, first_render, content_update_keys,
+                      push_token_activities, evidence("os_version"),
+                      evidence("app_version"), has_device_evidence, first_token_callback,
+                      reach)
+    if contract3:
+        result.frequent_pushes = evidence("frequent_pushes")
+        result.subscribed = {r.activity_id for r in renders + callbacks
+                             if r.activity_id is not None and r.channel_id is not None}
+    return result
 
 
 # --------------------------------------------------------------------------
@@ -1790,7 +1805,8 @@ def nearest_rank(sorted_values: list[int], num: int, den: int) -> Optional[int]:
     return sorted_values[rank - 1]
 
 
-def build_report(store: Store, window: Optional[tuple[int, int]], contract3: bool = False) -> dict:
+def build_report(store: Store, window: Optional[tuple[int, int]], contract3: bool = False,
+                 contract31: bool = False) -> dict:
     """The report of section 5: schema 2 (contract 3.0) with `contract3`,
     else schema 1. Broadcasts are read only from a Store(contract3=True)."""
     a = analyse(store.records, contract3)
@@ -1901,7 +1917,9 @@ def build_report(store: Store, window: Optional[tuple[int, int]], contract3: boo
         },
     }
     if contract3:
-        return report_3(report, a, reqs, win_updates, breakdown)
+        report = report_3(report, a, reqs, win_updates, breakdown)
+        if contract31:
+            report = report_31(report, a, win_updates, breakdown)
     return report
 
 
@@ -1972,6 +1990,59 @@ def report_3(report: dict, a: Analysis, reqs: list, win_updates: list, breakdown
     }
 
 
+P10_BUCKETS = [("0-4", 0), ("5-14", 5), ("15-29", 15), ("30-59", 30), ("60-119", 60), ("120+", 120)]
+
+
+def report_31(report: dict, a: Analysis, win_updates: list, breakdown) -> dict:
+    """Contract 3.1 on a schema-2 report: the two breakdowns, and no update
+    token expected of an activity subscribed to a channel."""
+    # callbacks.token_expected: activities with a rendered update in the
+    # window, except the subscribed ones.
+    token_acts = {u.activity_id for u in win_updates if u.outcome == "rendered"} - a.subscribed
+    token_received = len(token_acts & a.push_token_activities)
+    callbacks = dict(report["callbacks"])
+    callbacks["token_expected"] = len(token_acts)
+    callbacks["token_received"] = token_received
+    callbacks["token_callback_loss_rate"] = (None if not token_acts
+                                             else 1 - token_received / len(token_acts))
+    # starts: appeared still counts every appeared start; the token figures
+    # only those whose activity is not subscribed.
+    starts = [u for u in win_updates if u.start_event == "start" and u.accepted]
+    appeared = [u for u in starts if u.activity_id in a.has_device_evidence]
+    expected = [u for u in appeared if u.activity_id not in a.subscribed]
+    with_token = [u for u in expected if u.activity_id in a.first_token_callback]
+    latency = sorted(max(0, a.first_token_callback[u.activity_id] - u.accept_time) for u in with_token)
+    starts_block = dict(report["starts"])
+    starts_block["update_token_received"] = len(with_token)
+    starts_block["update_token_rate"] = rate(len(with_token), len(expected))
+    starts_block["update_token_latency_ms"] = {
+        "count": len(latency), "p50": nearest_rank(latency, 50, 100),
+        "p90": nearest_rank(latency, 90, 100), "p99": nearest_rank(latency, 99, 100)}
+    # priority_10_last_hour: accepted, priority 10, no channel (from the
+    # deciding request); n = other such updates of the activity (any time)
+    # with t - 3,600,000 <= t' < t.
+    def keyed(u: Update) -> bool:
+        return u.accepted and u.priority == "10" and u.channel is None
+    times: dict[str, list[int]] = {}
+    for u in a.updates:
+        if keyed(u):
+            times.setdefault(u.activity_id, []).append(u.accept_time)
+    for t in times.values():
+        t.sort()
+    groups: dict[str, list[Update]] = {}
+    for u in win_updates:
+        if not keyed(u):
+            continue
+        t = times[u.activity_id]
+        n = bisect.bisect_left(t, u.accept_time) - bisect.bisect_left(t, u.accept_time - 3_600_000)
+        key = [k for k, low in P10_BUCKETS if n >= low][-1]
+        groups.setdefault(key, []).append(u)
+    breakdowns = dict(report["breakdowns"])
+    breakdowns["frequent_pushes"] = breakdown(lambda u: a.frequent_pushes.get(u.activity_id, "unknown"))
+    breakdowns["priority_10_last_hour"] = {k: updates_block(groups[k], True) for k in sorted(groups)}
+    return {**report, "starts": starts_block, "callbacks": callbacks, "breakdowns": breakdowns}
+
+
 # --------------------------------------------------------------------------
 # Command line
 # --------------------------------------------------------------------------
@@ -2027,15 +2098,17 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--to", metavar="RFC3339")
     parser.add_argument("--verbose", action="store_true",
                         help="print an ingest summary to stderr")
-    parser.add_argument("--contract", choices=("2", "3.0"), default="3.0",
-                        help="the contract to report by: 3.0 (report schema 2, the default: dismissals, "
+    parser.add_argument("--contract", choices=("2", "3.0", "3.1"), default="3.1",
+                        help="the contract to report by: 3.1 (the default: report schema 2 with "
+                             "breakdowns.frequent_pushes and priority_10_last_hour, and no update token "
+                             "expected of an activity subscribed to a channel), 3.0 (report schema 2: dismissals, "
                              "loss causes, starts, dead tokens, broadcast channels) or 2 (report schema 1, "
                              "as arrival before contract 3.0 wrote it)")
     parser.add_argument("paths", nargs="+", metavar="PATH")
     args = parser.parse_args(argv)
     window = parse_window(args, parser)
 
-    store = Store(contract3=args.contract == "3.0")
+    store = Store(contract3=args.contract in ("3.0", "3.1"))
     for p in args.paths:  # files processed in the order given
         try:
             store.ingest_path(p)
@@ -2047,7 +2120,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             return 1
     if args.verbose:
         print_summary(store)
-    report = build_report(store, window, contract3=args.contract == "3.0")
+    report = build_report(store, window, contract3=args.contract in ("3.0", "3.1"),
+                          contract31=args.contract == "3.1")
     sys.stdout.write(json.dumps(report, sort_keys=False, indent=2) + "\n")
     return 0
 

@@ -22,6 +22,9 @@ package struct ActivityStory: Sendable {
         package var evidence: String
         /// The broadcast channel of its deciding request (nil: sent to a token).
         package var channel: String?
+        /// For an accepted priority-10 update sent to a token, the other such
+        /// updates accepted in the hour before (contract 3.1); nil otherwise.
+        package var priority10LastHour: Int?
     }
 
     /// One record of the timeline.
@@ -50,6 +53,8 @@ package struct ActivityStory: Sendable {
     package var lastDeviceAt: Int64?
     package var osVersion: String?
     package var appVersion: String?
+    /// The user's "More Frequent Updates" switch, from the earliest evidence that says (contract 3.1).
+    package var frequentPushes: String?
     package var updates: [UpdateLine] = []
     package var timeline: [Entry] = []
 
@@ -85,12 +90,14 @@ package struct ActivityStory: Sendable {
         }
         for r in records.renders {
             analysis.considerRender(
-                activity: activity, seq: r.seq, at: r.renderedAt, os: { r.osVersion }, appVersion: { r.appVersion })
+                activity: activity, seq: r.seq, at: r.renderedAt, os: { r.osVersion }, appVersion: { r.appVersion },
+                frequentPushes: { r.frequentPushes }, subscribed: r.channelID != nil)
         }
         for c in records.callbacks {
             analysis.considerCallback(
                 activity: activity, kind: DeliveryAnalysis.CallbackKind(c.callback, state: c.state), seq: c.seq,
-                at: c.receivedAt, row: c.rowID, os: { c.osVersion }, appVersion: { c.appVersion })
+                at: c.receivedAt, row: c.rowID, os: { c.osVersion }, appVersion: { c.appVersion },
+                frequentPushes: { c.frequentPushes }, subscribed: c.channelID != nil)
         }
         try analysis.finish(
             apnsID: { apnsIDs[$0] ?? "" }, pushToken: { tokens[$0] ?? "" }, callbackToken: { callbackTokens[$0] ?? "" })
@@ -107,6 +114,7 @@ package struct ActivityStory: Sendable {
         lastDeviceAt = bounds.lastDeviceAt
         osVersion = bounds.os?.value
         appVersion = bounds.appVersion?.value
+        frequentPushes = bounds.frequentPushes?.value
         let all = Array(analysis.updates.indices)
         let ordered = all.sorted {
             (analysis.updates[$0].at, analysis.updates[$0].seq) < (analysis.updates[$1].at, analysis.updates[$1].seq)
@@ -119,7 +127,8 @@ package struct ActivityStory: Sendable {
                     seq: u.seq, event: u.isEnd ? "end" : u.isStart ? "start" : "update", accepted: u.accepted, at: u.at,
                     requests: requestCount[u.seq] ?? 0, outcome: u.outcome, lossCause: u.lossCause,
                     evidence: analysis.evidence(ofUpdate: index, siblings: all),
-                    channel: u.channel < 0 ? nil : broadcasts.channels[Int(u.channel)].text))
+                    channel: u.channel < 0 ? nil : broadcasts.channels[Int(u.channel)].text,
+                    priority10LastHour: u.recentPriority10 >= 0 ? Int(u.recentPriority10) : nil))
         }
         timeline = Self.entries(records, broadcasts: reached)
     }
@@ -177,7 +186,7 @@ package struct ActivityStory: Sendable {
                         fields: [
                             ("surface", .text(r.surface)), ("device_id", .text(r.deviceID)),
                             ("os_version", .text(r.osVersion)), ("app_version", .text(r.appVersion)),
-                            ("channel_id", .text(r.channelID)),
+                            ("channel_id", .text(r.channelID)), ("frequent_pushes", .text(r.frequentPushes)),
                         ]), 1, r.rowID
                 ))
         }
@@ -194,7 +203,7 @@ package struct ActivityStory: Sendable {
                             ("state", .text(c.callback == "activity_state" ? c.state : nil)),
                             ("push_token", .text(c.pushToken)), ("device_id", .text(c.deviceID)),
                             ("os_version", .text(c.osVersion)), ("app_version", .text(c.appVersion)),
-                            ("channel_id", .text(c.channelID)),
+                            ("channel_id", .text(c.channelID)), ("frequent_pushes", .text(c.frequentPushes)),
                         ]), 2, c.rowID
                 ))
         }

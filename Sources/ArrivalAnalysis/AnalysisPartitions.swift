@@ -260,7 +260,8 @@ struct AnalysisPartitions {
 
     /// Spills the rows of a table of device evidence (renders, callbacks)
     /// that name an activity: the activity, the table's own `fields`, the
-    /// OS and app versions, then (when the store has broadcasts) the channel.
+    /// OS and app versions, the "More Frequent Updates" switch, whether the
+    /// row names a channel, then (when the store has broadcasts) the channel.
     private func spillEvidence<Row: DeviceEvidenceRow>(
         _ table: Table, bufferBytes: Int, _ scan: ((Row) throws -> Void) throws -> Void,
         fields: (Row, inout SpillWriter) -> Void
@@ -279,6 +280,8 @@ struct AnalysisPartitions {
                     fields(row, &writers[partition])
                     row.withText(1) { writers[partition].bytes($0) }
                     row.withText(2) { writers[partition].bytes($0) }
+                    row.withFrequentPushesBytes { writers[partition].bytes($0) }
+                    writers[partition].byte(row.hasChannel ? 1 : 0)
                     if withChannels { row.withChannelBytes { writers[partition].bytes($0) } }
                     try writers[partition].endRecord()
                 }
@@ -354,17 +357,18 @@ struct AnalysisPartitions {
             let seq = try reader.int()
             let renderedAt = try reader.int()
             let rowID = try reader.int()
-            let os = try reader.text()
-            let appVersion = try reader.text()
-            let channel = withBroadcasts ? try reader.text() : nil
+            let evidence = try EvidenceFields(&reader, withChannel: withBroadcasts)
             guard let activity = activity(reader, name, interning: withBroadcasts) else { continue }
-            if let channel, let number = reader.withBytes(channel, { channels.channel($0, in: broadcasts) }) {
+            if let channel = evidence.channel,
+                let number = reader.withBytes(channel, { channels.channel($0, in: broadcasts) })
+            {
                 analysis.noteSubscription(activity: activity, channel: number)
             }
             if tallyByDayAndHour { analysis.noteRenderRow(rowID, activity: activity) }
             analysis.considerRender(
-                activity: activity, seq: seq, at: renderedAt, os: { os.map { reader.string($0) } },
-                appVersion: { appVersion.map { reader.string($0) } })
+                activity: activity, seq: seq, at: renderedAt, os: { evidence.os.map { reader.string($0) } },
+                appVersion: { evidence.appVersion.map { reader.string($0) } },
+                frequentPushes: { evidence.frequentPushes.map { reader.string($0) } }, subscribed: evidence.subscribed)
         }
         lastActivity = nil
         reader = SpillReader(files, partition, .callbacks)
@@ -375,17 +379,18 @@ struct AnalysisPartitions {
             let seq = try reader.int()
             let receivedAt = try reader.int()
             let rowID = try reader.int()
-            let os = try reader.text()
-            let appVersion = try reader.text()
-            let channel = withBroadcasts ? try reader.text() : nil
+            let evidence = try EvidenceFields(&reader, withChannel: withBroadcasts)
             guard let activity = activity(reader, name, interning: withBroadcasts) else { continue }
-            if let channel, let number = reader.withBytes(channel, { channels.channel($0, in: broadcasts) }) {
+            if let channel = evidence.channel,
+                let number = reader.withBytes(channel, { channels.channel($0, in: broadcasts) })
+            {
                 analysis.noteSubscription(activity: activity, channel: number)
             }
             analysis.considerCallback(
-                activity: activity, kind: kind, seq: hasSeq ? seq : nil, at: receivedAt,
-                row: rowID, os: { os.map { reader.string($0) } },
-                appVersion: { appVersion.map { reader.string($0) } })
+                activity: activity, kind: kind, seq: hasSeq ? seq : nil, at: receivedAt, row: rowID,
+                os: { evidence.os.map { reader.string($0) } },
+                appVersion: { evidence.appVersion.map { reader.string($0) } },
+                frequentPushes: { evidence.frequentPushes.map { reader.string($0) } }, subscribed: evidence.subscribed)
         }
         try analysis.finish(
             apnsID: apnsID, pushToken: pushToken, callbackToken: callbackToken,
@@ -396,6 +401,24 @@ struct AnalysisPartitions {
                 }
             })
         return analysis
+    }
+}
+
+/// The device fields a spilled render or callback ends with (``AnalysisPartitions``' `spillEvidence`),
+/// as places in the reader's record.
+private struct EvidenceFields {
+    var os: Range<Int>?
+    var appVersion: Range<Int>?
+    var frequentPushes: Range<Int>?
+    var subscribed: Bool
+    var channel: Range<Int>?
+
+    init(_ reader: inout SpillReader, withChannel: Bool) throws {
+        os = try reader.text()
+        appVersion = try reader.text()
+        frequentPushes = try reader.text()
+        subscribed = try reader.byte() != 0
+        channel = withChannel ? try reader.text() : nil
     }
 }
 

@@ -39,6 +39,11 @@ package struct DeliveryAnalysis {
         package var outcome: Outcome?
         /// Why it was lost, when its outcome is `lost` (contract 3.0).
         package var lossCause: LossCause?
+        /// For an accepted priority-10 update sent to the activity's token
+        /// (no channel): how many other such updates of the activity were
+        /// accepted in the hour before its accept time (contract 3.1,
+        /// `breakdowns.priority_10_last_hour`); -1 for any other update.
+        package var recentPriority10: Int32 = -1
     }
 
     /// What is known of one activity: its bounds and what its device told.
@@ -62,6 +67,11 @@ package struct DeliveryAnalysis {
         var hasTokenCallback: Bool { firstTokenAt != nil }
         var os: (time: Int64, value: String)?
         var appVersion: (time: Int64, value: String)?
+        /// The user's "More Frequent Updates" switch, from the earliest evidence that says (contract 3.1).
+        var frequentPushes: (time: Int64, value: String)?
+        /// Whether any render or callback of it names a broadcast channel:
+        /// it is updated through the channel and expects no update token (contract 3.1).
+        var subscribed = false
     }
 
     package internal(set) var updates: [Update] = []
@@ -250,7 +260,7 @@ package struct DeliveryAnalysis {
             }
             considerRender(
                 activity: activity, seq: row.seq, at: row.renderedAt, os: { row.osVersion },
-                appVersion: { row.appVersion })
+                appVersion: { row.appVersion }, frequentPushes: { row.frequentPushes }, subscribed: row.hasChannel)
         }
 
         // Callbacks: activity start, content-update and token callbacks, device evidence.
@@ -266,7 +276,8 @@ package struct DeliveryAnalysis {
             }
             considerCallback(
                 activity: activity, kind: CallbackKind(row.callback, state: row.state), seq: row.seq,
-                at: row.receivedAt, row: row.rowID, os: { row.osVersion }, appVersion: { row.appVersion })
+                at: row.receivedAt, row: row.rowID, os: { row.osVersion }, appVersion: { row.appVersion },
+                frequentPushes: { row.frequentPushes }, subscribed: row.hasChannel)
         }
         try finish(
             apnsID: { try pickApnsID.text(ofRow: $0) }, pushToken: { try pickToken.text(ofRow: $0) },
@@ -279,8 +290,8 @@ package struct DeliveryAnalysis {
 
     /// An empty analysis of one partition of the activities
     /// (``AnalysisPartitions``), filled by its ``consider(_:apnsID:)``,
-    /// ``considerRender(activity:seq:at:os:appVersion:)`` and
-    /// ``considerCallback(activity:kind:seq:at:os:appVersion:)`` calls, then
+    /// ``considerRender(activity:seq:at:os:appVersion:frequentPushes:subscribed:)`` and
+    /// ``considerCallback(activity:kind:seq:at:row:os:appVersion:frequentPushes:subscribed:)`` calls, then
     /// ``finish()``. `apps` numbers the apps as the pass over all requests
     /// did; the request tallies stay empty (they are that pass's).
     init(partitionNumberingAppsAs apps: Interner, broadcasts: Broadcasts) {
@@ -333,9 +344,11 @@ package struct DeliveryAnalysis {
         }
     }
 
-    /// A render: its update's first render, the activity's start and device evidence.
+    /// A render: its update's first render, the activity's start and device
+    /// evidence (``noteEvidence(activity:at:os:appVersion:frequentPushes:subscribed:)``).
     mutating func considerRender(
-        activity: Int32, seq: Int64, at: Int64, os: () -> String?, appVersion: () -> String?
+        activity: Int32, seq: Int64, at: Int64, os: () -> String?, appVersion: () -> String?,
+        frequentPushes: () -> String?, subscribed: Bool
     ) {
         if let index = updateIndex.find(activity: activity, seq: seq, in: updates) {
             updates[index].firstRenderedAt = min(updates[index].firstRenderedAt ?? at, at)
@@ -343,7 +356,9 @@ package struct DeliveryAnalysis {
             let key = UpdateKey(activity: activity, seq: seq)
             pendingRenders[key] = min(pendingRenders[key] ?? at, at)
         }
-        noteEvidence(activity: activity, at: at, os: os, appVersion: appVersion)
+        noteEvidence(
+            activity: activity, at: at, os: os, appVersion: appVersion, frequentPushes: frequentPushes,
+            subscribed: subscribed)
     }
 
     /// A callback: content-update and token callbacks, the device's ends
@@ -351,7 +366,7 @@ package struct DeliveryAnalysis {
     /// its row id (a `push_token` callback's token is read by it when needed).
     mutating func considerCallback(
         activity: Int32, kind: CallbackKind, seq: Int64?, at: Int64, row: Int64, os: () -> String?,
-        appVersion: () -> String?
+        appVersion: () -> String?, frequentPushes: () -> String?, subscribed: Bool
     ) {
         let i = Int(activity)
         switch kind {
@@ -373,7 +388,9 @@ package struct DeliveryAnalysis {
         case .other:
             break
         }
-        noteEvidence(activity: activity, at: at, os: os, appVersion: appVersion)
+        noteEvidence(
+            activity: activity, at: at, os: os, appVersion: appVersion, frequentPushes: frequentPushes,
+            subscribed: subscribed)
     }
 
     /// The indices of the updates whose time falls in `window` (all, without one).
@@ -486,23 +503,30 @@ package struct DeliveryAnalysis {
         return app
     }
 
-    /// Notes a render's or callback's time and device evidence; `os` and
-    /// `appVersion` are read only when they could be the earliest (most rows
-    /// come later than the activity's first evidence, and making a String per
-    /// row is most of the cost of a scan).
-    private mutating func noteEvidence(activity: Int32, at: Int64, os: () -> String?, appVersion: () -> String?) {
+    /// Notes a render's or callback's time and device evidence: `os`,
+    /// `appVersion` and `frequentPushes` (contract 3.1) are read only when
+    /// they could be the earliest (most rows come later than the activity's
+    /// first evidence, and making a String per row is most of the cost of a
+    /// scan); `subscribed`: the row names a broadcast channel.
+    private mutating func noteEvidence(
+        activity: Int32, at: Int64, os: () -> String?, appVersion: () -> String?, frequentPushes: () -> String?,
+        subscribed: Bool
+    ) {
         let i = Int(activity)
         activities[i].startedAt = min(activities[i].startedAt ?? at, at)
         activities[i].lastDeviceAt = max(activities[i].lastDeviceAt ?? at, at)
-        if activities[i].os.map({ at <= $0.time }) ?? true, let os = os(),
-            Self.earlier((at, os), than: activities[i].os)
-        {
-            activities[i].os = (at, os)
-        }
-        if activities[i].appVersion.map({ at <= $0.time }) ?? true, let appVersion = appVersion(),
-            Self.earlier((at, appVersion), than: activities[i].appVersion)
-        {
-            activities[i].appVersion = (at, appVersion)
+        if subscribed { activities[i].subscribed = true }
+        Self.noteEarliest(at, os, in: &activities[i].os)
+        Self.noteEarliest(at, appVersion, in: &activities[i].appVersion)
+        Self.noteEarliest(at, frequentPushes, in: &activities[i].frequentPushes)
+    }
+
+    /// Keeps `(at, value())` in `earliest` when it is earlier (ties: the smaller value by code point).
+    private static func noteEarliest(
+        _ at: Int64, _ value: () -> String?, in earliest: inout (time: Int64, value: String)?
+    ) {
+        if earliest.map({ at <= $0.time }) ?? true, let value = value(), Self.earlier((at, value), than: earliest) {
+            earliest = (at, value)
         }
     }
 
@@ -581,6 +605,7 @@ package struct DeliveryAnalysis {
             return x.seq < y.seq
         }
         var lost: [Int] = []
+        var priority10Times: [Int64] = []
         var start = 0
         while start < order.count {
             var end = start
@@ -608,9 +633,29 @@ package struct DeliveryAnalysis {
                 if outcome == .lost { lost.append(index) }
                 earlierMax = max(earlierMax ?? u.apsTimestamp, u.apsTimestamp)
             }
+            countRecentPriority10(group, times: &priority10Times)
             start = end
         }
         try explainLosses(lost, pushToken: pushToken, callbackToken: callbackToken, prefetch: prefetch)
+    }
+
+    /// Sets ``Update/recentPriority10`` of the accepted priority-10 updates
+    /// without a channel in `group` (one activity's accepted updates in
+    /// order of accept time): the number of others accepted at or after an
+    /// hour before each one's accept time and strictly before it. `times`
+    /// is scratch space (their accept times so far, in order).
+    private mutating func countRecentPriority10(_ group: ArraySlice<Int>, times: inout [Int64]) {
+        times.removeAll(keepingCapacity: true)
+        // `first`: the first time within the hour; `sameFrom`: where the run of times equal to the last began.
+        var first = 0
+        var sameFrom = 0
+        for index in group where updates[index].priority == 10 && updates[index].channel < 0 {
+            let at = updates[index].at
+            while first < times.count && times[first] < at - Contract.priority10WindowMS { first += 1 }
+            if times.last != at { sameFrom = times.count }
+            updates[index].recentPriority10 = Int32(clamping: sameFrom - first)
+            times.append(at)
+        }
     }
 
     /// The token and loss cause of each lost update, in the order they were

@@ -14,6 +14,10 @@ package struct LostUpdate: Sendable, Equatable {
     package var evidence: String
     /// The broadcast channel of its deciding request (contract 3.0); nil when it was sent to a token.
     package var channel: String? = nil
+    /// For an accepted priority-10 update sent to a token: the other such
+    /// updates its activity had accepted in the hour before (contract 3.1,
+    /// evidence for Apple's budget); nil for any other update.
+    package var priority10LastHour: Int? = nil
 }
 
 extension ReportBuilder {
@@ -41,7 +45,8 @@ extension ReportBuilder {
                         activityID: analysis.activityNames[Int(u.activity)].text, seq: u.seq, app: app,
                         provider: PushProvider.allCases[Int(u.provider)].rawValue, acceptedAt: u.at, cause: cause,
                         pushToken: u.token >= 0 ? analysis.tokens[Int(u.token)].text : "",
-                        evidence: analysis.evidence(ofUpdate: index), channel: channel))
+                        evidence: analysis.evidence(ofUpdate: index), channel: channel,
+                        priority10LastHour: u.recentPriority10 >= 0 ? Int(u.recentPriority10) : nil))
             }
             return found
         }

@@ -93,7 +93,7 @@ package struct ReportBuilder {
             samples.add(.effectiveArrivalRate, counts.rendered + counts.superseded, of: counts.deliverable)
             samples.add(.staleShare, counts.staleTimestamp, of: counts.accepted)
             samples.add(.callbackLossRate, counts.rendered - contentReceived[index], of: counts.rendered)
-            if counts.rendered > 0 {
+            if counts.rendered > 0 && !analysis.activities[index].subscribed {
                 samples.add(.tokenCallbackLossRate, analysis.activities[index].hasTokenCallback ? 0 : 1, of: 1)
             }
         }
@@ -110,15 +110,19 @@ package struct ReportBuilder {
     struct BreakdownKeys {
         var osOfActivity: [Int32] = []
         var appVersionOfActivity: [Int32] = []
+        /// The "More Frequent Updates" switch of each activity (contract 3.1).
+        var frequentPushesOfActivity: [Int32] = []
         var versions = Interner()
 
         init(_ analysis: DeliveryAnalysis) {
             let unknown = versions.intern("unknown")
             osOfActivity.reserveCapacity(analysis.activities.count)
             appVersionOfActivity.reserveCapacity(analysis.activities.count)
+            frequentPushesOfActivity.reserveCapacity(analysis.activities.count)
             for activity in analysis.activities {
                 osOfActivity.append(activity.os.map { versions.intern($0.value) } ?? unknown)
                 appVersionOfActivity.append(activity.appVersion.map { versions.intern($0.value) } ?? unknown)
+                frequentPushesOfActivity.append(activity.frequentPushes.map { versions.intern($0.value) } ?? unknown)
             }
         }
     }
@@ -179,6 +183,8 @@ struct UpdateSummary {
         var byProvider = [UpdateCounts](repeating: UpdateCounts(), count: PushProvider.allCases.count)
         var byOS = [UpdateCounts](repeating: UpdateCounts(), count: keys.versions.values.count)
         var byAppVersion = byOS
+        var byFrequentPushes = byOS
+        var byPriority10 = [UpdateCounts](repeating: UpdateCounts(), count: Contract.priority10Buckets.count)
         var byChannel = [UpdateCounts](repeating: UpdateCounts(), count: analysis.broadcasts.channels.values.count)
         var renderedActivity = [Bool](repeating: false, count: analysis.activities.count)
         var subscribed: Set<UInt64> = []
@@ -198,6 +204,10 @@ struct UpdateSummary {
             byProvider[Int(update.provider)].count(update)
             byOS[Int(keys.osOfActivity[activity])].count(update)
             byAppVersion[Int(keys.appVersionOfActivity[activity])].count(update)
+            byFrequentPushes[Int(keys.frequentPushesOfActivity[activity])].count(update)
+            if update.recentPriority10 >= 0 {
+                byPriority10[Contract.priority10Bucket(of: Int(update.recentPriority10))].count(update)
+            }
             if update.channel >= 0 {
                 byChannel[Int(update.channel)].count(update)
                 subscribed.insert(
@@ -207,7 +217,8 @@ struct UpdateSummary {
             guard update.outcome == .rendered, let rendered = update.firstRenderedAt else { continue }
             contentExpected += 1
             if update.hasContentCallback { contentReceived += 1 }
-            if !renderedActivity[activity] {
+            // An activity subscribed to a channel never gets an update token (contract 3.1).
+            if !renderedActivity[activity] && !analysis.activities[activity].subscribed {
                 renderedActivity[activity] = true
                 tokenExpected += 1
                 if analysis.activities[activity].hasTokenCallback { tokenReceived += 1 }
@@ -230,17 +241,22 @@ struct UpdateSummary {
         breakdowns["os_version"] = counted(byOS) { keys.versions[$0] }
         breakdowns["app_version"] = counted(byAppVersion) { keys.versions[$0] }
         breakdowns["channel"] = counted(byChannel) { analysis.broadcasts.channels[$0] }
+        breakdowns["frequent_pushes"] = counted(byFrequentPushes) { keys.versions[$0] }
+        breakdowns["priority_10_last_hour"] = counted(byPriority10) { ExactString(Contract.priority10Buckets[$0].key) }
     }
 
     /// Counts a push-to-start: sent, accepted, appeared (any render or
     /// callback of its activity), given an update token (a `push_token`
-    /// callback), and how long after the accept time the first token came.
+    /// callback; asked of an activity not subscribed to a channel only,
+    /// contract 3.1), and how long after the accept time the first token came.
     private mutating func countStart(_ update: DeliveryAnalysis.Update, of activity: DeliveryAnalysis.Activity) {
         starts.sent += 1
         guard update.accepted else { return }
         starts.accepted += 1
         guard activity.lastDeviceAt != nil else { return }
         starts.appeared += 1
+        guard !activity.subscribed else { return }
+        starts.updateTokenExpected += 1
         guard let tokenAt = activity.firstTokenAt else { return }
         starts.updateTokenReceived += 1
         tokenLatencies[max(0, tokenAt - update.at), default: 0] += 1
@@ -324,7 +340,7 @@ struct UpdateSummary {
         report.callbacks.tokenExpected = tokenExpected
         report.callbacks.tokenReceived = tokenReceived
         report.dataQuality.clockSkewNegative = clockSkewNegative
-        for name in Report.breakdownDimensions + ["channel"] {
+        for name in Report.allDimensions {
             report.breakdowns[name] = breakdowns[name] ?? [:]
         }
         report.latency = Self.latency(of: latencies)

@@ -240,6 +240,7 @@ package struct RowBatch: Sendable {
             text(r.deviceModel)
             text(r.appVersion)
             text(r.channelID)
+            text(r.frequentPushes)
         case .callback(let r):
             text(r.callback.rawValue)
             text(r.activityID)
@@ -252,6 +253,7 @@ package struct RowBatch: Sendable {
             text(r.deviceModel)
             text(r.appVersion)
             text(r.channelID)
+            text(r.frequentPushes)
         }
         finishRow(start, kind: record.kind, line: line)
         computeKeys()
@@ -288,14 +290,15 @@ package struct RowBatch: Sendable {
             return .render(
                 RenderRecord(
                     activityID: text()!, seq: int()!, renderedAt: int()!, surface: text(), deviceID: text(),
-                    osVersion: text(), deviceModel: text(), appVersion: text(), channelID: text()))
+                    osVersion: text(), deviceModel: text(), appVersion: text(), channelID: text(),
+                    frequentPushes: text()))
         case .callback:
             return .callback(
                 CallbackRecord(
                     callback: CallbackRecord.Kind(rawValue: text()!)!, activityID: text(), pushToken: text(),
                     seq: int(),
                     state: text(), receivedAt: int()!, deviceID: text(), osVersion: text(), deviceModel: text(),
-                    appVersion: text(), channelID: text()))
+                    appVersion: text(), channelID: text(), frequentPushes: text()))
         }
     }
 
@@ -409,19 +412,19 @@ extension RecordKind {
     @inlinable package var columnCount: Int {
         switch self {
         case .apns: 17
-        case .render: 9
-        case .callback: 11
+        case .render: 10
+        case .callback: 12
         }
     }
 
     /// The last columns, added after the first stores, that the
     /// de-duplication hash leaves out when null: `provider` and
-    /// `channel_id` of `apns` rows, `channel_id` of the others. Each is a
-    /// text column.
+    /// `channel_id` of `apns` rows, `channel_id` and `frequent_pushes`
+    /// (contract 3.1) of the others. Each is a text column.
     @inlinable package var laterColumns: Int {
         switch self {
         case .apns: 2
-        case .render, .callback: 1
+        case .render, .callback: 2
         }
     }
 

@@ -289,11 +289,12 @@ struct PostgresStoreSnapshot: StoreSnapshot {
                 """
         case .renders:
             return
-                "SELECT activity_id, os_version, app_version, seq, rendered_at, id, channel_id FROM arrival.renders ORDER BY id"
+                "SELECT activity_id, os_version, app_version, seq, rendered_at, id, channel_id, frequent_pushes "
+                + "FROM arrival.renders ORDER BY id"
         case .callbacks:
             return """
                 SELECT activity_id, os_version, app_version, callback, seq, received_at,
-                       CASE callback WHEN 'activity_state' THEN state END, id, channel_id
+                       CASE callback WHEN 'activity_state' THEN state END, id, channel_id, frequent_pushes
                 FROM arrival.callbacks ORDER BY id
                 """
         case .pushTokenCallbacks:
@@ -449,20 +450,17 @@ struct PostgresStoreSnapshot: StoreSnapshot {
         lookup("push_token", of: "arrival.apns")
     }
 
-    func forEachViewOutcome(
-        _ body: (
-            _ activityID: String, _ seq: Int64, _ outcome: String?, _ lossCause: String?, _ at: Int64, _ app: String,
-            _ priority: Int64?, _ channel: String?
-        ) throws -> Void
-    ) throws {
+    func forEachViewOutcome(_ body: (ViewOutcome) throws -> Void) throws {
         try forEachRow(
-            of:
-                "SELECT activity_id, seq, outcome, loss_cause, at, app, priority, channel_id FROM arrival.update_outcomes",
-            kinds: [.text, .int, .text, .text, .int, .text, .int, .text]
+            of: "SELECT \(ViewOutcome.columns) FROM arrival.update_outcomes",
+            kinds: [.text, .int, .text, .text, .int, .text, .int, .text, .int, .text, .int]
         ) { row in
             try body(
-                row.string(0) ?? "", row.int(1), row.string(2), row.string(3), row.int(4), row.string(5) ?? "",
-                row.optionalInt(6), row.string(7))
+                ViewOutcome(
+                    activityID: row.string(0) ?? "", seq: row.int(1), outcome: row.string(2), lossCause: row.string(3),
+                    at: row.int(4), app: row.string(5) ?? "", priority: row.optionalInt(6), channel: row.string(7),
+                    priority10LastHour: row.optionalInt(8), frequentPushes: row.string(9), subscribed: row.int(10) != 0)
+            )
         }
     }
 
@@ -509,16 +507,18 @@ struct PostgresStoreSnapshot: StoreSnapshot {
         for row in try run(
             PostgresQuery(
                 unsafeSQL: """
-                    SELECT id, callback, seq, state, push_token, received_at, device_id, os_version, app_version, channel_id
+                    SELECT id, callback, seq, state, push_token, received_at, device_id, os_version, app_version, channel_id,
+                           frequent_pushes
                     FROM arrival.callbacks WHERE activity_id = $1 ORDER BY id
                     """, binds: byActivity))
         {
-            let (rowID, callback, seq, state, token, receivedAt, device, os, app, channel) = try row.decode(
-                (Int64, String, Int64?, String?, String?, Int64, String?, String?, String?, String?).self)
+            let (rowID, callback, seq, state, token, receivedAt, device, os, app, channel, frequent) = try row.decode(
+                (Int64, String, Int64?, String?, String?, Int64, String?, String?, String?, String?, String?).self)
             records.callbacks.append(
                 ActivityRecords.Callback(
                     rowID: rowID, callback: callback, seq: seq, state: state, pushToken: token,
-                    receivedAt: receivedAt, deviceID: device, osVersion: os, appVersion: app, channelID: channel))
+                    receivedAt: receivedAt, deviceID: device, osVersion: os, appVersion: app, channelID: channel,
+                    frequentPushes: frequent))
         }
 
         // The tokens it reported, and which of them it owns (as SQLite's look-up decides it).
@@ -572,16 +572,16 @@ struct PostgresStoreSnapshot: StoreSnapshot {
         for row in try run(
             PostgresQuery(
                 unsafeSQL: """
-                    SELECT id, seq, rendered_at, surface, device_id, os_version, app_version, channel_id
+                    SELECT id, seq, rendered_at, surface, device_id, os_version, app_version, channel_id, frequent_pushes
                     FROM arrival.renders WHERE activity_id = $1 ORDER BY id
                     """, binds: byActivity))
         {
-            let (rowID, seq, renderedAt, surface, device, os, app, channel) = try row.decode(
-                (Int64, Int64, Int64, String?, String?, String?, String?, String?).self)
+            let (rowID, seq, renderedAt, surface, device, os, app, channel, frequent) = try row.decode(
+                (Int64, Int64, Int64, String?, String?, String?, String?, String?, String?).self)
             records.renders.append(
                 ActivityRecords.Render(
                     rowID: rowID, seq: seq, renderedAt: renderedAt, surface: surface, deviceID: device,
-                    osVersion: os, appVersion: app, channelID: channel))
+                    osVersion: os, appVersion: app, channelID: channel, frequentPushes: frequent))
         }
 
         let channels = Set(records.renders.compactMap(\.channelID) + records.callbacks.compactMap(\.channelID))

@@ -35,7 +35,15 @@ package enum PostgresSchema {
         ("0001_records", records),
         ("0002_repeat_counts_and_limits", repeatCountsAndLimits),
         ("0003_prune_indexes", pruneIndexes),
+        ("0004_frequent_pushes", frequentPushes),
     ]
+
+    /// As the SQLite store's `0013_frequent_pushes` (contract 3.1): the
+    /// user's "More Frequent Updates" switch on renders and callbacks (and
+    /// push-to-start tokens, which are callbacks), null on rows stored before.
+    static let frequentPushes: [String] = ["renders", "callbacks", "start_tokens"].map {
+        "ALTER TABLE arrival.\($0) ADD COLUMN frequent_pushes text"
+    }
 
     /// What a prune (``PostgresPrune``) finds by index, so that one day's
     /// prune reads that day rather than the tables: the records before a

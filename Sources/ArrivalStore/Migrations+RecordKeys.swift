@@ -48,8 +48,11 @@ extension Migrations {
 
     /// Fills `temp.arrival_rekey` with each row of `kind`'s table and its new key.
     private static func computeKeys(of kind: RecordKind, connection: Connection) throws(DatabaseError) {
+        // The columns of migrations after this one (`frequent_pushes`, 0013) do not exist yet: read as NULL,
+        // which the hash leaves out (``RecordKind/laterColumns``).
+        let columns = kind.columns.map { $0 == "frequent_pushes" ? "NULL" : $0 }
         let read = try connection.prepare(
-            "SELECT id, \(kind.columns.joined(separator: ", ")) FROM \(kind.table) WHERE id > ? ORDER BY id LIMIT 4096")
+            "SELECT id, \(columns.joined(separator: ", ")) FROM \(kind.table) WHERE id > ? ORDER BY id LIMIT 4096")
         let insert = try connection.prepare("INSERT OR IGNORE INTO temp.arrival_rekey (id, record_key) VALUES (?, ?)")
         let integer = kind.integerColumns
         var batch = RowBatch(capacity: 4096)

@@ -19,7 +19,17 @@ enum Migrations {
         // Code: Migrations.rekeyRecords (Migrations+RecordKeys.swift).
         ("0011_record_keys_by_window", "-- keys: see Migrations.rekeyRecords"),
         ("0012_repeat_counts_and_limits", repeatCountsAndLimits),
+        ("0013_frequent_pushes", frequentPushes),
     ]
+
+    /// Contract 3.1: renders and callbacks may say what the user's "More
+    /// Frequent Updates" switch was (`frequent_pushes`). A column each, null
+    /// on every row stored before; the de-duplication hash leaves it out
+    /// when null (``RecordKind/laterColumns``), so those rows keep their keys.
+    static let frequentPushes = """
+        ALTER TABLE renders ADD COLUMN frequent_pushes TEXT;
+        ALTER TABLE callbacks ADD COLUMN frequent_pushes TEXT;
+        """
 
     /// A repeated record is counted, not noted once per line: one row per
     /// file and record with how many of the file's lines repeat it (a file

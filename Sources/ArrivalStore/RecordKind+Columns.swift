@@ -23,12 +23,12 @@ extension RecordKind {
         case .render:
             [
                 "activity_id", "seq", "rendered_at", "surface", "device_id", "os_version", "device_model",
-                "app_version", "channel_id",
+                "app_version", "channel_id", "frequent_pushes",
             ]
         case .callback:
             [
                 "callback", "activity_id", "push_token", "seq", "state", "received_at", "device_id", "os_version",
-                "device_model", "app_version", "channel_id",
+                "device_model", "app_version", "channel_id", "frequent_pushes",
             ]
         }
     }

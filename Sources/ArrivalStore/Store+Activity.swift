@@ -55,10 +55,12 @@ package struct ActivityRecords: Sendable {
         package var osVersion: String?
         package var appVersion: String?
         package var channelID: String?
+        /// The user's "More Frequent Updates" switch (contract 3.1).
+        package var frequentPushes: String?
 
         package init(
             rowID: Int64, seq: Int64, renderedAt: Int64, surface: String?, deviceID: String?, osVersion: String?,
-            appVersion: String?, channelID: String?
+            appVersion: String?, channelID: String?, frequentPushes: String?
         ) {
             self.rowID = rowID
             self.seq = seq
@@ -68,6 +70,7 @@ package struct ActivityRecords: Sendable {
             self.osVersion = osVersion
             self.appVersion = appVersion
             self.channelID = channelID
+            self.frequentPushes = frequentPushes
         }
     }
 
@@ -82,10 +85,12 @@ package struct ActivityRecords: Sendable {
         package var osVersion: String?
         package var appVersion: String?
         package var channelID: String?
+        /// The user's "More Frequent Updates" switch (contract 3.1).
+        package var frequentPushes: String?
 
         package init(
             rowID: Int64, callback: String, seq: Int64?, state: String?, pushToken: String?, receivedAt: Int64,
-            deviceID: String?, osVersion: String?, appVersion: String?, channelID: String?
+            deviceID: String?, osVersion: String?, appVersion: String?, channelID: String?, frequentPushes: String?
         ) {
             self.rowID = rowID
             self.callback = callback
@@ -97,6 +102,7 @@ package struct ActivityRecords: Sendable {
             self.osVersion = osVersion
             self.appVersion = appVersion
             self.channelID = channelID
+            self.frequentPushes = frequentPushes
         }
     }
 
@@ -124,7 +130,8 @@ extension SQLiteSnapshot {
         var records = ActivityRecords(activityID: id)
         let callbacks = try connection.prepare(
             """
-            SELECT id, callback, seq, state, push_token, received_at, device_id, os_version, app_version, channel_id
+            SELECT id, callback, seq, state, push_token, received_at, device_id, os_version, app_version, channel_id,
+                   frequent_pushes
             FROM callbacks WHERE activity_id = ?1 ORDER BY id
             """)
         callbacks.bind(1, id)
@@ -133,7 +140,8 @@ extension SQLiteSnapshot {
                 ActivityRecords.Callback(
                     rowID: row.int(0), callback: row.string(1) ?? "", seq: row.optionalInt(2), state: row.string(3),
                     pushToken: row.string(4), receivedAt: row.int(5), deviceID: row.string(6),
-                    osVersion: row.string(7), appVersion: row.string(8), channelID: row.string(9)))
+                    osVersion: row.string(7), appVersion: row.string(8), channelID: row.string(9),
+                    frequentPushes: row.string(10)))
         }
 
         // The tokens it reported, and which of them it owns.
@@ -184,7 +192,7 @@ extension SQLiteSnapshot {
 
         let renders = try connection.prepare(
             """
-            SELECT id, seq, rendered_at, surface, device_id, os_version, app_version, channel_id
+            SELECT id, seq, rendered_at, surface, device_id, os_version, app_version, channel_id, frequent_pushes
             FROM renders WHERE activity_id = ?1 ORDER BY id
             """)
         renders.bind(1, id)
@@ -193,7 +201,7 @@ extension SQLiteSnapshot {
                 ActivityRecords.Render(
                     rowID: row.int(0), seq: row.int(1), renderedAt: row.int(2), surface: row.string(3),
                     deviceID: row.string(4), osVersion: row.string(5), appVersion: row.string(6),
-                    channelID: row.string(7)))
+                    channelID: row.string(7), frequentPushes: row.string(8)))
         }
 
         let channels = Set(records.renders.compactMap(\.channelID) + records.callbacks.compactMap(\.channelID))

@@ -47,11 +47,11 @@ package struct SQLiteSnapshot: StoreSnapshot {
                     ? " LEFT JOIN temp.arrival_token_owner AS o ON a.activity_id IS NULL AND o.push_token = a.push_token"
                     : "")
         case .renders:
-            "SELECT activity_id, os_version, app_version, seq, rendered_at, id, channel_id FROM renders"
+            "SELECT activity_id, os_version, app_version, seq, rendered_at, id, channel_id, frequent_pushes FROM renders"
         case .callbacks:
             """
             SELECT activity_id, os_version, app_version, callback, seq, received_at,
-                   CASE callback WHEN 'activity_state' THEN state END, id, channel_id
+                   CASE callback WHEN 'activity_state' THEN state END, id, channel_id, frequent_pushes
             FROM callbacks WHERE activity_id IS NOT NULL
             """
         case .pushTokenCallbacks:
@@ -166,18 +166,15 @@ package struct SQLiteSnapshot: StoreSnapshot {
 
     /// Every logical update with the outcome the SQL views give it (the
     /// `update_outcomes` view, for dashboards and ad-hoc queries).
-    package func forEachViewOutcome(
-        _ body: (
-            _ activityID: String, _ seq: Int64, _ outcome: String?, _ lossCause: String?, _ at: Int64, _ app: String,
-            _ priority: Int64?, _ channel: String?
-        ) throws -> Void
-    ) throws {
-        let scan = try connection.prepare(
-            "SELECT activity_id, seq, outcome, loss_cause, at, app, priority, channel_id FROM update_outcomes")
+    package func forEachViewOutcome(_ body: (ViewOutcome) throws -> Void) throws {
+        let scan = try connection.prepare("SELECT \(ViewOutcome.columns) FROM update_outcomes")
         try scan.forEachRow { row in
             try body(
-                row.string(0) ?? "", row.int(1), row.string(2), row.string(3), row.int(4), row.string(5) ?? "",
-                row.optionalInt(6), row.string(7))
+                ViewOutcome(
+                    activityID: row.string(0) ?? "", seq: row.int(1), outcome: row.string(2), lossCause: row.string(3),
+                    at: row.int(4), app: row.string(5) ?? "", priority: row.optionalInt(6), channel: row.string(7),
+                    priority10LastHour: row.optionalInt(8), frequentPushes: row.string(9), subscribed: row.int(10) != 0)
+            )
         }
     }
 
@@ -434,7 +431,7 @@ package struct RequestRow {
 /// the activity (0) and the device's OS and app versions (1, 2).
 package protocol DeviceEvidenceRow {
     var row: FetchedRow { get }
-    /// The column of the row's `channel_id` (contract 3.0).
+    /// The column of the row's `channel_id` (contract 3.0); `frequent_pushes` (3.1) is the next.
     static var channelColumn: Int32 { get }
 }
 
@@ -455,6 +452,18 @@ extension DeviceEvidenceRow {
         try row.withText(Self.channelColumn, body)
     }
 
+    /// Whether the row names a broadcast channel: its activity is subscribed to one (contract 3.0, 3.1).
+    @inlinable @inline(__always) public var hasChannel: Bool { row.withText(Self.channelColumn) { $0 != nil } }
+
+    /// What the user's "More Frequent Updates" switch was (contract 3.1).
+    @inlinable @inline(__always) public var frequentPushes: String? { row.string(Self.channelColumn + 1) }
+
+    /// The bytes of ``frequentPushes``, valid only during `body`.
+    @inlinable @inline(__always)
+    public func withFrequentPushesBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        try row.withText(Self.channelColumn + 1, body)
+    }
+
     /// The activity id, resolved through `last` when the row repeats the previous row's activity.
     @inlinable @inline(__always)
     public func activity(through last: inout LastText, _ make: (String?) -> Int32?) -> Int32? {
@@ -468,7 +477,7 @@ package struct RenderRow: DeviceEvidenceRow {
 
     @inlinable init(row: FetchedRow) { self.row = row }
 
-    @usableFromInline static let kinds: [FetchedRow.Kind] = [.text, .text, .text, .int, .int, .int, .text]
+    @usableFromInline static let kinds: [FetchedRow.Kind] = [.text, .text, .text, .int, .int, .int, .text, .text]
 
     @inlinable @inline(__always) public var seq: Int64 { row.int(3) }
     @inlinable @inline(__always) public var renderedAt: Int64 { row.int(4) }
@@ -483,7 +492,7 @@ package struct CallbackRow: DeviceEvidenceRow {
     @inlinable init(row: FetchedRow) { self.row = row }
 
     @usableFromInline static let kinds: [FetchedRow.Kind] = [
-        .text, .text, .text, .text, .int, .int, .text, .int, .text,
+        .text, .text, .text, .text, .int, .int, .text, .int, .text, .text,
     ]
 
     @inlinable @inline(__always) public var callback: String? { row.string(3) }

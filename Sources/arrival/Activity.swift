@@ -63,7 +63,8 @@ struct Activity: ParsableCommand {
             "Activity \(story.activityID)" + (story.app.map { " · \($0)" } ?? ""),
             "  started \(time(story.startedAt)) · ended \(time(story.endedAt)) · dismissed \(time(story.dismissedAt))"
                 + " · last heard from the device \(time(story.lastDeviceAt))",
-            "  os \(story.osVersion ?? "unknown") · app version \(story.appVersion ?? "unknown")",
+            "  os \(story.osVersion ?? "unknown") · app version \(story.appVersion ?? "unknown")"
+                + " · More Frequent Updates \(story.frequentPushes ?? "unknown")",
             "",
             "Timeline (\(ReportFormat.counted(story.timeline.count, "record")))",
         ]
@@ -76,15 +77,21 @@ struct Activity: ParsableCommand {
         lines.append("Updates (\(ReportFormat.counted(story.updates.count, "update")))")
         // A channel column when a broadcast decided an update (contract 3.0).
         let channels = story.updates.contains { $0.channel != nil }
+        // "p10/h": the other priority-10 updates accepted in the hour before (contract 3.1).
         var updates = TextTable(
-            ["seq", "event", "at", "requests", "outcome"] + (channels ? ["channel"] : []) + ["evidence"],
-            alignments: [.right, .left, .left, .right, .left] + (channels ? [.left] : []) + [.left])
+            ["seq", "event", "at", "requests", "outcome"] + (channels ? ["channel"] : []) + ["p10/h", "evidence"],
+            alignments: [.right, .left, .left, .right, .left] + (channels ? [.left] : []) + [.right, .left])
         for line in story.updates {
             updates.add(
                 [String(line.seq), line.event, time(line.at), String(line.requests), outcome(line)]
-                    + (channels ? [line.channel ?? "(direct)"] : []) + [line.evidence])
+                    + (channels ? [line.channel ?? "(direct)"] : [])
+                    + [line.priority10LastHour.map(String.init) ?? "-", line.evidence])
         }
         lines.append(updates.render(color: false))
+        lines.append(
+            "p10/h: the other priority-10 updates of this activity accepted in the hour before "
+                + "(evidence for Apple's budget; - when the update is not priority 10, was not accepted or went "
+                + "through a channel).")
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -103,6 +110,7 @@ struct Activity: ParsableCommand {
             w.field("last_device_at") { optionalTime(story.lastDeviceAt) }
             w.field("os_version") { if let v = story.osVersion { w.string(v) } else { w.null() } }
             w.field("app_version") { if let v = story.appVersion { w.string(v) } else { w.null() } }
+            w.field("frequent_pushes") { if let v = story.frequentPushes { w.string(v) } else { w.null() } }
             w.field("updates") {
                 w.array {
                     for line in story.updates {
@@ -119,6 +127,9 @@ struct Activity: ParsableCommand {
                                 }
                                 w.field("evidence") { w.string(line.evidence) }
                                 w.field("channel_id") { if let c = line.channel { w.string(c) } else { w.null() } }
+                                w.field("priority_10_last_hour") {
+                                    if let n = line.priority10LastHour { w.int(n) } else { w.null() }
+                                }
                             }
                         }
                     }

@@ -88,12 +88,13 @@ struct Lost: ParsableCommand {
 
     static let columns = [
         "activity_id", "seq", "app", "provider", "accepted_at", "cause", "push_token", "evidence", "channel_id",
+        "priority_10_last_hour",
     ]
 
     static func cells(_ u: LostUpdate) -> [String] {
         [
             u.activityID, String(u.seq), u.app, u.provider, RFC3339.format(milliseconds: u.acceptedAt), u.cause.name,
-            u.pushToken, u.evidence, u.channel ?? "",
+            u.pushToken, u.evidence, u.channel ?? "", u.priority10LastHour.map(String.init) ?? "",
         ]
     }
 
@@ -111,14 +112,21 @@ struct Lost: ParsableCommand {
                 .joined(separator: ", ")
             // A channel column when a broadcast decided one of them (contract 3.0).
             let channels = updates.contains { $0.channel != nil }
+            // "p10/h": the other priority-10 updates of the activity accepted in the hour before (contract 3.1).
             var table = TextTable(
-                ["accepted at", "activity", "seq", "app"] + (channels ? ["channel"] : []) + ["cause", "evidence"],
-                alignments: [.left, .left, .right, .left] + (channels ? [.left] : []) + [.left, .left])
+                ["accepted at", "activity", "seq", "app"] + (channels ? ["channel"] : []) + [
+                    "p10/h", "cause", "evidence",
+                ],
+                alignments: [.left, .left, .right, .left] + (channels ? [.left] : []) + [.right, .left, .left])
             for u in updates {
                 table.add(
                     [RFC3339.format(milliseconds: u.acceptedAt), u.activityID, String(u.seq), u.app]
-                        + (channels ? [u.channel ?? "(direct)"] : []) + [u.cause.name, u.evidence])
+                        + (channels ? [u.channel ?? "(direct)"] : [])
+                        + [u.priority10LastHour.map(String.init) ?? "-", u.cause.name, u.evidence])
             }
+            lines.append(
+                "p10/h: the other priority-10 updates its activity had accepted in the hour before "
+                    + "(evidence for Apple's budget; - when the update is not priority 10 or went through a channel).")
             lines.append(table.render(color: false))
         }
         return lines.joined(separator: "\n") + "\n"
@@ -150,6 +158,9 @@ struct Lost: ParsableCommand {
                                 }
                                 w.field("evidence") { w.string(u.evidence) }
                                 w.field("channel_id") { if let c = u.channel { w.string(c) } else { w.null() } }
+                                w.field("priority_10_last_hour") {
+                                    if let n = u.priority10LastHour { w.int(n) } else { w.null() }
+                                }
                             }
                         }
                     }

@@ -236,7 +236,10 @@ struct ExitCodeTests {
         let csv = try await arrival(["lost", "--db", store, "--format", "csv", "--limit", "3"])
         #expect(csv.status == 0, "\(csv)")
         let rows = csv.stdout.split(separator: "\r\n")
-        #expect(rows.first == "activity_id,seq,app,provider,accepted_at,cause,push_token,evidence,channel_id")
+        #expect(
+            rows.first
+                == "activity_id,seq,app,provider,accepted_at,cause,push_token,evidence,channel_id,priority_10_last_hour"
+        )
         #expect(rows.count == 4)
         let activity = try #require(rows.dropFirst().first?.split(separator: ",").first.map(String.init))
         let json = try await arrival(["activity", activity, "--db", store, "--format", "json"])

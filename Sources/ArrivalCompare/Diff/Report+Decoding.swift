@@ -11,6 +11,16 @@ package struct ReportDecodingError: Error, CustomStringConvertible, Sendable {
 }
 
 extension Report {
+    /// The appeared starts expected to get an update token (contract 3.1:
+    /// those not subscribed to a channel), which the JSON does not hold:
+    /// `received / rate` when the rate says (the division is exact for any
+    /// count a report holds), else every appeared start (a report of
+    /// contract 3.0, or none received: the rate is then 0 or undefined either way).
+    static func updateTokenExpected(received: Int, appeared: Int, rate: Double?) -> Int {
+        guard let rate, rate > 0, received > 0 else { return rate == nil && received == 0 ? 0 : appeared }
+        return Int((Double(received) / rate).rounded())
+    }
+
     /// Reads back the object `arrival report --format json` writes (contract
     /// section 5), so a saved report can be one side of `diff` or `gate`.
     /// Every field of the contract must be present with its type; rates
@@ -68,6 +78,9 @@ extension Report {
             starts.accepted = try reader.int("starts", "accepted")
             starts.appeared = try reader.int("starts", "appeared")
             starts.updateTokenReceived = try reader.int("starts", "update_token_received")
+            starts.updateTokenExpected = Self.updateTokenExpected(
+                received: starts.updateTokenReceived, appeared: starts.appeared,
+                rate: (try reader.object("starts")["update_token_rate"] as? NSNumber)?.doubleValue)
             let latency = try reader.object("starts")["update_token_latency_ms"]
             guard let latency = latency as? [String: Any] else {
                 throw ReportDecodingError(description: "\"starts.update_token_latency_ms\" is missing or not an object")
@@ -95,7 +108,9 @@ extension Report {
         dataQuality.unattributed = try reader.int("data_quality", "unattributed")
         dataQuality.clockSkewNegative = try reader.int("data_quality", "clock_skew_negative")
         let breakdownObject = try reader.object("breakdowns")
-        for dimension in Report.breakdownDimensions + (version >= 2 ? ["channel"] : []) {
+        // Contract 3.1's breakdowns are read when the report has them (an earlier arrival's has not).
+        let later = Report.laterDimensions.dropFirst().filter { breakdownObject[$0] != nil }
+        for dimension in Report.breakdownDimensions + (version >= 2 ? ["channel"] + later : []) {
             // Reports of arrival 0.9 and earlier have no `provider` breakdown: the
             // dimension is then unknown, and the diff leaves it out.
             if dimension == "provider" && breakdownObject[dimension] == nil { continue }

@@ -152,7 +152,7 @@ package struct ReportDiff: Sendable {
         var rows: [BreakdownChange] = []
         // With APNs alone on both sides, the provider breakdown only repeats the totals.
         // Broadcast channels too (schema 2): an entry per channel either side has.
-        for dimension in Report.breakdownDimensions + ["channel"]
+        for dimension in Report.allDimensions
         where reportA.showsBreakdown(dimension) || reportB.showsBreakdown(dimension) {
             let tableA = reportA.breakdowns[dimension] ?? [:]
             let tableB = reportB.breakdowns[dimension] ?? [:]

@@ -40,11 +40,11 @@ struct JSONLineScanner {
     }
 
     /// The number of ``RecordField`` cases (a test checks they agree).
-    static let fieldCount = 31
+    static let fieldCount = 32
 
     /// The values of the known top-level keys, indexed by ``RecordField/rawValue``;
     /// a slot holds a value of this line when its bit in `present` is set.
-    private var slots = InlineArray<31, ValueRef>(
+    private var slots = InlineArray<32, ValueRef>(
         repeating: ValueRef(kind: .null, start: 0, end: 0, hasEscapes: false, int: 0))
     private var present: UInt32 = 0
 

@@ -113,6 +113,8 @@ package struct RecordDecoder {
             let channel = try channel()
             try append(Self.deviceColumns, to: &batch)
             appendChannel(channel, to: &batch)
+            // Contract 3.1, last in the table and stored last.
+            _ = try optionalString(.frequentPushes, &batch)
             return .render
         case .callback:
             guard let index = try optionalEnum(.callback, Self.callbacks, &batch) else { throw missing(.callback) }
@@ -144,6 +146,7 @@ package struct RecordDecoder {
             try requiredTime(.receivedAt, &batch)
             try append(Self.deviceColumns, to: &batch)
             appendChannel(channel, to: &batch)
+            _ = try optionalString(.frequentPushes, &batch)
             return .callback
         case nil:
             throw problem(

@@ -3,7 +3,7 @@ import ArrivalStore
 import Foundation
 
 /// Every top-level key the contract gives a meaning to, across the four kinds.
-/// (`channel_id`, contract 3.0, is last: the scanner's slots follow this order.)
+/// (`channel_id`, contract 3.0, and `frequent_pushes`, 3.1, are last: the scanner's slots follow this order.)
 enum RecordField: Int, CaseIterable {
     case v, kind
     case apnsID, sentAt, status, reason, pushToken, activityID, seq, event, apsTimestamp
@@ -12,6 +12,7 @@ enum RecordField: Int, CaseIterable {
     case callback, state, receivedAt
     case request, response, error
     case channelID
+    case frequentPushes
 
     var key: String { staticKey.description }
 
@@ -77,6 +78,7 @@ enum RecordField: Int, CaseIterable {
         case .response: "response"
         case .error: "error"
         case .channelID: "channel_id"
+        case .frequentPushes: "frequent_pushes"
         }
     }
 }

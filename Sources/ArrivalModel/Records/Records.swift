@@ -68,10 +68,14 @@ public struct RenderRecord: Hashable, Sendable {
     public var appVersion: String?
     /// The broadcast channel the activity is subscribed to (contract 3.0).
     public var channelID: String?
+    /// The user's "More Frequent Updates" switch when the record was written:
+    /// `enabled`, `disabled` or another string as given (contract 3.1).
+    public var frequentPushes: String?
 
     public init(
         activityID: String, seq: Int64, renderedAt: Int64, surface: String? = nil, deviceID: String? = nil,
-        osVersion: String? = nil, deviceModel: String? = nil, appVersion: String? = nil, channelID: String? = nil
+        osVersion: String? = nil, deviceModel: String? = nil, appVersion: String? = nil, channelID: String? = nil,
+        frequentPushes: String? = nil
     ) {
         self.activityID = activityID
         self.seq = seq
@@ -82,6 +86,7 @@ public struct RenderRecord: Hashable, Sendable {
         self.deviceModel = deviceModel
         self.appVersion = appVersion
         self.channelID = channelID
+        self.frequentPushes = frequentPushes
     }
 }
 
@@ -110,11 +115,13 @@ public struct CallbackRecord: Hashable, Sendable {
     public var appVersion: String?
     /// The activity's broadcast channel (contract 3.0; required on `channel_subscription`).
     public var channelID: String?
+    /// The user's "More Frequent Updates" switch, as on a render (contract 3.1).
+    public var frequentPushes: String?
 
     public init(
         callback: Kind, activityID: String? = nil, pushToken: String? = nil, seq: Int64? = nil, state: String? = nil,
         receivedAt: Int64, deviceID: String? = nil, osVersion: String? = nil, deviceModel: String? = nil,
-        appVersion: String? = nil, channelID: String? = nil
+        appVersion: String? = nil, channelID: String? = nil, frequentPushes: String? = nil
     ) {
         self.callback = callback
         self.activityID = activityID
@@ -127,6 +134,7 @@ public struct CallbackRecord: Hashable, Sendable {
         self.deviceModel = deviceModel
         self.appVersion = appVersion
         self.channelID = channelID
+        self.frequentPushes = frequentPushes
     }
 }
 

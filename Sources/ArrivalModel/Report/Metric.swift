@@ -26,6 +26,10 @@ public struct Metric: Sendable, Hashable, CustomStringConvertible {
     /// The first report schema that has it: a report of an earlier schema
     /// lacks the figure, which is then absent, never 0.
     public var since = 1
+    /// The breakdown the figure is read from, when a report of its schema
+    /// may still lack it (contract 3.1's, in a report of arrival before
+    /// them): without it the figure is absent, never 0.
+    public var dimension: String?
     /// For rates: the proportion as (numerator, denominator). Loss rates are
     /// `1 − received / expected`, so their numerator is the lost count.
     let proportion: @Sendable (Report) -> (numerator: Int, denominator: Int)
@@ -54,7 +58,9 @@ public struct Metric: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether `report`'s schema has this figure at all.
-    public func isPresent(in report: Report) -> Bool { report.schema >= since }
+    public func isPresent(in report: Report) -> Bool {
+        report.schema >= since && (dimension.map { report.breakdowns[$0] != nil } ?? true)
+    }
 
     /// This metric, from report schema `schema` on.
     private func since(_ schema: Int) -> Metric {
@@ -182,7 +188,7 @@ public struct Metric: Sendable, Hashable, CustomStringConvertible {
         ($0.starts.appeared, $0.starts.accepted)
     }.since(2)
     public static let startsUpdateTokenRate = rate("starts.update_token_rate", .higherIsBetter) {
-        ($0.starts.updateTokenReceived, $0.starts.appeared)
+        ($0.starts.updateTokenReceived, $0.starts.updateTokenExpected)
     }.since(2)
     public static let requestsToDeadTokens = count(
         "requests.to_dead_tokens", .lowerIsBetter, of: requests, \.requests.toDeadTokens
@@ -235,7 +241,7 @@ public struct Metric: Sendable, Hashable, CustomStringConvertible {
     /// channel id, an app), so the figure is matched at the end.
     private static func breakdown(named id: String) -> Metric? {
         let rest = id.dropFirst("breakdowns.".count)
-        for dimension in Report.breakdownDimensions + ["channel"] where rest.hasPrefix(dimension + ".") {
+        for dimension in Report.allDimensions where rest.hasPrefix(dimension + ".") {
             let entry = rest.dropFirst(dimension.count + 1)
             for figure in breakdownFigures where entry.hasSuffix("." + figure) && entry.count > figure.count + 1 {
                 return breakdown(dimension, String(entry.dropLast(figure.count + 1)), figure)
@@ -251,29 +257,35 @@ public struct Metric: Sendable, Hashable, CustomStringConvertible {
         let id = "breakdowns.\(dimension).\(key).\(figure)"
         let exact = ExactString(key)
         let entry: @Sendable (Report) -> UpdateCounts = { $0.breakdowns[dimension]?[exact] ?? UpdateCounts() }
-        let since = dimension == "channel" ? 2 : 1
+        let since = Report.breakdownDimensions.contains(dimension) ? 1 : 2
+        var metric = figureMetric(id, figure, entry)?.since(since)
+        // Contract 3.1's breakdowns: a schema-2 report of an earlier arrival lacks them.
+        if dimension == "frequent_pushes" || dimension == "priority_10_last_hour" { metric?.dimension = dimension }
+        return metric
+    }
+
+    /// A breakdown entry's `figure` (``breakdownFigures``), read by `entry`.
+    private static func figureMetric(
+        _ id: String, _ figure: String, _ entry: @escaping @Sendable (Report) -> UpdateCounts
+    ) -> Metric? {
         switch figure {
         case "arrival_rate":
-            return rate(id, .higherIsBetter) { (entry($0).rendered, entry($0).deliverable) }.since(since)
+            return rate(id, .higherIsBetter) { (entry($0).rendered, entry($0).deliverable) }
         case "effective_arrival_rate":
             return rate(id, .higherIsBetter) { (entry($0).rendered + entry($0).superseded, entry($0).deliverable) }
-                .since(since)
         case "sent", "accepted":
-            return count(id, .neutral, of: { entry($0).sent }) {
-                figure == "sent" ? entry($0).sent : entry($0).accepted
-            }
-            .since(since)
+            return count(
+                id, .neutral, of: { entry($0).sent }, { figure == "sent" ? entry($0).sent : entry($0).accepted })
         default:
             if let outcome = Outcome.displayOrder.first(where: { $0.name == figure }) {
                 let direction: Direction =
                     outcome == .rendered || outcome == .superseded || outcome == .dismissed
                     ? .neutral : .lowerIsBetter
-                return count(id, direction, of: { entry($0).accepted }) { entry($0)[outcome] }.since(since)
+                return count(id, direction, of: { entry($0).accepted }, { entry($0)[outcome] })
             }
             guard let index = LossCauses.keys.firstIndex(where: { "lost_by_cause." + $0 == figure }) else { return nil }
             let path = LossCauses.paths[index]
-            return count(id, .lowerIsBetter, of: { entry($0).accepted }) { entry($0).lostByCause[keyPath: path] }
-                .since(since)
+            return count(id, .lowerIsBetter, of: { entry($0).accepted }, { entry($0).lostByCause[keyPath: path] })
         }
     }
 }

@@ -127,10 +127,15 @@ public struct Report: Sendable, Equatable {
         public var sent = 0
         public var accepted = 0
         public var appeared = 0
+        /// Appeared starts whose activity is not subscribed to a broadcast
+        /// channel: those expected to get an update token (contract 3.1).
+        /// Not in the report JSON; a saved report's is worked back from
+        /// its rate (``Report+Decoding``).
+        public var updateTokenExpected = 0
         public var updateTokenReceived = 0
         public var updateTokenLatency = Latency()
         public var appearanceRate: Double? { ratio(appeared, accepted) }
-        public var updateTokenRate: Double? { ratio(updateTokenReceived, appeared) }
+        public var updateTokenRate: Double? { ratio(updateTokenReceived, updateTokenExpected) }
 
         public init() {}
 
@@ -139,6 +144,7 @@ public struct Report: Sendable, Equatable {
             sent += other.sent
             accepted += other.accepted
             appeared += other.appeared
+            updateTokenExpected += other.updateTokenExpected
             updateTokenReceived += other.updateTokenReceived
         }
     }
@@ -182,6 +188,12 @@ public struct Report: Sendable, Equatable {
 
     /// The dimensions of ``breakdowns``, in report order.
     public static let breakdownDimensions = ["app", "priority", "provider", "os_version", "app_version"]
+    /// The dimensions that came later: schema 2's `channel`, then contract
+    /// 3.1's `frequent_pushes` and `priority_10_last_hour` (a saved report
+    /// may lack them: absent, never empty).
+    public static let laterDimensions = ["channel", "frequent_pushes", "priority_10_last_hour"]
+    /// Every dimension a report of this arrival has.
+    public static let allDimensions = breakdownDimensions + laterDimensions
 
     /// The report schema it was read from or is written as: 1
     /// (`arrival.report/1`) or 2 (`arrival.report/2`, contract 3.0), whose

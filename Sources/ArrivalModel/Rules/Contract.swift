@@ -15,6 +15,20 @@ public enum Contract {
     /// A Live Activity stops taking updates this long after it started: 8 hours, in milliseconds.
     public static let activityLifetimeMS: Int64 = 8 * 3_600_000
 
+    /// How far back `breakdowns.priority_10_last_hour` counts an activity's
+    /// other accepted priority-10 updates (contract 3.1): one hour, in milliseconds.
+    public static let priority10WindowMS: Int64 = 3_600_000
+    /// The keys of `breakdowns.priority_10_last_hour` in their natural order
+    /// (contract 3.1), each the lower bound of its range of counts.
+    public static let priority10Buckets: [(key: String, from: Int)] = [
+        ("0-4", 0), ("5-14", 5), ("15-29", 15), ("30-59", 30), ("60-119", 60), ("120+", 120),
+    ]
+
+    /// The index in ``priority10Buckets`` of a count of other priority-10 updates in the hour before.
+    public static func priority10Bucket(of count: Int) -> Int {
+        priority10Buckets.lastIndex { count >= $0.from } ?? 0
+    }
+
     /// An update's `app`: its topic without `.push-type.liveactivity` when it
     /// ends with it (by code points, not grapheme clusters); "unknown"
     /// without a topic, an empty topic is "".

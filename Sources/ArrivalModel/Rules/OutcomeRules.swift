@@ -234,12 +234,14 @@ public enum OutcomeRules {
             )\(d.alias("evidence")) GROUP BY activity_id;
 
             -- An activity's device evidence: its earliest render or callback carrying
-            -- each value (ties: the smallest value).
+            -- each value (ties: the smallest value); contract 3.1 adds the user's
+            -- "More Frequent Updates" switch.
             CREATE VIEW activity_devices AS
             WITH evidence AS (
-                SELECT activity_id, rendered_at AS t, os_version, app_version FROM renders
+                SELECT activity_id, rendered_at AS t, os_version, app_version, frequent_pushes FROM renders
                 UNION ALL
-                SELECT activity_id, received_at, os_version, app_version FROM callbacks WHERE activity_id IS NOT NULL
+                SELECT activity_id, received_at, os_version, app_version, frequent_pushes
+                FROM callbacks WHERE activity_id IS NOT NULL
             ),
             os AS (
                 SELECT activity_id, os_version FROM (
@@ -251,9 +253,15 @@ public enum OutcomeRules {
                     SELECT activity_id, app_version, row_number() OVER (PARTITION BY activity_id ORDER BY t, \(d.text("app_version"))) AS pick
                     FROM evidence WHERE app_version IS NOT NULL)\(d.alias("picked")) WHERE pick = 1
             ),
-            ids AS (SELECT activity_id FROM os UNION SELECT activity_id FROM app)
-            SELECT ids.activity_id, os.os_version, app.app_version
-            FROM ids LEFT JOIN os USING (activity_id) LEFT JOIN app USING (activity_id);
+            frequent AS (
+                SELECT activity_id, frequent_pushes FROM (
+                    SELECT activity_id, frequent_pushes, row_number() OVER (PARTITION BY activity_id ORDER BY t, \(d.text("frequent_pushes"))) AS pick
+                    FROM evidence WHERE frequent_pushes IS NOT NULL)\(d.alias("picked")) WHERE pick = 1
+            ),
+            ids AS (SELECT activity_id FROM os UNION SELECT activity_id FROM app UNION SELECT activity_id FROM frequent)
+            SELECT ids.activity_id, os.os_version, app.app_version, frequent.frequent_pushes
+            FROM ids LEFT JOIN os USING (activity_id) LEFT JOIN app USING (activity_id)
+                 LEFT JOIN frequent USING (activity_id);
 
             -- Every update with its outcome (Documentation/Outcomes.md); `outcome` is NULL for an
             -- update APNs never accepted, `loss_cause` NULL for any but a lost one.
@@ -315,6 +323,16 @@ public enum OutcomeRules {
             ),
             content_updates AS (
                 SELECT DISTINCT activity_id, seq FROM callbacks WHERE callback = 'content_update' AND activity_id IS NOT NULL
+            ),
+            -- Contract 3.1: for each accepted priority-10 update sent to a token (no
+            -- channel), the other such updates of its activity accepted in the hour
+            -- before its accept time (at − 3,600,000 ≤ t′ < at, times in whole ms).
+            priority_10 AS (
+                SELECT activity_id, seq,
+                       count(*) OVER (PARTITION BY activity_id ORDER BY at
+                                      RANGE BETWEEN \(Contract.priority10WindowMS) PRECEDING AND 1 PRECEDING)
+                           AS last_hour
+                FROM updates WHERE accepted AND priority = 10 AND channel_id IS NULL
             )
             SELECT d.activity_id, d.seq, d.accepted, d.at, d.aps_timestamp, d.event, d.app, d.priority, d.provider,
                    d.channel_id, d.push_token, d.requests, d.first_rendered_at, d.started_at, d.ended_at, d.dismissed_at, d.outcome,
@@ -323,10 +341,15 @@ public enum OutcomeRules {
                         WHEN d.push_token <> '' AND n.newest_token <> d.push_token THEN 'old_token'
                         WHEN d.dismissed_at > d.at OR d.last_ended_callback_at > d.at THEN 'closed_later'
                         WHEN d.last_device_at IS NULL OR d.last_device_at <= d.at THEN 'device_silent'
-                        ELSE 'unexplained' END AS loss_cause
+                        ELSE 'unexplained' END AS loss_cause,
+                   p.last_hour AS priority_10_last_hour, a.frequent_pushes,
+                   CASE WHEN EXISTS (SELECT 1 FROM channel_subscriptions AS s WHERE s.activity_id = d.activity_id)
+                        THEN 1 ELSE 0 END AS subscribed
             FROM decided AS d
             LEFT JOIN content_updates AS c ON c.activity_id = d.activity_id AND c.seq = d.seq
-            LEFT JOIN newest_tokens AS n ON n.activity_id = d.activity_id AND n.seq = d.seq;
+            LEFT JOIN newest_tokens AS n ON n.activity_id = d.activity_id AND n.seq = d.seq
+            LEFT JOIN priority_10 AS p ON p.activity_id = d.activity_id AND p.seq = d.seq
+            LEFT JOIN activity_devices AS a ON a.activity_id = d.activity_id;
             """
     }
 }

@@ -98,6 +98,8 @@ extension DailyReport {
                 + "p99 \(ReportFormat.duration(r.latency.p99)) over \(ReportFormat.count(r.latency.count)) rendered updates "
                 + "(first render − APNs accept time).",
             breakdowns: makeBreakdowns(),
+            throttlingNote: r.showsThrottling ? Report.throttlingExplanation : nil,
+            throttling: makeThrottling(),
             trendCharts: trendCharts,
             trendTable: trendTable,
             activities: makeActivities(),
@@ -572,50 +574,83 @@ extension DailyReport {
             // Most updates first, so a long tail folds into one line.
             let sorted = rows.sorted {
                 $0.value.sent != $1.value.sent ? $0.value.sent > $1.value.sent : $0.key < $1.key
-            }
-            let shown = sorted.prefix(Self.breakdownLimit)
-            var rest = UpdateCounts()
-            for (_, u) in sorted.dropFirst(Self.breakdownLimit) { rest.add(u) }
-            let name = dimension.replacingOccurrences(of: "_", with: " ")
-            let charted = shown.prefix(12)
-            var chart = SVGChart(
-                id: "by-" + dimension, title: "Arrival rate by \(name)", width: 960, height: 16 + charted.count * 26)
-            let left = 200.0
-            let right = 960.0 - 70
-            for (i, (key, u)) in charted.enumerated() {
-                let y = 8 + Double(i) * 26
-                let label = key.text.count > 26 ? String(key.text.prefix(25)) + "…" : key.text
-                chart.label(left - 8, y + 15, label, anchor: "end")
-                chart.rect(
-                    left, y, right - left, 20, "track", tip: "\(key.text): \(ReportFormat.count(u.sent)) updates")
-                if let rate = u.arrivalRate {
-                    chart.rect(
-                        left, y, rate * (right - left), 20, "o-rendered",
-                        tip: "\(key.text): arrival rate \(ReportFormat.percent(rate))")
-                }
-                chart.label(right + 6, y + 15, ReportFormat.percent(u.arrivalRate))
-            }
-            func cells(_ key: String, _ u: UpdateCounts) -> [String] {
-                [key] + [u.sent, u.accepted].map(ReportFormat.count) + Self.outcomeCounts(u).map(ReportFormat.count)
-                    + [ReportFormat.percent(u.arrivalRate), ReportFormat.percent(u.effectiveArrivalRate)]
-            }
-            var tableRows = shown.map { cells($0.key.text, $0.value) }
-            if sorted.count > Self.breakdownLimit {
-                tableRows.append(cells("\(sorted.count - Self.breakdownLimit) others", rest))
-            }
-            let table = HTMLReportPage.Table(
-                caption: "Updates by \(name)",
-                header: [name, "sent", "accepted"] + Outcome.displayOrder.map(\.columnTitle) + [
-                    "arrival", "effective",
-                ],
-                rows: tableRows,
-                note: dimension == "provider"
-                    ? report.providerAcceptanceNote
-                    : sorted.count > Self.breakdownLimit
-                        ? "The \(Self.breakdownLimit) with the most updates; the rest summed in the last row." : nil)
-            return HTMLReportPage.Breakdown(
-                title: Self.breakdownTitles[dimension] ?? dimension, chart: chart, table: table)
+            }.map { (key: $0.key, counts: $0.value) }
+            return breakdown(
+                dimension, title: Self.breakdownTitles[dimension] ?? dimension,
+                name: dimension.replacingOccurrences(of: "_", with: " "), rows: sorted,
+                note: dimension == "provider" ? report.providerAcceptanceNote : nil)
         }
+    }
+
+    /// Contract 3.1's evidence (``Report/showsThrottling``): the arrival
+    /// rate by recent priority-10 load, its buckets in their natural order,
+    /// and by the user's "More Frequent Updates" switch.
+    func makeThrottling() -> [HTMLReportPage.Breakdown] {
+        guard report.showsThrottling else { return [] }
+        var parts: [HTMLReportPage.Breakdown] = []
+        let load = report.priority10LoadRows
+        if !load.isEmpty {
+            parts.append(
+                breakdown(
+                    "priority_10_last_hour", title: "Arrival rate by priority-10 load in the hour before",
+                    name: "other priority-10 updates in the hour before", rows: load,
+                    note: "Accepted priority-10 updates sent to a token (not through a channel), by how many other "
+                        + "such updates their activity had accepted in the 60 minutes before."))
+        }
+        let switches = report.frequentPushesRows
+        if !switches.isEmpty {
+            parts.append(
+                breakdown(
+                    "frequent_pushes", title: "Arrival rate by the user's \"More Frequent Updates\" switch",
+                    name: "frequent_pushes", rows: switches,
+                    note: (report.frequentPushesSummary.map { $0 + " " } ?? "")
+                        + "From the activity's earliest render or callback that says (ActivityAuthorizationInfo)."))
+        }
+        return parts
+    }
+
+    /// A breakdown's chart of arrival rates (its first 12 rows) and table
+    /// (its first ``breakdownLimit`` rows, the rest summed in one), rows in the order given.
+    func breakdown(
+        _ dimension: String, title: String, name: String, rows sorted: [(key: ExactString, counts: UpdateCounts)],
+        note: String?
+    ) -> HTMLReportPage.Breakdown {
+        let shown = sorted.prefix(Self.breakdownLimit)
+        var rest = UpdateCounts()
+        for (_, u) in sorted.dropFirst(Self.breakdownLimit) { rest.add(u) }
+        let charted = shown.prefix(12)
+        var chart = SVGChart(
+            id: "by-" + dimension, title: "Arrival rate by \(name)", width: 960, height: 16 + charted.count * 26)
+        let left = 200.0
+        let right = 960.0 - 70
+        for (i, (key, u)) in charted.enumerated() {
+            let y = 8 + Double(i) * 26
+            let label = key.text.count > 26 ? String(key.text.prefix(25)) + "…" : key.text
+            chart.label(left - 8, y + 15, label, anchor: "end")
+            chart.rect(left, y, right - left, 20, "track", tip: "\(key.text): \(ReportFormat.count(u.sent)) updates")
+            if let rate = u.arrivalRate {
+                chart.rect(
+                    left, y, rate * (right - left), 20, "o-rendered",
+                    tip: "\(key.text): arrival rate \(ReportFormat.percent(rate))")
+            }
+            chart.label(right + 6, y + 15, ReportFormat.percent(u.arrivalRate))
+        }
+        func cells(_ key: String, _ u: UpdateCounts) -> [String] {
+            [key] + [u.sent, u.accepted].map(ReportFormat.count) + Self.outcomeCounts(u).map(ReportFormat.count)
+                + [ReportFormat.percent(u.arrivalRate), ReportFormat.percent(u.effectiveArrivalRate)]
+        }
+        var tableRows = shown.map { cells($0.key.text, $0.counts) }
+        if sorted.count > Self.breakdownLimit {
+            tableRows.append(cells("\(sorted.count - Self.breakdownLimit) others", rest))
+        }
+        let table = HTMLReportPage.Table(
+            caption: "Updates by \(name)",
+            header: [name, "sent", "accepted"] + Outcome.displayOrder.map(\.columnTitle) + ["arrival", "effective"],
+            rows: tableRows,
+            note: note
+                ?? (sorted.count > Self.breakdownLimit
+                    ? "The \(Self.breakdownLimit) with the most updates; the rest summed in the last row." : nil))
+        return HTMLReportPage.Breakdown(title: title, chart: chart, table: table)
     }
 
     // MARK: - Trend

@@ -34,7 +34,7 @@ extension DashboardTemplates {
 <header class="top"><div class="inner">
 <h1>Live Activity delivery · {{windowText}}</h1>
 <p class="meta">Generated {{generated}} by arrival {{version}} · {{sourcesSummary}}</p>
-<nav class="toc" aria-label="Sections"><a href="#funnel-card">Funnel</a><a href="#loss-card">Why lost</a><a href="#starts-card">Push-to-start</a>{{#channelsTable}}<a href="#channels-card">Channels</a>{{/channelsTable}}<a href="#tokens-card">Tokens to purge</a><a href="#time-card">Over time</a><a href="#reasons-card">APNs rejections</a><a href="#latency-card">Latency</a><a href="#breakdowns">Breakdowns</a>{{#trendTable}}<a href="#trend-card">Trend</a>{{/trendTable}}<a href="#activities-card">Activities</a><a href="#quality-card">Data quality</a><a href="#sources-card">Sources</a></nav>
+<nav class="toc" aria-label="Sections"><a href="#funnel-card">Funnel</a><a href="#loss-card">Why lost</a><a href="#starts-card">Push-to-start</a>{{#channelsTable}}<a href="#channels-card">Channels</a>{{/channelsTable}}<a href="#tokens-card">Tokens to purge</a><a href="#time-card">Over time</a><a href="#reasons-card">APNs rejections</a><a href="#latency-card">Latency</a>{{#throttlingNote}}<a href="#throttling-card">Throttling</a>{{/throttlingNote}}<a href="#breakdowns">Breakdowns</a>{{#trendTable}}<a href="#trend-card">Trend</a>{{/trendTable}}<a href="#activities-card">Activities</a><a href="#quality-card">Data quality</a><a href="#sources-card">Sources</a></nav>
 </div></header>
 <main>
 <div class="verdict" role="status">
@@ -131,6 +131,18 @@ extension DashboardTemplates {
 {{#latencyChart}}{{>chart}}{{/latencyChart}}
 {{#latencyTable}}{{>table}}{{/latencyTable}}
 </section>
+
+{{#throttlingNote}}
+<section class="card" id="throttling-card">
+<h2>Is Apple throttling these updates?</h2>
+<p class="note">{{throttlingNote}}</p>
+{{#throttling}}
+<h3>{{title}}</h3>
+{{#chart}}{{>chart}}{{/chart}}
+{{#table}}{{>table}}{{/table}}
+{{/throttling}}
+</section>
+{{/throttlingNote}}
 
 <section class="card" id="breakdowns">
 <h2>Breakdowns</h2>

@@ -156,6 +156,9 @@ struct HTMLReportPage {
     var latencyTable: Table
     var latencySummary: String
     var breakdowns: [Breakdown]
+    /// Contract 3.1: "Is Apple throttling these updates?" (nil: no evidence in the window).
+    var throttlingNote: String?
+    var throttling: [Breakdown]
     var trendCharts: [SVGChart]
     var trendTable: Table?
     var activities: [Activity]

@@ -10,7 +10,12 @@ extension Report: JSONObject {
 
     /// Always `arrival.report/2` (contract 3.0): arrival writes no other.
     package var jsonFields: JSONFields {
-        let dimensions = (Report.breakdownDimensions + ["channel"]).sorted(by: codePointOrder)
+        // Contract 3.1's breakdowns only when the report has them (one read back from an earlier arrival's JSON has not).
+        let dimensions =
+            (Report.breakdownDimensions + ["channel"]
+            + Report.laterDimensions.dropFirst().filter {
+                breakdowns[$0] != nil
+            }).sorted(by: codePointOrder)
         return [
             "schema": "arrival.report/2", "window": window, "requests": requests, "updates": updates,
             "starts": starts, "callbacks": callbacks, "latency_ms": latency, "data_quality": dataQuality,

@@ -125,6 +125,7 @@ extension Report {
             lines.append("")
         }
         lines += broadcastChannelLines()
+        lines += throttlingLines()
         lines.append("## Data quality")
         lines.append("")
         lines.append(

@@ -6,6 +6,8 @@ extension Report {
     /// provider other than APNs (with APNs alone it repeats the totals).
     package func showsBreakdown(_ dimension: String) -> Bool {
         guard let rows = breakdowns[dimension], !rows.isEmpty else { return false }
+        // Contract 3.1's two are shown together, in the throttling section, when it has evidence.
+        if dimension == "frequent_pushes" || dimension == "priority_10_last_hour" { return showsThrottling }
         return dimension != "provider" || rows.keys.contains { $0.text != PushProvider.apns.rawValue }
     }
 

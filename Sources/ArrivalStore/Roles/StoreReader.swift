@@ -127,12 +127,7 @@ package protocol StoreSnapshot {
 
     /// Every logical update with the outcome the SQL views give it (the
     /// `update_outcomes` view, for dashboards and ad-hoc queries).
-    func forEachViewOutcome(
-        _ body: (
-            _ activityID: String, _ seq: Int64, _ outcome: String?, _ lossCause: String?, _ at: Int64, _ app: String,
-            _ priority: Int64?, _ channel: String?
-        ) throws -> Void
-    ) throws
+    func forEachViewOutcome(_ body: (ViewOutcome) throws -> Void) throws
 
     /// The `apns` rows with these row ids, in the order of the ids (ids that no longer exist are left out).
     func requestAnswers(rowIDs: [Int64]) throws -> [(rowID: Int64, answer: RequestAnswer)]
@@ -293,4 +288,43 @@ package struct RenderSighting {
 
 extension SQLiteStore: StoreReader {
     package var label: String { path }
+}
+
+/// One row of the `update_outcomes` view (``StoreSnapshot/forEachViewOutcome(_:)``).
+package struct ViewOutcome: Sendable {
+    package var activityID: String
+    package var seq: Int64
+    package var outcome: String?
+    package var lossCause: String?
+    package var at: Int64
+    package var app: String
+    package var priority: Int64?
+    package var channel: String?
+    /// Contract 3.1: other accepted priority-10 updates of the activity in the hour before (nil: not such an update).
+    package var priority10LastHour: Int64?
+    /// The activity's "More Frequent Updates" switch (contract 3.1).
+    package var frequentPushes: String?
+    /// Whether the activity is subscribed to a broadcast channel.
+    package var subscribed: Bool
+
+    /// The columns of `update_outcomes` this reads, in this order.
+    package static let columns =
+        "activity_id, seq, outcome, loss_cause, at, app, priority, channel_id, priority_10_last_hour, frequent_pushes, subscribed"
+
+    package init(
+        activityID: String, seq: Int64, outcome: String?, lossCause: String?, at: Int64, app: String,
+        priority: Int64?, channel: String?, priority10LastHour: Int64?, frequentPushes: String?, subscribed: Bool
+    ) {
+        self.activityID = activityID
+        self.seq = seq
+        self.outcome = outcome
+        self.lossCause = lossCause
+        self.at = at
+        self.app = app
+        self.priority = priority
+        self.channel = channel
+        self.priority10LastHour = priority10LastHour
+        self.frequentPushes = frequentPushes
+        self.subscribed = subscribed
+    }
 }

@@ -41,15 +41,19 @@ struct ViewAgreementTests {
         )
     }
 
-    /// Every update's outcome, loss cause, accept time, app, priority and channel, from the views and from the analysis.
+    /// Every update's outcome, loss cause, accept time, app, priority and
+    /// channel, and (contract 3.1) its priority-10 count of the hour before,
+    /// its activity's "More Frequent Updates" switch and whether the
+    /// activity is subscribed to a channel, from the views and from the analysis.
     static func outcomes(_ store: SQLiteStore) throws -> (
         views: [ExactString: String], analysis: [ExactString: String], seen: Set<String>
     ) {
         var fromViews: [ExactString: String] = [:]
         let analysis = try store.read { snapshot in
-            try snapshot.forEachViewOutcome { activity, seq, outcome, cause, at, app, priority, channel in
-                fromViews[ExactString("\(activity)#\(seq)")] =
-                    "\(outcome ?? "-") \(cause ?? "-") \(at) \(app) \(priority ?? -1) \(channel ?? "-")"
+            try snapshot.forEachViewOutcome { v in
+                fromViews[ExactString("\(v.activityID)#\(v.seq)")] =
+                    "\(v.outcome ?? "-") \(v.lossCause ?? "-") \(v.at) \(v.app) \(v.priority ?? -1) \(v.channel ?? "-") "
+                    + "p10:\(v.priority10LastHour ?? -1) fp:\(v.frequentPushes ?? "-") sub:\(v.subscribed)"
             }
             return try DeliveryAnalysis(snapshot: snapshot, window: nil)
         }
@@ -61,8 +65,10 @@ struct ViewAgreementTests {
             seen.insert(outcome)
             seen.insert(cause)
             let channel = u.channel < 0 ? "-" : analysis.broadcasts.channels[Int(u.channel)].text
+            let activity = analysis.activities[Int(u.activity)]
             fromAnalysis[ExactString("\(analysis.activityNames[Int(u.activity)])#\(u.seq)")] =
-                "\(outcome) \(cause) \(u.at) \(analysis.apps[Int(u.app)]) \(u.priority ?? -1) \(channel)"
+                "\(outcome) \(cause) \(u.at) \(analysis.apps[Int(u.app)]) \(u.priority ?? -1) \(channel) "
+                + "p10:\(u.recentPriority10) fp:\(activity.frequentPushes?.value ?? "-") sub:\(activity.subscribed)"
         }
         return (fromViews, fromAnalysis, seen)
     }
@@ -77,7 +83,7 @@ struct ViewAgreementTests {
         for name in ["rendered", "ended", "dismissed", "expired", "stale_timestamp", "superseded", "lost"] {
             #expect(seen.contains(name), "no update is \(name)")
         }
-        #expect(fromViews.values.filter { !$0.hasSuffix(" -") }.count > 150, "updates decided by a broadcast")
+        #expect(fromViews.values.filter { !$0.contains(" - p10:") }.count > 150, "updates decided by a broadcast")
         #expect(fromViews.count == fromAnalysis.count)
         let differing = fromViews.filter { fromAnalysis[$0.key] != $0.value }.prefix(5)
         #expect(

@@ -343,8 +343,8 @@ struct DeferredKeyIndexTests {
         #expect(
             try Self.dump(store).filter { !$0.hasPrefix("files") && !$0.hasPrefix("record_repeats") } == [
                 #"apns [7,\#(apnsKey),1,"a",1795251600000,200,null,"ab",null,null,null,1795251600,null,null,null,null,null,null,"fcm",null]"#,
-                #"renders [3,\#(renderKey),1,"r",1,2,null,null,null,null,null,null]"#,
-                #"callbacks [5,\#(callbackKey),1,"push_to_start_token",null,"p",null,null,4,null,null,null,null,null]"#,
+                #"renders [3,\#(renderKey),1,"r",1,2,null,null,null,null,null,null,null]"#,
+                #"callbacks [5,\#(callbackKey),1,"push_to_start_token",null,"p",null,null,4,null,null,null,null,null,null]"#,
             ])
         // Each repeat names its record's id (migration 0008), which finds the owner, and is counted (0012).
         #expect(
@@ -391,8 +391,8 @@ struct DeferredKeyIndexTests {
         #expect(try store.appliedMigrations() == Migrations.all.map(\.name))
         #expect(
             try Self.dump(store, keys: false).filter { $0.hasPrefix("callbacks") } == [
-                #"callbacks [5,1,"activity_state","a",null,null,"ended",4,null,null,null,null,null]"#,
-                #"callbacks [6,1,"content_update","a",null,1,"active",5,null,null,null,null,null]"#,
+                #"callbacks [5,1,"activity_state","a",null,null,"ended",4,null,null,null,null,null,null]"#,
+                #"callbacks [6,1,"content_update","a",null,1,"active",5,null,null,null,null,null,null]"#,
             ])
         try store.connection.execute(
             "INSERT INTO callbacks (record_key, file_id, callback, activity_id, state, received_at) "
@@ -435,7 +435,7 @@ struct DeferredKeyIndexTests {
         #expect(
             try Self.dump(store, files: false, keys: false) == [
                 #"apns [7,1,"a",5,200,null,"ab",null,null,null,1,null,null,null,null,null,null,null,null]"#,
-                #"callbacks [5,1,"activity_state","a",null,null,"pending",4,null,null,null,null,null]"#,
+                #"callbacks [5,1,"activity_state","a",null,null,"pending",4,null,null,null,null,null,null]"#,
             ])
         #expect(try Self.indexNames(store).isSuperset(of: Migrations.recordKeyIndexNames + ["apns_broadcasts"]))
         let insert =
