@@ -11,10 +11,15 @@ that a reader can audit against the contract text.
 
 Usage:
     python3 Scripts/reference/arrival_reference.py \
-        [--day YYYY-MM-DD | --from RFC3339 --to RFC3339] [--contract 2|3.0] [--verbose] PATH...
+        [--day YYYY-MM-DD | --from RFC3339 --to RFC3339] [--contract 2|3.0|3.1] [--verbose] PATH...
 
-By default, and with `--contract 3.0`, it reads and reports by contract 3.0
-(report schema 2, `arrival.report/2`, what arrival writes): the
+By default, and with `--contract 3.1`, it reads and reports by contract 3.1:
+report schema 2 (`arrival.report/2`, what arrival writes) with the
+`frequent_pushes` field on renders and callbacks, `breakdowns.frequent_pushes`,
+`breakdowns.priority_10_last_hour`, and no update token expected of an
+activity subscribed to a channel (`callbacks.token_expected`,
+`starts.update_token_*`). With `--contract 3.0` it reads and reports by
+contract 3.0 (`frequent_pushes` is then an unknown field): the
 activity's end also from an `activity_state` `ended` callback, its
 dismissal, the `dismissed` outcome, the five loss causes, the full tie order
 of "earliest request", `starts`, `requests.to_dead_tokens`, and broadcast
@@ -24,8 +29,8 @@ expansion of a broadcast into the open activities subscribed to its
 channel, `requests.broadcasts`, `data_quality.broadcasts_without_subscribers`
 and `breakdowns.channel`). With `--contract 2` lines are read by the older
 tables, where `channel_id` is an unknown field. Scripts/reference/
-test_contract3.py and test_broadcasts.py check each rule and tie on cases
-worked out by hand.
+test_contract3.py, test_broadcasts.py and test_contract31.py check each rule
+and tie on cases worked out by hand.
 
 It ingests the given files and directories (contract section 2), builds the
 outcomes (section 3), computes the metrics (section 4) and prints the report
@@ -141,6 +146,34 @@ Readings for contract 3.0 (`--contract 3.0`):
     tie up to provider, the direct one decides. An update's channel is that
     of its deciding request, so an update decided by a direct request is in
     no `breakdowns.channel` entry even if it also holds a broadcast request.
+
+Readings for contract 3.1 (`--contract 3.1`, the default):
+  * `frequent_pushes` is the last field of the render and callback tables
+    (after `app_version`), so a line with an earlier fault is counted under
+    that earlier field's cause. A non-null value that is not a string is
+    `wrong_type`, as for `os_version`; any string, "" and case variants
+    ("Enabled") included, is kept as given and is its own breakdown key. It
+    is part of a record's identity (2.5): two renders that differ only in it
+    are two records (the same evidence twice for the outcome).
+  * An activity's `frequent_pushes` is one value for all its updates, from
+    its earliest render or callback carrying one (rendered_at or
+    received_at; among equally early, the smallest by code point), exactly
+    like `os_version`: a switch flipped later does not move its updates. A
+    `push_to_start_token` callback (no activity_id) is evidence for no
+    activity (the field is still type-checked on it).
+  * `priority_10_last_hour` keys the accepted updates of the window whose
+    deciding request (earliest accepted) has priority 10 and no channel_id;
+    n counts the other such updates of the activity by accept time only,
+    whatever their outcome (ended, expired, stale ... all count) and
+    whether or not they are in the window. A direct update of a subscribed
+    activity is keyed; an update decided by a broadcast request is not,
+    even when it also holds a direct priority-10 request. Priority is the
+    integer 10 (an exchange's `apns-priority: 010` reads as 10).
+  * "Subscribed" (token_expected, starts) has no time condition: a render
+    or callback carrying a channel_id, whenever it came and whatever the
+    report window, subscribes the activity, even if no broadcast ever
+    reached it and even if it also has push_token callbacks and direct
+    updates. `token_received` counts only activities in `token_expected`.
 
 Readings for `exchange` lines (2.6):
   * Causes: the exchange's own top-level fields (provider, sent_at, request,
@@ -550,6 +583,10 @@ class FieldSpec:
     # or null (3.0: `push_token` and `activity_id` on a broadcast); a
     # non-null value is then `wrong_type`.
     null_when: Any = None
+    # A field added by contract 3.1 (`frequent_pushes`): read only when the
+    # lines are read by 3.1; by 3.0 it is an unknown field (ignored, never
+    # malformed, not part of the record's identity).
+    since_31: bool = False
 
 
 def _cb(obj: dict) -> str:
@@ -654,10 +691,12 @@ def _schemas_3() -> dict[str, list[FieldSpec]]:
                            FieldSpec("channel_id", NONEMPTY_STRING,
                                      lambda o: _cb(o) == "channel_subscription"))
     # 3.1: `frequent_pushes`, an optional string, last in the render and
-    # callback tables (read by both --contract 3.0 and 3.1: a line of a 3.0
-    # sender has no such field).
-    render = render + [FieldSpec("frequent_pushes", STRING)]
-    callback = callback + [FieldSpec("frequent_pushes", STRING)]
+    # callback tables as they list it. Any string is kept as given; a
+    # non-null value that is not a string is `wrong_type`, exactly like
+    # `os_version`. Read only by 3.1 (`since_31`): for a 3.0 reader it is an
+    # unknown field, ignored.
+    render = render + [FieldSpec("frequent_pushes", STRING, since_31=True)]
+    callback = callback + [FieldSpec("frequent_pushes", STRING, since_31=True)]
     return {"apns": apns, "render": render, "callback": callback,
             "exchange": SCHEMAS["exchange"]}
 
@@ -698,13 +737,15 @@ def _is_int(v: Any) -> bool:
     return type(v) is int and INT64_MIN <= v <= INT64_MAX
 
 
-def validate_object(obj: Any, contract3: bool = False) -> Record:
+def validate_object(obj: Any, contract3: bool = False, contract31: bool = False) -> Record:
     """Checks after JSON syntax/depth/duplicate checks, in contract order:
     not_an_object, unsupported_version, unknown_kind, then each field of the
     kind's table in order (missing_field, wrong_type, invalid_time,
     invalid_enum). With `contract3`, the tables of contract 3.0 (broadcasts,
     `channel_id`, `channel_subscription`); otherwise `channel_id` is an
-    unknown field, ignored."""
+    unknown field, ignored. With `contract31` as well, the tables of 3.1
+    (`frequent_pushes` on renders and callbacks); without it that field is
+    unknown, ignored (its value stays None)."""
     if type(obj) is not dict:
         raise Malformed(NOT_AN_OBJECT)
     # `v`: absent or null means 1; anything but the JSON integer 1 (2, 1.0,
@@ -722,6 +763,9 @@ def validate_object(obj: Any, contract3: bool = False) -> Record:
 
     values = []
     for spec in (SCHEMAS_3 if contract3 else SCHEMAS)[kind]:
+        if spec.since_31 and not contract31:
+            values.append(None)   # an unknown field before 3.1
+            continue
         if spec.read_when is not None and not spec.read_when(obj):
             values.append(None)
             continue
@@ -1150,10 +1194,11 @@ def fcm_error_answer(status: int, body: Optional[dict]) -> Answer:
     return Answer(status, None)
 
 
-def parse_line(line: bytes, contract3: bool = False) -> Record:
+def parse_line(line: bytes, contract3: bool = False, contract31: bool = False) -> Record:
     """One non-blank line (terminator removed) -> Record, or raise Malformed.
     Causes in priority order; the first that applies wins. `contract3`
-    reads the line by contract 3.0's tables (broadcasts)."""
+    reads the line by contract 3.0's tables (broadcasts), and `contract31`
+    (with `contract3`) by 3.1's (`frequent_pushes`)."""
     if len(line) > MAX_LINE_BYTES:
         raise Malformed(LINE_TOO_LONG)
     try:
@@ -1168,7 +1213,7 @@ def parse_line(line: bytes, contract3: bool = False) -> Record:
         raise Malformed(TOO_DEEP)
     if duplicate:
         raise Malformed(DUPLICATE_KEY)
-    return validate_object(obj, contract3)
+    return validate_object(obj, contract3, contract31 and contract3)
 
 
 # --------------------------------------------------------------------------
@@ -1260,10 +1305,13 @@ class Store:
     read by the tables before 3.0 and `channel_id` is an unknown field. A
     store read without it can still be reported by contract 3.0: it then
     holds no broadcast and no subscription (how this reference reported 3.0
-    before it read broadcasts)."""
+    before it read broadcasts). `contract31` (which implies `contract3`)
+    reads contract 3.1's tables: `frequent_pushes` on renders and callbacks,
+    part of the identity and type-checked; without it the field is unknown."""
 
-    def __init__(self, contract3: bool = False) -> None:
-        self.contract3 = contract3
+    def __init__(self, contract3: bool = False, contract31: bool = False) -> None:
+        self.contract3 = contract3 or contract31
+        self.contract31 = contract31
         self.records: list[Record] = []
         self._record_keys: set = set()
         self.duplicate_records = 0
@@ -1314,7 +1362,7 @@ class Store:
                 continue  # blank lines are skipped and not counted
             summary.lines += 1
             try:
-                rec = parse_line(line, self.contract3)
+                rec = parse_line(line, self.contract3, self.contract31)
             except Malformed as e:
                 self._malformed(summary, e.cause)
                 continue
@@ -1808,7 +1856,10 @@ def nearest_rank(sorted_values: list[int], num: int, den: int) -> Optional[int]:
 def build_report(store: Store, window: Optional[tuple[int, int]], contract3: bool = False,
                  contract31: bool = False) -> dict:
     """The report of section 5: schema 2 (contract 3.0) with `contract3`,
-    else schema 1. Broadcasts are read only from a Store(contract3=True)."""
+    plus contract 3.1's figures with `contract31` (which implies `contract3`),
+    else schema 1. Broadcasts are read only from a Store(contract3=True),
+    `frequent_pushes` only from a Store(contract31=True)."""
+    contract3 = contract3 or contract31
     a = analyse(store.records, contract3)
 
     def in_window(t: int) -> bool:
@@ -1990,14 +2041,61 @@ def report_3(report: dict, a: Analysis, reqs: list, win_updates: list, breakdown
     }
 
 
-P10_BUCKETS = [("0-4", 0), ("5-14", 5), ("15-29", 15), ("30-59", 30), ("60-119", 60), ("120+", 120)]
+# 4 (3.1): the keys of `breakdowns.priority_10_last_hour`, each with the
+# smallest n it holds (a key holds n from its low bound up to the next key's).
+P10_BUCKETS = (("0-4", 0), ("5-14", 5), ("15-29", 15), ("30-59", 30), ("60-119", 60), ("120+", 120))
+HOUR_MS = 3_600_000
+
+
+def p10_bucket(n: int) -> str:
+    """The key of `priority_10_last_hour` for n other such updates."""
+    key = P10_BUCKETS[0][0]
+    for name, low in P10_BUCKETS:
+        if n >= low:
+            key = name
+    return key
+
+
+def counts_toward_p10(u: Update) -> bool:
+    """4 (3.1): an update `priority_10_last_hour` covers and counts: accepted,
+    priority 10 and no channel, "both as in the other breakdowns: from the
+    update's earliest accepted request" (u.priority and u.channel are those
+    of the deciding request, which for an accepted update is its earliest
+    accepted one)."""
+    return u.accepted and u.priority == "10" and u.channel is None
+
+
+def p10_last_hour(all_updates: list[Update], win_updates: list[Update]) -> dict[str, list[Update]]:
+    """4 (3.1): each update of the window that counts_toward_p10, keyed by n,
+    the number of OTHER such updates of the same activity, inside the
+    window or not, whose accept time t' satisfies t - 3,600,000 <= t' < t
+    (so one exactly an hour before counts, one at the same instant does not,
+    and the update itself, at t, never does). Only keys that hold an update
+    are returned."""
+    accept_times: dict[str, list[int]] = {}      # activity -> sorted accept times
+    for u in all_updates:                        # all data, not only the window
+        if counts_toward_p10(u):
+            accept_times.setdefault(u.activity_id, []).append(u.accept_time)
+    for times in accept_times.values():
+        times.sort()
+    groups: dict[str, list[Update]] = {}
+    for u in win_updates:
+        if not counts_toward_p10(u):
+            continue
+        times, t = accept_times[u.activity_id], u.accept_time
+        # bisect_left(times, x): how many accept times are < x.
+        n = bisect.bisect_left(times, t) - bisect.bisect_left(times, t - HOUR_MS)
+        groups.setdefault(p10_bucket(n), []).append(u)
+    return groups
 
 
 def report_31(report: dict, a: Analysis, win_updates: list, breakdown) -> dict:
     """Contract 3.1 on a schema-2 report: the two breakdowns, and no update
-    token expected of an activity subscribed to a channel."""
-    # callbacks.token_expected: activities with a rendered update in the
-    # window, except the subscribed ones.
+    token expected of an activity subscribed to a channel (section 3: any
+    of its renders or callbacks carries a channel_id, whenever it came)."""
+    # callbacks.token_expected: activities with at least one rendered update
+    # in the window, except activities subscribed to a channel;
+    # token_received: those of them with at least one push_token callback.
     token_acts = {u.activity_id for u in win_updates if u.outcome == "rendered"} - a.subscribed
     token_received = len(token_acts & a.push_token_activities)
     callbacks = dict(report["callbacks"])
@@ -2005,40 +2103,28 @@ def report_31(report: dict, a: Analysis, win_updates: list, breakdown) -> dict:
     callbacks["token_received"] = token_received
     callbacks["token_callback_loss_rate"] = (None if not token_acts
                                              else 1 - token_received / len(token_acts))
-    # starts: appeared still counts every appeared start; the token figures
-    # only those whose activity is not subscribed.
-    starts = [u for u in win_updates if u.start_event == "start" and u.accepted]
-    appeared = [u for u in starts if u.activity_id in a.has_device_evidence]
-    expected = [u for u in appeared if u.activity_id not in a.subscribed]
-    with_token = [u for u in expected if u.activity_id in a.first_token_callback]
+    # starts: `sent`, `accepted`, `appeared` and `appearance_rate` as in 3.0
+    # (appeared still counts every appeared start). update_token_received =
+    # appeared starts whose activity has a push_token callback and is not
+    # subscribed; update_token_rate divides it by the appeared starts whose
+    # activity is not subscribed; the latency follows update_token_received.
+    accepted_starts = [u for u in win_updates if u.start_event == "start" and u.accepted]
+    appeared = [u for u in accepted_starts if u.activity_id in a.has_device_evidence]
+    expecting = [u for u in appeared if u.activity_id not in a.subscribed]
+    with_token = [u for u in expecting if u.activity_id in a.first_token_callback]
     latency = sorted(max(0, a.first_token_callback[u.activity_id] - u.accept_time) for u in with_token)
     starts_block = dict(report["starts"])
     starts_block["update_token_received"] = len(with_token)
-    starts_block["update_token_rate"] = rate(len(with_token), len(expected))
+    starts_block["update_token_rate"] = rate(len(with_token), len(expecting))
     starts_block["update_token_latency_ms"] = {
         "count": len(latency), "p50": nearest_rank(latency, 50, 100),
         "p90": nearest_rank(latency, 90, 100), "p99": nearest_rank(latency, 99, 100)}
-    # priority_10_last_hour: accepted, priority 10, no channel (from the
-    # deciding request); n = other such updates of the activity (any time)
-    # with t - 3,600,000 <= t' < t.
-    def keyed(u: Update) -> bool:
-        return u.accepted and u.priority == "10" and u.channel is None
-    times: dict[str, list[int]] = {}
-    for u in a.updates:
-        if keyed(u):
-            times.setdefault(u.activity_id, []).append(u.accept_time)
-    for t in times.values():
-        t.sort()
-    groups: dict[str, list[Update]] = {}
-    for u in win_updates:
-        if not keyed(u):
-            continue
-        t = times[u.activity_id]
-        n = bisect.bisect_left(t, u.accept_time) - bisect.bisect_left(t, u.accept_time - 3_600_000)
-        key = [k for k, low in P10_BUCKETS if n >= low][-1]
-        groups.setdefault(key, []).append(u)
     breakdowns = dict(report["breakdowns"])
+    # breakdowns.frequent_pushes: the activity's value from its device
+    # evidence exactly as os_version (earliest render or callback carrying
+    # one; among equally early, the smallest; "unknown" without any).
     breakdowns["frequent_pushes"] = breakdown(lambda u: a.frequent_pushes.get(u.activity_id, "unknown"))
+    groups = p10_last_hour(a.updates, win_updates)
     breakdowns["priority_10_last_hour"] = {k: updates_block(groups[k], True) for k in sorted(groups)}
     return {**report, "starts": starts_block, "callbacks": callbacks, "breakdowns": breakdowns}
 
@@ -2108,7 +2194,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = parser.parse_args(argv)
     window = parse_window(args, parser)
 
-    store = Store(contract3=args.contract in ("3.0", "3.1"))
+    store = Store(contract3=args.contract in ("3.0", "3.1"), contract31=args.contract == "3.1")
     for p in args.paths:  # files processed in the order given
         try:
             store.ingest_path(p)
