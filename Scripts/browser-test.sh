@@ -2,7 +2,8 @@
 # Builds the HTML report of SampleData/, opens it in headless Chromium and
 # fails if the page logs an error, fetches anything, or a chart has no size
 # (Scripts/browser_test.py). Leaves report.html, report.png (first screen),
-# report-full.png and report.pdf in OUT_DIR (default: browser-test/, ignored by git).
+# report-full.png, throttling-card.png (the section "Is Apple throttling these updates?")
+# and report.pdf in OUT_DIR (default: browser-test/, ignored by git).
 #
 #   Scripts/browser-test.sh [OUT_DIR] [--update-readme-screenshot]
 #
@@ -18,7 +19,10 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$bin" ingest SampleData/sender SampleData/devices --db "$work/sample.sqlite" --quiet
 "$bin" report --db "$work/sample.sqlite" --day 2026-11-21 --format html --out "$out/report.html"
-python3 Scripts/browser_test.py "$out/report.html" "$out" --width 1280 --height 1700
+# The throttling section (contract 3.1) must be there, shown, its priority-10 buckets in their
+# natural order (not sorted as strings); it gets a screenshot of its own, throttling-card.png.
+python3 Scripts/browser_test.py "$out/report.html" "$out" --width 1280 --height 1700 \
+    --section throttling-card --in-order "throttling-card:0-4,5-14"
 if [ "${2:-}" = "--update-readme-screenshot" ]; then
     cp "$out/report.png" Dashboards/sample-report.png
     echo "wrote Dashboards/sample-report.png ($(wc -c < Dashboards/sample-report.png) bytes)"

@@ -146,6 +146,10 @@ def main():
     parser.add_argument("--chromium")
     parser.add_argument("--width", type=int, default=1280)
     parser.add_argument("--height", type=int, default=1800)
+    parser.add_argument("--section", action="append", default=[],
+                        help="the id of a section that must be on the page, shown: its own screenshot is ID.png")
+    parser.add_argument("--in-order", action="append", default=[], metavar="ID:A,B,C",
+                        help="the texts A, B, C must appear in this order inside the element ID")
     args = parser.parse_args()
     chromium = find_chromium(args.chromium)
     if not chromium:
@@ -207,6 +211,29 @@ def main():
         full = tools.call("Page.captureScreenshot", format="png", captureBeyondViewport=True)
         with open(os.path.join(args.out_dir, "report-full.png"), "wb") as f:
             f.write(base64.b64decode(full["data"]))
+        for section in args.section:
+            box = tools.call("Runtime.evaluate", returnByValue=True, expression=(
+                f"(() => {{ const e = document.getElementById({json.dumps(section)}); if (!e) return null; "
+                "const r = e.getBoundingClientRect(); "
+                "return {x: r.left + window.scrollX, y: r.top + window.scrollY, width: r.width, height: r.height}; })()"))
+            rect = box["result"].get("value")
+            if not rect or rect["width"] <= 0 or rect["height"] <= 0:
+                problems.append(f"section #{section} is missing or has no size")
+                continue
+            shot = tools.call("Page.captureScreenshot", format="png", captureBeyondViewport=True,
+                              clip={**rect, "scale": 1})
+            with open(os.path.join(args.out_dir, section + ".png"), "wb") as f:
+                f.write(base64.b64decode(shot["data"]))
+        for check in args.in_order:
+            element, texts = check.split(":", 1)
+            found = tools.call("Runtime.evaluate", returnByValue=True, expression=(
+                f"(() => {{ const e = document.getElementById({json.dumps(element)}); "
+                f"if (!e) return null; const t = e.innerText; "
+                f"return {json.dumps(texts.split(','))}.map(x => t.indexOf(x)); }})()"))
+            places = found["result"].get("value")
+            if places is None or -1 in places or places != sorted(places):
+                problems.append(f"#{element}: {texts} not all shown in this order ({places})")
+
         pdf = tools.call("Page.printToPDF", printBackground=True, preferCSSPageSize=False, timeout=120)
         with open(os.path.join(args.out_dir, "report.pdf"), "wb") as f:
             f.write(base64.b64decode(pdf["data"]))

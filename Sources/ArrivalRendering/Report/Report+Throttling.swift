@@ -54,6 +54,10 @@ extension Report {
     /// What the switch split says, in words that describe and do not explain.
     package var frequentPushesSummary: String? {
         let rows = Dictionary(uniqueKeysWithValues: frequentPushesRows.map { ($0.key.text, $0.counts) })
+        if rows.count == 1, rows["unknown"] != nil {
+            return "No render or callback of these activities says what the switch was: the instrumentation kit "
+                + "writes frequent_pushes on every beacon and callback (Documentation/Instrumenting.md)."
+        }
         guard let on = rows["enabled"]?.arrivalRate, let off = rows["disabled"]?.arrivalRate else { return nil }
         return "Updates of activities whose user had \"More Frequent Updates\" on arrived at "
             + "\(ReportFormat.percent(on)); with it off, at \(ReportFormat.percent(off)) "
