@@ -321,6 +321,55 @@ class NoUpdateTokenThroughAChannel(unittest.TestCase):
         self.assertEqual(p10(r), {"0-4": 1})
 
 
+class BudgetFleet(unittest.TestCase):
+    """Scripts/reference/budget_fleet.py makes data on which every 3.1 figure has work to do."""
+
+    def test_every_key_occurs_and_n_is_counted_right(self):
+        with tempfile.TemporaryDirectory() as directory:
+            out = os.path.join(directory, "fleet")
+            subprocess.run([sys.executable, os.path.join(HERE, "budget_fleet.py"), out, "11", "--activities", "40"],
+                           check=True)
+            again = os.path.join(directory, "again")
+            subprocess.run([sys.executable, os.path.join(HERE, "budget_fleet.py"), again, "--seed", "11",
+                            "--activities", "40"], check=True)
+            for name in sorted(os.listdir(out)):   # deterministic by seed, whichever way it is given
+                with open(os.path.join(out, name), "rb") as a, open(os.path.join(again, name), "rb") as b:
+                    self.assertEqual(a.read(), b.read(), name)
+            store = ref.Store(contract31=True)
+            store.ingest_path(out)
+            store30 = ref.Store(contract3=True)
+            store30.ingest_path(out)
+        r = ref.build_report(store, None, contract31=True)
+        b = r["breakdowns"]
+        self.assertEqual(sorted(b["priority_10_last_hour"]), sorted(k for k, _ in ref.P10_BUCKETS))
+        self.assertLessEqual({"enabled", "disabled", "unknown"}, set(b["frequent_pushes"]))
+        self.assertGreater(len(b["frequent_pushes"]), 3)           # and strings the contract does not name
+        # The damaged lines: a frequent_pushes that is not a string (4), a priority that is not an int (1).
+        self.assertEqual(r["data_quality"]["malformed_by_cause"], {"wrong_type": 5})
+        # Subscribed activities are left out where an update token is expected.
+        r30 = ref.build_report(store30, None, contract3=True)
+        self.assertLess(r["callbacks"]["token_expected"], r30["callbacks"]["token_expected"])
+        self.assertEqual(r["starts"]["appeared"], r30["starts"]["appeared"])
+        # n recounted the slow way, straight from the contract's words, over all updates.
+        a = ref.analyse(store.records, True)
+        such: dict = {}
+        for u in a.updates:
+            if u.accepted and u.priority == "10" and u.channel is None:
+                such.setdefault(u.activity_id, []).append(u)
+        counts: dict = {}
+        for ups in such.values():
+            for u in ups:
+                n = sum(1 for o in ups if o is not u and u.accept_time - 3_600_000 <= o.accept_time < u.accept_time)
+                counts[ref.p10_bucket(n)] = counts.get(ref.p10_bucket(n), 0) + 1
+        self.assertEqual({k: v["sent"] for k, v in b["priority_10_last_hour"].items()}, counts)
+        # Instants exactly an hour apart, and equal instants, occur among them.
+        times = [[u.accept_time for u in ups] for ups in such.values()]
+        exact = sum(1 for ts in times for t in ts if t - 3_600_000 in set(ts))
+        same = sum(len(ts) - len(set(ts)) for ts in times)
+        self.assertGreater(exact, 0)
+        self.assertGreater(same, 0)
+
+
 class CommandLine(unittest.TestCase):
     def run_reference(self, *args):
         with tempfile.TemporaryDirectory() as directory:
