@@ -292,4 +292,38 @@ struct CollectorTests {
             }
         }
     }
+
+    @Test("Contract 3.1: a device's frequent_pushes is stored with its render and callback; a non-string is wrong_type")
+    func frequentPushes() async throws {
+        try await Self.withApplication { collector, client in
+            let lines =
+                [
+                    #"{"v":1,"kind":"render","activity_id":"a1","seq":1,"rendered_at":"2026-11-21T08:00:01Z","frequent_pushes":"disabled"}"#,
+                    #"{"v":1,"kind":"callback","callback":"content_update","activity_id":"a1","seq":1,"received_at":"2026-11-21T08:00:02Z","frequent_pushes":"enabled"}"#,
+                    #"{"v":1,"kind":"render","activity_id":"a1","seq":2,"rendered_at":"2026-11-21T08:00:03Z","frequent_pushes":true}"#,
+                ].joined(separator: "\n") + "\n"
+            var sha = ""
+            try await client.execute(
+                uri: "/v1/uploads", method: .post, headers: Self.auth(Self.device, name: "switch.jsonl"),
+                body: ByteBuffer(string: lines)
+            ) { response in
+                #expect(response.status == .accepted)
+                sha = Self.json(response)["upload"] as? String ?? ""
+            }
+            var state: [String: Any] = [:]
+            for _ in 0..<200 {
+                try await client.execute(uri: "/v1/uploads/\(sha)", method: .get, headers: Self.auth(Self.reader)) {
+                    state = Self.json($0)
+                }
+                if state["state"] as? String == "ingested" { break }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(state["records"] as? Int == 2 && state["malformed_lines"] as? Int == 1)
+            let records = try await collector.engine.read { try $0.read { try $0.activityRecords("a1") } }
+            #expect(records.renders.map(\.frequentPushes) == ["disabled"])
+            #expect(records.callbacks.map(\.frequentPushes) == ["enabled"])
+            let problems = try await collector.engine.read { try $0.read { try $0.malformedProblems() } }
+            #expect(problems.map(\.cause) == ["wrong_type"])
+        }
+    }
 }
