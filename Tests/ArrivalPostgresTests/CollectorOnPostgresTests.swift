@@ -250,11 +250,18 @@ extension CollectorOnPostgresTests {
             #expect(
                 await collector.upload(name: "d.jsonl", path: directory.appendingPathComponent("d.jsonl").path) != nil)
             try await collector.drained()
+            // The rates are recomputed every second, in their own task: one computed between the two
+            // ingests shows the two updates and no render yet. Wait for a refresh that saw both uploads
+            // (what a wrong count gives never arrives, and the expectations below print it).
             var metrics = ""
-            for _ in 0..<200 {
+            for _ in 0..<300 {
                 let (body, _) = try await CollectorClient.request("\(collector.base)/metrics")
                 metrics = String(decoding: body, as: UTF8.self)
-                if metrics.contains(#"arrival_app_updates_sent{app="com.example.rates"} 2"#) { break }
+                if metrics.contains(#"arrival_app_updates_sent{app="com.example.rates"} 2"#)
+                    && metrics.contains(#"arrival_app_arrival_rate{app="com.example.rates"} 0.5"#)
+                {
+                    break
+                }
                 try await Task.sleep(for: .milliseconds(100))
             }
             // Today's two updates, one rendered: the day-old activity is in neither figure.

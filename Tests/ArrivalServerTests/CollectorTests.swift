@@ -254,7 +254,7 @@ struct CollectorTests {
             var states: [[String: Any]] = []
             for sha in shas {
                 var state: [String: Any] = [:]
-                for _ in 0..<200 {
+                for _ in 0..<1500 {
                     try await client.execute(uri: "/v1/uploads/\(sha)", method: .get, headers: Self.auth(Self.reader)) {
                         state = Self.json($0)
                     }
@@ -311,7 +311,7 @@ struct CollectorTests {
                 sha = Self.json(response)["upload"] as? String ?? ""
             }
             var state: [String: Any] = [:]
-            for _ in 0..<200 {
+            for _ in 0..<1500 {
                 try await client.execute(uri: "/v1/uploads/\(sha)", method: .get, headers: Self.auth(Self.reader)) {
                     state = Self.json($0)
                 }

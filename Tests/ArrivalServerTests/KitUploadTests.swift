@@ -49,7 +49,7 @@ struct KitUploadTests {
         #expect(collector.closedFiles().isEmpty)
         let sha = try #require(summary.receipts.first?.sha256)
         var state: [String: Any] = [:]
-        for _ in 0..<200 {
+        for _ in 0..<1500 {
             let (body, _) = try await LiveCollectorTests.request(
                 "\(server.base)/v1/uploads/\(sha)", token: LiveCollectorTests.device)
             state = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:]
