@@ -6,8 +6,8 @@
 #
 #   Scripts/benchmarks.sh [ARGS…]           run them and print every metric (nothing is checked)
 #   Scripts/benchmarks.sh --check [ARGS…]   run them and check the thresholds (.ci/run): exits 1 when a
-#                                           metric is worse than its threshold allows, or better (then
-#                                           the thresholds are out of date: update them)
+#                                           metric is worse than its threshold allows; a metric better
+#                                           than its threshold is reported, not failed (--update keeps it)
 #   Scripts/benchmarks.sh --update [ARGS…]  run them and write their p90s as the new thresholds (commit
 #                                           Benchmarks/Thresholds after an intended change)
 #
@@ -66,14 +66,19 @@ if [ "$mode" = check ]; then
     if grep -q "is WORSE than the defined thresholds" "$log"; then
         echo "benchmarks: a regression beyond the thresholds of Benchmarks/Thresholds (above; exit $status)." >&2
         exit 1
-    elif grep -q "is BETTER than the defined thresholds" "$log"; then
-        echo "benchmarks: better than Benchmarks/Thresholds allows (above; exit $status): if intended, record it with" >&2
-        echo "  Scripts/benchmarks.sh --update   and commit Benchmarks/Thresholds." >&2
-        exit 1
-    elif [ "$status" -ne 0 ] || ! grep -q "is EQUAL to the defined thresholds" "$log"; then
+    elif ! grep -q "is EQUAL to the defined thresholds\|is BETTER than the defined thresholds" "$log" ||
+        { [ "$status" -ne 0 ] && ! grep -q "is BETTER than the defined thresholds" "$log"; }; then
         echo "benchmarks: the threshold check did not run to its end (exit $status)." >&2
         exit 1
     fi
-    echo "benchmarks: every metric within its threshold"
+    if grep -q "is BETTER than the defined thresholds" "$log"; then
+        # A gain is not a failure (a faster or leaner machine must not turn CI red); it is said, so that
+        # the thresholds can be tightened on purpose.
+        echo "benchmarks: no regression; some metrics are better than Benchmarks/Thresholds records (above):" \
+            "to keep the gain, run Scripts/benchmarks.sh --update and commit Benchmarks/Thresholds."
+    else
+        echo "benchmarks: every metric within its threshold"
+    fi
+    exit 0
 fi
 exit "$status"
