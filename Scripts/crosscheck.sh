@@ -35,6 +35,11 @@
 #             8-hour limit, ties with direct pushes, /4/broadcasts exchanges,
 #             damaged broadcast lines): arrival against the reference, and
 #             in partitions of 7 requests.
+#   budget    a dense contract-3.1 fleet (Scripts/reference/budget_fleet.py: chatty priority-10
+#             senders against a per-hour budget the device enforces, lower where the user's
+#             "More Frequent Updates" switch is off, switches that flip, unnamed values, ties on
+#             the hour's bounds, channels, exchanges, damaged lines): arrival against the
+#             reference, and in partitions of 7 requests.
 # The reference reports by contract 3.1 (report schema 2 with its two breakdowns).
 # Exits 1 on any difference.
 #
@@ -170,6 +175,18 @@ for seed in ${seeds[@]}; do
             > "$work/bpart-$seed.$i.json"
         compare "seed $seed broadcast window [${windows[$i]}] in partitions" "$work/bpart-$seed.$i.json" \
             "$work/bref-$seed.$i.json"
+    done
+
+    python3 Scripts/reference/budget_fleet.py "$work/gfleet-$seed" "$seed" --activities 60
+    arrival_reports "$work/gfleet-$seed" "$work/gmine-$seed"
+    reference_reports "$work/gfleet-$seed" "$work/gref-$seed"
+    for i in "${!windows[@]}"; do
+        compare "seed $seed budget window [${windows[$i]}]" "$work/gmine-$seed.$i.json" "$work/gref-$seed.$i.json"
+        # shellcheck disable=SC2086
+        ARRIVAL_PARTITION_ROWS=7 "$arrival" report --db "$work/gmine-$seed.sqlite" ${windows[$i]} \
+            > "$work/gpart-$seed.$i.json"
+        compare "seed $seed budget window [${windows[$i]}] in partitions" "$work/gpart-$seed.$i.json" \
+            "$work/gref-$seed.$i.json"
     done
 done
 echo "crosscheck: $((checks - failures)) passed, $failures failed"
