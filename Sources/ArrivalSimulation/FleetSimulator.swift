@@ -106,6 +106,18 @@ import Foundation
 /// are dismissed, leave, or outlive their 8 hours. Without the flag nothing
 /// of it is drawn or written.
 ///
+/// **Budget** (``SimulationConfig/budget``, `arrival simulate --budget`,
+/// ``BudgetModel`` in `PushBudget.swift`). Apple's budget of priority-10
+/// pushes as the model has it: a fifth of the fleet's activities (all-day
+/// trackers aside) get a chatty sender, priority 10 every 40-80 s; a fifth
+/// of the installs have "More Frequent Updates" off; each activity's device
+/// shows priority-10 updates while a refilling budget lasts (40 an hour, 10
+/// carried; 10 an hour, 4 carried with the switch off) and drops the rest
+/// after APNs's 200. Records carry `frequent_pushes`, except from each app's
+/// oldest build. Drawn from a budget stream per device (and per subscriber,
+/// whose switch is only written: broadcasts are not budgeted); without the
+/// flag nothing of it is drawn or written.
+///
 /// **Lines.** Every line goes through the instrumentation kit's encoder, so
 /// the simulator writes the contract the way the kit does: a record the kit
 /// would write byte for byte (UTC times with `Z` and milliseconds, `"v":1`, no
