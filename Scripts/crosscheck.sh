@@ -29,6 +29,12 @@
 #             known only from renders, offline devices, dismissals, a stale
 #             broadcaster, oversize broadcasts, records and exchanges):
 #             arrival against the reference, and in partitions of 97 requests;
+#   simbudget a fleet simulated with `--budget --channels --lifecycle --providers`
+#             (chatty priority-10 senders against the budget the simulated devices
+#             enforce, "More Frequent Updates" off on one install in five,
+#             frequent_pushes written by the kit's encoder except from the oldest
+#             builds, with every other model of the simulator): arrival against the
+#             reference, and in partitions of 97 requests;
 #   broadcast a dense, awkward broadcast fleet (Scripts/reference/broadcast_fleet.py:
 #             channels, subscribers known from renders or callbacks only,
 #             broadcasts at the instants of starts, ends, dismissals and the
@@ -163,6 +169,19 @@ for seed in ${seeds[@]}; do
             > "$work/cpart-$seed.$i.json"
         compare "seed $seed channels window [${windows[$i]}] in partitions" "$work/cpart-$seed.$i.json" \
             "$work/cref-$seed.$i.json"
+    done
+
+    "$arrival" simulate --budget --channels --lifecycle --providers --out "$work/sfleet-$seed" --seed "$seed" \
+        --activities 300 >/dev/null
+    arrival_reports "$work/sfleet-$seed" "$work/smine-$seed"
+    reference_reports "$work/sfleet-$seed" "$work/sref-$seed"
+    for i in "${!windows[@]}"; do
+        compare "seed $seed simbudget window [${windows[$i]}]" "$work/smine-$seed.$i.json" "$work/sref-$seed.$i.json"
+        # shellcheck disable=SC2086
+        ARRIVAL_PARTITION_ROWS=97 "$arrival" report --db "$work/smine-$seed.sqlite" ${windows[$i]} \
+            > "$work/spart-$seed.$i.json"
+        compare "seed $seed simbudget window [${windows[$i]}] in partitions" "$work/spart-$seed.$i.json" \
+            "$work/sref-$seed.$i.json"
     done
 
     python3 Scripts/reference/broadcast_fleet.py "$work/bfleet-$seed" --seed "$seed" --activities 150

@@ -13,9 +13,10 @@ Usage:
     schemas must agree with it line by line: a line arrival stored validates,
     a line arrival refused for a field-level cause does not.
 (b) Reports. `demo --format json`, `report --format json` over SampleData/
-    (all data, one day, an empty day) and over two simulated fleets (one
-    with `--lifecycle --providers`: dismissals, rotated tokens, push-to-start,
-    dead tokens) must validate against report.schema.json (schema 2,
+    (all data, one day, an empty day) and over simulated fleets (plain;
+    `--lifecycle --providers`: dismissals, rotated tokens, push-to-start,
+    dead tokens; `--channels` with both; `--budget` with all three: chatty
+    senders, frequent_pushes on the device lines) must validate against report.schema.json (schema 2,
     `arrival.report/2`), keep the documented key order, sorted maps and
     number form, and add up (outcomes to accepted, loss causes to lost). A
     saved schema-1 report (Tests/ArrivalPipelineTests/Fixtures/reports/) must
@@ -405,8 +406,10 @@ OBJECT_KEYS = {
     "data_quality": ["malformed_lines", "malformed_by_cause", "duplicate_records", "files_skipped_as_duplicate",
                      "apns_without_seq", "unattributed", "clock_skew_negative", "broadcasts_without_subscribers"],
 }
-# The breakdown dimensions, sorted by code point as arrival writes them.
-BREAKDOWN_DIMENSIONS = ["app", "app_version", "channel", "os_version", "priority", "provider"]
+# The breakdown dimensions, sorted by code point as arrival writes them (contract 3.1 added
+# frequent_pushes and priority_10_last_hour).
+BREAKDOWN_DIMENSIONS = ["app", "app_version", "channel", "frequent_pushes", "os_version", "priority",
+                        "priority_10_last_hour", "provider"]
 
 # Schema 1 (saved by arrival before contract 3.0; diff and gate still read it).
 REPORT_KEYS_1 = ["schema", "window", "requests", "updates", "callbacks", "latency_ms", "data_quality", "breakdowns"]
@@ -915,6 +918,8 @@ def run_all(checks: Checks, arrival: Arrival, validators: dict) -> None:
     # Dismissals, rotated tokens, push-to-start, dead tokens; then broadcast channels (contract 3.0).
     check_fleet(checks, arrival, validators, "lifecycle", ["--lifecycle", "--providers"])
     check_fleet(checks, arrival, validators, "channels", ["--channels", "--lifecycle", "--providers"])
+    # Chatty senders against a device budget, frequent_pushes on renders and callbacks (contract 3.1).
+    check_fleet(checks, arrival, validators, "budget", ["--budget", "--channels", "--lifecycle", "--providers"])
     check_saved_report_1(checks, arrival, validators, sample_report_path)
 
     print("(b2) arrival tokens --format json against tokens.schema.json")

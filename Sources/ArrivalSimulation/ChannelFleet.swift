@@ -59,7 +59,11 @@ enum ChannelCatalog {
     static let news = SimApp(
         name: "news", idPrefix: "live-",
         versions: [
-            (SimAppVersion("3.0.2", contentUpdateRate: 0.74, tokenCallbackLoss: 0.2, stateCallbackLoss: 0.22), 4),
+            (
+                SimAppVersion(
+                    "3.0.2", contentUpdateRate: 0.74, tokenCallbackLoss: 0.2, stateCallbackLoss: 0.22,
+                    writesFrequentPushes: false), 4
+            ),
             (SimAppVersion("3.1.0", contentUpdateRate: 0.9, tokenCallbackLoss: 0.08, stateCallbackLoss: 0.12), 6),
         ],
         pushToStartShare: 0.3, logsActivityIDShare: 1.0,
@@ -73,7 +77,7 @@ enum ChannelCatalog {
             (
                 SimAppVersion(
                     "5.4.0", contentUpdateRate: 0.82, tokenCallbackLoss: 0.12, stateCallbackLoss: 0.18,
-                    omitsVersionField: true), 5
+                    omitsVersionField: true, writesFrequentPushes: false), 5
             ),
             (SimAppVersion("5.5.1", contentUpdateRate: 0.93, tokenCallbackLoss: 0.05, stateCallbackLoss: 0.1), 5),
         ],
@@ -174,6 +178,13 @@ extension FleetRun {
             var rng = SplitMix64(seed: config.seed, stream: 9, index: UInt64(index))
             let channelIndex = rng.weighted(weights)
             var day = makeSubscriberDevice(app: channels[channelIndex].app, rng: &rng)
+            if config.budget {
+                // The subscriber's switch (`--budget`), from a stream of its own: only what its kit writes.
+                var budgetRNG = SplitMix64(seed: config.seed, stream: 12, index: UInt64(index))
+                let value = BudgetModel.drawSwitch(&budgetRNG)
+                day.device.installs[0].frequentPushes = value
+                if value == .disabled { note("frequent_pushes_off_installs") }
+            }
             try subscribe(&day, to: channels[channelIndex], broadcasts: accepted[channelIndex])
             var fileRNG = SplitMix64(seed: config.seed, stream: 10, index: UInt64(index))
             try deviceWriter.write(

@@ -70,6 +70,16 @@ struct SimInstall {
     let pushToStartToken: String
     /// When the app first runs today (its `push_to_start_token` callback).
     let firstLaunchMs: Int64
+    /// The user's "More Frequent Updates" switch for this app (`--budget`
+    /// only; nil without it): which budget the device gives its activities,
+    /// and what its kit writes as `frequent_pushes`.
+    var frequentPushes: FrequentPushes? = nil
+
+    /// What a record logged by `version` carries as `frequent_pushes`: the
+    /// switch, unless the build predates the field.
+    func frequentPushesField(_ version: SimAppVersion) -> FrequentPushes? {
+        version.writesFrequentPushes ? frequentPushes : nil
+    }
 
     func version(at ms: Int64) -> SimAppVersion {
         if let upgrade, ms >= upgrade.atMs { return upgrade.to }

@@ -22,6 +22,9 @@ struct SimAppVersion: Sendable {
     /// This build's widget leaves `device_model` out of its render records
     /// (an optional field).
     let omitsDeviceModel: Bool
+    /// This build's kit writes `frequent_pushes` (contract 3.1) when the
+    /// fleet has a budget (`--budget`); each app's oldest build predates it.
+    let writesFrequentPushes: Bool
 
     /// Only the newest delivery build logs `device_model` with callbacks.
     var callbacksCarryDeviceModel: Bool { version == "4.2.1" }
@@ -30,7 +33,7 @@ struct SimAppVersion: Sendable {
     init(
         _ version: String, contentUpdateRate: Double, tokenCallbackLoss: Double, stateCallbackLoss: Double,
         omitsVersionField: Bool = false, addsUnknownField: Bool = false, micros: Bool = false,
-        omitsDeviceModel: Bool = false
+        omitsDeviceModel: Bool = false, writesFrequentPushes: Bool = true
     ) {
         self.version = version
         self.contentUpdateRate = contentUpdateRate
@@ -40,6 +43,7 @@ struct SimAppVersion: Sendable {
         self.addsUnknownField = addsUnknownField
         self.micros = micros
         self.omitsDeviceModel = omitsDeviceModel
+        self.writesFrequentPushes = writesFrequentPushes
     }
 }
 
@@ -96,7 +100,11 @@ enum FleetCatalog {
         SimApp(
             name: "delivery", idPrefix: "order-",
             versions: [
-                (SimAppVersion("4.1.0", contentUpdateRate: 0.64, tokenCallbackLoss: 0.28, stateCallbackLoss: 0.30), 3),
+                (
+                    SimAppVersion(
+                        "4.1.0", contentUpdateRate: 0.64, tokenCallbackLoss: 0.28, stateCallbackLoss: 0.30,
+                        writesFrequentPushes: false), 3
+                ),
                 (SimAppVersion("4.2.0", contentUpdateRate: 0.91, tokenCallbackLoss: 0.09, stateCallbackLoss: 0.12), 5),
                 (
                     SimAppVersion(
@@ -115,7 +123,7 @@ enum FleetCatalog {
                 (
                     SimAppVersion(
                         "2.7.3", contentUpdateRate: 0.78, tokenCallbackLoss: 0.16, stateCallbackLoss: 0.20,
-                        omitsVersionField: true, omitsDeviceModel: true), 4
+                        omitsVersionField: true, omitsDeviceModel: true, writesFrequentPushes: false), 4
                 ),
                 (SimAppVersion("2.8.0", contentUpdateRate: 0.97, tokenCallbackLoss: 0.06, stateCallbackLoss: 0.10), 6),
             ],
@@ -130,7 +138,7 @@ enum FleetCatalog {
                 (
                     SimAppVersion(
                         "7.0.1", contentUpdateRate: 0.70, tokenCallbackLoss: 0.22, stateCallbackLoss: 0.25,
-                        micros: true), 4
+                        micros: true, writesFrequentPushes: false), 4
                 ),
                 (
                     SimAppVersion(

@@ -106,6 +106,18 @@ import Foundation
 /// are dismissed, leave, or outlive their 8 hours. Without the flag nothing
 /// of it is drawn or written.
 ///
+/// **Budget** (``SimulationConfig/budget``, `arrival simulate --budget`,
+/// ``BudgetModel`` in `PushBudget.swift`). Apple's budget of priority-10
+/// pushes as the model has it: a fifth of the fleet's activities (all-day
+/// trackers aside) get a chatty sender, priority 10 every 40-80 s; a fifth
+/// of the installs have "More Frequent Updates" off; each activity's device
+/// shows priority-10 updates while a refilling budget lasts (40 an hour, 10
+/// carried; 10 an hour, 4 carried with the switch off) and drops the rest
+/// after APNs's 200. Records carry `frequent_pushes`, except from each app's
+/// oldest build. Drawn from a budget stream per device (and per subscriber,
+/// whose switch is only written: broadcasts are not budgeted); without the
+/// flag nothing of it is drawn or written.
+///
 /// **Lines.** Every line goes through the instrumentation kit's encoder, so
 /// the simulator writes the contract the way the kit does: a record the kit
 /// would write byte for byte (UTC times with `Z` and milliseconds, `"v":1`, no
@@ -268,6 +280,9 @@ struct DeviceDay {
     /// Events per install (index into `device.installs`).
     var events: [[BeaconEvent]]
     var order = 0
+    /// The device's budget stream (`--budget` only): its users' switches,
+    /// then which of its activities get a chatty sender.
+    var budgetRNG: SplitMix64? = nil
 }
 
 final class FleetRun {
@@ -327,6 +342,9 @@ final class FleetRun {
             var rng = SplitMix64(seed: config.seed, stream: 1, index: deviceIndex)
             let count = min(remaining, rng.weighted(FleetRun.activitiesPerDevice))
             var day = makeDevice(index: deviceIndex, rng: rng)
+            if config.budget {
+                drawSwitches(&day, SplitMix64(seed: config.seed, stream: 11, index: deviceIndex))
+            }
             try simulate(&day, activities: count)
             var fileRNG = SplitMix64(seed: config.seed, stream: 4, index: deviceIndex)
             for (index, install) in day.device.installs.enumerated() {
@@ -435,6 +453,19 @@ final class FleetRun {
         return DeviceDay(device: device, rng: rng, events: Array(repeating: [], count: installs.count))
     }
 
+    /// `--budget`: the user's "More Frequent Updates" switch for each app on
+    /// the device, drawn from the device's budget stream, which then goes on
+    /// to pick its chatty senders.
+    private func drawSwitches(_ day: inout DeviceDay, _ budgetRNG: SplitMix64) {
+        var rng = budgetRNG
+        for index in day.device.installs.indices {
+            let value = BudgetModel.drawSwitch(&rng)
+            day.device.installs[index].frequentPushes = value
+            if value == .disabled { note("frequent_pushes_off_installs") }
+        }
+        day.budgetRNG = rng
+    }
+
     private func simulate(_ day: inout DeviceDay, activities count: Int) throws {
         // Plan the device's activities: which app, how long, when.
         var plans: [(install: Int, startMs: Int64, longRun: Bool, durationMs: Int64)] = []
@@ -492,6 +523,12 @@ final class FleetRun {
             ? startMs + durationMs * Int64(day.rng.int(15...75)) / 100 : nil
         let life = config.lifecycle ? Lifecycle(&lifecycleRNG, startMs: startMs, durationMs: durationMs) : nil
         if let life, dismissAt == nil, !longRun, let extra = life.extraDismissAt { dismissAt = extra }
+        // A chatty sender (`--budget`): a priority-10 update about every minute, drawn from the budget stream.
+        var chatty = false
+        if var budgetRNG = day.budgetRNG {
+            chatty = budgetRNG.chance(BudgetModel.chattyShare) && !longRun
+            day.budgetRNG = budgetRNG
+        }
         let badToken = day.rng.chance(0.03)
         let sandboxEnvironment = day.device.sandbox
         var context = SenderContext(
@@ -524,6 +561,7 @@ final class FleetRun {
             if life.widgetStopsDrawingAtMs != nil { note("widget_stops_drawing") }
         }
         if !context.logsActivityID { note("activities_without_logged_activity_id") }
+        if chatty { note("chatty_senders") }
 
         let device = day.device
         var accepted: [AcceptedPush] = []
@@ -611,7 +649,8 @@ final class FleetRun {
         }
 
         // Phase 2: the sender's updates, then its end.
-        let interval: ClosedRange<Int> = longRun ? 1200...1800 : app.updateInterval
+        let interval: ClosedRange<Int> =
+            longRun ? 1200...1800 : chatty ? BudgetModel.chattyInterval : app.updateInterval
         let planEnd = startMs + durationMs
         let sendLimit = dayEndMs - 900_000
         let bugAt = timestampBug ? day.rng.int(2...4) : -1
@@ -639,7 +678,7 @@ final class FleetRun {
             let plan = PushPlan(
                 seq: seq, logsSeq: !day.rng.chance(0.012), event: .update, sendMs: sendMs,
                 apsTimestamp: apsTimestamp, payloadBytes: payloadSize(app, rng: &day.rng),
-                priority: day.rng.chance(app.priority10Share) ? 10 : 5)
+                priority: day.rng.chance(app.priority10Share) || chatty ? 10 : 5)
             if !plan.logsSeq { note("updates_logged_without_seq") }
             // After a rotation the sender uses the old token until it switches (if it ever does).
             let oldTokenInUse =
@@ -706,6 +745,8 @@ final class FleetRun {
         var lastAppliedMs = deviceStartMs
         var staleReported = false
         var endApplied = false
+        // The device's priority-10 budget for this activity (`--budget`), full at its start.
+        var budget = install.frequentPushes.map { PushBudget(switch: $0, fullAt: deviceStartMs) }
         let pushes = accepted.sorted { ($0.acceptMs, $0.plan.seq) < ($1.acceptMs, $1.plan.seq) }
         for (k, push) in pushes.enumerated() where push.plan.event != .start {
             if day.rng.chance(0.025) {
@@ -734,6 +775,15 @@ final class FleetRun {
             if push.toRotatedToken {
                 note("pushes_to_rotated_token")
                 continue
+            }
+            if push.plan.event == .update && push.plan.priority == 10, var spending = budget {
+                // Over budget: dropped without a trace (APNs answered 200; nothing renders, the app hears nothing).
+                let shows = spending.spend(atMs: arrival.ms)
+                budget = spending
+                if !shows {
+                    note("pushes_dropped_over_budget")
+                    continue
+                }
             }
             let staleMs = lastAppliedMs + app.staleAfterSeconds * 1000
             if !staleReported && staleMs < arrival.ms && day.rng.chance(0.6) {
@@ -994,13 +1044,14 @@ final class FleetRun {
             let version = device.installs[install].version(at: renderMs)
             let style = device.timeStyle(version)
             let info = device.info(version, withModel: !version.omitsDeviceModel)
+            let frequentPushes = device.installs[install].frequentPushesField(version)
             let deviceMs = renderMs + device.clockOffsetMs
             let line: [UInt8]
             if style.isContractUTC && !version.omitsVersionField && !version.addsUnknownField {
                 // Exactly what the kit writes for the widget.
                 let beacon = RenderBeacon(
                     activityID: activityID, seq: seq, renderedAt: SimCalendar.date(ms: deviceMs),
-                    surface: surface, channel: channel, device: info)
+                    surface: surface, channel: channel, device: info, frequentPushes: frequentPushes)
                 line = BeaconLine.withoutLineEnd(beacon.jsonLine())
             } else {
                 var record = BeaconLine()
@@ -1014,6 +1065,7 @@ final class FleetRun {
                 record.string("surface", surface)
                 record.optionalString("channel_id", channel?.rawValue)
                 info.append(to: &record)
+                record.optionalString("frequent_pushes", frequentPushes?.rawValue)
                 if version.addsUnknownField { record.string("build", "4210.7") }
                 line = record.finish()
             }
@@ -1039,12 +1091,14 @@ final class FleetRun {
         }
         let style = device.timeStyle(version)
         let info = device.info(version, withModel: version.callbacksCarryDeviceModel)
+        let frequentPushes = device.installs[install].frequentPushesField(version)
         let deviceMs = atMs + device.clockOffsetMs
         let line: [UInt8]
         if style.isContractUTC && !version.omitsVersionField {
             // Exactly what the kit writes for the app.
             let report = CallbackReport(
-                callback, receivedAt: SimCalendar.date(ms: deviceMs), channel: channel, device: info)
+                callback, receivedAt: SimCalendar.date(ms: deviceMs), channel: channel, device: info,
+                frequentPushes: frequentPushes)
             line = BeaconLine.withoutLineEnd(report.jsonLine())
         } else {
             var record = BeaconLine()
@@ -1056,6 +1110,7 @@ final class FleetRun {
                 "received_at", ms: deviceMs, style: style,
                 subMillisecond: version.micros ? day.rng.int(0...999) : 0)
             info.append(to: &record)
+            record.optionalString("frequent_pushes", frequentPushes?.rawValue)
             line = record.finish()
         }
         append(

@@ -48,6 +48,15 @@ package struct SimulationConfig: Sendable, Equatable {
     /// event runs (see ``FleetSimulator``). Default: false, which writes
     /// what the simulator always wrote, byte for byte.
     package var channels = false
+    /// Apple's budget of priority-10 pushes, as ``BudgetModel`` models it
+    /// (contract 3.1): a fifth of the senders send a priority-10 update about
+    /// every minute; each device lets an activity show a limited number of
+    /// priority-10 updates per hour, fewer where the user turned "More
+    /// Frequent Updates" off, and drops the rest silently (APNs still
+    /// answered 200); renders and callbacks carry `frequent_pushes` as the
+    /// kit writes it, except from the apps' oldest builds. Default: false,
+    /// which writes what the simulator always wrote, byte for byte.
+    package var budget = false
 
     /// `activities` Live Activities from `seed` on `day`, with the normal
     /// fleet's faults and `apns` records only.

@@ -68,6 +68,22 @@ struct Simulate: ParsableCommand {
                 """))
     var channels = false
 
+    @Flag(
+        help: ArgumentHelp(
+            "Apple's budget of priority-10 pushes: chatty senders, a per-hour budget each device enforces (smaller with \"More Frequent Updates\" off), beacons carrying the switch.",
+            discussion: """
+                For trying contract 3.1's throttling evidence (breakdowns.priority_10_last_hour, \
+                breakdowns.frequent_pushes). One activity in five (all-day trackers aside) gets a sender that \
+                sends a priority-10 update every 40 to 80 s; one install in five has the switch off. The device \
+                shows an activity's priority-10 updates while its budget lasts: 40 an hour with at most 10 \
+                carried, or 10 an hour with at most 4 with the switch off, full at the start; the rest are \
+                accepted (200) and never shown. Priority 5, starts, ends and broadcasts are not budgeted. \
+                Renders and callbacks carry frequent_pushes as the kit writes it, except from each app's oldest \
+                build. Combines with the other flags; drawn from streams of its own, so without it the output \
+                is what it always was.
+                """))
+    var budget = false
+
     func validate() throws {
         guard activities > 0 else { throw ValidationError("--activities must be at least 1.") }
         guard ReportWindow.day(day) != nil else {
@@ -81,6 +97,7 @@ struct Simulate: ParsableCommand {
         config.providers = providers
         config.lifecycle = lifecycle
         config.channels = channels
+        config.budget = budget
         // A SimulationError says "pass --force" only when an earlier run is in the way.
         let summary = try FleetSimulator(config: config).run(outputDirectory: out, replacingExisting: force)
         print(summary.description)

@@ -75,14 +75,20 @@ public struct CallbackReport: Sendable, Equatable {
     /// channel is the one that counts.
     public var channel: ChannelID?
     public var device: DeviceInfo
+    /// The user's "More Frequent Updates" switch when the callback was
+    /// recorded (`frequent_pushes`). nil here lets the writer fill it in from
+    /// its ``BeaconWriter/Configuration/frequentPushes`` provider.
+    public var frequentPushes: FrequentPushes?
 
     public init(
-        _ callback: Callback, receivedAt: Date = Date(), channel: ChannelID? = nil, device: DeviceInfo = DeviceInfo()
+        _ callback: Callback, receivedAt: Date = Date(), channel: ChannelID? = nil, device: DeviceInfo = DeviceInfo(),
+        frequentPushes: FrequentPushes? = nil
     ) {
         self.callback = callback
         self.receivedAt = receivedAt
         self.channel = channel
         self.device = device
+        self.frequentPushes = frequentPushes
     }
 
     /// Lower-case hex of a token's bytes, as APNs and the contract write tokens.
@@ -90,8 +96,12 @@ public struct CallbackReport: Sendable, Equatable {
         LowercaseHex.string(token)
     }
 
-    /// The JSON line (with its `\n`), device fields falling back to `defaults`.
-    public func jsonLine(defaults: DeviceInfo = DeviceInfo()) -> [UInt8] {
+    /// The JSON line (with its `\n`), device fields falling back to
+    /// `defaults` and the switch to `frequentPushes` (the contract's order:
+    /// `frequent_pushes` after the device fields, left out when both are nil).
+    public func jsonLine(
+        defaults: DeviceInfo = DeviceInfo(), frequentPushes fallback: FrequentPushes? = nil
+    ) -> [UInt8] {
         var line = BeaconLine()
         line.int("v", 1)
         line.string("kind", "callback")
@@ -99,6 +109,7 @@ public struct CallbackReport: Sendable, Equatable {
         if callback.ownChannel == nil { line.optionalString("channel_id", channel?.rawValue) }
         line.time("received_at", receivedAt)
         device.filled(from: defaults).append(to: &line)
+        line.optionalString("frequent_pushes", (frequentPushes ?? fallback)?.rawValue)
         return line.finishLine()
     }
 }

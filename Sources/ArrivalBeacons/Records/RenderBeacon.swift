@@ -14,6 +14,10 @@ public struct RenderBeacon: Sendable, Equatable {
     /// channel's broadcasts stand for this activity.
     public var channel: ChannelID?
     public var device: DeviceInfo
+    /// The user's "More Frequent Updates" switch when the beacon was
+    /// written (`frequent_pushes`). nil here lets the writer fill it in from
+    /// its ``BeaconWriter/Configuration/frequentPushes`` provider.
+    public var frequentPushes: FrequentPushes?
 
     /// The surface names the contract lists (other values are kept as given).
     public enum Surface {
@@ -27,7 +31,7 @@ public struct RenderBeacon: Sendable, Equatable {
 
     public init(
         activityID: String, seq: Int, renderedAt: Date = Date(), surface: String? = nil,
-        channel: ChannelID? = nil, device: DeviceInfo = DeviceInfo()
+        channel: ChannelID? = nil, device: DeviceInfo = DeviceInfo(), frequentPushes: FrequentPushes? = nil
     ) {
         self.activityID = activityID
         self.seq = seq
@@ -35,10 +39,15 @@ public struct RenderBeacon: Sendable, Equatable {
         self.surface = surface
         self.channel = channel
         self.device = device
+        self.frequentPushes = frequentPushes
     }
 
-    /// The JSON line (with its `\n`), device fields falling back to `defaults`.
-    public func jsonLine(defaults: DeviceInfo = DeviceInfo()) -> [UInt8] {
+    /// The JSON line (with its `\n`), device fields falling back to
+    /// `defaults` and the switch to `frequentPushes` (the contract's order:
+    /// `frequent_pushes` after the device fields, left out when both are nil).
+    public func jsonLine(
+        defaults: DeviceInfo = DeviceInfo(), frequentPushes fallback: FrequentPushes? = nil
+    ) -> [UInt8] {
         var line = BeaconLine()
         line.int("v", 1)
         line.string("kind", "render")
@@ -48,6 +57,7 @@ public struct RenderBeacon: Sendable, Equatable {
         line.optionalString("surface", surface)
         line.optionalString("channel_id", channel?.rawValue)
         device.filled(from: defaults).append(to: &line)
+        line.optionalString("frequent_pushes", (frequentPushes ?? fallback)?.rawValue)
         return line.finishLine()
     }
 }

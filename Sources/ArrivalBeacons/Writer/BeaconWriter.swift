@@ -62,6 +62,12 @@ public final class BeaconWriter: @unchecked Sendable {
         /// The clock that picks the day directory (the records carry their
         /// own times). Default: the system clock.
         public var now: @Sendable () -> Date = { Date() }
+        /// The user's "More Frequent Updates" switch, read for every record
+        /// that does not set its own, on the writer's queue when the record
+        /// is written: its `frequent_pushes`. Default: ``FrequentPushes/system``
+        /// (`ActivityAuthorizationInfo().frequentPushesEnabled` on iOS 16.2+,
+        /// nil elsewhere, which writes no field).
+        public var frequentPushes: FrequentPushes.Provider = FrequentPushes.system
 
         public init(container: URL, role: BeaconProcessRole, device: DeviceInfo = DeviceInfo()) {
             self.container = container
@@ -144,12 +150,24 @@ public final class BeaconWriter: @unchecked Sendable {
         return true
     }
 
+    /// Queues `beacon`; its device fields fall back to the configuration's,
+    /// and its `frequent_pushes` to what the configuration's provider reads
+    /// (the provider is not asked when the beacon sets its own).
     public func write(_ beacon: RenderBeacon) {
-        enqueue { [configuration] in beacon.jsonLine(defaults: configuration.device) }
+        enqueue { [configuration] in
+            beacon.jsonLine(
+                defaults: configuration.device,
+                frequentPushes: beacon.frequentPushes == nil ? configuration.frequentPushes() : nil)
+        }
     }
 
+    /// Queues `report`, its device fields and `frequent_pushes` filled in as a beacon's are.
     public func write(_ report: CallbackReport) {
-        enqueue { [configuration] in report.jsonLine(defaults: configuration.device) }
+        enqueue { [configuration] in
+            report.jsonLine(
+                defaults: configuration.device,
+                frequentPushes: report.frequentPushes == nil ? configuration.frequentPushes() : nil)
+        }
     }
 
     /// Waits until every record handed over so far is written or dropped.
