@@ -3,7 +3,8 @@
 # fails if the page logs an error, fetches anything, or a chart has no size
 # (Scripts/browser_test.py). Leaves report.html, report.png (first screen),
 # report-full.png, throttling-card.png (the section "Is Apple throttling these updates?")
-# and report.pdf in OUT_DIR (default: browser-test/, ignored by git).
+# and report.pdf in OUT_DIR (default: browser-test/, ignored by git); then the same for a
+# simulated fleet with Apple's priority-10 budget in it, in OUT_DIR/budget/.
 #
 #   Scripts/browser-test.sh [OUT_DIR] [--update-readme-screenshot]
 #
@@ -23,6 +24,16 @@ trap 'rm -rf "$work"' EXIT
 # natural order (not sorted as strings); it gets a screenshot of its own, throttling-card.png.
 python3 Scripts/browser_test.py "$out/report.html" "$out" --width 1280 --height 1700 \
     --section throttling-card --in-order "throttling-card:0-4,5-14"
+# The same on a fleet with Apple's budget in it (`simulate --budget`, with channels, a lifecycle and
+# providers): its priority-10 buckets up to 60-119, in that order, and the switch's split; the page
+# and its throttling section are left in OUT_DIR/budget/ (throttling-card.png is the section).
+mkdir -p "$out/budget"
+"$bin" simulate --out "$work/budget-fleet" --activities 300 --seed 7 --budget --channels --lifecycle --providers \
+    >/dev/null
+"$bin" ingest "$work/budget-fleet" --db "$work/budget.sqlite" --quiet
+"$bin" report --db "$work/budget.sqlite" --format html --out "$out/budget/report.html"
+python3 Scripts/browser_test.py "$out/budget/report.html" "$out/budget" --width 1280 --height 1700 \
+    --section throttling-card --in-order "throttling-card:0-4,5-14,15-29,30-59,60-119"
 if [ "${2:-}" = "--update-readme-screenshot" ]; then
     cp "$out/report.png" Dashboards/sample-report.png
     echo "wrote Dashboards/sample-report.png ($(wc -c < Dashboards/sample-report.png) bytes)"

@@ -73,6 +73,35 @@ struct ViewAgreementTests {
         return (fromViews, fromAnalysis, seen)
     }
 
+    @Test("On a fleet with a priority-10 budget, channels and a lifecycle: the same counts of the hour before")
+    func sameOutcomesWithBudget() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var config = SimulationConfig(activities: 300, seed: 9)
+        config.budget = true
+        config.channels = true
+        config.lifecycle = true
+        let fleet = directory.appendingPathComponent("fleet")
+        _ = try FleetSimulator(config: config).run(outputDirectory: fleet.path)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
+        _ = try IngestPipeline(store: store).ingest(paths: [fleet.path])
+        let (fromViews, fromAnalysis, _) = try Self.outcomes(store)
+        // The budget shows: updates with 30 or more priority-10 updates in the hour before, and both
+        // values of the switch.
+        let counts = fromViews.values.compactMap { line in
+            line.split(separator: " ").first { $0.hasPrefix("p10:") }.flatMap { Int($0.dropFirst(4)) }
+        }
+        #expect(counts.filter { $0 >= 30 }.count > 100, "\(counts.max() ?? -1)")
+        #expect(fromViews.values.contains { $0.contains("fp:disabled") })
+        #expect(fromViews.values.contains { $0.contains("fp:enabled") })
+        #expect(fromViews.count == fromAnalysis.count)
+        let differing = fromViews.filter { fromAnalysis[$0.key] != $0.value }.prefix(5)
+        #expect(
+            differing.isEmpty,
+            "first differences: \(differing.map { "\($0.key): views \($0.value), analysis \(fromAnalysis[$0.key] ?? "missing")" })"
+        )
+    }
+
     @Test("On a broadcast fleet too: the views expand broadcasts over the same open subscribers")
     func sameOutcomesWithBroadcasts() throws {
         let directory = try makeTemporaryDirectory()
