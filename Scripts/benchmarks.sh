@@ -34,29 +34,34 @@ log="$(mktemp)"
 trap 'rm -rf "$ARRIVAL_BENCHMARK_FLEET" "$log"' EXIT
 thresholds="$PWD/Benchmarks/Thresholds"
 
+# ARRIVAL_SCRATCH_PATH: SwiftPM's build folder (default .build); .ci/run gives one of its own so that
+# the benchmarks build beside the tests, which hold .build.
+scratch="${ARRIVAL_SCRATCH_PATH:-.build}"
 started=$(date +%s)
 # Built first, with its log kept: a compiler warning in the benchmarks fails as one in the rest of the project does.
-mkdir -p .build
-if ! swift build -c release --product ArrivalBenchmarks >.build/benchmarks-build.log 2>&1; then
-    cat .build/benchmarks-build.log
+mkdir -p "$scratch"
+if ! swift build --scratch-path "$scratch" -c release --product ArrivalBenchmarks >"$scratch/benchmarks-build.log" 2>&1
+then
+    cat "$scratch/benchmarks-build.log"
     exit 1
 fi
-grep -v '^\[' .build/benchmarks-build.log || true
-Scripts/check-warnings.sh .build/benchmarks-build.log
+grep -v '^\[' "$scratch/benchmarks-build.log" || true
+Scripts/check-warnings.sh "$scratch/benchmarks-build.log"
 built=$(date +%s)
 
 status=0
 case "$mode" in
 run)
-    swift package benchmark --no-progress "$@" || status=$?
+    swift package --scratch-path "$scratch" benchmark --no-progress "$@" || status=$?
     ;;
 update)
-    swift package --allow-writing-to-package-directory benchmark thresholds update --path "$thresholds" \
-        --no-progress "$@" || status=$?
+    swift package --scratch-path "$scratch" --allow-writing-to-package-directory benchmark thresholds update \
+        --path "$thresholds" --no-progress "$@" || status=$?
     ;;
 check)
     set +e
-    swift package benchmark thresholds check --path "$thresholds" --no-progress "$@" 2>&1 | tee "$log"
+    swift package --scratch-path "$scratch" benchmark thresholds check --path "$thresholds" --no-progress "$@" 2>&1 |
+        tee "$log"
     status=${PIPESTATUS[0]}
     set -e
     ;;

@@ -15,12 +15,15 @@ out="${1:-.build/dist}"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 
+# ARRIVAL_SCRATCH_PATH: SwiftPM's build folder (default .build); .ci/run gives one of its own so that
+# this build runs beside the tests, which hold .build.
+scratch="${ARRIVAL_SCRATCH_PATH:-.build}"
 started=$(date +%s)
 case "$(uname -s)" in
-Linux) swift build -c release --static-swift-stdlib --product arrival ;;
-*) swift build -c release --product arrival ;;
+Linux) swift build --scratch-path "$scratch" -c release --static-swift-stdlib --product arrival ;;
+*) swift build --scratch-path "$scratch" -c release --product arrival ;;
 esac
-binary="$(swift build -c release --show-bin-path)/arrival"
+binary="$(swift build --scratch-path "$scratch" -c release --show-bin-path)/arrival"
 built=$(date +%s)
 
 version="$("$binary" --version)"
@@ -65,10 +68,10 @@ rm -rf "$elsewhere"
 "$binary" --generate-completion-script fish >"$stage/$name/share/fish/vendor_completions.d/arrival.fish"
 # The man page: ArgumentParser's generate-manual tool, built from the package SwiftPM already
 # fetched (a debug build of ArgumentParser alone, in a folder of its own), run on the binary.
-parser=.build/checkouts/swift-argument-parser
+parser="$scratch/checkouts/swift-argument-parser"
 mkdir -p "$stage/man"
-swift build --package-path "$parser" --scratch-path .build/manual-tool --product generate-manual >/dev/null
-"$(swift build --package-path "$parser" --scratch-path .build/manual-tool --show-bin-path)/generate-manual" \
+swift build --package-path "$parser" --scratch-path "$scratch/manual-tool" --product generate-manual >/dev/null
+"$(swift build --package-path "$parser" --scratch-path "$scratch/manual-tool" --show-bin-path)/generate-manual" \
     "$binary" --output-directory "$stage/man" --date "$(date -u +%Y-%m-%d)"
 manual="$stage/man/arrival.1"
 if [ ! -s "$manual" ]; then
