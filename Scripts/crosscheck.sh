@@ -109,104 +109,66 @@ arrival_reports() {
     done
 }
 
+# check_stage NAME DIR [PARTITION_ROWS]: arrival's reports of the fleet in DIR against the reference's,
+# for each window; with PARTITION_ROWS, arrival's again in partitions of that many requests.
+check_stage() {
+    local name=$1 fleet=$2 rows=${3:-} i
+    arrival_reports "$fleet" "$work/$name-mine"
+    reference_reports "$fleet" "$work/$name-ref"
+    for i in "${!windows[@]}"; do
+        compare "$name window [${windows[$i]}]" "$work/$name-mine.$i.json" "$work/$name-ref.$i.json"
+        if [ -n "$rows" ]; then
+            # shellcheck disable=SC2086
+            ARRIVAL_PARTITION_ROWS=$rows "$arrival" report --db "$work/$name-mine.sqlite" ${windows[$i]} \
+                > "$work/$name-part.$i.json"
+            compare "$name window [${windows[$i]}] in partitions of $rows" "$work/$name-part.$i.json" \
+                "$work/$name-ref.$i.json"
+        fi
+    done
+}
+
 for seed in ${seeds[@]}; do
     fleet="$work/fleet-$seed"
     "$arrival" simulate --out "$fleet" --seed "$seed" --activities 400 >/dev/null
-    arrival_reports "$fleet" "$work/mine-$seed"
-    reference_reports "$fleet" "$work/ref-$seed"
-    for i in "${!windows[@]}"; do
-        compare "seed $seed plain window [${windows[$i]}]" "$work/mine-$seed.$i.json" "$work/ref-$seed.$i.json"
-    done
+    check_stage "seed-$seed-plain" "$fleet"
     if [ "$exchange" = 0 ]; then
         continue
     fi
 
     python3 Scripts/reference/exchangify.py "$fleet" "$work/xfleet-$seed" --seed "$seed" 2>/dev/null
-    arrival_reports "$work/xfleet-$seed" "$work/xmine-$seed"
-    reference_reports "$work/xfleet-$seed" "$work/xref-$seed"
-    for i in "${!windows[@]}"; do
-        compare "seed $seed exchange window [${windows[$i]}]" "$work/xmine-$seed.$i.json" "$work/xref-$seed.$i.json"
-    done
+    check_stage "seed-$seed-exchange" "$work/xfleet-$seed"
 
+    # The same requests as APNs exchanges only: both sides on the copy must equal the reference on the plain fleet.
     python3 Scripts/reference/exchangify.py "$fleet" "$work/afleet-$seed" --seed "$seed" \
         --providers apns --keep 0 --damage 0 2>/dev/null
     arrival_reports "$work/afleet-$seed" "$work/amine-$seed"
     reference_reports "$work/afleet-$seed" "$work/aref-$seed"
     for i in "${!windows[@]}"; do
         compare "seed $seed apns-exchange window [${windows[$i]}] (arrival on the copy, reference on the plain fleet)" \
-            "$work/amine-$seed.$i.json" "$work/ref-$seed.$i.json"
+            "$work/amine-$seed.$i.json" "$work/seed-$seed-plain-ref.$i.json"
         compare "seed $seed apns-exchange window [${windows[$i]}] (reference on the copy, reference on the plain fleet)" \
-            "$work/aref-$seed.$i.json" "$work/ref-$seed.$i.json"
+            "$work/aref-$seed.$i.json" "$work/seed-$seed-plain-ref.$i.json"
     done
 
     "$arrival" simulate --providers --out "$work/pfleet-$seed" --seed "$seed" --activities 400 >/dev/null
-    arrival_reports "$work/pfleet-$seed" "$work/pmine-$seed"
-    reference_reports "$work/pfleet-$seed" "$work/pref-$seed"
-    for i in "${!windows[@]}"; do
-        compare "seed $seed providers window [${windows[$i]}]" "$work/pmine-$seed.$i.json" "$work/pref-$seed.$i.json"
-    done
+    check_stage "seed-$seed-providers" "$work/pfleet-$seed"
 
     "$arrival" simulate --lifecycle --providers --out "$work/lfleet-$seed" --seed "$seed" --activities 400 >/dev/null
-    arrival_reports "$work/lfleet-$seed" "$work/lmine-$seed"
-    reference_reports "$work/lfleet-$seed" "$work/lref-$seed"
-    for i in "${!windows[@]}"; do
-        compare "seed $seed lifecycle window [${windows[$i]}]" "$work/lmine-$seed.$i.json" "$work/lref-$seed.$i.json"
-        # shellcheck disable=SC2086
-        ARRIVAL_PARTITION_ROWS=97 "$arrival" report --db "$work/lmine-$seed.sqlite" ${windows[$i]} \
-            > "$work/lpart-$seed.$i.json"
-        compare "seed $seed lifecycle window [${windows[$i]}] in partitions" "$work/lpart-$seed.$i.json" \
-            "$work/lref-$seed.$i.json"
-    done
+    check_stage "seed-$seed-lifecycle" "$work/lfleet-$seed" 97
 
     "$arrival" simulate --channels --lifecycle --providers --out "$work/cfleet-$seed" --seed "$seed" --activities 300 \
         >/dev/null
-    arrival_reports "$work/cfleet-$seed" "$work/cmine-$seed"
-    reference_reports "$work/cfleet-$seed" "$work/cref-$seed"
-    for i in "${!windows[@]}"; do
-        compare "seed $seed channels window [${windows[$i]}]" "$work/cmine-$seed.$i.json" "$work/cref-$seed.$i.json"
-        # shellcheck disable=SC2086
-        ARRIVAL_PARTITION_ROWS=97 "$arrival" report --db "$work/cmine-$seed.sqlite" ${windows[$i]} \
-            > "$work/cpart-$seed.$i.json"
-        compare "seed $seed channels window [${windows[$i]}] in partitions" "$work/cpart-$seed.$i.json" \
-            "$work/cref-$seed.$i.json"
-    done
+    check_stage "seed-$seed-channels" "$work/cfleet-$seed" 97
 
     "$arrival" simulate --budget --channels --lifecycle --providers --out "$work/sfleet-$seed" --seed "$seed" \
         --activities 300 >/dev/null
-    arrival_reports "$work/sfleet-$seed" "$work/smine-$seed"
-    reference_reports "$work/sfleet-$seed" "$work/sref-$seed"
-    for i in "${!windows[@]}"; do
-        compare "seed $seed simbudget window [${windows[$i]}]" "$work/smine-$seed.$i.json" "$work/sref-$seed.$i.json"
-        # shellcheck disable=SC2086
-        ARRIVAL_PARTITION_ROWS=97 "$arrival" report --db "$work/smine-$seed.sqlite" ${windows[$i]} \
-            > "$work/spart-$seed.$i.json"
-        compare "seed $seed simbudget window [${windows[$i]}] in partitions" "$work/spart-$seed.$i.json" \
-            "$work/sref-$seed.$i.json"
-    done
+    check_stage "seed-$seed-simbudget" "$work/sfleet-$seed" 97
 
     python3 Scripts/reference/broadcast_fleet.py "$work/bfleet-$seed" --seed "$seed" --activities 150
-    arrival_reports "$work/bfleet-$seed" "$work/bmine-$seed"
-    reference_reports "$work/bfleet-$seed" "$work/bref-$seed"
-    for i in "${!windows[@]}"; do
-        compare "seed $seed broadcast window [${windows[$i]}]" "$work/bmine-$seed.$i.json" "$work/bref-$seed.$i.json"
-        # shellcheck disable=SC2086
-        ARRIVAL_PARTITION_ROWS=7 "$arrival" report --db "$work/bmine-$seed.sqlite" ${windows[$i]} \
-            > "$work/bpart-$seed.$i.json"
-        compare "seed $seed broadcast window [${windows[$i]}] in partitions" "$work/bpart-$seed.$i.json" \
-            "$work/bref-$seed.$i.json"
-    done
+    check_stage "seed-$seed-broadcast" "$work/bfleet-$seed" 7
 
     python3 Scripts/reference/budget_fleet.py "$work/gfleet-$seed" "$seed" --activities 60
-    arrival_reports "$work/gfleet-$seed" "$work/gmine-$seed"
-    reference_reports "$work/gfleet-$seed" "$work/gref-$seed"
-    for i in "${!windows[@]}"; do
-        compare "seed $seed budget window [${windows[$i]}]" "$work/gmine-$seed.$i.json" "$work/gref-$seed.$i.json"
-        # shellcheck disable=SC2086
-        ARRIVAL_PARTITION_ROWS=7 "$arrival" report --db "$work/gmine-$seed.sqlite" ${windows[$i]} \
-            > "$work/gpart-$seed.$i.json"
-        compare "seed $seed budget window [${windows[$i]}] in partitions" "$work/gpart-$seed.$i.json" \
-            "$work/gref-$seed.$i.json"
-    done
+    check_stage "seed-$seed-budget" "$work/gfleet-$seed" 7
 done
 echo "crosscheck: $((checks - failures)) passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -63,6 +63,19 @@ struct CollectorTests {
         return fields
     }
 
+    /// What `GET /v1/uploads/{sha}` answers once the upload is ingested, or its last answer after 30 s.
+    static func ingestedState(_ sha: String, client: any TestClientProtocol) async throws -> [String: Any] {
+        var state: [String: Any] = [:]
+        for _ in 0..<1500 {
+            try await client.execute(uri: "/v1/uploads/\(sha)", method: .get, headers: auth(reader)) {
+                state = json($0)
+            }
+            if state["state"] as? String == "ingested" { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return state
+    }
+
     static func json(_ response: TestResponse) -> [String: Any] {
         (try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [String: Any] ?? [:]
     }
@@ -252,17 +265,7 @@ struct CollectorTests {
                 }
             }
             var states: [[String: Any]] = []
-            for sha in shas {
-                var state: [String: Any] = [:]
-                for _ in 0..<1500 {
-                    try await client.execute(uri: "/v1/uploads/\(sha)", method: .get, headers: Self.auth(Self.reader)) {
-                        state = Self.json($0)
-                    }
-                    if state["state"] as? String == "ingested" { break }
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-                states.append(state)
-            }
+            for sha in shas { states.append(try await Self.ingestedState(sha, client: client)) }
             #expect(states[0]["state"] as? String == "ingested")
             #expect(states[0]["records"] as? Int == 1 && states[0]["malformed_lines"] as? Int == 5)
             // The sender's upload: the render repeats the device's; apns, exchange and broadcasts are its own.
@@ -310,14 +313,7 @@ struct CollectorTests {
                 #expect(response.status == .accepted)
                 sha = Self.json(response)["upload"] as? String ?? ""
             }
-            var state: [String: Any] = [:]
-            for _ in 0..<1500 {
-                try await client.execute(uri: "/v1/uploads/\(sha)", method: .get, headers: Self.auth(Self.reader)) {
-                    state = Self.json($0)
-                }
-                if state["state"] as? String == "ingested" { break }
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            let state = try await Self.ingestedState(sha, client: client)
             #expect(state["records"] as? Int == 2 && state["malformed_lines"] as? Int == 1)
             let records = try await collector.engine.read { try $0.read { try $0.activityRecords("a1") } }
             #expect(records.renders.map(\.frequentPushes) == ["disabled"])

@@ -33,11 +33,20 @@ struct ViewAgreementTests {
             #expect(seen.contains(name), "no update is \(name)")
         }
         #expect(fromViews.count > 1500)
-        #expect(fromViews.count == fromAnalysis.count)
+        Self.expectAgreement(fromViews, fromAnalysis)
+    }
+
+    /// The views and the analysis give the same updates the same line; the first five differences are shown.
+    static func expectAgreement(
+        _ fromViews: [ExactString: String], _ fromAnalysis: [ExactString: String],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect(fromViews.count == fromAnalysis.count, sourceLocation: sourceLocation)
         let differing = fromViews.filter { fromAnalysis[$0.key] != $0.value }.prefix(5)
         #expect(
             differing.isEmpty,
-            "first differences: \(differing.map { "\($0.key): views \($0.value), analysis \(fromAnalysis[$0.key] ?? "missing")" })"
+            "first differences: \(differing.map { "\($0.key): views \($0.value), analysis \(fromAnalysis[$0.key] ?? "missing")" })",
+            sourceLocation: sourceLocation
         )
     }
 
@@ -94,12 +103,7 @@ struct ViewAgreementTests {
         #expect(counts.filter { $0 >= 30 }.count > 100, "\(counts.max() ?? -1)")
         #expect(fromViews.values.contains { $0.contains("fp:disabled") })
         #expect(fromViews.values.contains { $0.contains("fp:enabled") })
-        #expect(fromViews.count == fromAnalysis.count)
-        let differing = fromViews.filter { fromAnalysis[$0.key] != $0.value }.prefix(5)
-        #expect(
-            differing.isEmpty,
-            "first differences: \(differing.map { "\($0.key): views \($0.value), analysis \(fromAnalysis[$0.key] ?? "missing")" })"
-        )
+        Self.expectAgreement(fromViews, fromAnalysis)
     }
 
     @Test("On a broadcast fleet too: the views expand broadcasts over the same open subscribers")
@@ -113,11 +117,6 @@ struct ViewAgreementTests {
             #expect(seen.contains(name), "no update is \(name)")
         }
         #expect(fromViews.values.filter { !$0.contains(" - p10:") }.count > 150, "updates decided by a broadcast")
-        #expect(fromViews.count == fromAnalysis.count)
-        let differing = fromViews.filter { fromAnalysis[$0.key] != $0.value }.prefix(5)
-        #expect(
-            differing.isEmpty,
-            "first differences: \(differing.map { "\($0.key): views \($0.value), analysis \(fromAnalysis[$0.key] ?? "missing")" })"
-        )
+        Self.expectAgreement(fromViews, fromAnalysis)
     }
 }
