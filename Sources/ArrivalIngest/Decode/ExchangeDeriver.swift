@@ -99,25 +99,7 @@ final class ExchangeDeriver {
         guard body.kind == .string else {
             throw Problem(field: "request.body", why: "expected the body as a string, got \(Self.kindName(body))")
         }
-        var status: JSONLineScanner.ValueRef?
-        var responseHeaders = Headers()
-        var answerBody: JSONLineScanner.ValueRef?
-        if let response = exchange.response {
-            guard let value = line.member("status", of: response), value.kind != .null else {
-                throw Problem(field: "response.status", why: "required, but absent")
-            }
-            guard value.kind == .int else {
-                throw Problem(field: "response.status", why: "expected an integer, got \(Self.kindName(value))")
-            }
-            status = value
-            responseHeaders = try headers(line.member("headers", of: response), in: line, at: "response.headers")
-            if let value = line.member("body", of: response), value.kind != .null {
-                guard value.kind == .string else {
-                    throw Problem(field: "response.body", why: "expected a string, got \(Self.kindName(value))")
-                }
-                answerBody = value
-            }
-        }
+        let (status, responseHeaders, answerBody) = try response(exchange, line: line)
 
         requestBody.removeAll(keepingCapacity: true)
         line.appendContent(of: body, to: &requestBody)
@@ -162,6 +144,26 @@ final class ExchangeDeriver {
         }
     }
 
+    /// The response's status (nil when the exchange has none: the request
+    /// failed before an answer), headers and body (when it is a string).
+    private func response(_ exchange: Exchange, line: JSONText) throws(Problem) -> (
+        status: JSONLineScanner.ValueRef?, headers: Headers, body: JSONLineScanner.ValueRef?
+    ) {
+        guard let response = exchange.response else { return (nil, Headers(), nil) }
+        guard let status = line.member("status", of: response), status.kind != .null else {
+            throw Problem(field: "response.status", why: "required, but absent")
+        }
+        guard status.kind == .int else {
+            throw Problem(field: "response.status", why: "expected an integer, got \(Self.kindName(status))")
+        }
+        let headers = try headers(line.member("headers", of: response), in: line, at: "response.headers")
+        guard let body = line.member("body", of: response), body.kind != .null else { return (status, headers, nil) }
+        guard body.kind == .string else {
+            throw Problem(field: "response.body", why: "expected a string, got \(Self.kindName(body))")
+        }
+        return (status, headers, body)
+    }
+
     // MARK: - Providers
 
     private func deriveAPNs(
@@ -170,24 +172,7 @@ final class ExchangeDeriver {
         status: JSONLineScanner.ValueRef?, responseHeaders: Headers,
         answer: (text: JSONText, root: JSONLineScanner.ValueRef)?
     ) throws(Problem) {
-        let parts = line.withContent(url) { URLParts($0) }
-        guard let parts, let pathText = parts.token ?? parts.bundle else {
-            throw Problem(
-                field: "request.url",
-                why: "expected https://HOST[:PORT]/3/device/TOKEN or /4/broadcasts/apps/BUNDLE_ID, or the path"
-                    + " alone, got \(Self.shown(url, in: line))")
-        }
-        // The token, or a broadcast's bundle id, as written in the URL.
-        let fromPath: Text
-        if url.hasEscapes {
-            // The offsets are in the unescaped text (rare: a URL needs no escapes).
-            fromPath = .bytes(line.withContent(url) { Array($0[pathText]) })
-        } else {
-            fromPath = .value(
-                JSONLineScanner.ValueRef(
-                    kind: .string, start: url.start + pathText.lowerBound, end: url.start + pathText.upperBound,
-                    hasEscapes: false, int: 0), in: .line)
-        }
+        let (parts, fromPath) = try pathParts(url, line: line)
         let broadcast = parts.bundle != nil
         if broadcast {
             // Contract 3.0: the channel is the `apns-channel-id` header; the sender names no activity.
@@ -233,6 +218,25 @@ final class ExchangeDeriver {
         }
     }
 
+    /// The URL's parts, and the token or a broadcast's bundle id as written in its path.
+    private func pathParts(_ url: JSONLineScanner.ValueRef, line: JSONText) throws(Problem) -> (URLParts, Text) {
+        let parts = line.withContent(url) { URLParts($0) }
+        guard let parts, let pathText = parts.token ?? parts.bundle else {
+            throw Problem(
+                field: "request.url",
+                why: "expected https://HOST[:PORT]/3/device/TOKEN or /4/broadcasts/apps/BUNDLE_ID, or the path"
+                    + " alone, got \(Self.shown(url, in: line))")
+        }
+        if url.hasEscapes {
+            // The offsets are in the unescaped text (rare: a URL needs no escapes).
+            return (parts, .bytes(line.withContent(url) { Array($0[pathText]) }))
+        }
+        let ref = JSONLineScanner.ValueRef(
+            kind: .string, start: url.start + pathText.lowerBound, end: url.start + pathText.upperBound,
+            hasEscapes: false, int: 0)
+        return (parts, .value(ref, in: .line))
+    }
+
     private func deriveFCM(
         _ d: inout Derived, exchange: Exchange, line: JSONText, request: JSONText, root: JSONLineScanner.ValueRef,
         status: JSONLineScanner.ValueRef?, answer: (text: JSONText, root: JSONLineScanner.ValueRef)?
@@ -268,7 +272,12 @@ final class ExchangeDeriver {
             }
             return
         }
-        guard let answer else { return }
+        if let answer { fcmFailure(&d, answer: answer) }
+    }
+
+    /// What an FCM answer other than 200 says went wrong: APNs's own status
+    /// and reason when FCM relays them, else FCM's error code.
+    private func fcmFailure(_ d: inout Derived, answer: (text: JSONText, root: JSONLineScanner.ValueRef)) {
         let error = answer.text.member("error", of: answer.root)
         var apnsError: JSONLineScanner.ValueRef?
         var fcmError: JSONLineScanner.ValueRef?

@@ -9,9 +9,9 @@ import ArrivalHandOff
 /// size.
 ///
 /// What the bytes are to the run (``Admission``) and where the rows go
-/// (the writer) are not its business: the caller sees every byte read
-/// (`raw`, for hashing), answers once whether to go on after the first
-/// chunk, and takes each batch (`deliver`).
+/// (the writer) are not its business: its ``DecodeSink`` sees every byte
+/// read (for hashing), answers once whether to go on after the first chunk,
+/// and takes each batch.
 struct FileDecoder {
     /// Reads the file's bytes into lines.
     var reader: LineReader
@@ -28,94 +28,88 @@ struct FileDecoder {
         /// Read to its end: what the reader found, and how many `apns` and
         /// `exchange` lines were refused for a device token.
         case read(ReadSummary, refusedLines: Int)
-        /// `firstChunk` said not to go on: nothing was delivered.
+        /// The sink's `firstChunk` said not to go on: nothing was delivered.
         case declined
-        /// `deliver` or `restart` said to stop (the writer is gone).
+        /// The sink's `deliver` or `restart` said to stop.
         case stopped
     }
 
     /// Decodes the file at `path` (only the bytes of `range` when given, an
-    /// upload in one of the collector's spool segments).
+    /// upload in one of the collector's spool segments) into `sink`: what
+    /// the caller makes of the bytes, the first chunk and each batch.
     ///
-    /// - Parameters:
-    ///   - senderRecordsAllowed: false for an upload made with a device
-    ///     token: its `apns` and `exchange` lines are malformed,
-    ///     `kind_not_allowed`.
-    ///   - raw: every byte read, before it is decoded.
-    ///   - firstChunk: asked once, after the first chunk was read and before
-    ///     a line is decoded, with whether that chunk is the whole file;
-    ///     false declines the file.
-    ///   - deliver: each batch; false stops.
-    ///   - restart: a damaged gzip stream that ISA-L read further than zlib
-    ///     would is read again from its start with zlib
-    ///     (``LineReader/ReadAgainWithZlib``), so that the same bytes always
-    ///     give the same rows: what was delivered of the file is void.
-    ///     Called before the second read (where the caller resets what it
-    ///     made of `raw`); false stops.
-    func decode(
-        path: String, range: Range<Int>?, senderRecordsAllowed: Bool,
-        raw: (UnsafeRawBufferPointer) -> Void,
-        firstChunk: (_ wholeFile: Bool) -> Bool,
-        deliver: (RowBatch) -> Bool,
-        restart: () -> Bool
+    /// - Parameter senderRecordsAllowed: false for an upload made with a
+    ///   device token: its `apns` and `exchange` lines are malformed,
+    ///   `kind_not_allowed`.
+    func decode<Sink: DecodeSink>(
+        path: String, range: Range<Int>?, senderRecordsAllowed: Bool, into sink: inout Sink
     ) throws(InputError) -> Outcome {
         var reader = self.reader
-        var asked = false
+        // Asked once: a second read of the same bytes (with zlib) gets the same answer.
+        var goOn: Bool?
         while true {
-            do {
-                var refusedLines = 0
-                let summary = try decodeOnce(
-                    path: path, range: range, senderRecordsAllowed: senderRecordsAllowed, reader: reader,
-                    refusedLines: &refusedLines, raw: raw,
-                    firstChunk: { wholeFile in
-                        // Asked once: a second read of the same bytes gets the same answer.
-                        guard !asked else { return }
-                        asked = true
-                        if !firstChunk(wholeFile) { throw Declined() }
-                    },
-                    deliver: deliver)
+            var refusedLines = 0
+            let ending = try decodeOnce(
+                path: path, range: range, senderRecordsAllowed: senderRecordsAllowed, reader: reader,
+                refusedLines: &refusedLines, sink: &sink, goOn: &goOn)
+            switch ending {
+            case .read(let summary):
                 return .read(summary, refusedLines: refusedLines)
-            } catch is LineReader.ReadAgainWithZlib where reader.fastInflate {
+            case .stopped:
+                return goOn == false ? .declined : .stopped
+            case .readAgainWithZlib:
+                // Only ISA-L's reading differs from zlib's: a second read is with zlib, and ends otherwise.
                 reader.fastInflate = false
-                guard restart() else { return .stopped }
-            } catch is Declined {
-                return .declined
-            } catch is Stopped {
-                return .stopped
-            } catch let error as InputError {
-                throw error
-            } catch {
-                throw .readFailed(path: path, reason: "\(error)")
+                guard sink.restart() else { return .stopped }
             }
         }
     }
 
-    private struct Declined: Error {}
-    private struct Stopped: Error {}
-
     /// One read of the file, with `reader` as it is set.
-    private func decodeOnce(
+    private func decodeOnce<Sink: DecodeSink>(
         path: String, range: Range<Int>?, senderRecordsAllowed: Bool, reader: LineReader, refusedLines: inout Int,
-        raw: (UnsafeRawBufferPointer) -> Void,
-        firstChunk: (_ wholeFile: Bool) throws -> Void,
-        deliver: (RowBatch) -> Bool
-    ) throws -> ReadSummary {
+        sink: inout Sink, goOn: inout Bool?
+    ) throws(InputError) -> LineReader.Ending {
         var filling = BatchFiller(
             batch: recycle.poll() ?? RowBatch(capacity: batchSize), senderRecordsAllowed: senderRecordsAllowed,
             maxLineBytes: reader.maxLineBytes, batchSize: batchSize, batchBytes: batchBytes)
         filling.batch.removeAll()
         defer { refusedLines = filling.refusedLines }
-        let summary = try reader.read(path: path, range: range, raw: raw, afterFirstChunk: firstChunk) { line in
-            guard filling.add(line) else { return }
-            filling.batch.computeKeys()
-            guard deliver(filling.batch) else { throw Stopped() }
-            filling.batch = recycle.poll() ?? RowBatch(capacity: batchSize)
-            filling.batch.removeAll()
-        }
-        if !filling.batch.isEmpty {
-            filling.batch.computeKeys()
-            guard deliver(filling.batch) else { throw Stopped() }
-        }
-        return summary
+        let ending = try reader.scan(
+            path: path, range: range, raw: { sink.raw($0) },
+            afterFirstChunk: { wholeFile in
+                if goOn == nil { goOn = sink.firstChunk(wholeFile: wholeFile) }
+                return goOn == true
+            },
+            body: { line in
+                guard filling.add(line) else { return true }
+                filling.batch.computeKeys()
+                guard sink.deliver(filling.batch) else { return false }
+                filling.batch = recycle.poll() ?? RowBatch(capacity: batchSize)
+                filling.batch.removeAll()
+                return true
+            })
+        guard case .read = ending, !filling.batch.isEmpty else { return ending }
+        filling.batch.computeKeys()
+        return sink.deliver(filling.batch) ? ending : .stopped
     }
+}
+
+/// What ``FileDecoder/decode(path:range:senderRecordsAllowed:into:)`` hands
+/// its caller, in order: every byte read, the first chunk (once), each
+/// batch, and a restart when the file is read again.
+protocol DecodeSink {
+    /// Every byte read, before it is decoded.
+    mutating func raw(_ bytes: UnsafeRawBufferPointer)
+    /// Asked once, after the first chunk was read and before a line is
+    /// decoded, with whether that chunk is the whole file; false declines
+    /// the file (``FileDecoder/Outcome/declined``).
+    mutating func firstChunk(wholeFile: Bool) -> Bool
+    /// Each batch; false stops (``FileDecoder/Outcome/stopped``).
+    mutating func deliver(_ batch: RowBatch) -> Bool
+    /// A damaged gzip stream that ISA-L read further than zlib would is read
+    /// again from its start with zlib, so that the same bytes always give
+    /// the same rows: what was delivered of the file is void. Called before
+    /// the second read (the sink resets what it made of `raw`); false stops.
+    mutating func restart() -> Bool
 }

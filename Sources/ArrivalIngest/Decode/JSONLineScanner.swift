@@ -143,119 +143,155 @@ struct JSONLineScanner {
         return i
     }
 
+    /// Where the parse is between two values.
+    private struct Position {
+        /// Containers open, the top-level one included.
+        var depth = 0
+        /// The innermost open container is an object.
+        var inObject = false
+        /// The known field whose value comes next, at depth 1 (-1: none).
+        var pendingSlot = -1
+        var tooDeep = false
+        var duplicate = false
+    }
+
+    /// What comes after a step of the parse.
+    private enum Next {
+        /// Another value.
+        case value
+        /// The punctuation after a value (a container that closed at once is a value).
+        case punctuation
+        /// The line's end, after its one top-level value.
+        case end
+        case invalid
+    }
+
     private mutating func parse() -> MalformedCause? {
         let n = line.count
         guard let p = line.baseAddress, n > 0 else { return .invalidJSON }
         var i = Self.skipSpace(p, 0, n)
         guard i < n else { return .invalidJSON }
-        var tooDeep = false
-        var duplicate = false
         let topIsObject = p[i] == 0x7B
-        /// Containers open, the top-level one included.
-        var depth = 0
-        /// The innermost open container is an object.
-        var inObject = false
-        var pendingSlot = -1  // the known field whose value comes next, at depth 1
-
-        // Each iteration parses one value, then the punctuation after it.
-        valueLoop: while true {
-            i = Self.skipSpace(p, i, n)
-            guard i < n else { return .invalidJSON }
-            let slot = pendingSlot
-            pendingSlot = -1
-            let c = p[i]
-            switch c {
-            case 0x22:  // "
-                let start = i + 1
-                guard let (end, escapes) = Self.scanString(p, from: start, n) else { return .invalidJSON }
-                if slot >= 0 {
-                    store(slot, ValueRef(kind: .string, start: start, end: end, hasEscapes: escapes, int: 0))
-                }
-                i = end + 1
-            case 0x7B, 0x5B:  // { [
-                if slot >= 0 {
-                    store(
-                        slot, ValueRef(kind: c == 0x7B ? .object : .array, start: i, end: i, hasEscapes: false, int: 0))
-                }
-                i += 1
-                if depth > 0 { stack.append(inObject ? 0x7B : 0x5B) }
-                depth += 1
-                inObject = c == 0x7B
-                if depth > Self.maxDepth { tooDeep = true }
-                i = Self.skipSpace(p, i, n)
-                guard i < n else { return .invalidJSON }
-                if c == 0x7B {
-                    if depth > 1 { objectKeyStarts.append(keys.count) }
-                    if p[i] != 0x7D {
-                        guard let field = parseKey(p, &i, n, depth: depth, duplicate: &duplicate) else {
-                            return .invalidJSON
-                        }
-                        pendingSlot = field
-                        continue valueLoop
-                    }
-                    i += 1
-                    if depth > 1 { objectKeyStarts.removeLast() }
-                } else {
-                    if p[i] != 0x5D { continue valueLoop }
-                    i += 1
-                }
-                depth -= 1
-                inObject = depth > 0 && popContainer()
-            case 0x74:  // true
-                guard matches(p, i, n, "true") else { return .invalidJSON }
-                if slot >= 0 { store(slot, ValueRef(kind: .bool, start: i, end: i + 4, hasEscapes: false, int: 1)) }
-                i += 4
-            case 0x66:  // false
-                guard matches(p, i, n, "false") else { return .invalidJSON }
-                if slot >= 0 { store(slot, ValueRef(kind: .bool, start: i, end: i + 5, hasEscapes: false, int: 0)) }
-                i += 5
-            case 0x6E:  // null
-                guard matches(p, i, n, "null") else { return .invalidJSON }
-                if slot >= 0 { store(slot, ValueRef(kind: .null, start: i, end: i + 4, hasEscapes: false, int: 0)) }
-                i += 4
-            default:
-                guard let (end, integer) = Self.scanNumber(p, from: i, n) else { return .invalidJSON }
-                if slot >= 0 {
-                    if let integer {
-                        store(slot, ValueRef(kind: .int, start: i, end: end, hasEscapes: false, int: integer))
-                    } else {
-                        store(slot, ValueRef(kind: .number, start: i, end: end, hasEscapes: false, int: 0))
-                    }
-                }
-                i = end
-            }
-
-            // After a value: close containers, or move to the next element.
-            while true {
-                i = Self.skipSpace(p, i, n)
-                guard depth > 0 else {
-                    guard i == n else { return .invalidJSON }
-                    break valueLoop
-                }
-                guard i < n else { return .invalidJSON }
-                let d = p[i]
-                if d == 0x2C {  // ,
-                    i += 1
-                    if inObject {
-                        i = Self.skipSpace(p, i, n)
-                        guard let field = parseKey(p, &i, n, depth: depth, duplicate: &duplicate) else {
-                            return .invalidJSON
-                        }
-                        pendingSlot = field
-                    }
-                    continue valueLoop
-                }
-                guard d == (inObject ? 0x7D : 0x5D) else { return .invalidJSON }
-                i += 1
-                if inObject && depth > 1 { keys.removeSubrange(objectKeyStarts.removeLast()...) }
-                depth -= 1
-                inObject = depth > 0 && popContainer()
-            }
+        var position = Position()
+        // Each step parses one value, then the punctuation after it.
+        var next = Next.value
+        while next == .value {
+            next = parseValue(p, &i, n, &position)
+            if next == .punctuation { next = afterValue(p, &i, n, &position) }
         }
-        if tooDeep { return .tooDeep }
-        if duplicate { return .duplicateKey }
+        guard next == .end else { return .invalidJSON }
+        if position.tooDeep { return .tooDeep }
+        if position.duplicate { return .duplicateKey }
         if !topIsObject { return .notAnObject }
         return nil
+    }
+
+    /// One value at `i`: a scalar (stored when its field is known), or the
+    /// opening of a container (and its first key).
+    @inline(__always)
+    private mutating func parseValue(
+        _ p: UnsafePointer<UInt8>, _ i: inout Int, _ n: Int, _ position: inout Position
+    ) -> Next {
+        i = Self.skipSpace(p, i, n)
+        guard i < n else { return .invalid }
+        let slot = position.pendingSlot
+        position.pendingSlot = -1
+        let c = p[i]
+        switch c {
+        case 0x22:  // "
+            let start = i + 1
+            guard let (end, escapes) = Self.scanString(p, from: start, n) else { return .invalid }
+            if slot >= 0 { store(slot, ValueRef(kind: .string, start: start, end: end, hasEscapes: escapes, int: 0)) }
+            i = end + 1
+        case 0x7B, 0x5B:  // { [
+            return openContainer(c, slot: slot, p, &i, n, &position)
+        case 0x74:  // true
+            guard matches(p, i, n, "true") else { return .invalid }
+            if slot >= 0 { store(slot, ValueRef(kind: .bool, start: i, end: i + 4, hasEscapes: false, int: 1)) }
+            i += 4
+        case 0x66:  // false
+            guard matches(p, i, n, "false") else { return .invalid }
+            if slot >= 0 { store(slot, ValueRef(kind: .bool, start: i, end: i + 5, hasEscapes: false, int: 0)) }
+            i += 5
+        case 0x6E:  // null
+            guard matches(p, i, n, "null") else { return .invalid }
+            if slot >= 0 { store(slot, ValueRef(kind: .null, start: i, end: i + 4, hasEscapes: false, int: 0)) }
+            i += 4
+        default:
+            guard let (end, integer) = Self.scanNumber(p, from: i, n) else { return .invalid }
+            if slot >= 0 {
+                let kind: ValueKind = integer == nil ? .number : .int
+                store(slot, ValueRef(kind: kind, start: i, end: end, hasEscapes: false, int: integer ?? 0))
+            }
+            i = end
+        }
+        return .punctuation
+    }
+
+    /// The container `c` opening at `i`: its first key when it is a
+    /// non-empty object, its first element when a non-empty array, or its
+    /// end at once.
+    @inline(__always)
+    private mutating func openContainer(
+        _ c: UInt8, slot: Int, _ p: UnsafePointer<UInt8>, _ i: inout Int, _ n: Int, _ position: inout Position
+    ) -> Next {
+        if slot >= 0 {
+            store(slot, ValueRef(kind: c == 0x7B ? .object : .array, start: i, end: i, hasEscapes: false, int: 0))
+        }
+        i += 1
+        if position.depth > 0 { stack.append(position.inObject ? 0x7B : 0x5B) }
+        position.depth += 1
+        position.inObject = c == 0x7B
+        if position.depth > Self.maxDepth { position.tooDeep = true }
+        i = Self.skipSpace(p, i, n)
+        guard i < n else { return .invalid }
+        if c == 0x7B {
+            if position.depth > 1 { objectKeyStarts.append(keys.count) }
+            if p[i] != 0x7D {
+                guard let field = parseKey(p, &i, n, depth: position.depth, duplicate: &position.duplicate) else {
+                    return .invalid
+                }
+                position.pendingSlot = field
+                return .value
+            }
+            i += 1
+            if position.depth > 1 { objectKeyStarts.removeLast() }
+        } else {
+            if p[i] != 0x5D { return .value }
+            i += 1
+        }
+        position.depth -= 1
+        position.inObject = position.depth > 0 && popContainer()
+        return .punctuation
+    }
+
+    /// After a value: closes containers, or moves to the next element (past its key in an object).
+    @inline(__always)
+    private mutating func afterValue(
+        _ p: UnsafePointer<UInt8>, _ i: inout Int, _ n: Int, _ position: inout Position
+    ) -> Next {
+        while true {
+            i = Self.skipSpace(p, i, n)
+            guard position.depth > 0 else { return i == n ? .end : .invalid }
+            guard i < n else { return .invalid }
+            let d = p[i]
+            if d == 0x2C {  // ,
+                i += 1
+                if position.inObject {
+                    i = Self.skipSpace(p, i, n)
+                    guard let field = parseKey(p, &i, n, depth: position.depth, duplicate: &position.duplicate) else {
+                        return .invalid
+                    }
+                    position.pendingSlot = field
+                }
+                return .value
+            }
+            guard d == (position.inObject ? 0x7D : 0x5D) else { return .invalid }
+            i += 1
+            if position.inObject && position.depth > 1 { keys.removeSubrange(objectKeyStarts.removeLast()...) }
+            position.depth -= 1
+            position.inObject = position.depth > 0 && popContainer()
+        }
     }
 
     /// After a container below the top level closed: returns whether the

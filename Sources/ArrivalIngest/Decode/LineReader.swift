@@ -75,19 +75,26 @@ package struct LineReader: Sendable {
         package static let none = Limits()
     }
 
-    /// Thrown through the line splitter when a limit is reached.
-    private struct PastLimit: Error {
-        var lines: Int
-        var problem: String
-    }
-
     package init(chunkSize: Int = LineReader.defaultChunkSize, maxLineBytes: Int = LineReader.defaultMaxLineBytes) {
         precondition(chunkSize >= 16 && maxLineBytes >= 1)
         self.chunkSize = chunkSize
         self.maxLineBytes = maxLineBytes
     }
 
-    /// Reads `path` and calls `body` for every line, in order.
+    /// How a ``scan(path:range:raw:afterFirstChunk:body:)`` ended.
+    package enum Ending: Equatable {
+        /// Read to its end, or to one of ``limits`` (``ReadSummary/pastLimit``).
+        case read(ReadSummary)
+        /// `afterFirstChunk` or the line body said to stop: the rest was not read.
+        case stopped
+        /// ISA-L handed out bytes of a damaged gzip stream that zlib, the
+        /// reading the contract holds to, does not: everything handed out of
+        /// the file is void; scan it again with ``fastInflate`` off.
+        case readAgainWithZlib
+    }
+
+    /// Reads `path` and calls `body` for every line, in order, until it
+    /// returns false.
     ///
     /// `raw` sees every byte of the file as read from disk, in order and
     /// exactly once, before any inflating (ingest hashes them): the bytes
@@ -102,23 +109,21 @@ package struct LineReader: Sendable {
     ///
     /// `afterFirstChunk` is called once the first chunk was read and given
     /// to `raw`, before any line is decoded, with whether that chunk is the
-    /// whole file (it may throw to stop there: ingest stops a file whose
-    /// bytes it has seen before).
-    package func read(
+    /// whole file; false stops there (ingest stops a file whose bytes it has
+    /// seen before).
+    package func scan(
         path: String, range: Range<Int>? = nil, raw: (UnsafeRawBufferPointer) -> Void = { _ in },
-        afterFirstChunk: (_ wholeFile: Bool) throws -> Void = { _ in },
-        _ body: (LineSlice) throws -> Void
-    ) throws -> ReadSummary {
+        afterFirstChunk: (_ wholeFile: Bool) -> Bool = { _ in true },
+        body: (LineSlice) -> Bool
+    ) throws(InputError) -> Ending {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw InputError.cannotOpen(path: path, reason: String(cString: strerror(errno)))
-        }
+        guard fd >= 0 else { throw .cannotOpen(path: path, reason: String(cString: strerror(errno))) }
         defer { close(fd) }
         if let range, lseek(fd, off_t(range.lowerBound), SEEK_SET) < 0 {
-            throw InputError.readFailed(path: path, reason: String(cString: strerror(errno)))
+            throw .readFailed(path: path, reason: String(cString: strerror(errno)))
         }
         let opened = range == nil ? FileState(fd) : nil
-        var splitter = LineSplitter(maxLineBytes: maxLineBytes)
+        var lines = LimitedSplitter(splitter: LineSplitter(maxLineBytes: maxLineBytes), limits: limits)
         var summary = ReadSummary()
         let input = UnsafeMutablePointer<UInt8>.allocate(capacity: chunkSize)
         defer { input.deallocate() }
@@ -129,83 +134,127 @@ package struct LineReader: Sendable {
             raw(UnsafeRawBufferPointer(start: input, count: count))
             return count
         }
-
-        let limits = self.limits
-        var decodedBytes = 0
-        // Every line goes through here: past the line limit, the splitter is stopped.
-        func line(_ slice: LineSlice) throws {
-            guard slice.number <= limits.lines else {
-                throw PastLimit(
-                    lines: limits.lines,
-                    problem: "the file has more than \(limits.lines) lines, this ingest's limit; "
-                        + "the lines after line \(limits.lines) were not read")
-            }
-            try body(slice)
-        }
-        // Every decoded byte goes through here: past the byte limit, only the bytes within it are split.
-        func feed(_ chunk: UnsafeBufferPointer<UInt8>) throws {
-            let room = limits.inflatedBytes - decodedBytes
-            guard chunk.count > room else {
-                decodedBytes += chunk.count
-                return try splitter.feed(chunk, line)
-            }
-            try splitter.feed(UnsafeBufferPointer(rebasing: chunk[..<room]), line)
-            throw PastLimit(
-                lines: splitter.lineNumber,
-                problem: "the file \(summary.gzip ? "inflates to" : "has") more than \(limits.inflatedBytes) bytes, "
-                    + "this ingest's limit; the lines after line \(splitter.lineNumber) were not read")
-        }
-
-        var first = try next()
-        // A read of less than a chunk met the end of the file (``readChunk``).
-        try afterFirstChunk(range.map { summary.bytesOnDisk == $0.count } ?? (first < chunkSize))
         do {
-            if first >= 2 && input[0] == 0x1f && input[1] == 0x8b {
-                summary.gzip = true
-                let size = range?.count ?? opened?.size ?? 0
-                if size >= pipelineMinimumBytes {
-                    // Inflating on a thread of its own while this one splits and decodes.
-                    let source = FileBytes(fd: fd, start: range?.lowerBound ?? 0, count: range?.count)
-                    summary.truncatedGzip = try inflatePipelined(
-                        input: input, firstCount: first, path: path, source: source, next: next
-                    ) { chunk in try feed(chunk) }
-                } else {
-                    let output = InflateBuffer(capacity: chunkSize)
-                    summary.truncatedGzip = try inflateAll(
-                        input: input, firstCount: first, path: path, next: next, into: output
-                    ) { count in
-                        try feed(UnsafeBufferPointer(start: output.bytes, count: count))
-                        return output
-                    }
-                }
-                // What follows a break is not decoded, but it is part of the file's bytes.
+            let first = try next()
+            // A read of less than a chunk met the end of the file (``readChunk``).
+            guard afterFirstChunk(range.map { summary.bytesOnDisk == $0.count } ?? (first < chunkSize)) else {
+                return .stopped
+            }
+            do {
+                summary.gzip = first >= 2 && input[0] == 0x1f && input[1] == 0x8b
+                lines.gzip = summary.gzip
+                summary.truncatedGzip = try split(
+                    first: first, input: input, path: path,
+                    source: FileBytes(fd: fd, start: range?.lowerBound ?? 0, count: range?.count),
+                    size: range?.count ?? opened?.size ?? 0, into: &lines, next: next, body)
+                summary.lines = lines.lineNumber
+            } catch LimitedSplitter.Unwind.pastLimit(let lines, let problem) {
+                // What is past the limit is not decoded, but it is part of the file's bytes.
+                summary.truncatedGzip = false
+                summary.pastLimit = problem
+                summary.lines = lines
                 while try next() > 0 {}
-            } else {
-                while first > 0 {
-                    try feed(UnsafeBufferPointer(start: input, count: first))
-                    first = try next()
-                }
             }
-            try splitter.finish(line)
-            summary.lines = splitter.lineNumber
-        } catch let past as PastLimit {
-            // What is past the limit is not decoded, but it is part of the file's bytes.
-            summary.truncatedGzip = false
-            summary.pastLimit = past.problem
-            summary.lines = past.lines
+        } catch LimitedSplitter.Unwind.stopped {
+            return .stopped
+        } catch is ReadAgainWithZlib {
+            return .readAgainWithZlib
+        } catch let error as InputError {
+            throw error
+        } catch {
+            throw .readFailed(path: path, reason: "\(error)")
+        }
+        try Self.checkWhole(&summary, path: path, range: range, opened: opened, fd: fd)
+        return .read(summary)
+    }
+
+    /// ``scan(path:range:raw:afterFirstChunk:body:)`` for a caller whose work on
+    /// a line may fail: the first error `afterFirstChunk` or `body` throws
+    /// ends the read and is thrown again; a stream ISA-L and zlib read
+    /// differently throws ``ReadAgainWithZlib``.
+    package func read(
+        path: String, range: Range<Int>? = nil, raw: (UnsafeRawBufferPointer) -> Void = { _ in },
+        afterFirstChunk: (_ wholeFile: Bool) throws -> Void = { _ in },
+        _ body: (LineSlice) throws -> Void
+    ) throws -> ReadSummary {
+        var failure: (any Error)?
+        func attempt(_ work: () throws -> Void) -> Bool {
+            do { try work() } catch {
+                failure = error
+                return false
+            }
+            return true
+        }
+        let ending = try scan(
+            path: path, range: range, raw: raw,
+            afterFirstChunk: { wholeFile in attempt { try afterFirstChunk(wholeFile) } },
+            body: { line in attempt { try body(line) } })
+        if let failure { throw failure }
+        switch ending {
+        case .read(let summary): return summary
+        case .readAgainWithZlib: throw ReadAgainWithZlib(path: path)
+        case .stopped: preconditionFailure("only a callback that failed stops the read, and its error was thrown")
+        }
+    }
+
+    /// Splits the file's bytes into `lines`, a gzip stream (`lines.gzip`)
+    /// inflated first; returns whether that stream broke off.
+    private func split(
+        first: Int, input: UnsafeMutablePointer<UInt8>, path: String, source: FileBytes, size: Int,
+        into lines: inout LimitedSplitter, next: () throws -> Int, _ body: (LineSlice) -> Bool
+    ) throws -> Bool {
+        var truncated = false
+        if lines.gzip {
+            truncated = try inflateFile(
+                input: input, firstCount: first, path: path, source: source, size: size, next: next
+            ) { chunk in try lines.feed(chunk, body) }
+            // What follows a break is not decoded, but it is part of the file's bytes.
             while try next() > 0 {}
-        }
-        if let range {
-            if summary.bytesOnDisk != range.count {
-                throw InputError.readFailed(
-                    path: path,
-                    reason: "it ends \(range.count - summary.bytesOnDisk) bytes before the end of bytes "
-                        + "\(range.lowerBound)..<\(range.upperBound)")
-            }
         } else {
-            summary.changedWhileRead = opened?.change(since: FileState(fd), bytesRead: summary.bytesOnDisk)
+            var count = first
+            while count > 0 {
+                try lines.feed(UnsafeBufferPointer(start: input, count: count), body)
+                count = try next()
+            }
         }
-        return summary
+        try lines.finish(body)
+        return truncated
+    }
+
+    /// Inflates a gzip file into `feed`, on a thread of its own when it is
+    /// large enough (``pipelineMinimumBytes``); returns whether the stream
+    /// broke off.
+    private func inflateFile(
+        input: UnsafeMutablePointer<UInt8>, firstCount: Int, path: String, source: FileBytes, size: Int,
+        next: () throws -> Int, _ feed: (UnsafeBufferPointer<UInt8>) throws -> Void
+    ) throws -> Bool {
+        if size >= pipelineMinimumBytes {
+            // Inflating on a thread of its own while this one splits and decodes.
+            return try inflatePipelined(
+                input: input, firstCount: firstCount, path: path, source: source, next: next, feed)
+        }
+        let output = InflateBuffer(capacity: chunkSize)
+        return try inflateAll(input: input, firstCount: firstCount, path: path, next: next, into: output) { count in
+            try feed(UnsafeBufferPointer(start: output.bytes, count: count))
+            return output
+        }
+    }
+
+    /// After a whole read: a range must have been there in full; a file must
+    /// have held still (``ReadSummary/changedWhileRead``).
+    private static func checkWhole(
+        _ summary: inout ReadSummary, path: String, range: Range<Int>?, opened: FileState?, fd: Int32
+    ) throws(InputError) {
+        guard let range else {
+            summary.changedWhileRead = opened?.change(since: FileState(fd), bytesRead: summary.bytesOnDisk)
+            return
+        }
+        if summary.bytesOnDisk != range.count {
+            throw .readFailed(
+                path: path,
+                reason: "it ends \(range.count - summary.bytesOnDisk) bytes before the end of bytes "
+                    + "\(range.lowerBound)..<\(range.upperBound)")
+        }
     }
 
     /// Reads up to `limit` bytes, fewer only at the end of the file: at the
@@ -340,32 +389,8 @@ package struct LineReader: Sendable {
         state.pointee.avail_in = UInt32(available)
 
         func zlibFromMemberStart() throws -> Bool {
-            var skip = emittedInMember
-            var offset = memberStart
-            let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: chunkSize)
-            defer { buffer.deallocate() }
-            let more = { () throws -> Int in
-                let count = try source.read(into: buffer, at: offset, limit: chunkSize, path: path)
-                offset += count
-                return count
-            }
-            let truncated = try inflateAll(input: buffer, firstCount: try more(), path: path, next: more, into: output)
-            {
-                count in
-                if skip >= count {
-                    skip -= count
-                    return output
-                }
-                if skip > 0 {
-                    (output.bytes).update(from: output.bytes + skip, count: count - skip)
-                }
-                let kept = count - skip
-                skip = 0
-                output = try emit(kept)
-                return output
-            }
-            if skip > 0 { throw ReadAgainWithZlib(path: path) }
-            return truncated
+            try inflateMemberWithZlib(
+                source: source, from: memberStart, skipping: emittedInMember, path: path, into: &output, emit)
         }
 
         while true {
@@ -400,6 +425,44 @@ package struct LineReader: Sendable {
                 state.pointee.avail_in = availIn
             }
         }
+    }
+
+    /// Where ISA-L's reading of a member broke off: zlib inflates the member
+    /// again from `memberStart` (read from `source`), skips the `skip` bytes
+    /// ISA-L handed out already and hands out the rest; returns whether the
+    /// stream broke off, or throws ``ReadAgainWithZlib`` when zlib stops
+    /// before those bytes.
+    private func inflateMemberWithZlib(
+        source: FileBytes, from memberStart: Int, skipping emitted: Int, path: String, into output: inout InflateBuffer,
+        _ emit: (Int) throws -> InflateBuffer
+    ) throws -> Bool {
+        var skip = emitted
+        var offset = memberStart
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: chunkSize)
+        defer { buffer.deallocate() }
+        let more = { () throws -> Int in
+            let count = try source.read(into: buffer, at: offset, limit: chunkSize, path: path)
+            offset += count
+            return count
+        }
+        var current = output
+        defer { output = current }
+        let truncated = try inflateAll(input: buffer, firstCount: try more(), path: path, next: more, into: current) {
+            count in
+            if skip >= count {
+                skip -= count
+                return current
+            }
+            if skip > 0 {
+                (current.bytes).update(from: current.bytes + skip, count: count - skip)
+            }
+            let kept = count - skip
+            skip = 0
+            current = try emit(kept)
+            return current
+        }
+        if skip > 0 { throw ReadAgainWithZlib(path: path) }
+        return truncated
     }
 
     /// Inflates every gzip member into `first`, then into the buffers `emit`
@@ -534,6 +597,75 @@ struct FileState: Equatable {
             return "it was modified while it was read"
         }
         return nil
+    }
+}
+
+/// The splitter behind a reader's limits (``LineReader/Limits``), handing
+/// each line to a body that says whether to go on.
+private struct LimitedSplitter {
+    var splitter: LineSplitter
+    let limits: LineReader.Limits
+    /// Whether the bytes fed are a gzip stream's (for the limit's wording).
+    var gzip = false
+    private var decodedBytes = 0
+
+    init(splitter: LineSplitter, limits: LineReader.Limits) {
+        self.splitter = splitter
+        self.limits = limits
+    }
+
+    var lineNumber: Int { splitter.lineNumber }
+
+    /// Leaves the splitter and the inflaters' loops from inside them: the
+    /// body said to stop, or a limit was reached. Thrown only between this
+    /// splitter and ``LineReader/scan(path:range:raw:afterFirstChunk:_:)``,
+    /// which turns it into its ending; its callers never see it.
+    enum Unwind: Error {
+        case stopped
+        case pastLimit(lines: Int, problem: String)
+    }
+
+    /// Every decoded byte goes through here: past the byte limit, only the bytes within it are split.
+    mutating func feed(_ chunk: UnsafeBufferPointer<UInt8>, _ body: (LineSlice) -> Bool) throws(Unwind) {
+        let room = limits.inflatedBytes - decodedBytes
+        let kept = chunk.count > room ? UnsafeBufferPointer(rebasing: chunk[..<room]) : chunk
+        decodedBytes += kept.count
+        let limits = self.limits
+        do {
+            try splitter.feed(kept) { slice in try Self.line(slice, limits: limits, body) }
+        } catch let unwind as Unwind {
+            throw unwind
+        } catch {
+            preconditionFailure("only Unwind is thrown through the splitter")
+        }
+        guard chunk.count > room else { return }
+        throw .pastLimit(
+            lines: splitter.lineNumber,
+            problem: "the file \(gzip ? "inflates to" : "has") more than \(limits.inflatedBytes) bytes, "
+                + "this ingest's limit; the lines after line \(splitter.lineNumber) were not read")
+    }
+
+    mutating func finish(_ body: (LineSlice) -> Bool) throws(Unwind) {
+        let limits = self.limits
+        do {
+            try splitter.finish { slice in try Self.line(slice, limits: limits, body) }
+        } catch let unwind as Unwind {
+            throw unwind
+        } catch {
+            preconditionFailure("only Unwind is thrown through the splitter")
+        }
+    }
+
+    /// Every line goes through here: past the line limit, the splitter is stopped.
+    private static func line(_ slice: LineSlice, limits: LineReader.Limits, _ body: (LineSlice) -> Bool) throws(Unwind)
+    {
+        guard slice.number <= limits.lines else {
+            throw .pastLimit(
+                lines: limits.lines,
+                problem: "the file has more than \(limits.lines) lines, this ingest's limit; "
+                    + "the lines after line \(limits.lines) were not read")
+        }
+        guard body(slice) else { throw .stopped }
     }
 }
 

@@ -90,68 +90,76 @@ package struct RecordDecoder {
             try appendExchange(to: &batch)
             return .apns
         }
-        switch kind {
-        case .apns:
-            // A non-empty `channel_id` makes a broadcast (contract 3.0), which
-            // decides whether `push_token` is required before the fields are
-            // checked in table order.
-            let broadcast = value(.channelID).map { $0.kind == .string && !scanner.isEmptyString($0) } ?? false
-            try append(Self.apnsColumns, broadcast: broadcast, to: &batch)
-            // Stored as null for APNs itself, so `"provider":"apns"` and no provider are one record.
-            if let provider = try enumIndex(.provider, Self.providers), provider != 0 {
-                let name = Self.providers[provider]
-                batch.appendText(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-            } else {
-                batch.append(.noText)
-            }
-            appendChannel(try channel(), to: &batch)
-            return .apns
-        case .render:
-            // `channel_id` is checked where the contract's table lists it,
-            // after `surface`, and stored last (the column came later).
-            try append(Self.renderColumns, to: &batch)
-            let channel = try channel()
-            try append(Self.deviceColumns, to: &batch)
-            appendChannel(channel, to: &batch)
-            // Contract 3.1, last in the table and stored last.
-            _ = try optionalString(.frequentPushes, &batch)
-            return .render
-        case .callback:
-            guard let index = try optionalEnum(.callback, Self.callbacks, &batch) else { throw missing(.callback) }
-            let callback = CallbackRecord.Kind.allCases[index]
-            let name = "\(Self.callbacks[index])"
-            if !(try optionalString(.activityID, &batch)) && callback != .pushToStartToken {
-                throw missing(.activityID, because: "a \(name) callback")
-            }
-            if !(try optionalString(.pushToken, &batch)) && (callback == .pushToken || callback == .pushToStartToken) {
-                throw missing(.pushToken, because: "a \(name) callback")
-            }
-            if !(try optionalInt(.seq, &batch)) && callback == .contentUpdate {
-                throw missing(.seq, because: "a \(name) callback")
-            }
-            // `state` is read on activity_state callbacks only; on any other it is ignored,
-            // as an unknown field is (contract 3.0).
-            if callback == .activityState {
-                if try optionalEnum(.state, Self.states, &batch) == nil {
-                    throw missing(.state, because: "an \(name) callback")
-                }
-            } else {
-                batch.append(.noText)
-            }
-            // After `state` in the contract's table; stored last.
-            let channel = try channel()
-            if channel == nil && callback == .channelSubscription {
-                throw missing(.channelID, because: "a \(name) callback")
-            }
-            try requiredTime(.receivedAt, &batch)
-            try append(Self.deviceColumns, to: &batch)
-            appendChannel(channel, to: &batch)
-            _ = try optionalString(.frequentPushes, &batch)
-            return .callback
-        case nil:
+        guard let kind else {
             throw problem(
                 .unknownKind, .kind, "\(scanner.shown(kindRef)) is not one of apns, render, callback, exchange")
         }
+        switch kind {
+        case .apns: try appendAPNs(to: &batch)
+        case .render: try appendRender(to: &batch)
+        case .callback: try appendCallback(to: &batch)
+        }
+        return kind
+    }
+
+    private mutating func appendAPNs(to batch: inout RowBatch) throws(MalformedCause) {
+        // A non-empty `channel_id` makes a broadcast (contract 3.0), which
+        // decides whether `push_token` is required before the fields are
+        // checked in table order.
+        let broadcast = value(.channelID).map { $0.kind == .string && !scanner.isEmptyString($0) } ?? false
+        try append(Self.apnsColumns, broadcast: broadcast, to: &batch)
+        // Stored as null for APNs itself, so `"provider":"apns"` and no provider are one record.
+        if let provider = try enumIndex(.provider, Self.providers), provider != 0 {
+            let name = Self.providers[provider]
+            batch.appendText(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        } else {
+            batch.append(.noText)
+        }
+        appendChannel(try channel(), to: &batch)
+    }
+
+    private mutating func appendRender(to batch: inout RowBatch) throws(MalformedCause) {
+        // `channel_id` is checked where the contract's table lists it,
+        // after `surface`, and stored last (the column came later).
+        try append(Self.renderColumns, to: &batch)
+        let channel = try channel()
+        try append(Self.deviceColumns, to: &batch)
+        appendChannel(channel, to: &batch)
+        // Contract 3.1, last in the table and stored last.
+        _ = try optionalString(.frequentPushes, &batch)
+    }
+
+    private mutating func appendCallback(to batch: inout RowBatch) throws(MalformedCause) {
+        guard let index = try optionalEnum(.callback, Self.callbacks, &batch) else { throw missing(.callback) }
+        let callback = CallbackRecord.Kind.allCases[index]
+        let name = "\(Self.callbacks[index])"
+        if !(try optionalString(.activityID, &batch)) && callback != .pushToStartToken {
+            throw missing(.activityID, because: "a \(name) callback")
+        }
+        if !(try optionalString(.pushToken, &batch)) && (callback == .pushToken || callback == .pushToStartToken) {
+            throw missing(.pushToken, because: "a \(name) callback")
+        }
+        if !(try optionalInt(.seq, &batch)) && callback == .contentUpdate {
+            throw missing(.seq, because: "a \(name) callback")
+        }
+        // `state` is read on activity_state callbacks only; on any other it is ignored,
+        // as an unknown field is (contract 3.0).
+        if callback == .activityState {
+            if try optionalEnum(.state, Self.states, &batch) == nil {
+                throw missing(.state, because: "an \(name) callback")
+            }
+        } else {
+            batch.append(.noText)
+        }
+        // After `state` in the contract's table; stored last.
+        let channel = try channel()
+        if channel == nil && callback == .channelSubscription {
+            throw missing(.channelID, because: "a \(name) callback")
+        }
+        try requiredTime(.receivedAt, &batch)
+        try append(Self.deviceColumns, to: &batch)
+        appendChannel(channel, to: &batch)
+        _ = try optionalString(.frequentPushes, &batch)
     }
 
     /// How a field is read into its column.

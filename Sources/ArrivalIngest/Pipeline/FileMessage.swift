@@ -22,6 +22,14 @@ enum FileMessage: Sendable {
     /// The run was asked to stop: the file (begun or not) is left unstored.
     case interrupted(name: String)
 
+    /// The file a message begins or names whole (nil for `.rows`, `.restart` and `.end`).
+    var fileName: String? {
+        switch self {
+        case .known(let name, _), .unreadable(let name, _), .file(let name, _, _), .interrupted(let name): name
+        case .rows, .restart, .end: nil
+        }
+    }
+
     /// How much a message weighs in the channel: 1, and a batch of rows 1
     /// more per 256 KiB of its strings. A device file is three light
     /// messages (`.file`, `.rows`, `.end`), so many small files can queue

@@ -51,115 +51,168 @@ struct ReadingStage {
     /// One file; `.interrupted` when asked to stop before its end (nothing
     /// of it sent since says so: the caller does).
     private mutating func readOrStop(_ file: NamedFile) -> Outcome {
-        func sent(_ delivered: Bool) -> Outcome { delivered ? .done : .writerGone }
-        let name = file.name
         let size = file.range?.count ?? ContentHash.fileSize(file.path)
-        // A verdict from the hash of the whole file, when admission asks for it before decoding.
-        var decided: (verdict: Admission.Verdict, sha256: String)?
-        var decideAfterFirstChunk = false
-        switch admission.firstStep(for: file, size: size) {
-        case .decided(let verdict, let sha256):
-            decided = (verdict, sha256)
-        case .hashFirst:
-            do throws(InputError) {
-                let (sha256, _) = try ContentHash.sha256(of: file.path, range: file.range)
-                decided = (admission.verdict(sha256: sha256, senderRecordsAllowed: file.senderRecordsAllowed), sha256)
-            } catch {
-                return sent(channel.send(.unreadable(name: name, error)))
-            }
-        case .decode(let decide):
-            decideAfterFirstChunk = decide
+        let decision: Decision
+        switch decide(file, size: size) {
+        case .send(let message): return sent(channel.send(message))
+        case .decode(let decided): decision = decided
         }
-        if let decided, decided.verdict.isKnown {
-            return sent(channel.send(.known(name: name, sha256: decided.sha256)))
-        }
-        // The hash the bytes must have (hashed before, or vouched for by the caller).
-        let expected = decided?.sha256
-        var upgrading: String?
-        if case .new(let copy) = decided?.verdict { upgrading = copy }
-
-        // A file that grew since a version of it was stored: that version is
-        // replaced when its bytes are the start of this file's.
-        var earlier: [StoredVersion] = []
-        let candidates = admission.candidateVersions(named: name, size: size)
-        if let last = candidates.last,
-            let prefixes = try? ContentHash.hash(
-                of: file.path, range: file.range, upTo: last.byteCount, checkpoints: candidates.map(\.byteCount)
-            ).prefixes
-        {
-            earlier = Admission.grown(from: candidates, prefixes: prefixes)
-        }
-
-        // `.file` goes to the writer with the file's first rows or its end, so that a copy found
-        // from its first chunk is sent as `.known` instead.
-        var announced = false
-        func announce() -> Bool {
-            guard !announced else { return true }
-            announced = true
-            return channel.send(.file(name: name, replacing: earlier.map(\.id), upgrading: upgrading))
-        }
-        var hasher = PrefixHasher(checkpoints: earlier.map(\.byteCount))
-        // Bytes whose hash the caller vouches for are hashed only as far as a stored version goes.
-        let hashed = file.sha256 == nil ? Int.max : (earlier.last?.byteCount ?? 0)
+        var sink = FileSink(
+            name: file.name, channel: channel, stop: stop, admission: admission, decision: decision,
+            earlier: earlierVersions(of: file, size: size), vouched: file.sha256 != nil,
+            senderRecordsAllowed: file.senderRecordsAllowed)
         let outcome: FileDecoder.Outcome
-        var interrupted = false
-        let stop = self.stop
         do throws(InputError) {
             outcome = try decoder.decode(
-                path: file.path, range: file.range, senderRecordsAllowed: file.senderRecordsAllowed,
-                raw: { bytes in
-                    let wanted = hashed - hasher.byteCount
-                    if wanted >= bytes.count {
-                        hasher.update(bytes)
-                    } else if wanted > 0 {
-                        hasher.update(UnsafeRawBufferPointer(rebasing: bytes[..<wanted]))
-                    }
-                },
-                firstChunk: { [admission] wholeFile in
-                    guard decideAfterFirstChunk, wholeFile else { return true }
-                    let sha256 = hasher.finalize()
-                    switch admission.verdictAfterFirstChunk(
-                        sha256: sha256, senderRecordsAllowed: file.senderRecordsAllowed)
-                    {
-                    case .stored, .copyInRun:
-                        return false
-                    case .new(let copy):
-                        if copy != nil { upgrading = copy }
-                        return true
-                    }
-                },
-                deliver: { batch in
-                    if stop?() == true {
-                        interrupted = true
-                        return false
-                    }
-                    return announce() && channel.send(.rows(batch))
-                },
-                restart: {
-                    hasher = PrefixHasher(checkpoints: earlier.map(\.byteCount))
-                    return !announced || channel.send(.restart)
-                })
+                path: file.path, range: file.range, senderRecordsAllowed: file.senderRecordsAllowed, into: &sink)
         } catch {
-            return sent(announce() && channel.send(.end(.failure(error))))
+            return sent(sink.announce() && channel.send(.end(.failure(error))))
         }
         switch outcome {
         case .stopped:
-            return interrupted ? .interrupted : .writerGone
+            return sink.interrupted ? .interrupted : .writerGone
         case .declined:
             // Nothing of it was sent: it is skipped as a file whose bytes are known (the first
             // chunk, all the hasher saw, is the whole file).
-            return sent(channel.send(.known(name: name, sha256: hasher.finalize())))
+            return sent(channel.send(.known(name: file.name, sha256: sink.hasher.finalize())))
         case .read(var summary, let refusedLines):
-            let sha256 = file.sha256 ?? hasher.finalize()
-            if let expected, expected != sha256, summary.changedWhileRead == nil {
-                summary.changedWhileRead = "its bytes changed between two reads"
-            }
-            if earlier.contains(where: { hasher.prefixes[$0.byteCount] != $0.sha256 }), summary.changedWhileRead == nil
-            {
-                summary.changedWhileRead = "its first bytes changed between two reads"
-            }
+            let sha256 = file.sha256 ?? sink.hasher.finalize()
+            if summary.changedWhileRead == nil { summary.changedWhileRead = sink.change(sha256: sha256) }
             admission.remember(sha256: sha256, byteCount: summary.bytesOnDisk, refusedLines: refusedLines > 0)
-            return sent(announce() && channel.send(.end(.success(ReadFile(summary: summary, sha256: sha256)))))
+            return sent(sink.announce() && channel.send(.end(.success(ReadFile(summary: summary, sha256: sha256)))))
         }
+    }
+
+    private func sent(_ delivered: Bool) -> Outcome { delivered ? .done : .writerGone }
+
+    /// What admission decided before a byte was decoded: a message that says
+    /// all there is of the file (known, or unreadable while hashed), or to
+    /// decode it.
+    private enum FirstDecision {
+        case send(FileMessage)
+        case decode(Decision)
+    }
+
+    /// What the decoding of a file starts from.
+    struct Decision {
+        /// The hash the bytes must have (hashed before, or vouched for by the caller).
+        var expected: String?
+        /// A copy of these bytes stored with lines refused for a device token, which this file replaces.
+        var upgrading: String?
+        /// Admission decides from the first chunk, when it is the whole file.
+        var decideAfterFirstChunk = false
+    }
+
+    private func decide(_ file: NamedFile, size: Int?) -> FirstDecision {
+        var sha256: String
+        let verdict: Admission.Verdict
+        switch admission.firstStep(for: file, size: size) {
+        case .decided(let decided, let hash):
+            (verdict, sha256) = (decided, hash)
+        case .hashFirst:
+            do throws(InputError) {
+                (sha256, _) = try ContentHash.sha256(of: file.path, range: file.range)
+            } catch {
+                return .send(.unreadable(name: file.name, error))
+            }
+            verdict = admission.verdict(sha256: sha256, senderRecordsAllowed: file.senderRecordsAllowed)
+        case .decode(let decideAfterFirstChunk):
+            return .decode(Decision(decideAfterFirstChunk: decideAfterFirstChunk))
+        }
+        switch verdict {
+        case .stored, .copyInRun: return .send(.known(name: file.name, sha256: sha256))
+        case .new(let copy): return .decode(Decision(expected: sha256, upgrading: copy))
+        }
+    }
+
+    /// The stored versions this file grew from: those whose bytes are the start of its bytes.
+    private func earlierVersions(of file: NamedFile, size: Int?) -> [StoredVersion] {
+        let candidates = admission.candidateVersions(named: file.name, size: size)
+        guard let last = candidates.last,
+            let prefixes = try? ContentHash.hash(
+                of: file.path, range: file.range, upTo: last.byteCount, checkpoints: candidates.map(\.byteCount)
+            ).prefixes
+        else { return [] }
+        return Admission.grown(from: candidates, prefixes: prefixes)
+    }
+}
+
+/// One file's decoding as the reading stage sees it (``DecodeSink``): the
+/// bytes hashed, admission asked after the first chunk, the rows sent on,
+/// `.file` announced before the first of them.
+private struct FileSink: DecodeSink {
+    let name: String
+    let channel: BatchChannel<FileMessage>
+    let stop: (@Sendable () -> Bool)?
+    let admission: Admission
+    var decision: ReadingStage.Decision
+    /// The stored versions the file begins with.
+    let earlier: [StoredVersion]
+    /// Bytes whose hash the caller vouches for are hashed only as far as a stored version goes.
+    let hashedUpTo: Int
+    let senderRecordsAllowed: Bool
+    var hasher: PrefixHasher
+    /// Whether `.file` went to the writer (with the first rows, or the end).
+    private(set) var announced = false
+    /// Whether the run was asked to stop while the file was read.
+    private(set) var interrupted = false
+
+    init(
+        name: String, channel: BatchChannel<FileMessage>, stop: (@Sendable () -> Bool)?, admission: Admission,
+        decision: ReadingStage.Decision, earlier: [StoredVersion], vouched: Bool, senderRecordsAllowed: Bool
+    ) {
+        (self.name, self.channel, self.stop, self.admission) = (name, channel, stop, admission)
+        (self.decision, self.earlier, self.senderRecordsAllowed) = (decision, earlier, senderRecordsAllowed)
+        hashedUpTo = vouched ? (earlier.last?.byteCount ?? 0) : Int.max
+        hasher = PrefixHasher(checkpoints: earlier.map(\.byteCount))
+    }
+
+    mutating func raw(_ bytes: UnsafeRawBufferPointer) {
+        let wanted = hashedUpTo - hasher.byteCount
+        if wanted >= bytes.count {
+            hasher.update(bytes)
+        } else if wanted > 0 {
+            hasher.update(UnsafeRawBufferPointer(rebasing: bytes[..<wanted]))
+        }
+    }
+
+    mutating func firstChunk(wholeFile: Bool) -> Bool {
+        guard decision.decideAfterFirstChunk, wholeFile else { return true }
+        switch admission.verdictAfterFirstChunk(sha256: hasher.finalize(), senderRecordsAllowed: senderRecordsAllowed) {
+        case .stored, .copyInRun:
+            return false
+        case .new(let copy):
+            if copy != nil { decision.upgrading = copy }
+            return true
+        }
+    }
+
+    mutating func deliver(_ batch: RowBatch) -> Bool {
+        if stop?() == true {
+            interrupted = true
+            return false
+        }
+        return announce() && channel.send(.rows(batch))
+    }
+
+    mutating func restart() -> Bool {
+        hasher = PrefixHasher(checkpoints: earlier.map(\.byteCount))
+        return !announced || channel.send(.restart)
+    }
+
+    /// Sends `.file` once; false when the writer is gone.
+    mutating func announce() -> Bool {
+        guard !announced else { return true }
+        announced = true
+        return channel.send(.file(name: name, replacing: earlier.map(\.id), upgrading: decision.upgrading))
+    }
+
+    /// Why the bytes read are not the ones admission decided on, if they are not.
+    func change(sha256: String) -> String? {
+        if let expected = decision.expected, expected != sha256 { return "its bytes changed between two reads" }
+        if earlier.contains(where: { hasher.prefixes[$0.byteCount] != $0.sha256 }) {
+            return "its first bytes changed between two reads"
+        }
+        return nil
     }
 }

@@ -47,31 +47,12 @@ struct BatchWriter<Writer: StoreWriter> {
         from channel: BatchChannel<FileMessage>, recycle: BatchChannel<RowBatch>, source: FileSource,
         progress: ((IngestProgress) -> Void)?
     ) throws {
-        let clock = ContinuousClock()
-        let started = clock.now
-        var committedRecords = summary.newRecords + summary.duplicateRecords
-        var committedFiles = summary.filesRead
-        var committedAt = started
+        var clock = CommitClock(started: ContinuousClock.now, summary: summary)
         var index = 0
-        // The file the writer is at (named when the reader loses its place).
-        var current = ""
         do {
             while let message = channel.receive() {
-                switch message {
-                case .known(let name, _), .unreadable(let name, _), .file(let name, _, _), .interrupted(let name):
-                    current = name
-                case .rows, .end, .restart: break
-                }
-                let report: ((Int) -> Void)? = progress.map { progress in
-                    { [summary, index, current] recordsInFile in
-                        let (listed, listing) = source.listed
-                        progress(
-                            IngestProgress(
-                                filesDone: index, filesTotal: listed, listing: listing,
-                                records: summary.newRecords + summary.duplicateRecords + recordsInFile,
-                                currentPath: current, elapsedSeconds: (clock.now - started).inSeconds))
-                    }
-                }
+                if let name = message.fileName { clock.current = name }
+                let report = progress.map { progressReport($0, source: source, index: index, clock) }
                 switch message {
                 case .known(let name, let sha256):
                     try skip(known: name, sha256: sha256)
@@ -84,21 +65,14 @@ struct BatchWriter<Writer: StoreWriter> {
                 case .interrupted(let name):
                     summary.interrupted.append(name)
                 case .rows, .end, .restart:
-                    throw InputError.readFailed(path: current, reason: "the reader lost its place")
+                    throw InputError.readFailed(path: clock.current, reason: "the reader lost its place")
                 }
                 index += 1
-                // Files whose commit is not settled yet count as stored.
-                let due =
-                    bulk
-                    ? clock.now - committedAt >= options.bulkCommitInterval
-                    : summary.newRecords + summary.duplicateRecords + unsettledRows - committedRecords
-                        >= options.recordsPerCommit
-                        || summary.filesRead + unsettled.count - committedFiles >= options.filesPerCommit
-                if due {
+                if clock.isDue(
+                    summary: summary, unsettled: unsettled.count, unsettledRows: unsettledRows, bulk: bulk, options)
+                {
                     try commit()
-                    committedRecords = summary.newRecords + summary.duplicateRecords
-                    committedFiles = summary.filesRead
-                    committedAt = clock.now
+                    clock.committed(summary)
                 }
             }
         } catch {
@@ -107,6 +81,54 @@ struct BatchWriter<Writer: StoreWriter> {
             throw error
         }
         try commit()
+    }
+
+    /// When the writer last committed, and what had been stored by then: a
+    /// commit is due by records or files (by time in a bulk load).
+    private struct CommitClock {
+        let started: ContinuousClock.Instant
+        var records: Int
+        var files: Int
+        var at: ContinuousClock.Instant
+        /// The file the writer is at (named when the reader loses its place).
+        var current = ""
+
+        init(started: ContinuousClock.Instant, summary: IngestSummary) {
+            self.started = started
+            at = started
+            records = summary.newRecords + summary.duplicateRecords
+            files = summary.filesRead
+        }
+
+        /// Files whose commit is not settled yet count as stored.
+        func isDue(
+            summary: IngestSummary, unsettled: Int, unsettledRows: Int, bulk: Bool, _ options: IngestPipeline.Options
+        ) -> Bool {
+            if bulk { return ContinuousClock.now - at >= options.bulkCommitInterval }
+            return summary.newRecords + summary.duplicateRecords + unsettledRows - records >= options.recordsPerCommit
+                || summary.filesRead + unsettled - files >= options.filesPerCommit
+        }
+
+        mutating func committed(_ summary: IngestSummary) {
+            records = summary.newRecords + summary.duplicateRecords
+            files = summary.filesRead
+            at = ContinuousClock.now
+        }
+    }
+
+    /// The progress callback for the file `message` begins, given the records read of it so far.
+    private func progressReport(
+        _ progress: @escaping (IngestProgress) -> Void, source: FileSource, index: Int, _ clock: CommitClock
+    ) -> (Int) -> Void {
+        let (summary, started, current) = (summary, clock.started, clock.current)
+        return { recordsInFile in
+            let (listed, listing) = source.listed
+            progress(
+                IngestProgress(
+                    filesDone: index, filesTotal: listed, listing: listing,
+                    records: summary.newRecords + summary.duplicateRecords + recordsInFile,
+                    currentPath: current, elapsedSeconds: (ContinuousClock.now - started).inSeconds))
+        }
     }
 
     /// Commits the files finished since the last commit, and counts those
@@ -125,166 +147,97 @@ struct BatchWriter<Writer: StoreWriter> {
 
     /// Counts a file admission found known without decoding it.
     private mutating func skip(known name: String, sha256: String) throws {
-        switch try Admission.confirm(sha256: sha256, name: name, in: store) {
-        case .alreadyIngestedHere:
-            summary.filesAlreadyIngested += 1
-        case .alreadyIngestedFrom:
-            summary.filesSkippedAsDuplicate += 1
-            try store.recordSkippedDuplicate(sha256: sha256, path: name, at: Self.now())
-        case .new:
-            // The copy admission knew was not stored after all (it failed, or was removed meanwhile).
-            try note(
-                IngestSummary.Unreadable(
-                    path: name,
-                    reason: "the copy of its bytes it was to be skipped for is not in the store; nothing was stored, "
-                        + "ingest it again"))
-        }
+        let status = try Admission.confirm(sha256: sha256, name: name, in: store)
+        guard try !countKnown(status, sha256: sha256, path: name, now: Self.now()) else { return }
+        // The copy admission knew was not stored after all (it failed, or was removed meanwhile).
+        try note(
+            IngestSummary.Unreadable(
+                path: name,
+                reason: "the copy of its bytes it was to be skipped for is not in the store; nothing was stored, "
+                    + "ingest it again"))
     }
 
     /// Stores one file whose `.file` message was received, consuming its
-    /// `.rows` and `.end` from `channel`.
+    /// `.rows` and `.end` from `channel` (``FileWrite``).
     private mutating func write(
         file path: String, replacing earlierVersions: [Int64], upgrading: String?,
         from channel: BatchChannel<FileMessage>, recycle: BatchChannel<RowBatch>, progress: ((Int) -> Void)?
     ) throws {
-        let now = Self.now()
         var replacing = earlierVersions
         if let id = try Admission.copyToReplace(upgrading: upgrading, in: store) { replacing.append(id) }
-        var transaction = try store.beginFile(path: path, now: now, replaces: !replacing.isEmpty)
-        // An earlier version this file grew from goes first, inside the file's
-        // savepoint: its records are the file's again, not duplicates of it.
-        var replaced = 0
-        if !replacing.isEmpty {
-            do {
-                replaced = try store.removeReplacedVersions(ids: replacing)
-            } catch {
-                transaction.rollback()
-                throw error
-            }
-        }
-        var fileSummary = IngestSummary()
-        var newByKind = [0, 0, 0]
-        // --strict: the first malformed line; the file is read to its end before it is named,
-        // because the partial last line of a gzip stream that breaks off is that break, not bad JSON.
-        var strictFailure: (line: Int, cause: MalformedCause, problem: String?)?
-        let read: ReadFile
+        var file = try FileWrite(
+            store: store, path: path, now: Self.now(), replacing: replacing, strict: options.strict)
         do {
-            var end: Result<ReadFile, InputError>?
-            var interrupted = false
-            messages: while let message = channel.receive() {
-                switch message {
-                case .rows(let batch):
-                    if options.strict, strictFailure == nil, let first = batch.malformed.first {
-                        strictFailure = (first.0, first.1, first.2)
-                    }
-                    if strictFailure != nil {
-                        recycle.offer(batch)
-                        continue
-                    }
-                    // An engine that counts new records only at commit counts every row for now.
-                    let new = try transaction.store(batch) ?? [batch.rows.count, 0, 0]
-                    for kind in 0..<3 { newByKind[kind] += new[kind] }
-                    fileSummary.duplicateRecords += batch.rows.count - new.reduce(0, +)
-                    for (line, cause, problem) in batch.malformed {
-                        try transaction.noteMalformed(line: line, cause: cause, problem: problem)
-                        fileSummary.noteMalformed(path: path, line: line, cause: cause, problem: problem)
-                    }
-                    recycle.offer(batch)
-                    progress?(newByKind.reduce(0, +) + fileSummary.duplicateRecords)
-                case .end(let result):
-                    end = result
-                    break messages
-                case .interrupted:
-                    interrupted = true
-                    break messages
-                case .restart:
-                    // Back to the state before the file, earlier versions included, and again.
-                    transaction.rollback()
-                    transaction = try store.beginFile(path: path, now: now, replaces: !replacing.isEmpty)
-                    replaced = replacing.isEmpty ? 0 : try store.removeReplacedVersions(ids: replacing)
-                    fileSummary = IngestSummary()
-                    newByKind = [0, 0, 0]
-                    strictFailure = nil
-                case .file, .known, .unreadable:
-                    break messages
-                }
+            var ending: FileWrite<Writer>.Ending?
+            while ending == nil {
+                let message = channel.receive()
+                ending = try file.take(message, recycle: recycle)
+                // A progress call a batch.
+                if case .rows = message { progress?(file.records) }
             }
-            if interrupted {
-                transaction.rollback()
-                summary.interrupted.append(path)
-                return
-            }
-            guard let end else { throw InputError.readFailed(path: path, reason: "the reader stopped early") }
-            switch end {
-            case .failure(let error):
-                transaction.rollback()
-                try note(IngestSummary.Unreadable(path: path, reason: error.reason))
-                return
-            case .success(let file):
-                read = file
-            }
-            if let strictFailure, read.summary.changedWhileRead == nil {
-                if read.summary.truncatedGzip, strictFailure.line >= read.summary.lines {
-                    throw IngestError.malformedLine(
-                        path: path, line: strictFailure.line, cause: .truncatedGzip,
-                        problem: "the gzip stream breaks off in this line")
-                }
-                throw IngestError.malformedLine(
-                    path: path, line: strictFailure.line, cause: strictFailure.cause, problem: strictFailure.problem)
-            }
-            if let change = read.summary.changedWhileRead {
-                transaction.rollback()
-                try note(
-                    IngestSummary.Unreadable(
-                        path: path, reason: "\(change); nothing of it was stored, ingest it again once it is complete"))
-                return
-            }
-            switch store.claimsBytesAtFinish ? .new : try Admission.confirm(sha256: read.sha256, name: path, in: store)
-            {
-            case .alreadyIngestedHere:
-                transaction.rollback()
-                summary.filesAlreadyIngested += 1
-                return
-            case .alreadyIngestedFrom:
-                transaction.rollback()
-                summary.filesSkippedAsDuplicate += 1
-                try store.recordSkippedDuplicate(sha256: read.sha256, path: path, at: now)
-                return
-            case .new:
-                break
-            }
-            if read.summary.truncatedGzip {
-                let line = read.summary.lines + 1
-                if options.strict {
-                    throw IngestError.malformedLine(path: path, line: line, cause: .truncatedGzip, problem: nil)
-                }
-                try transaction.noteMalformed(line: line, cause: .truncatedGzip, problem: nil)
-                fileSummary.noteMalformed(path: path, line: line, cause: .truncatedGzip)
-            }
-            if let problem = read.summary.pastLimit {
-                // As a broken gzip stream: the lines before the limit are kept, the first one not read stands for the rest.
-                let line = read.summary.lines + 1
-                if options.strict {
-                    throw IngestError.malformedLine(path: path, line: line, cause: .tooLarge, problem: problem)
-                }
-                try transaction.noteMalformed(line: line, cause: .tooLarge, problem: problem)
-                fileSummary.noteMalformed(path: path, line: line, cause: .tooLarge, problem: problem)
-            }
-            let committed = try transaction.finish(
-                sha256: read.sha256, byteCount: read.summary.bytesOnDisk, lines: read.summary.lines,
-                gzip: read.summary.gzip)
-            let file = FinishedFile(
-                path: path, now: now, read: read, fileSummary: fileSummary, newByKind: newByKind, replaced: replaced)
-            guard let committed else {
-                unsettled.append(file)
-                unsettledRows += newByKind.reduce(0, +) + fileSummary.duplicateRecords
-                return
-            }
-            try settle(file, committed)
+            if let ending { try finish(&file, ending) }
         } catch {
-            transaction.rollback()
+            file.rollback()
             throw error
         }
+    }
+
+    /// What follows a file's end: rolled back (unreadable, interrupted,
+    /// changed while read, known after all), refused (--strict), or
+    /// finished and counted now or at the batch's commit.
+    private mutating func finish(_ file: inout FileWrite<Writer>, _ ending: FileWrite<Writer>.Ending) throws {
+        let path = file.path
+        let read: ReadFile
+        switch ending {
+        case .interrupted:
+            file.rollback()
+            summary.interrupted.append(path)
+            return
+        case .failed(let error):
+            file.rollback()
+            return try note(IngestSummary.Unreadable(path: path, reason: error.reason))
+        case .lostPlace:
+            throw InputError.readFailed(path: path, reason: "the reader stopped early")
+        case .read(let whole):
+            read = whole
+        }
+        try file.throwStrictFailure(read: read.summary)
+        if let change = read.summary.changedWhileRead {
+            file.rollback()
+            return try note(
+                IngestSummary.Unreadable(
+                    path: path, reason: "\(change); nothing of it was stored, ingest it again once it is complete"))
+        }
+        let status =
+            store.claimsBytesAtFinish ? .new : try Admission.confirm(sha256: read.sha256, name: path, in: store)
+        if try countKnown(status, sha256: read.sha256, path: path, now: file.now) {
+            return file.rollback()
+        }
+        try file.noteCutShort(read.summary)
+        let finished = FinishedFile(
+            path: path, now: file.now, read: read, fileSummary: file.summary, newByKind: file.newByKind,
+            replaced: file.replaced)
+        guard let committed = try file.commit(read) else {
+            unsettled.append(finished)
+            unsettledRows += file.records
+            return
+        }
+        try settle(finished, committed)
+    }
+
+    /// Counts a file whose bytes the store holds already (from this path or
+    /// another); false for bytes that are new.
+    private mutating func countKnown(_ status: ContentStatus, sha256: String, path: String, now: Int64) throws -> Bool {
+        switch status {
+        case .alreadyIngestedHere:
+            summary.filesAlreadyIngested += 1
+        case .alreadyIngestedFrom:
+            summary.filesSkippedAsDuplicate += 1
+            try store.recordSkippedDuplicate(sha256: sha256, path: path, at: now)
+        case .new:
+            return false
+        }
+        return true
     }
 
     /// Counts a file by what committing it did.
@@ -292,17 +245,7 @@ struct BatchWriter<Writer: StoreWriter> {
         let (path, read, replaced) = (file.path, file.read, file.replaced)
         var (fileSummary, newByKind) = (file.fileSummary, file.newByKind)
         // Another writer stored the same bytes meanwhile (a store with several writers): skipped as above.
-        switch committed.status {
-        case .alreadyIngestedHere:
-            summary.filesAlreadyIngested += 1
-            return
-        case .alreadyIngestedFrom:
-            summary.filesSkippedAsDuplicate += 1
-            try store.recordSkippedDuplicate(sha256: read.sha256, path: path, at: file.now)
-            return
-        case .new:
-            break
-        }
+        if try countKnown(committed.status, sha256: read.sha256, path: path, now: file.now) { return }
         if let counted = committed.newByKind {
             let rows = newByKind.reduce(0, +) + fileSummary.duplicateRecords
             newByKind = counted
