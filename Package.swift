@@ -173,11 +173,6 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .executableTarget(
-            name: "arrival-bench",
-            dependencies: ["ArrivalIngest", "ArrivalAnalysis", "ArrivalRendering", "ArrivalStore", "ArrivalModel"],
-            swiftSettings: swiftSettings
-        ),
         .target(
             name: "ArrivalBeacons",
             dependencies: ["ArrivalModel", "CZlib"],

@@ -10,19 +10,12 @@ import Foundation
 // with thresholds"). Each benchmark runs in a process of its own; its setup simulates the
 // fleet (Pipeline.swift) and prepares what it does not measure.
 
-/// What each benchmark measures, and how far a run's p90 may be from the p90 recorded in
-/// Benchmarks/Thresholds, either way, before the check fails (a run that is better by more
-/// than that fails too, until the thresholds are updated, so that they keep up):
-///
-/// - allocations (malloc calls): the same on every run of the same code and input, but for a
-///   few the benchmark's own sampling thread makes while it runs (a few hundred a second):
-///   3 % (`mallocTolerance`);
-/// - peak resident memory, which moves by a few per cent from run to run: 10 %;
-/// - CPU time (user and system, all threads), counted in 10 ms ticks, which grows by half
-///   while another build runs beside the benchmarks: 150 % (2.5 times the recorded time);
-/// - wall-clock time, which drifts with the machine from hour to hour and doubles beside
-///   another build: shown, and only 5 times the recorded time (a hang, a path gone quadratic)
-///   fails.
+/// What each benchmark measures, and what is checked: allocations (malloc calls) alone, the
+/// same on every run of the same code and input but for a few the benchmark's own sampling
+/// thread makes while it runs (a few hundred a second): a run's p90 may be 3 % above the p90
+/// recorded in Benchmarks/Thresholds (`mallocTolerance`); fewer is reported, never a failure.
+/// Peak resident memory (sampled, and moved by the allocator's and threads' timing), CPU time
+/// and wall-clock time are the machine's: measured and printed, never checked.
 ///
 /// Dictionaries hash with a random seed per process unless SWIFT_DETERMINISTIC_HASHING is set
 /// (Scripts/benchmarks.sh sets it), and the report's allocations depend on their order.
@@ -34,12 +27,11 @@ func configuration(
         metrics: [.mallocCountTotal, .peakMemoryResident, .cpuTotal, .wallClock],
         timeUnits: timeUnits, warmupIterations: 1, scalingFactor: scalingFactor, maxDuration: .seconds(10),
         maxIterations: iterations,
-        // Checked: what the code does, whatever the machine (allocations, peak memory). CPU and wall
-        // time are measured and printed, never checked: a busier or a slower machine than the one
-        // that recorded them would fail the run for nothing the code did.
+        // Checked: what the code does, whatever the machine (allocations). Peak memory, CPU and
+        // wall time are measured and printed, never checked: a busier, a slower or a faster machine
+        // than the one that recorded them would fail the run for nothing the code did.
         thresholds: [
-            .mallocCountTotal: BenchmarkThresholds(relative: [.p90: mallocTolerance]),
-            .peakMemoryResident: BenchmarkThresholds(relative: [.p90: 10]),
+            .mallocCountTotal: BenchmarkThresholds(relative: [.p90: mallocTolerance])
         ])
 }
 

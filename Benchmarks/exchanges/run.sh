@@ -7,15 +7,15 @@
 # rewrites them with Scripts/reference/exchangify.py twice: every line as an
 # APNs exchange (the same requests: the derived records equal the plain ones),
 # and every line as an exchange of one of the three providers. Then, RUNS
-# times, interleaved: `arrival-bench decode` (read, inflate, scan, decode; no
-# store) and `arrival ingest` into a new store, for each of the three. Prints
-# records/s per run and the median. Uses the release build.
+# times, interleaved, `arrival ingest` into a new store, for each of the three.
+# Prints records/s per run and the median. Uses the release build. (Decoding
+# alone, without a store, is the `Decode` benchmark of Scripts/benchmarks.sh,
+# whose fleet holds exchanges of all three providers.)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 activities=${1:-20000}
 runs=${2:-3}
 swift build -c release --product arrival >/dev/null
-swift build -c release --product arrival-bench >/dev/null
 bin=.build/release
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -28,11 +28,9 @@ for set in plain apns mixed; do
     printf '%-6s %s uncompressed\n' "$set" \
         "$(find "$work/$set" -name '*.gz' -exec zcat {} + 2>/dev/null | wc -c | awk '{printf "%.0f MB", $1 / 1e6}')"
 done
-declare -A decode ingest
+declare -A ingest
 for run in $(seq "$runs"); do
     for set in plain apns mixed; do
-        line=$("$bin/arrival-bench" decode "$work/$set/sender" 2>&1 | tail -1)
-        decode[$set]+="$(echo "$line" | sed -E 's/.* ([0-9]+) records\/s/\1/') "
         rm -f "$work/$set.sqlite"*
         started=$(date +%s.%N)
         "$bin/arrival" ingest --quiet --db "$work/$set.sqlite" "$work/$set/sender"
@@ -44,6 +42,5 @@ done
 median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 echo "records/s (runs: values; median)"
 for set in plain apns mixed; do
-    echo "  decode $set: ${decode[$set]}; median $(echo "${decode[$set]}" | median)"
     echo "  ingest $set: ${ingest[$set]}; median $(echo "${ingest[$set]}" | median)"
 done

@@ -2,7 +2,7 @@
 # Times `arrival diff` on two simulated batches of about a million records
 # each, in a release build; prints the median of RUNS runs and peak memory.
 #
-#   Scripts/benchmark-diff.sh [ACTIVITIES] [RUNS]
+#   Benchmarks/diff/run.sh [ACTIVITIES] [RUNS]
 #
 # ACTIVITIES=35000 gives about 1.0 million records per side (apns, render and
 # callback together: a whole simulated day). Side B is another seed with
@@ -10,7 +10,7 @@
 # batches of 102,000 activities: about 1.0 million apns records per side.
 # Data goes to bench-data/ (ignored by git). Needs /usr/bin/time.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 activities="${1:-35000}"
 runs="${2:-3}"
 swift build -c release --product arrival >/dev/null
