@@ -11,6 +11,7 @@ import Foundation
 /// caller that arrives while a round runs waits for the next one, which then
 /// covers all who came meanwhile: under load one round acknowledges many
 /// uploads.
+// @unchecked: every mutable field is read and written only while `lock` is held.
 final class GroupSync: @unchecked Sendable {
     private let lock = NSLock()
     private var waiting: [CheckedContinuation<Spool.Failure?, Never>] = []

@@ -8,6 +8,7 @@ import Foundation
 
 /// An open segment file; closed when the last holder (the spool, or a sync
 /// round still to flush it) lets it go.
+// @unchecked: `size`, its one mutable field, changes only inside the spool's lock (SpoolState.append).
 final class SegmentFile: @unchecked Sendable {
     let fd: Int32
     let id: UInt64

@@ -18,12 +18,12 @@ final class Spill {
         self.path = path
         fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         offset = headerBytes
-        guard fd >= 0 else { throw .io("cannot create a file in the spool: \(Spool.errorText())") }
+        guard fd >= 0 else { throw .io("cannot create a file in the spool: \(SpoolFiles.errorText())") }
     }
 
     func write(_ buffer: ByteBuffer) throws(Spool.Failure) {
-        guard buffer.withUnsafeReadableBytes({ Spool.writeAll(fd, $0, at: offset) }) else {
-            throw .io("cannot write the upload to the spool: \(Spool.errorText())")
+        guard buffer.withUnsafeReadableBytes({ SpoolFiles.writeAll(fd, $0, at: offset) }) else {
+            throw .io("cannot write the upload to the spool: \(SpoolFiles.errorText())")
         }
         offset += buffer.readableBytes
     }

@@ -39,7 +39,7 @@ enum RecordHeader {
         }
         bytes += digest
         bytes += name
-        bytes += Spool.check(bytes)
+        bytes += SpoolFiles.check(bytes)
         var buffer = ByteBuffer()
         buffer.reserveCapacity(bytes.count + reserving)
         buffer.writeBytes(bytes)
@@ -63,11 +63,11 @@ enum RecordHeader {
         guard
             rest.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, nameBytes + 8, off_t(offset + fixedBytes)) })
                 == nameBytes + 8,
-            Array(rest[nameBytes...]) == Spool.check(fixed + rest[..<nameBytes])
+            Array(rest[nameBytes...]) == SpoolFiles.check(fixed + rest[..<nameBytes])
         else { return nil }
         let name = String(decoding: rest[..<nameBytes], as: UTF8.self)
         return Spool.Entry(
-            sequence: number(fixed, at: 16, bytes: 8), sha256: Spool.hex(fixed[32..<64]), name: name,
+            sequence: number(fixed, at: 16, bytes: 8), sha256: SpoolFiles.hex(fixed[32..<64]), name: name,
             role: fixed[5] == 1 ? .sender : .device, byteCount: Int(byteCount),
             receivedAt: Int64(bitPattern: number(fixed, at: 24, bytes: 8)), segment: 0, offset: 0)
     }
