@@ -43,18 +43,29 @@ struct ReadingStage {
 
     /// One file.
     private mutating func read(_ file: NamedFile) -> Outcome {
-        let outcome = readOrStop(file)
+        let (outcome, read) = readOrStop(file)
+        // Remembered once the file's sink is gone: a copy of admission alive while it changes would
+        // copy its tables, which grow with the run, once a file.
+        if let read { admission.remember(sha256: read.sha256, byteCount: read.byteCount, refusedLines: read.refused) }
         guard outcome == .interrupted else { return outcome }
         return channel.send(.interrupted(name: file.name)) ? .interrupted : .writerGone
     }
 
+    /// The bytes of a file read to its end, for admission to remember.
+    private struct Remembered {
+        var sha256: String
+        var byteCount: Int
+        var refused: Bool
+    }
+
     /// One file; `.interrupted` when asked to stop before its end (nothing
-    /// of it sent since says so: the caller does).
-    private mutating func readOrStop(_ file: NamedFile) -> Outcome {
+    /// of it sent since says so: the caller does). With a file read to its
+    /// end, what admission is to remember of it.
+    private func readOrStop(_ file: NamedFile) -> (Outcome, Remembered?) {
         let size = file.range?.count ?? ContentHash.fileSize(file.path)
         let decision: Decision
         switch decide(file, size: size) {
-        case .send(let message): return sent(channel.send(message))
+        case .send(let message): return (sent(channel.send(message)), nil)
         case .decode(let decided): decision = decided
         }
         var sink = FileSink(
@@ -66,20 +77,22 @@ struct ReadingStage {
             outcome = try decoder.decode(
                 path: file.path, range: file.range, senderRecordsAllowed: file.senderRecordsAllowed, into: &sink)
         } catch {
-            return sent(sink.announce() && channel.send(.end(.failure(error))))
+            return (sent(sink.announce() && channel.send(.end(.failure(error)))), nil)
         }
         switch outcome {
         case .stopped:
-            return sink.interrupted ? .interrupted : .writerGone
+            return (sink.interrupted ? .interrupted : .writerGone, nil)
         case .declined:
             // Nothing of it was sent: it is skipped as a file whose bytes are known (the first
             // chunk, all the hasher saw, is the whole file).
-            return sent(channel.send(.known(name: file.name, sha256: sink.hasher.finalize())))
+            return (sent(channel.send(.known(name: file.name, sha256: sink.hasher.finalize()))), nil)
         case .read(var summary, let refusedLines):
             let sha256 = file.sha256 ?? sink.hasher.finalize()
             if summary.changedWhileRead == nil { summary.changedWhileRead = sink.change(sha256: sha256) }
-            admission.remember(sha256: sha256, byteCount: summary.bytesOnDisk, refusedLines: refusedLines > 0)
-            return sent(sink.announce() && channel.send(.end(.success(ReadFile(summary: summary, sha256: sha256)))))
+            let delivered = sink.announce() && channel.send(.end(.success(ReadFile(summary: summary, sha256: sha256))))
+            return (
+                sent(delivered), Remembered(sha256: sha256, byteCount: summary.bytesOnDisk, refused: refusedLines > 0)
+            )
         }
     }
 
