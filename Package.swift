@@ -80,6 +80,8 @@ let package = Package(
             dependencies: [
                 "ArrivalModel", "ArrivalHandOff", "ArrivalStore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                // Its ByteBuffer, in which postgres-nio reads and writes rows.
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -113,6 +115,8 @@ let package = Package(
             name: "ArrivalRendering",
             dependencies: [
                 "ArrivalModel",
+                // The daily report's dead tokens are the store's `DeadToken` rows.
+                "ArrivalStore",
                 "ArrivalAnalysis",
                 .product(name: "Mustache", package: "swift-mustache"),
             ],
@@ -224,7 +228,11 @@ let package = Package(
             dependencies: [
                 "ArrivalServer", "ArrivalModel", "ArrivalStore", "ArrivalIngest", "ArrivalAnalysis", "ArrivalRendering",
                 "ArrivalTestSupport", "arrival", "ArrivalBeacons", "ArrivalSender", "ArrivalUpload", "ArrivalStores",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOFoundationEssentialsCompat", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,6 +1,4 @@
-import ArrivalAnalysis
 import ArrivalIngest
-import ArrivalModel
 import ArrivalStore
 import ArrivalStores
 import CDispatch

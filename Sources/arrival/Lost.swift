@@ -2,8 +2,6 @@ import ArgumentParser
 import ArrivalAnalysis
 import ArrivalModel
 import ArrivalRendering
-import ArrivalStore
-import ArrivalStores
 import Foundation
 
 struct Lost: ParsableCommand {

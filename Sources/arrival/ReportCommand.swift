@@ -1,12 +1,8 @@
 import ArgumentParser
 import ArrivalAnalysis
-import ArrivalCompare
-import ArrivalIngest
 import ArrivalModel
 import ArrivalRendering
-import ArrivalSimulation
 import ArrivalStore
-import ArrivalStores
 import Foundation
 
 struct ReportCommand: ParsableCommand {

@@ -2,7 +2,6 @@ import ArgumentParser
 import ArrivalIngest
 import ArrivalModel
 import ArrivalServer
-import ArrivalStores
 import Foundation
 
 struct Serve: ParsableCommand {

@@ -2,7 +2,6 @@ import ArgumentParser
 import ArrivalModel
 import ArrivalRendering
 import ArrivalStore
-import ArrivalStores
 import Foundation
 
 struct Tokens: ParsableCommand {

@@ -1,5 +1,4 @@
 import ArrivalModel
-import ArrivalStore
 
 extension DeliveryAnalysis {
     /// What decided the outcome (and, for a lost update, the loss cause) of

@@ -1,7 +1,6 @@
 import ArrivalAnalysis
 package import ArrivalIngest
 package import ArrivalModel
-import ArrivalRendering
 package import ArrivalStore
 import Foundation
 

@@ -1,8 +1,5 @@
-import ArrivalAnalysis
-import ArrivalIngest
-import ArrivalModel
 package import ArrivalRendering
-import ArrivalStore
+import ArrivalModel
 import Foundation
 
 extension GateEvaluation {

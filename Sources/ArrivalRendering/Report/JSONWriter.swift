@@ -1,4 +1,3 @@
-import ArrivalModel
 
 /// A small JSON writer that keeps key order and indents by two spaces.
 ///

@@ -1,4 +1,3 @@
-import ArrivalAnalysis
 package import ArrivalModel
 
 extension Report: JSONObject {

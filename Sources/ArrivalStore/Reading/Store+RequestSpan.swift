@@ -1,4 +1,3 @@
-import ArrivalModel
 
 extension SQLiteStore {
     /// How many `apns` requests the store holds and the first and last
