@@ -16,10 +16,10 @@ struct RatesRefresher: Service {
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
             let started = ContinuousClock.now
             let now = Int64(Date().timeIntervalSince1970 * 1000)
-            let day = now - now % 86_400_000
+            let day = now - now % Milliseconds.day
             do {
                 // Not awaited past SIGTERM: an analysis of a large day must not hold the shutdown.
-                let today = ReportWindow(from: day, to: day + 86_400_000)
+                let today = ReportWindow(from: day, to: day + Milliseconds.day)
                 let report = try await untilGracefulShutdown {
                     try await engine.read { store in
                         try ReportBuilder(store: store).build(window: today)

@@ -87,7 +87,7 @@ private func emptyWindow(of store: any StoreReader, window: ReportWindow?) throw
             hint: "ingest the sender's batches first: arrival ingest PATH… --db \(store.label)")
     }
     let asked: String
-    if let window, window.to - window.from == 86_400_000, window.from % 86_400_000 == 0 {
+    if let window, window.to - window.from == Milliseconds.day, window.from % Milliseconds.day == 0 {
         asked = day(window.from)
     } else if let window {
         asked = RFC3339.format(milliseconds: window.from) + " – " + RFC3339.format(milliseconds: window.to)

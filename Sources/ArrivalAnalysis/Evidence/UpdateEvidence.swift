@@ -74,7 +74,7 @@ extension DeliveryAnalysis {
     }
 
     static func hours(_ milliseconds: Int64) -> String {
-        let minutes = milliseconds / 60_000
+        let minutes = milliseconds / Milliseconds.minute
         return "\(minutes / 60) h \(minutes % 60) min"
     }
 }

@@ -12,7 +12,7 @@ public struct ReportWindow: Sendable, Equatable {
     /// `D 00:00:00Z` to the next day's `00:00:00Z`.
     public static func day(_ text: String) -> ReportWindow? {
         guard text.utf8.count == 10, let start = RFC3339.parseDay(text) else { return nil }
-        return ReportWindow(from: start, to: start + 86_400_000)
+        return ReportWindow(from: start, to: start + Milliseconds.day)
     }
 }
 

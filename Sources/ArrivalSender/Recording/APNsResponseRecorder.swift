@@ -1,4 +1,5 @@
 import ArrivalBeacons
+import ArrivalModel
 public import Foundation
 
 /// Records every push exchange in hourly gzip batches,
@@ -138,7 +139,7 @@ public final class APNsResponseRecorder: @unchecked Sendable {
     /// Appends one line to the batch of `sentAt`'s hour: the one writer of
     /// every kind of line.
     private func append(line: [UInt8], sentAt: Date) throws(Failure) {
-        let hour = BeaconTime.floorDiv(BeaconTime.milliseconds(sentAt), 3_600_000)
+        let hour = BeaconTime.floorDiv(BeaconTime.milliseconds(sentAt), Milliseconds.hour)
         lock.lock()
         defer { lock.unlock() }
         do {
@@ -167,7 +168,7 @@ public final class APNsResponseRecorder: @unchecked Sendable {
     }
 
     private func openBatch(hour: Int64) throws(GzipBatchFile.Failure) {
-        let ms = hour * 3_600_000
+        let ms = hour * Milliseconds.hour
         let day = BeaconTime.dayText(BeaconTime.dayNumber(milliseconds: ms))
         let hourOfDay = hour - BeaconTime.floorDiv(hour, 24) * 24
         let directory = configuration.directory.path + "/" + day
