@@ -548,26 +548,21 @@ enum UploadName {
     }
 }
 
-/// A report window from query parameters, with the CLI's rules.
+/// A report window from query parameters, read as the command line reads its flags (``ReportWindow/parse(day:from:to:)``).
 enum ReportQuery {
     static func window(day: String?, from: String?, to: String?) throws -> ReportWindow? {
-        if let day {
-            guard from == nil, to == nil else { throw APIError(.badRequest, "give either day or from and to") }
-            guard let window = ReportWindow.day(day) else {
-                throw APIError(.badRequest, "day '\(day)' is not a real day; write it as YYYY-MM-DD")
-            }
-            return window
-        }
-        switch (from, to) {
-        case (nil, nil): return nil
-        case (let from?, let to?):
-            guard let start = RFC3339.parseMilliseconds(from), let end = RFC3339.parseMilliseconds(to) else {
-                throw APIError(.badRequest, "from and to must be RFC 3339 times, e.g. 2026-11-21T00:00:00Z")
-            }
-            guard start < end else { throw APIError(.badRequest, "from must be before to") }
-            return ReportWindow(from: start, to: end)
-        default:
-            throw APIError(.badRequest, "give from and to together")
+        do {
+            return try ReportWindow.parse(day: day, from: from, to: to)
+        } catch {
+            let message =
+                switch error {
+                case .dayWithRange: "give either day or from and to"
+                case .notADay(let day): "day '\(day)' is not a real day; write it as YYYY-MM-DD"
+                case .notATime: "from and to must be RFC 3339 times, e.g. 2026-11-21T00:00:00Z"
+                case .fromNotBeforeTo: "from must be before to"
+                case .halfRange: "give from and to together"
+                }
+            throw APIError(.badRequest, message)
         }
     }
 }

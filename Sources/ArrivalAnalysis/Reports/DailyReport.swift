@@ -226,9 +226,7 @@ package struct DailyReportBuilder {
         daily.sources.firstDay = requestsByDay.keys.min()
         daily.sources.lastDay = requestsByDay.keys.max()
         // The days compared with and the days of the trend.
-        if let window, window.to - window.from == Milliseconds.day, window.from % Milliseconds.day == 0 {
-            daily.day = utcDay(of: window.from)
-        }
+        daily.day = window?.wholeDay
         var wantedDays = Set<Int64>()
         if let day = daily.day {
             for back in 1...7 where requestsByDay[day - Int64(back)] != nil {
