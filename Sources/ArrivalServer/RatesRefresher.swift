@@ -22,7 +22,7 @@ struct RatesRefresher: Service {
                 let today = ReportWindow(from: day, to: day + Milliseconds.day)
                 let report = try await untilGracefulShutdown {
                     try await engine.read { store in
-                        try ReportBuilder(store: store).build(window: today)
+                        try ProducedReport.of(store, window: today, daily: false).report
                     }
                 }
                 guard let report else { return }

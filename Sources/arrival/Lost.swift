@@ -71,8 +71,8 @@ struct Lost: ParsableCommand {
     func run() throws {
         let database = try store.reading()
         let window = try self.window.resolved()
-        let all = try ReportBuilder(store: database).lostUpdates(
-            window: window, causes: try causeSet(), apps: apps.isEmpty ? nil : Set(apps),
+        let all = try ProducedReport.lostUpdates(
+            of: database, window: window, causes: try causeSet(), apps: apps.isEmpty ? nil : Set(apps),
             channels: channels.isEmpty ? nil : Set(channels))
         let shown = limit > 0 ? Array(all.prefix(limit)) : all
         let text: String

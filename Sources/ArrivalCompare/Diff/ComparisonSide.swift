@@ -188,7 +188,7 @@ package final class ComparisonSide {
         summary: IngestSummary?, temporaryDirectory: URL?
     ) throws(ComparisonError) -> ComparisonSide {
         do {
-            let built = try ReportBuilder(store: store).build(window: window, sampling: true)
+            let built = try ProducedReport.sampled(store, window: window)
             return ComparisonSide(
                 path: path, source: source, report: built.report, samples: built.samples, ingestSummary: summary,
                 store: detail ? store : nil, analysis: detail ? built.analysis : nil,
