@@ -17,7 +17,8 @@ struct Arrival: ParsableCommand {
             """,
         version: ArrivalVersion.current,
         subcommands: [
-            Demo.self, Ingest.self, Files.self, ReportCommand.self, Tokens.self, Lost.self, Activity.self, Diff.self,
+            Demo.self, Ingest.self, Files.self, ReportCommand.self, DeadTokens.self, Lost.self, Activity.self,
+            Diff.self,
             Gate.self,
             CheckPayload.self, Simulate.self, Serve.self, Prune.self,
         ]

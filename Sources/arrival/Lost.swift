@@ -100,7 +100,7 @@ struct Lost: ParsableCommand {
         var counts: [LossCause: Int] = [:]
         for u in updates { counts[u.cause, default: 0] += 1 }
         var lines = [
-            "Lost updates (\(Tokens.scope(window))): \(ReportFormat.count(total))"
+            "Lost updates (\(WindowOptions.scope(window))): \(ReportFormat.count(total))"
                 + (updates.count < total ? ", the first \(ReportFormat.count(updates.count)) shown" : "")
         ]
         if !updates.isEmpty {

@@ -90,7 +90,7 @@ private func emptyWindow(of store: any StoreReader, window: ReportWindow?) throw
     if let window, window.wholeDay != nil {
         asked = day(window.from)
     } else if let window {
-        asked = RFC3339.format(milliseconds: window.from) + " – " + RFC3339.format(milliseconds: window.to)
+        asked = WindowOptions.scope(window)
     } else {
         asked = "the store"
     }
@@ -123,6 +123,12 @@ struct WindowOptions: ParsableArguments {
 
     @Option(help: "End of the window (exclusive), an RFC 3339 time.")
     var to: String?
+
+    /// The window as a list's title names it: `all data`, or `FROM – TO`.
+    static func scope(_ window: ReportWindow?) -> String {
+        guard let window else { return "all data" }
+        return RFC3339.format(milliseconds: window.from) + " – " + RFC3339.format(milliseconds: window.to)
+    }
 
     func resolved() throws -> ReportWindow? {
         do {
