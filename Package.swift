@@ -175,6 +175,8 @@ let package = Package(
                 "ArrivalSender",
                 "ArrivalStores",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // `arrival serve` bootstraps swift-metrics: the process's to do, not the collector library's.
+                .product(name: "Metrics", package: "swift-metrics"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -232,6 +234,8 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOFoundationEssentialsCompat", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings

@@ -3,6 +3,7 @@ import ArrivalIngest
 import ArrivalModel
 import ArrivalServer
 import Foundation
+import Metrics
 
 struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -195,6 +196,11 @@ struct Serve: ParsableCommand {
         configuration.clientAddressHeader = clientAddressHeader
         configuration.tokens = try tokens()
         configuration.retainDays = retain
+        // swift-metrics is process-wide: bootstrapped here, by the executable, once; the collector (a library)
+        // records through it and prints the registry.
+        let metrics = Collector.prometheusMetrics()
+        MetricsSystem.bootstrap(metrics.factory)
+        configuration.registry = metrics.registry
         let collector = try Collector(configuration: configuration)
         let outcome = ServeOutcome()
         let done = DispatchSemaphore(value: 0)
