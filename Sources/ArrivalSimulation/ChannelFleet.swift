@@ -110,12 +110,14 @@ extension FleetRun {
         return [
             SimChannel(
                 id: id(), app: ChannelCatalog.scores, startMs: matchA, endMs: matchA + 115 * Milliseconds.minute,
-                preEventMs: 45 * Milliseconds.minute, interval: 60...240, payloadBytes: 1800...3600, nearLimitShare: 0.06,
+                preEventMs: 45 * Milliseconds.minute, interval: 60...240, payloadBytes: 1800...3600,
+                nearLimitShare: 0.06,
                 oversizeShare: 0.03, priority10Share: 0.6, staleHost: false, logging: .records, setsTopic: true,
                 subscriberWeight: 30, sendsAfterEnd: true),
             SimChannel(
                 id: id(), app: ChannelCatalog.scores, startMs: matchB, endMs: matchB + 110 * Milliseconds.minute,
-                preEventMs: 30 * Milliseconds.minute, interval: 60...200, payloadBytes: 1800...3600, nearLimitShare: 0.05,
+                preEventMs: 30 * Milliseconds.minute, interval: 60...200, payloadBytes: 1800...3600,
+                nearLimitShare: 0.05,
                 oversizeShare: 0.02, priority10Share: 0.6, staleHost: true, logging: .exchanges, setsTopic: false,
                 subscriberWeight: 30, sendsAfterEnd: false),
             SimChannel(
@@ -125,7 +127,8 @@ extension FleetRun {
                 subscriberWeight: 0, sendsAfterEnd: false),
             SimChannel(
                 id: id(), app: ChannelCatalog.news, startMs: blog, endMs: blog + 240 * Milliseconds.minute,
-                preEventMs: 15 * Milliseconds.minute, interval: 300...900, payloadBytes: 2500...4400, nearLimitShare: 0.15,
+                preEventMs: 15 * Milliseconds.minute, interval: 300...900, payloadBytes: 2500...4400,
+                nearLimitShare: 0.15,
                 oversizeShare: 0.08, priority10Share: 0.4, staleHost: false, logging: .exchanges, setsTopic: true,
                 subscriberWeight: 25, sendsAfterEnd: false),
             SimChannel(

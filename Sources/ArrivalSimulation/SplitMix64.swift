@@ -1,4 +1,3 @@
-
 /// The simulator's own seeded pseudo-random generator: SplitMix64
 /// (Steele, Lea and Flood, "Fast splittable pseudorandom number generators",
 /// OOPSLA 2014), as used to seed the xoshiro family.
