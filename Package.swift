@@ -80,8 +80,9 @@ let package = Package(
             dependencies: [
                 "ArrivalModel", "ArrivalHandOff", "ArrivalStore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
-                // Its ByteBuffer, in which postgres-nio reads and writes rows.
+                // Its ByteBuffer, in which postgres-nio reads and writes rows; its locked box for shared state.
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -151,6 +152,7 @@ let package = Package(
                 "ArrivalStores",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                // NIOLockedValueBox: state shared between requests, Sendable without `@unchecked`.
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -278,6 +278,7 @@ extension Serve {
     }
 }
 
+// `@unchecked Sendable`: the task writes `error` before `done.signal()`, `run()` reads it after `done.wait()`.
 private final class ServeOutcome: @unchecked Sendable {
     var error: (any Error)?
 }

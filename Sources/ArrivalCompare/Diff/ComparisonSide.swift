@@ -227,6 +227,7 @@ extension ComparisonSide {
 }
 
 /// One thread's result, handed to the waiting thread after the semaphore.
+/// `@unchecked Sendable`: the loading thread writes `result` before it signals the semaphore; the caller reads it after the wait.
 private final class LoadBox: @unchecked Sendable {
     var result: Result<ComparisonSide, ComparisonError>?
 }

@@ -24,6 +24,7 @@ public import Foundation
 ///   keeps what it holds up to the break and counts one `truncated_gzip`.
 ///
 /// Safe to call from several threads (a lock serialises the writes).
+/// `@unchecked Sendable`: the open batch and its counts change only under `lock` (the kit has no Mutex before iOS 18).
 public final class APNsResponseRecorder: @unchecked Sendable {
     public struct Configuration: Sendable {
         public var directory: URL
