@@ -80,6 +80,9 @@ let package = Package(
             dependencies: [
                 "ArrivalModel", "ArrivalHandOff", "ArrivalStore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                // Its ByteBuffer, in which postgres-nio reads and writes rows; its locked box for shared state.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -113,6 +116,8 @@ let package = Package(
             name: "ArrivalRendering",
             dependencies: [
                 "ArrivalModel",
+                // The daily report's dead tokens are the store's `DeadToken` rows.
+                "ArrivalStore",
                 "ArrivalAnalysis",
                 .product(name: "Mustache", package: "swift-mustache"),
             ],
@@ -147,6 +152,7 @@ let package = Package(
                 "ArrivalStores",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                // NIOLockedValueBox: state shared between requests, Sendable without `@unchecked`.
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -171,6 +177,8 @@ let package = Package(
                 "ArrivalSender",
                 "ArrivalStores",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // `arrival serve` bootstraps swift-metrics: the process's to do, not the collector library's.
+                .product(name: "Metrics", package: "swift-metrics"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -224,7 +232,13 @@ let package = Package(
             dependencies: [
                 "ArrivalServer", "ArrivalModel", "ArrivalStore", "ArrivalIngest", "ArrivalAnalysis", "ArrivalRendering",
                 "ArrivalTestSupport", "arrival", "ArrivalBeacons", "ArrivalSender", "ArrivalUpload", "ArrivalStores",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOFoundationEssentialsCompat", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),

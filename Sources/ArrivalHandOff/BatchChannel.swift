@@ -13,6 +13,7 @@ import Foundation
 /// the slower side, every element taken wakes the producer for one element
 /// more, two context switches per element (a device tree's small files are
 /// three messages each). Nobody is signalled who does not wait.
+/// `@unchecked Sendable`: every `var` is read and written with `condition` locked; `capacity` and `weight` are constants.
 package final class BatchChannel<Element: Sendable>: @unchecked Sendable {
     private let condition = NSCondition()
     /// Each queued element with its weight, as weighed when it came.

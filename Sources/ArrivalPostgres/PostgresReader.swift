@@ -2,6 +2,7 @@ import ArrivalHandOff
 package import ArrivalModel
 package import ArrivalStore
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import PostgresNIO
 
@@ -751,32 +752,31 @@ struct PostgresStoreSnapshot: StoreSnapshot {
 
 /// The snapshot handed to a cursor's fetching thread: its connection is
 /// used under the snapshot's lock, one query at a time.
+/// `@unchecked Sendable`: the snapshot's connection is used only under the snapshot's lock, one query at a time.
 private struct UncheckedSnapshot: @unchecked Sendable {
     let value: PostgresStoreSnapshot
     init(_ value: PostgresStoreSnapshot) { self.value = value }
 }
 
 /// The texts a look-up read ahead, by row id (shared by the look-up's copies).
-private final class Prefetched: @unchecked Sendable {
-    private let lock = NSLock()
-    private var texts: [Int64: String] = [:]
+private final class Prefetched: Sendable {
+    private let texts = NIOLockedValueBox([Int64: String]())
 
     func text(of id: Int64) -> String? {
-        lock.withLock { texts[id] }
+        texts.withLockedValue { $0[id] }
     }
 
     func keep(_ rows: [(Int64, String)]) {
-        lock.withLock { for (id, text) in rows { texts[id] = text } }
+        texts.withLockedValue { texts in for (id, text) in rows { texts[id] = text } }
     }
 }
 
 /// Names the cursors of one snapshot apart (a scan may run inside another's body).
-private final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = 0
+private final class Counter: Sendable {
+    private let value = NIOLockedValueBox(0)
 
     func next() -> Int {
-        lock.withLock {
+        value.withLockedValue { value in
             value += 1
             return value
         }

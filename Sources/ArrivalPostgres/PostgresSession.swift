@@ -28,6 +28,7 @@ package struct PostgresStoreError: Error, CustomStringConvertible, Sendable {
 /// time: ingest's writer and reading threads and the commands are
 /// synchronous, postgres-nio is not, so each call waits for its result here
 /// (never on an event loop or in Swift concurrency's pool).
+/// `@unchecked Sendable`: one thread at a time calls it (its owner waits for each answer); `gaveUp` is that thread's.
 package final class PostgresSession: @unchecked Sendable {
     package let location: PostgresLocation
     let connection: PostgresConnection
@@ -199,6 +200,7 @@ package final class PostgresSession: @unchecked Sendable {
 }
 
 /// A task's result handed to the thread that waits for it (the semaphore orders the two).
+/// `@unchecked Sendable`: written by the task before it signals the semaphore, read by the waiting thread after it.
 private final class ResultBox<T>: @unchecked Sendable {
     var value: Result<T, any Error>?
 }
@@ -217,7 +219,7 @@ extension PostgresStoreError: DiagnosticConvertible {
 }
 
 /// Runs tasks' jobs on Dispatch's threads, outside Swift concurrency's pool.
-private final class DispatchExecutor: TaskExecutor, @unchecked Sendable {
+private final class DispatchExecutor: TaskExecutor, Sendable {
     static let shared = DispatchExecutor()
     private let queue = DispatchQueue(label: "arrival.postgres", attributes: .concurrent)
 

@@ -7,7 +7,7 @@ package import ArrivalStores
 import Foundation
 package import Hummingbird
 package import Logging
-import Metrics
+package import Metrics
 import NIOCore
 package import Prometheus
 import ServiceLifecycle
@@ -54,13 +54,12 @@ package struct Collector: Sendable {
         /// Days of records to retain (`--retain`): the store is pruned before
         /// now minus this many days at start and once a day; nil keeps everything.
         package var retainDays: Int?
-        /// The registry `/metrics` prints (the one swift-metrics was bootstrapped with).
+        /// The registry `/metrics` prints: the one of the factory the process
+        /// bootstrapped swift-metrics with (``Collector/prometheusMetrics()``);
+        /// nil prints no metric.
         package var registry: PrometheusCollectorRegistry?
 
-        /// With the registry swift-metrics reports to (``Collector/bootstrapMetrics()``).
-        package init() {
-            registry = Collector.bootstrapMetrics()
-        }
+        package init() {}
     }
 
     package let configuration: Configuration
@@ -94,8 +93,8 @@ package struct Collector: Sendable {
     /// The levels `run(logLevel:)` takes.
     package static let logLevels = Logger.Level.allCases.map(\.rawValue)
 
-    /// Serves until SIGTERM or SIGINT, with the metrics of swift-metrics
-    /// (bootstrapped here, once per process) in the Prometheus format.
+    /// Serves until SIGTERM or SIGINT, with the metrics of swift-metrics in
+    /// the Prometheus format (the process bootstraps it: ``prometheusMetrics()``).
     package func run(logLevel: String) async throws {
         var logger = Logger(label: "arrival.serve")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
@@ -123,11 +122,13 @@ package struct Collector: Sendable {
         }
     }
 
-    /// Bootstraps swift-metrics with a Prometheus registry, once per process,
-    /// and returns that registry (for `Configuration.registry`).
-    package static func bootstrapMetrics() -> PrometheusCollectorRegistry { sharedRegistry }
-
-    private static let sharedRegistry: PrometheusCollectorRegistry = {
+    /// A Prometheus registry and a swift-metrics factory that records into it,
+    /// with Hummingbird's request counters named as Prometheus names them and
+    /// no error counter for a status below 400 (``ErrorsOnlyFactory``).
+    /// Nothing process-wide happens here: the executable bootstraps
+    /// `MetricsSystem` with `factory`, once per process (`arrival serve`), and
+    /// hands `registry` to ``Configuration/registry`` for `/metrics`.
+    package static func prometheusMetrics() -> (factory: any MetricsFactory, registry: PrometheusCollectorRegistry) {
         let registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
         // Hummingbird's request counters, named as Prometheus names counters.
@@ -138,9 +139,8 @@ package struct Collector: Sendable {
             default: (name, labels)
             }
         }
-        MetricsSystem.bootstrap(ErrorsOnlyFactory(base: factory))
-        return registry
-    }()
+        return (ErrorsOnlyFactory(base: factory), registry)
+    }
 
     /// The HTTP application with the ingest worker and the rates refresher
     /// as its services; `runService()` runs it until SIGTERM or SIGINT.
@@ -548,26 +548,21 @@ enum UploadName {
     }
 }
 
-/// A report window from query parameters, with the CLI's rules.
+/// A report window from query parameters, read as the command line reads its flags (``ReportWindow/parse(day:from:to:)``).
 enum ReportQuery {
     static func window(day: String?, from: String?, to: String?) throws -> ReportWindow? {
-        if let day {
-            guard from == nil, to == nil else { throw APIError(.badRequest, "give either day or from and to") }
-            guard let window = ReportWindow.day(day) else {
-                throw APIError(.badRequest, "day '\(day)' is not a real day; write it as YYYY-MM-DD")
-            }
-            return window
-        }
-        switch (from, to) {
-        case (nil, nil): return nil
-        case (let from?, let to?):
-            guard let start = RFC3339.parseMilliseconds(from), let end = RFC3339.parseMilliseconds(to) else {
-                throw APIError(.badRequest, "from and to must be RFC 3339 times, e.g. 2026-11-21T00:00:00Z")
-            }
-            guard start < end else { throw APIError(.badRequest, "from must be before to") }
-            return ReportWindow(from: start, to: end)
-        default:
-            throw APIError(.badRequest, "give from and to together")
+        do {
+            return try ReportWindow.parse(day: day, from: from, to: to)
+        } catch {
+            let message =
+                switch error {
+                case .dayWithRange: "give either day or from and to"
+                case .notADay(let day): "day '\(day)' is not a real day; write it as YYYY-MM-DD"
+                case .notATime: "from and to must be RFC 3339 times, e.g. 2026-11-21T00:00:00Z"
+                case .fromNotBeforeTo: "from must be before to"
+                case .halfRange: "give from and to together"
+                }
+            throw APIError(.badRequest, message)
         }
     }
 }

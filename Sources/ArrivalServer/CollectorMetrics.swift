@@ -1,7 +1,5 @@
-import ArrivalAnalysis
 import ArrivalIngest
 import ArrivalModel
-import ArrivalStore
 import Foundation
 import Metrics
 

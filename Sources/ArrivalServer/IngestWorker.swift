@@ -1,9 +1,8 @@
-import ArrivalAnalysis
 import ArrivalIngest
 import ArrivalModel
-import ArrivalStore
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import ServiceLifecycle
 
 /// Drains the spool: runs of uploads, each run of one role's uploads in
@@ -218,38 +217,40 @@ struct RunScheduler: Sendable, Equatable {
 }
 
 /// Set once, read from any thread (the pipeline's writer asks between batches).
-final class StopFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
+final class StopFlag: Sendable {
+    private let value = NIOLockedValueBox(false)
 
-    var isSet: Bool { lock.withLock { value } }
-    func set() { lock.withLock { value = true } }
+    var isSet: Bool { value.withLockedValue { $0 } }
+    func set() { value.withLockedValue { $0 = true } }
 }
 
 /// A continuation resumed once, with the first outcome that comes (which
 /// may come before the continuation is there; later ones are dropped).
-final class OneOutcome<T: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<T, Never>?
-    private var result: T?
-    private var resolved = false
+final class OneOutcome<T: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<T, Never>?
+        var result: T?
+        var resolved = false
+    }
+
+    private let state = NIOLockedValueBox(State())
 
     func wait(_ continuation: CheckedContinuation<T, Never>) {
-        let early: T? = lock.withLock {
-            if resolved { return result }
-            self.continuation = continuation
+        let early: T? = state.withLockedValue { state in
+            if state.resolved { return state.result }
+            state.continuation = continuation
             return nil
         }
         if let early { continuation.resume(returning: early) }
     }
 
     func resolve(_ outcome: T) {
-        let waiting: CheckedContinuation<T, Never>? = lock.withLock {
-            guard !resolved else { return nil }
-            resolved = true
-            result = outcome
-            defer { continuation = nil }
-            return continuation
+        let waiting: CheckedContinuation<T, Never>? = state.withLockedValue { state in
+            guard !state.resolved else { return nil }
+            state.resolved = true
+            state.result = outcome
+            defer { state.continuation = nil }
+            return state.continuation
         }
         waiting?.resume(returning: outcome)
     }

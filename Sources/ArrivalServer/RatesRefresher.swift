@@ -1,7 +1,5 @@
 import ArrivalAnalysis
-import ArrivalIngest
 import ArrivalModel
-import ArrivalStore
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -18,13 +16,13 @@ struct RatesRefresher: Service {
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
             let started = ContinuousClock.now
             let now = Int64(Date().timeIntervalSince1970 * 1000)
-            let day = now - now % 86_400_000
+            let day = now - now % Milliseconds.day
             do {
                 // Not awaited past SIGTERM: an analysis of a large day must not hold the shutdown.
-                let today = ReportWindow(from: day, to: day + 86_400_000)
+                let today = ReportWindow(from: day, to: day + Milliseconds.day)
                 let report = try await untilGracefulShutdown {
                     try await engine.read { store in
-                        try ReportBuilder(store: store).build(window: today)
+                        try ProducedReport.of(store, window: today, daily: false).report
                     }
                 }
                 guard let report else { return }
@@ -45,9 +43,9 @@ struct RatesRefresher: Service {
 /// The result of `work`, or nil as soon as graceful shutdown begins: the
 /// work then goes on unawaited and its result is dropped.
 func untilGracefulShutdown<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T? {
-    let outcome = FirstOutcome<T?>()
+    let outcome = OneOutcome<Result<T?, any Error>>()
     return try await withGracefulShutdownHandler {
-        try await withCheckedThrowingContinuation { continuation in
+        await withCheckedContinuation { continuation in
             outcome.wait(continuation)
             Task {
                 do {
@@ -59,31 +57,5 @@ func untilGracefulShutdown<T: Sendable>(_ work: @escaping @Sendable () async thr
         }
     } onGracefulShutdown: {
         outcome.resolve(.success(nil))
-    }
-}
-
-/// A continuation resumed once, with the first outcome that comes (which
-/// may come before the continuation is there; later ones are dropped).
-private final class FirstOutcome<T: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<T, any Error>?
-    private var result: Result<T, any Error>?
-
-    func wait(_ continuation: CheckedContinuation<T, any Error>) {
-        let early: Result<T, any Error>? = lock.withLock {
-            if result == nil { self.continuation = continuation }
-            return result
-        }
-        if let early { continuation.resume(with: early) }
-    }
-
-    func resolve(_ outcome: Result<T, any Error>) {
-        let waiting: CheckedContinuation<T, any Error>? = lock.withLock {
-            guard result == nil else { return nil }
-            result = outcome
-            defer { continuation = nil }
-            return continuation
-        }
-        waiting?.resume(with: outcome)
-    }
+    }.get()
 }

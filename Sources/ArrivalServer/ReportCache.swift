@@ -15,6 +15,7 @@ import Foundation
 /// together, are kept, the least recently used going first; with
 /// ``maxAge``, none is served older than that (a PostgreSQL store, whose
 /// other writers' commits the change state does not see).
+/// `@unchecked Sendable`: `computing`, `entries`, `bytes` and `uses` change only under `lock`; the limits are constants.
 final class ReportCache: @unchecked Sendable {
     struct Key: Hashable, Sendable {
         /// The request: format, window and trend days.

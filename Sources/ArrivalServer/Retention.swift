@@ -22,10 +22,10 @@ struct Retention: Service {
     let pause: @Sendable (Duration) async throws -> Void
 
     /// How long between prunes.
-    static let interval: Duration = .seconds(86_400)
+    static let interval: Duration = .milliseconds(Milliseconds.day)
 
     /// The cut of a prune at `now` that retains `days` days.
-    static func cut(now: Int64, days: Int) -> Int64 { now - Int64(days) * 86_400_000 }
+    static func cut(now: Int64, days: Int) -> Int64 { now - Int64(days) * Milliseconds.day }
 
     /// Prunes once, now; logs what went, or why nothing did.
     @discardableResult

@@ -1,6 +1,4 @@
-import ArrivalAnalysis
 import ArrivalIngest
-import ArrivalModel
 import ArrivalStore
 import ArrivalStores
 import CDispatch
@@ -22,6 +20,7 @@ import ServiceLifecycle
 /// The store is a SQLite file, or a PostgreSQL store (a `postgres://` URL):
 /// then several collectors, each with its own spool, and `arrival ingest`
 /// may write it at once (Documentation/PostgreSQL.md).
+/// `@unchecked Sendable`: the writer is used only on `writer`, the registry only on `registryQueue`, `committedRuns` only under `generationLock`.
 final class StoreEngine: @unchecked Sendable {
     /// The store as logs and messages name it (a URL without its password).
     let label: String
@@ -171,6 +170,7 @@ final class StoreEngine: @unchecked Sendable {
 
 /// A connection made when first needed and made again after a failure. Used
 /// by one thread at a time (the caller's queue or lock).
+/// `@unchecked Sendable`: `current` is used by one thread at a time, its owner's serial queue (`writer` or `registryQueue`).
 final class Reconnecting<Connection>: @unchecked Sendable {
     private let make: () throws -> Connection
     private var current: Connection?

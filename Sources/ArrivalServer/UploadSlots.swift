@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import NIOConcurrencyHelpers
 import NIOCore
 
 /// The collector's request context: Hummingbird's, with the address of the
@@ -21,14 +22,13 @@ struct CollectorContext: RequestContext {
 /// address: past either, an upload is answered 429 with `Retry-After`
 /// before its body is read. With the connection deadlines they bound what
 /// one holder of the app's public token can tie up.
-final class UploadSlots: @unchecked Sendable {
+final class UploadSlots: Sendable {
     static let retryAfterSeconds = 5
 
     private let perRole: [Role: Int]
     private let perAddress: Int
-    private let lock = NSLock()
-    private var byRole: [Role: Int] = [:]
-    private var byAddress: [String: Int] = [:]
+    /// Uploads in progress, per role and per address.
+    private let taken = NIOLockedValueBox((byRole: [Role: Int](), byAddress: [String: Int]()))
 
     /// Caps of 0 (or a role not named) mean none.
     init(perRole: [Role: Int], perAddress: Int) {
@@ -38,32 +38,32 @@ final class UploadSlots: @unchecked Sendable {
 
     /// Takes a slot, or says which cap is reached (nothing is taken then).
     func acquire(role: Role, address: String) -> String? {
-        lock.withLock {
-            let roleCount = byRole[role, default: 0]
+        taken.withLockedValue { taken in
+            let roleCount = taken.byRole[role, default: 0]
             if let cap = perRole[role], cap > 0, roleCount >= cap {
                 return
                     "\(cap) uploads with \(role.rawValue) tokens are in progress, the most this collector takes at once"
             }
-            let addressCount = byAddress[address, default: 0]
+            let addressCount = taken.byAddress[address, default: 0]
             if perAddress > 0, addressCount >= perAddress {
                 return "\(perAddress) uploads from \(address) are in progress, the most one address may have at once"
             }
-            byRole[role] = roleCount + 1
-            byAddress[address] = addressCount + 1
+            taken.byRole[role] = roleCount + 1
+            taken.byAddress[address] = addressCount + 1
             return nil
         }
     }
 
     func release(role: Role, address: String) {
-        lock.withLock {
-            byRole[role, default: 1] -= 1
-            byAddress[address, default: 1] -= 1
-            if byAddress[address] == 0 { byAddress[address] = nil }
+        taken.withLockedValue { taken in
+            taken.byRole[role, default: 1] -= 1
+            taken.byAddress[address, default: 1] -= 1
+            if taken.byAddress[address] == 0 { taken.byAddress[address] = nil }
         }
     }
 
     /// Uploads in progress, per role.
-    var inProgress: [Role: Int] { lock.withLock { byRole } }
+    var inProgress: [Role: Int] { taken.withLockedValue { $0.byRole } }
 }
 
 /// The key the per-address cap counts a client under: an IPv4 address

@@ -93,9 +93,9 @@ extension FleetRun {
     /// and a transit line broadcasting all day, whose subscribers outlive
     /// their 8 hours.
     func channelPlans(_ rng: inout SplitMix64) -> [SimChannel] {
-        let hour: Int64 = 3_600_000
+        let hour = Milliseconds.hour
         func at(_ hours: Int64, jitterMinutes: Int) -> Int64 {
-            dayStartMs + hours * hour + Int64(rng.int(0...jitterMinutes)) * 60_000
+            dayStartMs + hours * hour + Int64(rng.int(0...jitterMinutes)) * Milliseconds.minute
         }
         func id() -> String {
             // APNs channel ids are base64 of 16 bytes.
@@ -109,28 +109,31 @@ extension FleetRun {
         let transit = at(5, jitterMinutes: 30)
         return [
             SimChannel(
-                id: id(), app: ChannelCatalog.scores, startMs: matchA, endMs: matchA + 115 * 60_000,
-                preEventMs: 45 * 60_000, interval: 60...240, payloadBytes: 1800...3600, nearLimitShare: 0.06,
+                id: id(), app: ChannelCatalog.scores, startMs: matchA, endMs: matchA + 115 * Milliseconds.minute,
+                preEventMs: 45 * Milliseconds.minute, interval: 60...240, payloadBytes: 1800...3600,
+                nearLimitShare: 0.06,
                 oversizeShare: 0.03, priority10Share: 0.6, staleHost: false, logging: .records, setsTopic: true,
                 subscriberWeight: 30, sendsAfterEnd: true),
             SimChannel(
-                id: id(), app: ChannelCatalog.scores, startMs: matchB, endMs: matchB + 110 * 60_000,
-                preEventMs: 30 * 60_000, interval: 60...200, payloadBytes: 1800...3600, nearLimitShare: 0.05,
+                id: id(), app: ChannelCatalog.scores, startMs: matchB, endMs: matchB + 110 * Milliseconds.minute,
+                preEventMs: 30 * Milliseconds.minute, interval: 60...200, payloadBytes: 1800...3600,
+                nearLimitShare: 0.05,
                 oversizeShare: 0.02, priority10Share: 0.6, staleHost: true, logging: .exchanges, setsTopic: false,
                 subscriberWeight: 30, sendsAfterEnd: false),
             SimChannel(
-                id: id(), app: ChannelCatalog.scores, startMs: matchC, endMs: matchC + 105 * 60_000,
-                preEventMs: 20 * 60_000, interval: 300...600, payloadBytes: 1500...2500, nearLimitShare: 0,
+                id: id(), app: ChannelCatalog.scores, startMs: matchC, endMs: matchC + 105 * Milliseconds.minute,
+                preEventMs: 20 * Milliseconds.minute, interval: 300...600, payloadBytes: 1500...2500, nearLimitShare: 0,
                 oversizeShare: 0, priority10Share: 0.5, staleHost: false, logging: .records, setsTopic: true,
                 subscriberWeight: 0, sendsAfterEnd: false),
             SimChannel(
-                id: id(), app: ChannelCatalog.news, startMs: blog, endMs: blog + 240 * 60_000,
-                preEventMs: 15 * 60_000, interval: 300...900, payloadBytes: 2500...4400, nearLimitShare: 0.15,
+                id: id(), app: ChannelCatalog.news, startMs: blog, endMs: blog + 240 * Milliseconds.minute,
+                preEventMs: 15 * Milliseconds.minute, interval: 300...900, payloadBytes: 2500...4400,
+                nearLimitShare: 0.15,
                 oversizeShare: 0.08, priority10Share: 0.4, staleHost: false, logging: .exchanges, setsTopic: true,
                 subscriberWeight: 25, sendsAfterEnd: false),
             SimChannel(
                 id: id(), app: ChannelCatalog.transit, startMs: transit, endMs: transit + 16 * hour,
-                preEventMs: 10 * 60_000, interval: 600...1500, payloadBytes: 600...1200, nearLimitShare: 0,
+                preEventMs: 10 * Milliseconds.minute, interval: 600...1500, payloadBytes: 600...1200, nearLimitShare: 0,
                 oversizeShare: 0, priority10Share: 0.2, staleHost: true,
                 logging: .both(switchMs: dayStartMs + 12 * hour),
                 setsTopic: true, subscriberWeight: 15, sendsAfterEnd: false),
@@ -284,7 +287,7 @@ extension FleetRun {
                 default: (503, "ServiceUnavailable")
                 }
             var attempt = SendAttempt(
-                sendMs: sendMs, payloadBytes: payload, hour: (sendMs - dayStartMs) / 3_600_000, answer: answer,
+                sendMs: sendMs, payloadBytes: payload, hour: (sendMs - dayStartMs) / Milliseconds.hour, answer: answer,
                 latency: latency)
             attempt.latency = latency
             try logBroadcast(plan, channel: channel, attempt: attempt, status: status, reason: reason, &rng)
@@ -380,8 +383,8 @@ extension FleetRun {
         // A commuter's phone is often underground; a stadium's network is overloaded.
         var stretches: [(from: Int64, to: Int64)] = []
         for _ in 0..<rng.weighted([(0, 20), (1, 30), (2, 30), (3, 20)]) {
-            let from = dayStartMs + rng.int64(0...(SimCalendar.millisecondsPerDay - 3_600_000))
-            stretches.append((from, from + rng.int64(300_000...3_600_000)))
+            let from = dayStartMs + rng.int64(0...(Milliseconds.day - Milliseconds.hour))
+            stretches.append((from, from + rng.int64(5 * Milliseconds.minute...Milliseconds.hour)))
         }
         let merged = offlineStretches(merging: stretches)
         note("subscriber_offline_stretches", merged.count)
@@ -421,7 +424,7 @@ extension FleetRun {
         let dismisses = day.rng.chance(0.14)
         let dismissFraction = Int64(day.rng.int(20...80))
         let learnsLate = day.rng.chance(0.4)
-        let lateBy = day.rng.int64(3_600_000...18_000_000)
+        let lateBy = day.rng.int64(Milliseconds.hour...5 * Milliseconds.hour)
         let leaves = day.rng.chance(0.06)
         let leaveFraction = Int64(day.rng.int(30...70))
         note("subscribers")
@@ -471,7 +474,7 @@ extension FleetRun {
                 atMs: deviceStartMs + day.rng.int64(30...300))
         }
 
-        let remaining = max(60_000, channel.endMs - deviceStartMs)
+        let remaining = max(Milliseconds.minute, channel.endMs - deviceStartMs)
         let dismissAt: Int64? = dismisses ? deviceStartMs + remaining * dismissFraction / 100 : nil
         let leaveAt: Int64? = leaves && !dismisses ? deviceStartMs + remaining * leaveFraction / 100 : nil
         if dismissAt != nil { note("subscriber_dismissals") }

@@ -1,5 +1,4 @@
 import ArrivalBeacons
-import ArrivalModel
 import Foundation
 
 /// One simulated iPhone: its identity, how its clock reads, when it is

@@ -1,5 +1,3 @@
-import ArrivalModel
-
 /// One released version of a simulated app. Versions differ in how reliably
 /// ActivityKit callbacks reach the app's log, which is exactly what the
 /// report's callback metrics and `app_version` breakdown are meant to show.

@@ -173,7 +173,7 @@ package struct FleetSimulator: Sendable {
             throw SimulationError.cannotCreate(senderDirectory)
         }
         let fleet = FleetRun(
-            config: config, root: root, dayStartMs: dayIndex * SimCalendar.millisecondsPerDay,
+            config: config, root: root, dayStartMs: dayIndex * Milliseconds.day,
             senderDirectory: senderDirectory)
         var summary = try fleet.run()
         summary.outputDirectory = outputDirectory
@@ -312,7 +312,7 @@ final class FleetRun {
         self.config = config
         self.root = root
         self.dayStartMs = dayStartMs
-        self.dayEndMs = dayStartMs + SimCalendar.millisecondsPerDay
+        self.dayEndMs = dayStartMs + Milliseconds.day
         self.sender = SenderLog(
             directory: senderDirectory, relativeDirectory: "sender/\(config.day)",
             dayStartMs: dayStartMs, rng: SplitMix64(seed: config.seed, stream: 2))
@@ -413,7 +413,7 @@ final class FleetRun {
         var stretches: [(from: Int64, to: Int64)] = []
         let stretchCount = rng.weighted([(0, 12), (1, 22), (2, 25), (3, 20), (4, 12), (5, 9)])
         for _ in 0..<stretchCount {
-            let from = dayStartMs + rng.int64(0...(SimCalendar.millisecondsPerDay - 3_600_000))
+            let from = dayStartMs + rng.int64(0...(Milliseconds.day - Milliseconds.hour))
             stretches.append((from, from + rng.int64(180_000...4_500_000)))
         }
         let merged = offlineStretches(merging: stretches)
@@ -476,8 +476,8 @@ final class FleetRun {
             let durationMs: Int64 =
                 longRun
                 ? day.rng.int64(30_600_000...34_800_000)
-                : Int64(day.rng.int(app.durationMinutes)) * 60_000
-            let latestStart = longRun ? 50_400_000 : SimCalendar.millisecondsPerDay - durationMs - 1_800_000
+                : Int64(day.rng.int(app.durationMinutes)) * Milliseconds.minute
+            let latestStart = longRun ? 50_400_000 : Milliseconds.day - durationMs - 1_800_000
             let startMs = dayStartMs + day.rng.int64(600_000...max(600_000, latestStart))
             plans.append((install, startMs, longRun, durationMs))
         }
@@ -856,8 +856,8 @@ final class FleetRun {
             return rng.int64(2500...8000)
         }
         if roll < 45 { return rng.int64(500...5000) }
-        if roll < 85 { return rng.int64(5000...60_000) }
-        return rng.int64(60_000...420_000)
+        if roll < 85 { return rng.int64(5 * Milliseconds.second...Milliseconds.minute) }
+        return rng.int64(Milliseconds.minute...7 * Milliseconds.minute)
     }
 
     // MARK: Sender
@@ -875,7 +875,7 @@ final class FleetRun {
         var failures = 0
         while true {
             let latency: Int64 = rng.chance(0.9) ? rng.int64(8...140) : rng.int64(140...900)
-            let hour = (sendMs - dayStartMs) / 3_600_000
+            let hour = (sendMs - dayStartMs) / Milliseconds.hour
             let answer = answer(plan, context: context, sendMs: sendMs, payload: payload, hour: hour, &rng)
             var attempt = SendAttempt(
                 sendMs: sendMs, payloadBytes: payload, hour: hour, answer: answer, latency: latency)
@@ -1026,8 +1026,8 @@ final class FleetRun {
                 surfaces.append(day.rng.chance(0.85) ? "island_compact" : "island_minimal")
                 if day.rng.chance(0.15) { surfaces.append("island_expanded") }
             }
-            let localMs = atMs + Int64(device.zoneMinutes) * 60_000
-            let localHour = RFC3339.floorDivide(localMs, SimCalendar.millisecondsPerDay).remainder / 3_600_000
+            let localMs = atMs + Int64(device.zoneMinutes) * Milliseconds.minute
+            let localHour = RFC3339.floorDivide(localMs, Milliseconds.day).remainder / Milliseconds.hour
             if device.usesStandby && locked && (localHour >= 22 || localHour < 7) && day.rng.chance(0.6) {
                 surfaces.append("standby")
             }
@@ -1171,7 +1171,7 @@ struct Lifecycle {
         let rotates = rng.chance(0.10)
         let rotateAfter = durationMs * Int64(rng.int(20...60)) / 100
         let switches = rng.chance(0.5)
-        let lag = rng.int64(60_000...1_200_000)
+        let lag = rng.int64(Milliseconds.minute...20 * Milliseconds.minute)
         let token = rng.hex(bytes: 32)
         rotation = rotates ? Rotation(afterMs: rotateAfter, senderLagMs: switches ? lag : nil, token: token) : nil
         let stopsDrawing = rng.chance(0.06)
@@ -1190,7 +1190,7 @@ struct Lifecycle {
 func offlineStretches(merging stretches: [(from: Int64, to: Int64)]) -> [(from: Int64, to: Int64)] {
     var merged: [(from: Int64, to: Int64)] = []
     for stretch in stretches.sorted(by: { $0.from < $1.from }) {
-        if let last = merged.last, stretch.from <= last.to + 60_000 {
+        if let last = merged.last, stretch.from <= last.to + Milliseconds.minute {
             merged[merged.count - 1].to = max(last.to, stretch.to)
         } else {
             merged.append(stretch)

@@ -99,7 +99,7 @@ extension FleetRun {
     /// Firebase had expired: every FCM request fails with 401
     /// `THIRD_PARTY_AUTH_ERROR` until someone replaced it.
     var fcmAuthOutage: Range<Int64> {
-        (dayStartMs + 9 * 3_600_000)..<(dayStartMs + 9 * 3_600_000 + 20 * 60_000)
+        (dayStartMs + 9 * Milliseconds.hour)..<(dayStartMs + 9 * Milliseconds.hour + 20 * Milliseconds.minute)
     }
 
     /// Logs `attempt` as one `exchange` line, the HTTP request sent through

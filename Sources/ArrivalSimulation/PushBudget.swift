@@ -1,4 +1,5 @@
 package import ArrivalBeacons
+import ArrivalModel
 
 /// `arrival simulate --budget`: the simulator's model of Apple's budget of
 /// priority-10 Live Activity pushes (contract 3.1's evidence,
@@ -62,7 +63,7 @@ package struct PushBudget: Sendable {
         package let carried: Int
 
         /// Milliseconds to earn one update.
-        package var refillMs: Int64 { 3_600_000 / Int64(perHour) }
+        package var refillMs: Int64 { Milliseconds.hour / Int64(perHour) }
     }
 
     package let rule: Rule

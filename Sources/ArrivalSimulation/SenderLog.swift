@@ -64,7 +64,7 @@ final class SenderLog {
     /// Appends one `apns` line to the batch of its hour (and to the
     /// overlapping re-export when it falls in that window).
     func append(_ line: [UInt8], sentAtMs: Int64) throws {
-        let minute = Int(RFC3339.floorDivide(sentAtMs - dayStartMs, 60_000).quotient)
+        let minute = Int(RFC3339.floorDivide(sentAtMs - dayStartMs, Milliseconds.minute).quotient)
         let hour = min(max(minute / 60, 0), 23)
         if hours[hour] == nil {
             let writer = try GzipWriter(creatingFileAt: directory + "/" + hourFileName(hour))

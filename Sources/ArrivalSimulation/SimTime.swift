@@ -6,14 +6,12 @@ import Foundation
 /// output depends on the configuration alone. Times are written by
 /// ArrivalModel's ``RFC3339`` through the kit's ``BeaconLine``.
 enum SimCalendar {
-    static let millisecondsPerDay = RFC3339.millisecondsPerDay
-
     /// Days since the epoch of a strict `YYYY-MM-DD` calendar date from 1971 on, or nil.
     static func parseDay(_ text: String) -> Int64? {
-        guard text.utf8.count == 10, let midnight = RFC3339.parseDay(text), midnight >= 365 * millisecondsPerDay else {
+        guard text.utf8.count == 10, let midnight = RFC3339.parseDay(text), midnight >= 365 * Milliseconds.day else {
             return nil
         }
-        return midnight / millisecondsPerDay
+        return midnight / Milliseconds.day
     }
 
     /// The `Date` the kit's records take for a time in whole milliseconds

@@ -1,5 +1,3 @@
-import ArrivalModel
-
 /// The simulator's own seeded pseudo-random generator: SplitMix64
 /// (Steele, Lea and Flood, "Fast splittable pseudorandom number generators",
 /// OOPSLA 2014), as used to seed the xoshiro family.

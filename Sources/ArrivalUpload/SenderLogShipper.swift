@@ -1,4 +1,3 @@
-import ArrivalBeacons
 public import Foundation
 
 /// Ships the recorder's closed batches to an arrival collector with a

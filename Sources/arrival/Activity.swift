@@ -3,7 +3,6 @@ import ArrivalAnalysis
 import ArrivalModel
 import ArrivalRendering
 import ArrivalStore
-import ArrivalStores
 import Foundation
 
 struct Activity: ParsableCommand {

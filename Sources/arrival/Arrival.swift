@@ -1,10 +1,5 @@
 import ArgumentParser
-import ArrivalAnalysis
-import ArrivalCompare
-import ArrivalIngest
 import ArrivalModel
-import ArrivalRendering
-import ArrivalSimulation
 import ArrivalStore
 import ArrivalStores
 import Foundation
@@ -22,7 +17,8 @@ struct Arrival: ParsableCommand {
             """,
         version: ArrivalVersion.current,
         subcommands: [
-            Demo.self, Ingest.self, Files.self, ReportCommand.self, Tokens.self, Lost.self, Activity.self, Diff.self,
+            Demo.self, Ingest.self, Files.self, ReportCommand.self, DeadTokens.self, Lost.self, Activity.self,
+            Diff.self,
             Gate.self,
             CheckPayload.self, Simulate.self, Serve.self, Prune.self,
         ]

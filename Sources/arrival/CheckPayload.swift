@@ -1,12 +1,6 @@
 import ArgumentParser
-import ArrivalAnalysis
-import ArrivalCompare
-import ArrivalIngest
 import ArrivalModel
-import ArrivalRendering
 import ArrivalSender
-import ArrivalSimulation
-import ArrivalStore
 import Foundation
 
 struct CheckPayload: ParsableCommand {

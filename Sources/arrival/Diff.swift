@@ -1,10 +1,6 @@
 import ArgumentParser
-import ArrivalAnalysis
 import ArrivalCompare
-import ArrivalIngest
 import ArrivalModel
-import ArrivalRendering
-import ArrivalSimulation
 import ArrivalStore
 import ArrivalStores
 import Foundation

@@ -1,11 +1,6 @@
 import ArgumentParser
-import ArrivalAnalysis
 import ArrivalCompare
-import ArrivalIngest
 import ArrivalModel
-import ArrivalRendering
-import ArrivalSimulation
-import ArrivalStore
 import Foundation
 
 struct Gate: ParsableCommand {

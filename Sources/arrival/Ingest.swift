@@ -1,11 +1,7 @@
 import ArgumentParser
-import ArrivalAnalysis
-import ArrivalCompare
 import ArrivalIngest
 import ArrivalModel
 import ArrivalRendering
-import ArrivalSimulation
-import ArrivalStore
 import ArrivalStores
 import Foundation
 

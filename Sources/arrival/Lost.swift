@@ -2,8 +2,6 @@ import ArgumentParser
 import ArrivalAnalysis
 import ArrivalModel
 import ArrivalRendering
-import ArrivalStore
-import ArrivalStores
 import Foundation
 
 struct Lost: ParsableCommand {
@@ -73,8 +71,8 @@ struct Lost: ParsableCommand {
     func run() throws {
         let database = try store.reading()
         let window = try self.window.resolved()
-        let all = try ReportBuilder(store: database).lostUpdates(
-            window: window, causes: try causeSet(), apps: apps.isEmpty ? nil : Set(apps),
+        let all = try ProducedReport.lostUpdates(
+            of: database, window: window, causes: try causeSet(), apps: apps.isEmpty ? nil : Set(apps),
             channels: channels.isEmpty ? nil : Set(channels))
         let shown = limit > 0 ? Array(all.prefix(limit)) : all
         let text: String
@@ -102,7 +100,7 @@ struct Lost: ParsableCommand {
         var counts: [LossCause: Int] = [:]
         for u in updates { counts[u.cause, default: 0] += 1 }
         var lines = [
-            "Lost updates (\(Tokens.scope(window))): \(ReportFormat.count(total))"
+            "Lost updates (\(WindowOptions.scope(window))): \(ReportFormat.count(total))"
                 + (updates.count < total ? ", the first \(ReportFormat.count(updates.count)) shown" : "")
         ]
         if !updates.isEmpty {

@@ -1,12 +1,8 @@
 import ArgumentParser
 import ArrivalAnalysis
-import ArrivalCompare
-import ArrivalIngest
 import ArrivalModel
 import ArrivalRendering
-import ArrivalSimulation
 import ArrivalStore
-import ArrivalStores
 import Foundation
 
 struct ReportCommand: ParsableCommand {
@@ -91,10 +87,10 @@ private func emptyWindow(of store: any StoreReader, window: ReportWindow?) throw
             hint: "ingest the sender's batches first: arrival ingest PATH… --db \(store.label)")
     }
     let asked: String
-    if let window, window.to - window.from == 86_400_000, window.from % 86_400_000 == 0 {
+    if let window, window.wholeDay != nil {
         asked = day(window.from)
     } else if let window {
-        asked = RFC3339.format(milliseconds: window.from) + " – " + RFC3339.format(milliseconds: window.to)
+        asked = WindowOptions.scope(window)
     } else {
         asked = "the store"
     }
@@ -128,30 +124,27 @@ struct WindowOptions: ParsableArguments {
     @Option(help: "End of the window (exclusive), an RFC 3339 time.")
     var to: String?
 
+    /// The window as a list's title names it: `all data`, or `FROM – TO`.
+    static func scope(_ window: ReportWindow?) -> String {
+        guard let window else { return "all data" }
+        return RFC3339.format(milliseconds: window.from) + " – " + RFC3339.format(milliseconds: window.to)
+    }
+
     func resolved() throws -> ReportWindow? {
-        if let day {
-            guard from == nil, to == nil else {
-                throw ValidationError("Give either --day or --from and --to, not both.")
-            }
-            guard let window = ReportWindow.day(day) else {
-                throw ValidationError("--day '\(day)' is not a real day; write it as YYYY-MM-DD, e.g. 2026-11-21.")
-            }
-            return window
-        }
-        switch (from, to) {
-        case (nil, nil):
-            return nil
-        case (let from?, let to?):
-            guard let start = RFC3339.parseMilliseconds(from) else {
-                throw ValidationError("--from '\(from)' is not an RFC 3339 time; write e.g. 2026-11-21T00:00:00Z.")
-            }
-            guard let end = RFC3339.parseMilliseconds(to) else {
-                throw ValidationError("--to '\(to)' is not an RFC 3339 time; write e.g. 2026-11-22T00:00:00Z.")
-            }
-            guard start < end else { throw ValidationError("--from must be earlier than --to.") }
-            return ReportWindow(from: start, to: end)
-        default:
-            throw ValidationError("Give --from and --to together (or --day).")
+        do {
+            return try ReportWindow.parse(day: day, from: from, to: to)
+        } catch {
+            let message =
+                switch error {
+                case .dayWithRange: "Give either --day or --from and --to, not both."
+                case .notADay(let day): "--day '\(day)' is not a real day; write it as YYYY-MM-DD, e.g. 2026-11-21."
+                case .notATime(.from, let from):
+                    "--from '\(from)' is not an RFC 3339 time; write e.g. 2026-11-21T00:00:00Z."
+                case .notATime(.to, let to): "--to '\(to)' is not an RFC 3339 time; write e.g. 2026-11-22T00:00:00Z."
+                case .fromNotBeforeTo: "--from must be earlier than --to."
+                case .halfRange: "Give --from and --to together (or --day)."
+                }
+            throw ValidationError(message)
         }
     }
 }

@@ -2,8 +2,8 @@ import ArgumentParser
 import ArrivalIngest
 import ArrivalModel
 import ArrivalServer
-import ArrivalStores
 import Foundation
+import Metrics
 
 struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -196,6 +196,11 @@ struct Serve: ParsableCommand {
         configuration.clientAddressHeader = clientAddressHeader
         configuration.tokens = try tokens()
         configuration.retainDays = retain
+        // swift-metrics is process-wide: bootstrapped here, by the executable, once; the collector (a library)
+        // records through it and prints the registry.
+        let metrics = Collector.prometheusMetrics()
+        MetricsSystem.bootstrap(metrics.factory)
+        configuration.registry = metrics.registry
         let collector = try Collector(configuration: configuration)
         let outcome = ServeOutcome()
         let done = DispatchSemaphore(value: 0)
@@ -273,6 +278,7 @@ extension Serve {
     }
 }
 
+// `@unchecked Sendable`: the task writes `error` before `done.signal()`, `run()` reads it after `done.wait()`.
 private final class ServeOutcome: @unchecked Sendable {
     var error: (any Error)?
 }

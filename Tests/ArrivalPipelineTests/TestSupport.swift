@@ -2,8 +2,6 @@ import ArrivalAnalysis
 import ArrivalCompare
 import ArrivalIngest
 import ArrivalModel
-import ArrivalRendering
-import ArrivalSimulation
 import ArrivalStore
 @_exported import ArrivalTestSupport
 import Foundation

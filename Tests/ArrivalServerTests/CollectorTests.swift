@@ -8,7 +8,9 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import Metrics
 import NIOFoundationEssentialsCompat
+import Prometheus
 import Testing
 
 @testable import ArrivalServer
@@ -20,10 +22,18 @@ struct CollectorTests {
     static let sender = "sender-token-0123456789abcdef"
     static let reader = "read-token-0123456789abcdef00"
 
+    /// The test process' metrics, bootstrapped once as `arrival serve` does (swift-metrics takes one bootstrap a process).
+    static let metricsRegistry: PrometheusCollectorRegistry = {
+        let metrics = Collector.prometheusMetrics()
+        MetricsSystem.bootstrap(metrics.factory)
+        return metrics.registry
+    }()
+
     static func collector(in directory: URL, maxUploadBytes: Int = 1 << 20, maxSpoolBytes: Int = 1 << 30) throws
         -> Collector
     {
         var configuration = Collector.Configuration()
+        configuration.registry = metricsRegistry
         configuration.store = .sqlite(path: directory.appendingPathComponent("store.sqlite").path)
         configuration.spoolPath = directory.appendingPathComponent("spool").path
         configuration.maxUploadBytes = maxUploadBytes

@@ -1,5 +1,4 @@
 import ArrivalModel
-import ArrivalStore
 
 extension DeliveryAnalysis {
     /// What decided the outcome (and, for a lost update, the loss cause) of
@@ -75,7 +74,7 @@ extension DeliveryAnalysis {
     }
 
     static func hours(_ milliseconds: Int64) -> String {
-        let minutes = milliseconds / 60_000
+        let minutes = milliseconds / Milliseconds.minute
         return "\(minutes / 60) h \(minutes % 60) min"
     }
 }

@@ -746,7 +746,7 @@ struct RequestTallies {
         if let currentHour { byHour[currentHour] = currentHourTally }
         currentHour = nil
         for (hour, tally) in byHour {
-            byDay[utcDay(of: hour * 3_600_000), default: DeliveryAnalysis.RequestTally()].merge(tally)
+            byDay[utcDay(of: hour * Milliseconds.hour), default: DeliveryAnalysis.RequestTally()].merge(tally)
         }
     }
 }

@@ -226,9 +226,7 @@ package struct DailyReportBuilder {
         daily.sources.firstDay = requestsByDay.keys.min()
         daily.sources.lastDay = requestsByDay.keys.max()
         // The days compared with and the days of the trend.
-        if let window, window.to - window.from == 86_400_000, window.from % 86_400_000 == 0 {
-            daily.day = utcDay(of: window.from)
-        }
+        daily.day = window?.wholeDay
         var wantedDays = Set<Int64>()
         if let day = daily.day {
             for back in 1...7 where requestsByDay[day - Int64(back)] != nil {
@@ -292,7 +290,7 @@ package struct DailyReportBuilder {
         daily.report = sums.window.report(window: window, requests: requests)
         ReportBuilder.apply(storeWide, to: &daily.report)
         func dayReport(_ day: Int64) -> Report {
-            let dayWindow = ReportWindow(from: day * 86_400_000, to: (day + 1) * 86_400_000)
+            let dayWindow = ReportWindow(from: day * Milliseconds.day, to: (day + 1) * Milliseconds.day)
             var report = (sums.days[day] ?? UpdateSummary()).report(
                 window: dayWindow, requests: requestsByDay[day] ?? DeliveryAnalysis.RequestTally())
             ReportBuilder.apply(storeWide, to: &report)
@@ -339,15 +337,15 @@ package struct DailyReportBuilder {
             first = sums.first
             last = sums.last
             if let firstDay = daily.sources.firstDay, let lastDay = daily.sources.lastDay {
-                first = min(first ?? firstDay * 86_400_000, firstDay * 86_400_000)
-                last = max(last ?? (lastDay + 1) * 86_400_000 - 1, (lastDay + 1) * 86_400_000 - 1)
+                first = min(first ?? firstDay * Milliseconds.day, firstDay * Milliseconds.day)
+                last = max(last ?? (lastDay + 1) * Milliseconds.day - 1, (lastDay + 1) * Milliseconds.day - 1)
             }
         }
         guard let first, let last, last >= first else { return }
         // Hours up to 48 hours, days up to 92 days, else runs of days: never more than 92 buckets.
-        let hours = last - first < 48 * 3_600_000
+        let hours = last - first < 48 * Milliseconds.hour
         daily.bucketsAreHours = hours
-        let unit: Int64 = hours ? 3_600_000 : 86_400_000
+        let unit = hours ? Milliseconds.hour : Milliseconds.day
         let firstUnit = hours ? utcHour(of: first) : utcDay(of: first)
         let lastUnit = hours ? utcHour(of: last) : utcDay(of: last)
         let span = lastUnit - firstUnit + 1
@@ -368,8 +366,10 @@ package struct DailyReportBuilder {
     }
 
     static let latencyBounds: [(String, Int64)] = [
-        ("< 1 s", 0), ("1–2 s", 1_000), ("2–5 s", 2_000), ("5–10 s", 5_000), ("10–30 s", 10_000),
-        ("30–60 s", 30_000), ("1–5 min", 60_000), ("5–15 min", 300_000), ("15–60 min", 900_000), ("≥ 1 h", 3_600_000),
+        ("< 1 s", 0), ("1–2 s", Milliseconds.second), ("2–5 s", 2 * Milliseconds.second),
+        ("5–10 s", 5 * Milliseconds.second), ("10–30 s", 10 * Milliseconds.second),
+        ("30–60 s", 30 * Milliseconds.second), ("1–5 min", Milliseconds.minute), ("5–15 min", 5 * Milliseconds.minute),
+        ("15–60 min", 15 * Milliseconds.minute), ("≥ 1 h", Milliseconds.hour),
     ]
 
     private static func fillLatency(_ daily: inout DailyReport, analysis: DeliveryAnalysis, updates: [Int]) {

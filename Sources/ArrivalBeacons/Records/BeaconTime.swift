@@ -29,7 +29,7 @@ package enum BeaconTime {
 
     /// The day number (days since 1970-01-01, UTC) of a time in milliseconds.
     package static func dayNumber(milliseconds ms: Int64) -> Int64 {
-        floorDiv(ms, RFC3339.millisecondsPerDay)
+        floorDiv(ms, Milliseconds.day)
     }
 
     /// `YYYY-MM-DD` of a day number.

@@ -1,6 +1,7 @@
 import Foundation
 
 extension BeaconWriter {
+    // `@unchecked Sendable`: `writer` is read and written only under `lock` (the kit has no Mutex before iOS 18).
     private final class SharedSlot: @unchecked Sendable {
         let lock = NSLock()
         var writer: BeaconWriter?

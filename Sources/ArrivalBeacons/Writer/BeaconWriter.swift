@@ -30,6 +30,7 @@ public import Foundation
 /// Create one writer per process and role and keep it (``shared``): two
 /// writers of one process append to the same file, and one rotating it away
 /// would leave the other writing to a file the collector considers closed.
+/// `@unchecked Sendable`: `pending` and `stats` change only under `lock`, the open file only on the serial `queue`.
 public final class BeaconWriter: @unchecked Sendable {
     /// Where the writer writes and as whom, and its limits. The initializer
     /// takes what every writer needs; the limits, the process id and the

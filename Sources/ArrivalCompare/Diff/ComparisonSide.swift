@@ -1,7 +1,6 @@
 import ArrivalAnalysis
 package import ArrivalIngest
 package import ArrivalModel
-import ArrivalRendering
 package import ArrivalStore
 import Foundation
 
@@ -189,7 +188,7 @@ package final class ComparisonSide {
         summary: IngestSummary?, temporaryDirectory: URL?
     ) throws(ComparisonError) -> ComparisonSide {
         do {
-            let built = try ReportBuilder(store: store).build(window: window, sampling: true)
+            let built = try ProducedReport.sampled(store, window: window)
             return ComparisonSide(
                 path: path, source: source, report: built.report, samples: built.samples, ingestSummary: summary,
                 store: detail ? store : nil, analysis: detail ? built.analysis : nil,
@@ -228,6 +227,7 @@ extension ComparisonSide {
 }
 
 /// One thread's result, handed to the waiting thread after the semaphore.
+/// `@unchecked Sendable`: the loading thread writes `result` before it signals the semaphore; the caller reads it after the wait.
 private final class LoadBox: @unchecked Sendable {
     var result: Result<ComparisonSide, ComparisonError>?
 }

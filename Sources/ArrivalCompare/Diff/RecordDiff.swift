@@ -1,7 +1,5 @@
 import ArrivalAnalysis
-import ArrivalIngest
 import ArrivalModel
-import ArrivalRendering
 import ArrivalStore
 
 /// A record-level diff of two batches that cover the same pushes (a re-run,

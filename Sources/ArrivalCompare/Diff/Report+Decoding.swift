@@ -1,8 +1,4 @@
-import ArrivalAnalysis
-import ArrivalIngest
 package import ArrivalModel
-import ArrivalRendering
-import ArrivalStore
 package import Foundation
 
 /// Why a report JSON could not be read back.

@@ -1,8 +1,5 @@
-import ArrivalAnalysis
-import ArrivalIngest
 import ArrivalModel
 package import ArrivalRendering
-import ArrivalStore
 import Foundation
 
 extension ReportDiff {
@@ -317,7 +314,7 @@ extension RecordDiff {
 
 // MARK: - JSON objects
 
-extension ReportDiff: JSONObject {
+extension ReportDiff: JSONWritableObject {
     package var jsonFields: JSONFields {
         [
             "schema": "arrival.diff/1", "a": a, "b": b, "confidence": confidence, "metrics": metrics,
@@ -328,11 +325,11 @@ extension ReportDiff: JSONObject {
     }
 }
 
-extension ReportDiff.Side: JSONObject {
+extension ReportDiff.Side: JSONWritableObject {
     package var jsonFields: JSONFields { ["path": path, "source": source.rawValue, "window": window] }
 }
 
-extension ReportDiff.MetricChange: JSONObject {
+extension ReportDiff.MetricChange: JSONWritableObject {
     package var jsonFields: JSONFields {
         [
             "metric": metric.id, "a": a, "b": b, "absolute": absolute, "relative": relative, "sample_a": sampleA,
@@ -348,19 +345,19 @@ extension ReportDiff.CountChange {
     }
 }
 
-extension ReportDiff.BreakdownChange: JSONObject {
+extension ReportDiff.BreakdownChange: JSONWritableObject {
     package var jsonFields: JSONFields {
         ["dimension": dimension, "key": key, "a": a, "b": b, "change": change, "test": significance]
     }
 }
 
-extension Significance: JSONObject {
+extension Significance: JSONWritableObject {
     package var jsonFields: JSONFields {
         ["method": method.rawValue, "z": z, "p_value": pValue, "margin": margin, "significant": isSignificant]
     }
 }
 
-extension RecordDiff: JSONObject {
+extension RecordDiff: JSONWritableObject {
     package var jsonFields: JSONFields {
         let transitions = JSONFields(
             self.transitions.keys.sorted(by: codePointOrder).map { ($0, self.transitions[$0] ?? 0) })
@@ -383,11 +380,11 @@ extension RecordDiff.Tally {
     var jsonFields: JSONFields { ["same": same, "changed": changed, "only_in_a": onlyInA, "only_in_b": onlyInB] }
 }
 
-extension RecordDiff.ApnsChange: JSONObject {
+extension RecordDiff.ApnsChange: JSONWritableObject {
     package var jsonFields: JSONFields { ["a": a, "b": b] }
 }
 
-extension RecordDiff.ApnsRecord: JSONObject {
+extension RecordDiff.ApnsRecord: JSONWritableObject {
     package var jsonFields: JSONFields {
         [
             "apns_id": apnsID, "sent_at": RFC3339.format(milliseconds: sentAt), "status": status, "reason": reason,
@@ -396,6 +393,6 @@ extension RecordDiff.ApnsRecord: JSONObject {
     }
 }
 
-extension RecordDiff.UpdateChange: JSONObject {
+extension RecordDiff.UpdateChange: JSONWritableObject {
     package var jsonFields: JSONFields { ["activity_id": activityID, "seq": seq, "a": a, "b": b] }
 }

@@ -1,8 +1,5 @@
-import ArrivalAnalysis
-import ArrivalIngest
 package import ArrivalModel
 import ArrivalRendering
-import ArrivalStore
 
 /// Two reports side by side: every metric with its change and whether the
 /// change is more than noise, the APNs reasons and outcomes that moved, and

@@ -1,8 +1,4 @@
-import ArrivalAnalysis
-import ArrivalIngest
 import ArrivalModel
-import ArrivalRendering
-import ArrivalStore
 
 #if canImport(Glibc)
     import Glibc

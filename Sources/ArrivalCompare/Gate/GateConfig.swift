@@ -1,8 +1,4 @@
-import ArrivalAnalysis
-import ArrivalIngest
 import ArrivalModel
-import ArrivalRendering
-import ArrivalStore
 import Yams
 
 /// The rules `arrival gate` applies, and how strictly.

@@ -1,8 +1,5 @@
-import ArrivalAnalysis
-import ArrivalIngest
 import ArrivalModel
 package import ArrivalRendering
-import ArrivalStore
 import Foundation
 
 extension GateEvaluation {
@@ -140,7 +137,7 @@ extension GateEvaluation {
     }
 }
 
-extension GateEvaluation: JSONObject {
+extension GateEvaluation: JSONWritableObject {
     package var jsonFields: JSONFields {
         [
             "schema": "arrival.gate/1", "current": current, "baseline": baseline, "confidence": confidence,
@@ -149,7 +146,7 @@ extension GateEvaluation: JSONObject {
     }
 }
 
-extension GateEvaluation.Result: JSONObject {
+extension GateEvaluation.Result: JSONWritableObject {
     package var jsonFields: JSONFields {
         [
             "rule": rule.description, "metric": rule.metric.id, "check": rule.check.name,

@@ -1,8 +1,5 @@
-import ArrivalAnalysis
-import ArrivalIngest
 package import ArrivalModel
 import ArrivalRendering
-import ArrivalStore
 
 /// What `arrival gate` decided, rule by rule.
 package struct GateEvaluation: Sendable {

@@ -1,8 +1,4 @@
-import ArrivalAnalysis
-import ArrivalIngest
 package import ArrivalModel
-import ArrivalRendering
-import ArrivalStore
 
 /// One rule of `arrival gate`: a floor or ceiling on the current side, or a
 /// limit on how far a metric may move against the baseline.

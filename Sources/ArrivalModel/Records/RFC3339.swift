@@ -57,7 +57,7 @@ public enum RFC3339 {
         guard i == n else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
         let seconds = Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offsetMinutes * 60)
-        return seconds * 1000 + Int64(millis)
+        return seconds * Milliseconds.second + Int64(millis)
     }
 
     public static func parseMilliseconds(_ text: String) -> Int64? {
@@ -69,7 +69,7 @@ public enum RFC3339 {
     public static func format(milliseconds: Int64) -> String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(24)
-        let fraction = floorDivide(milliseconds, 1000).remainder != 0
+        let fraction = floorDivide(milliseconds, Milliseconds.second).remainder != 0
         appendTime(milliseconds: milliseconds, fractionDigits: fraction ? 3 : 0, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
     }
@@ -86,17 +86,17 @@ public enum RFC3339 {
         milliseconds: Int64, offsetMinutes: Int = 0, zulu: Bool = true,
         fractionDigits: Int = 3, subMillisecond: Int = 0, to bytes: inout [UInt8]
     ) {
-        let (days, inDay) = floorDivide(milliseconds + Int64(offsetMinutes) * 60_000, millisecondsPerDay)
+        let (days, inDay) = floorDivide(milliseconds + Int64(offsetMinutes) * Milliseconds.minute, Milliseconds.day)
         appendDay(days, to: &bytes)
         bytes.append(UInt8(ascii: "T"))
-        appendDigits(inDay / 3_600_000, count: 2, to: &bytes)
+        appendDigits(inDay / Milliseconds.hour, count: 2, to: &bytes)
         bytes.append(UInt8(ascii: ":"))
-        appendDigits(inDay / 60_000 % 60, count: 2, to: &bytes)
+        appendDigits(inDay / Milliseconds.minute % 60, count: 2, to: &bytes)
         bytes.append(UInt8(ascii: ":"))
-        appendDigits(inDay / 1000 % 60, count: 2, to: &bytes)
+        appendDigits(inDay / Milliseconds.second % 60, count: 2, to: &bytes)
         if fractionDigits > 0 {
             bytes.append(UInt8(ascii: "."))
-            appendDigits(inDay % 1000, count: 3, to: &bytes)
+            appendDigits(inDay % Milliseconds.second, count: 3, to: &bytes)
             if fractionDigits > 3 { appendDigits(Int64(subMillisecond % 1000), count: 3, to: &bytes) }
         }
         if offsetMinutes == 0 && zulu {
@@ -118,8 +118,6 @@ public enum RFC3339 {
         bytes.append(UInt8(ascii: "-"))
         appendDigits(Int64(day), count: 2, to: &bytes)
     }
-
-    package static let millisecondsPerDay: Int64 = 86_400_000
 
     /// `value` (not negative) as exactly `count` decimal digits, zero-padded.
     private static func appendDigits(_ value: Int64, count: Int, to bytes: inout [UInt8]) {

@@ -12,7 +12,57 @@ public struct ReportWindow: Sendable, Equatable {
     /// `D 00:00:00Z` to the next day's `00:00:00Z`.
     public static func day(_ text: String) -> ReportWindow? {
         guard text.utf8.count == 10, let start = RFC3339.parseDay(text) else { return nil }
-        return ReportWindow(from: start, to: start + 86_400_000)
+        return ReportWindow(from: start, to: start + Milliseconds.day)
+    }
+
+    /// The UTC day (days since 1970-01-01) when the window is exactly one
+    /// whole day, `D 00:00:00Z` to the next day's; nil otherwise.
+    package var wholeDay: Int64? {
+        guard to - from == Milliseconds.day, from % Milliseconds.day == 0 else { return nil }
+        return utcDay(of: from)
+    }
+
+    /// Which of `from` and `to` a ``Refusal`` is about.
+    package enum Bound: Sendable {
+        case from, to
+    }
+
+    /// Why ``parse(day:from:to:)`` refused what it was given; the command
+    /// line and the collector each word it for their own users.
+    package enum Refusal: Error, Equatable, Sendable {
+        /// A day and `from` or `to` given together.
+        case dayWithRange
+        /// The day is not a real day written `YYYY-MM-DD`.
+        case notADay(String)
+        /// `from` or `to` is not an RFC 3339 time.
+        case notATime(Bound, String)
+        /// `from` is not earlier than `to`.
+        case fromNotBeforeTo
+        /// Only one of `from` and `to`.
+        case halfRange
+    }
+
+    /// The window a report is asked for: one UTC `day` (`YYYY-MM-DD`), or
+    /// `from` (inclusive) to `to` (exclusive), RFC 3339 times; nil when none
+    /// is given (all data). The one reading of `--day`/`--from`/`--to` and of
+    /// the collector's `day`/`from`/`to` query parameters.
+    package static func parse(day: String?, from: String?, to: String?) throws(Refusal) -> ReportWindow? {
+        if let day {
+            guard from == nil, to == nil else { throw .dayWithRange }
+            guard let window = ReportWindow.day(day) else { throw .notADay(day) }
+            return window
+        }
+        switch (from, to) {
+        case (nil, nil):
+            return nil
+        case (let from?, let to?):
+            guard let start = RFC3339.parseMilliseconds(from) else { throw .notATime(.from, from) }
+            guard let end = RFC3339.parseMilliseconds(to) else { throw .notATime(.to, to) }
+            guard start < end else { throw .fromNotBeforeTo }
+            return ReportWindow(from: start, to: end)
+        default:
+            throw .halfRange
+        }
     }
 }
 

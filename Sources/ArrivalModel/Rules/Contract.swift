@@ -13,11 +13,11 @@ public enum Contract {
     /// An accepted broadcast larger than this is within 512 bytes of its limit.
     public static let broadcastOversizeRiskBytes = 4608
     /// A Live Activity stops taking updates this long after it started: 8 hours, in milliseconds.
-    public static let activityLifetimeMS: Int64 = 8 * 3_600_000
+    public static let activityLifetimeMS: Int64 = 8 * Milliseconds.hour
 
     /// How far back `breakdowns.priority_10_last_hour` counts an activity's
     /// other accepted priority-10 updates (contract 3.1): one hour, in milliseconds.
-    public static let priority10WindowMS: Int64 = 3_600_000
+    public static let priority10WindowMS: Int64 = Milliseconds.hour
     /// The keys of `breakdowns.priority_10_last_hour` in their natural order
     /// (contract 3.1), each the lower bound of its range of counts.
     public static let priority10Buckets: [(key: String, from: Int)] = [

@@ -55,7 +55,8 @@ public enum Outcome: UInt8, CaseIterable, Sendable {
         case .dismissed: "sent after the user dismissed the activity"
         case .staleTimestamp: "dropped by the device: aps.timestamp not newer than an earlier update's"
         case .ended: "sent after the activity ended"
-        case .expired: "sent more than \(Contract.activityLifetimeMS / 3_600_000) hours after the activity started"
+        case .expired:
+            "sent more than \(Contract.activityLifetimeMS / Milliseconds.hour) hours after the activity started"
         }
     }
 

@@ -1,6 +1,3 @@
-import ArrivalAnalysis
-import ArrivalModel
-
 /// What an APNs `reason` means for a Live Activity sender, and what to do
 /// about it, in one line each (Apple's "Handling notification responses from
 /// APNs" table, read for Live Activity pushes).

@@ -1,5 +1,3 @@
-import ArrivalAnalysis
-import ArrivalModel
 import Mustache
 
 /// The HTML report's Mustache templates. Their source is `Dashboards/templates/*.mustache`;

@@ -1,4 +1,3 @@
-import ArrivalAnalysis
 import ArrivalModel
 
 /// The view model of the HTML report: every figure already formatted, every

@@ -1,6 +1,3 @@
-import ArrivalAnalysis
-import ArrivalModel
-
 /// The geometry of one inline SVG chart, computed here and drawn by the
 /// `chart` template: only numbers, class names and labels, no markup.
 struct SVGChart {

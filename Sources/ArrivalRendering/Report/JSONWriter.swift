@@ -1,5 +1,3 @@
-import ArrivalModel
-
 /// A small JSON writer that keeps key order and indents by two spaces.
 ///
 /// The documents arrival writes (report, diff, gate) describe their objects
@@ -14,7 +12,7 @@ package final class JSONWriter {
     package init() {}
 
     /// `value` as a whole document, with the final newline.
-    package static func document(_ value: some JSONValue) -> String {
+    package static func document(_ value: some JSONWritable) -> String {
         let w = JSONWriter()
         value.write(to: w)
         return w.text + "\n"
@@ -90,28 +88,29 @@ package final class JSONWriter {
 
 /// Something ``JSONWriter`` writes as one JSON value. Optionals write
 /// `null` for nil, so a rate over nothing or a missing percentile needs no
-/// case of its own.
-package protocol JSONValue {
+/// case of its own. (What is written, not what is read: the parsed value of
+/// a payload is ArrivalSender's `JSONValue`.)
+package protocol JSONWritable {
     func write(to w: JSONWriter)
 }
 
 /// A value written as a JSON object, described once by its fields.
-package protocol JSONObject: JSONValue {
+package protocol JSONWritableObject: JSONWritable {
     var jsonFields: JSONFields { get }
 }
 
-extension JSONObject {
+extension JSONWritableObject {
     package func write(to w: JSONWriter) { jsonFields.write(to: w) }
 }
 
 /// The fields of a JSON object in the order they are written: a literal
 /// reads like the object, `["total": total, "accepted": accepted]`.
-package struct JSONFields: JSONValue, ExpressibleByDictionaryLiteral {
-    package var fields: [(String, any JSONValue)]
+package struct JSONFields: JSONWritable, ExpressibleByDictionaryLiteral {
+    package var fields: [(String, any JSONWritable)]
 
-    package init(_ fields: [(String, any JSONValue)]) { self.fields = fields }
+    package init(_ fields: [(String, any JSONWritable)]) { self.fields = fields }
 
-    package init(dictionaryLiteral elements: (String, any JSONValue)...) { fields = elements }
+    package init(dictionaryLiteral elements: (String, any JSONWritable)...) { fields = elements }
 
     package static func + (lhs: JSONFields, rhs: JSONFields) -> JSONFields { JSONFields(lhs.fields + rhs.fields) }
 
@@ -122,33 +121,33 @@ package struct JSONFields: JSONValue, ExpressibleByDictionaryLiteral {
     }
 }
 
-extension Int: JSONValue {
+extension Int: JSONWritable {
     package func write(to w: JSONWriter) { w.int(self) }
 }
 
-extension Int64: JSONValue {
+extension Int64: JSONWritable {
     package func write(to w: JSONWriter) { w.int(Int(self)) }
 }
 
-extension Double: JSONValue {
+extension Double: JSONWritable {
     package func write(to w: JSONWriter) { w.double(self) }
 }
 
-extension Bool: JSONValue {
+extension Bool: JSONWritable {
     package func write(to w: JSONWriter) { w.bool(self) }
 }
 
-extension String: JSONValue {
+extension String: JSONWritable {
     package func write(to w: JSONWriter) { w.string(self) }
 }
 
-extension Optional: JSONValue where Wrapped: JSONValue {
+extension Optional: JSONWritable where Wrapped: JSONWritable {
     package func write(to w: JSONWriter) {
         if let self { self.write(to: w) } else { w.null() }
     }
 }
 
-extension Array: JSONValue where Element: JSONValue {
+extension Array: JSONWritable where Element: JSONWritable {
     package func write(to w: JSONWriter) {
         w.array {
             for element in self { w.element { element.write(to: w) } }

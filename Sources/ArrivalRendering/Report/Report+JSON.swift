@@ -1,7 +1,6 @@
-import ArrivalAnalysis
 package import ArrivalModel
 
-extension Report: JSONObject {
+extension Report: JSONWritableObject {
     /// The report object of Documentation/ReportSchema.md, keys in the contract's order,
     /// keys inside `by_reason`, `malformed_by_cause` and `breakdowns` sorted
     /// by code point, rates as the shortest text that reads back as the same
@@ -24,13 +23,13 @@ extension Report: JSONObject {
     }
 }
 
-extension ReportWindow: JSONObject {
+extension ReportWindow: JSONWritableObject {
     package var jsonFields: JSONFields {
         ["from": RFC3339.format(milliseconds: from), "to": RFC3339.format(milliseconds: to)]
     }
 }
 
-extension Report.Requests: JSONObject {
+extension Report.Requests: JSONWritableObject {
     package var jsonFields: JSONFields {
         [
             "total": total, "accepted": accepted, "rejected": rejected, "acceptance_rate": acceptanceRate,
@@ -40,7 +39,7 @@ extension Report.Requests: JSONObject {
     }
 }
 
-extension UpdateCounts: JSONObject {
+extension UpdateCounts: JSONWritableObject {
     package var jsonFields: JSONFields {
         [
             "sent": sent, "accepted": accepted, "rendered": rendered, "dismissed": dismissed, "ended": ended,
@@ -50,13 +49,13 @@ extension UpdateCounts: JSONObject {
     }
 }
 
-extension LossCauses: JSONObject {
+extension LossCauses: JSONWritableObject {
     package var jsonFields: JSONFields {
         JSONFields(LossCause.allCases.map { ($0.name, self[$0]) })
     }
 }
 
-extension Report.Starts: JSONObject {
+extension Report.Starts: JSONWritableObject {
     package var jsonFields: JSONFields {
         [
             "sent": sent, "accepted": accepted, "appeared": appeared, "appearance_rate": appearanceRate,
@@ -66,7 +65,7 @@ extension Report.Starts: JSONObject {
     }
 }
 
-extension Report.Callbacks: JSONObject {
+extension Report.Callbacks: JSONWritableObject {
     package var jsonFields: JSONFields {
         [
             "content_update_expected": contentUpdateExpected, "content_update_received": contentUpdateReceived,
@@ -76,11 +75,11 @@ extension Report.Callbacks: JSONObject {
     }
 }
 
-extension Report.Latency: JSONObject {
+extension Report.Latency: JSONWritableObject {
     package var jsonFields: JSONFields { ["count": count, "p50": p50, "p90": p90, "p99": p99] }
 }
 
-extension Report.DataQuality: JSONObject {
+extension Report.DataQuality: JSONWritableObject {
     package var jsonFields: JSONFields {
         [
             "malformed_lines": malformedLines, "malformed_by_cause": malformedByCause,
@@ -94,7 +93,7 @@ extension Report.DataQuality: JSONObject {
 /// Keys sorted by code point. (Here, beside the report that uses it, rather
 /// than with the writer: a conformance constrained on ``ExactString`` needs
 /// ArrivalModel imported at the conformance's access level.)
-extension Dictionary: JSONValue where Key == ExactString, Value: JSONValue {
+extension Dictionary: JSONWritable where Key == ExactString, Value: JSONWritable {
     package func write(to w: JSONWriter) {
         w.object {
             for (key, value) in sorted(by: { $0.key < $1.key }) { w.field(key.text) { value.write(to: w) } }

@@ -1,4 +1,3 @@
-import ArrivalAnalysis
 package import ArrivalModel
 import Foundation
 

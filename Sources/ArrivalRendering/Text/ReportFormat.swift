@@ -34,10 +34,10 @@ package enum ReportFormat {
     /// 850 ms, 1.2 s, 3.5 min, 1.1 h
     package static func duration(_ ms: Int64?) -> String {
         guard let ms else { return none }
-        if ms < 1_000 { return "\(ms) ms" }
-        if ms < 60_000 { return fixed(Double(ms) / 1_000, 1) + " s" }
-        if ms < 3_600_000 { return fixed(Double(ms) / 60_000, 1) + " min" }
-        return fixed(Double(ms) / 3_600_000, 1) + " h"
+        if ms < Milliseconds.second { return "\(ms) ms" }
+        if ms < Milliseconds.minute { return fixed(Double(ms) / Double(Milliseconds.second), 1) + " s" }
+        if ms < Milliseconds.hour { return fixed(Double(ms) / Double(Milliseconds.minute), 1) + " min" }
+        return fixed(Double(ms) / Double(Milliseconds.hour), 1) + " h"
     }
 
     /// 2026-11-21 08:00:03Z (milliseconds kept when present).
@@ -54,7 +54,7 @@ package enum ReportFormat {
 
     /// 2026-11-21
     package static func day(_ day: Int64) -> String {
-        String(RFC3339.format(milliseconds: day * 86_400_000).prefix(10))
+        String(RFC3339.format(milliseconds: day * Milliseconds.day).prefix(10))
     }
 
     /// 1.5 GB, 320 KB

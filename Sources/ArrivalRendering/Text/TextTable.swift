@@ -1,6 +1,3 @@
-import ArrivalAnalysis
-import ArrivalModel
-
 /// Columns aligned for a terminal, with optional ANSI colour per cell.
 /// Widths count Unicode scalars of the visible text, never the colour codes.
 package struct TextTable {

@@ -1,4 +1,5 @@
 import ArrivalBeacons
+import ArrivalModel
 public import Foundation
 
 /// Records every push exchange in hourly gzip batches,
@@ -23,6 +24,7 @@ public import Foundation
 ///   keeps what it holds up to the break and counts one `truncated_gzip`.
 ///
 /// Safe to call from several threads (a lock serialises the writes).
+/// `@unchecked Sendable`: the open batch and its counts change only under `lock` (the kit has no Mutex before iOS 18).
 public final class APNsResponseRecorder: @unchecked Sendable {
     public struct Configuration: Sendable {
         public var directory: URL
@@ -138,7 +140,7 @@ public final class APNsResponseRecorder: @unchecked Sendable {
     /// Appends one line to the batch of `sentAt`'s hour: the one writer of
     /// every kind of line.
     private func append(line: [UInt8], sentAt: Date) throws(Failure) {
-        let hour = BeaconTime.floorDiv(BeaconTime.milliseconds(sentAt), 3_600_000)
+        let hour = BeaconTime.floorDiv(BeaconTime.milliseconds(sentAt), Milliseconds.hour)
         lock.lock()
         defer { lock.unlock() }
         do {
@@ -167,7 +169,7 @@ public final class APNsResponseRecorder: @unchecked Sendable {
     }
 
     private func openBatch(hour: Int64) throws(GzipBatchFile.Failure) {
-        let ms = hour * 3_600_000
+        let ms = hour * Milliseconds.hour
         let day = BeaconTime.dayText(BeaconTime.dayNumber(milliseconds: ms))
         let hourOfDay = hour - BeaconTime.floorDiv(hour, 24) * 24
         let directory = configuration.directory.path + "/" + day

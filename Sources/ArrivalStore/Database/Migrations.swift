@@ -1,5 +1,3 @@
-import ArrivalModel
-
 /// The store's schema as named, append-only migrations: a migration that has
 /// shipped is never edited; a change is a new migration at the end.
 enum Migrations {

@@ -1,4 +1,3 @@
-import ArrivalModel
 public import CSQLite
 import Foundation
 

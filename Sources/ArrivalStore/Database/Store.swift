@@ -1,4 +1,3 @@
-import ArrivalModel
 import CSQLite
 
 #if canImport(Glibc)

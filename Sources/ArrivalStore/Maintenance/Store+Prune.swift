@@ -1,4 +1,3 @@
-import ArrivalModel
 import Foundation
 
 /// What a prune removed (``SQLiteStore/prune(before:vacuum:)``, and the

@@ -14,6 +14,7 @@ enum FetchedCell: Sendable {
 /// A batch of rows copied out of a query, so that the rows can be read on
 /// another thread than the one stepping SQLite: each row's columns as
 /// cells, their texts in one arena.
+/// `@unchecked Sendable`: one owner at a time: the stepping thread fills it, sends it through a `BatchChannel`, and never touches it again.
 final class FetchedBatch: @unchecked Sendable {
     var cells: [FetchedCell] = []
     var arena: [UInt8] = []
@@ -204,6 +205,7 @@ extension Statement {
 }
 
 /// A statement handed to the producer thread, which alone steps it until it stops.
+/// `@unchecked Sendable`: the statement moves to the producer thread, the only one that steps it until it stops.
 private struct UncheckedStatement: @unchecked Sendable {
     let statement: Statement
     init(_ statement: Statement) { self.statement = statement }

@@ -1,5 +1,3 @@
-import ArrivalModel
-
 extension SQLiteStore {
     /// How many `apns` requests the store holds and the first and last
     /// `sent_at` among them (ms since the epoch); nil when it holds none.

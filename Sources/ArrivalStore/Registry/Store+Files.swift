@@ -1,4 +1,3 @@
-import ArrivalModel
 import CSQLite
 
 /// One row of the `files` registry: a file whose bytes were ingested.

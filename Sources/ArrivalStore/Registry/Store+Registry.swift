@@ -1,4 +1,3 @@
-import ArrivalModel
 import CSQLite
 
 /// The ingest side of the `files` registry: whether bytes were ingested

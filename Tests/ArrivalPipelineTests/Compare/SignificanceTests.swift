@@ -1,9 +1,6 @@
-import ArrivalAnalysis
 import ArrivalIngest
 import ArrivalModel
 import ArrivalRendering
-import ArrivalSimulation
-import ArrivalStore
 import Foundation
 import Testing
 

@@ -4,7 +4,6 @@ import ArrivalCompare
 import ArrivalIngest
 import ArrivalModel
 import ArrivalRendering
-import ArrivalSimulation
 import ArrivalStore
 import Foundation
 import Testing

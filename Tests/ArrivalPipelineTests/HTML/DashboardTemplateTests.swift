@@ -2,7 +2,6 @@ import ArrivalAnalysis
 import ArrivalCompare
 import ArrivalIngest
 import ArrivalModel
-import ArrivalSimulation
 import ArrivalStore
 import Foundation
 import Testing

@@ -3,7 +3,6 @@ import ArrivalCompare
 import ArrivalIngest
 import ArrivalModel
 import ArrivalRendering
-import ArrivalSimulation
 import Foundation
 import Testing
 

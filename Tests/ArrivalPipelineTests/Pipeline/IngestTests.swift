@@ -2,7 +2,6 @@ import ArrivalAnalysis
 import ArrivalCompare
 import ArrivalModel
 import ArrivalRendering
-import ArrivalSimulation
 import Foundation
 import Testing
 

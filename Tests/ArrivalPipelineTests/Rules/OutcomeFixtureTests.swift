@@ -1,6 +1,5 @@
 import ArrivalAnalysis
 import ArrivalCompare
-import ArrivalIngest
 import ArrivalModel
 import ArrivalRendering
 import ArrivalSimulation

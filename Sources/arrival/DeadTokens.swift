@@ -2,11 +2,13 @@ import ArgumentParser
 import ArrivalModel
 import ArrivalRendering
 import ArrivalStore
-import ArrivalStores
 import Foundation
 
-struct Tokens: ParsableCommand {
+/// `arrival tokens`: the dead push tokens to purge (not the collector's
+/// bearer tokens, which are ArrivalServer's `TokenTable`).
+struct DeadTokens: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "tokens",
         abstract: "List the dead push tokens your sender should purge, and what was still sent to them.",
         discussion: """
             A token is dead from the sent_at of its earliest request answered 410, or with the reason \
@@ -59,15 +61,10 @@ struct Tokens: ParsableCommand {
         ]
     }
 
-    static func scope(_ window: ReportWindow?) -> String {
-        guard let window else { return "all data" }
-        return RFC3339.format(milliseconds: window.from) + " – " + RFC3339.format(milliseconds: window.to)
-    }
-
     static func text(_ tokens: [DeadToken], window: ReportWindow?) -> String {
         let wasted = tokens.reduce(0) { $0 + $1.requestsAfter }
         var lines = [
-            "Dead tokens (\(scope(window))): \(ReportFormat.count(tokens.count)); "
+            "Dead tokens (\(WindowOptions.scope(window))): \(ReportFormat.count(tokens.count)); "
                 + "\(ReportFormat.counted(wasted, "request")) sent to them after they died"
         ]
         if !tokens.isEmpty {
@@ -126,7 +123,7 @@ struct Tokens: ParsableCommand {
     static func markdown(_ tokens: [DeadToken], window: ReportWindow?) -> String {
         let wasted = tokens.reduce(0) { $0 + $1.requestsAfter }
         var out = [
-            "### Dead tokens to purge (\(scope(window)))", "",
+            "### Dead tokens to purge (\(WindowOptions.scope(window)))", "",
             "\(ReportFormat.count(tokens.count)) tokens; \(ReportFormat.counted(wasted, "request")) sent to them "
                 + "after they died.",
         ]
