@@ -4,6 +4,7 @@ import Foundation
 /// is made: what a report writes there is freed when it ends, also when it
 /// is interrupted or killed. Each file holds a section per table, written
 /// one after another by the passes over the tables.
+// @unchecked: the spill pass writes `descriptors` and `ends` on one thread before the analysis threads start; they only read.
 final class PartitionFiles: @unchecked Sendable {
     private var descriptors: [Int32] = []
     private let directory: String

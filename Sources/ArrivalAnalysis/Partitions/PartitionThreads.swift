@@ -2,6 +2,7 @@ import Foundation
 
 /// A value shared by the threads of ``AnalysisPartitions/forEach(_:combine:)``,
 /// which keep to its rules (see there).
+// @unchecked: `forEach` keeps its rules: `body` touches only its partition and SQLite under the lock, `combine` runs locked.
 struct Unchecked<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
@@ -9,6 +10,7 @@ struct Unchecked<Value>: @unchecked Sendable {
 
 /// The partitions still to analyse, shared by the threads of
 /// ``AnalysisPartitions/forEach(_:combine:)``, and the first error.
+// @unchecked: `upcoming` and `error` change only under `lock`; `count` is a constant.
 final class PartitionQueue: @unchecked Sendable {
     private let lock = NSLock()
     private var upcoming = 0

@@ -523,7 +523,7 @@ package struct LineReader: Sendable {
 
 /// The bytes of a file (or of a range of it) read again by position, for
 /// zlib to read a broken gzip member over again.
-struct FileBytes: @unchecked Sendable {
+struct FileBytes: Sendable {
     var fd: Int32
     /// Where the bytes begin in the file, and how many there are (nil: to its end).
     var start: Int
@@ -538,6 +538,7 @@ struct FileBytes: @unchecked Sendable {
 
 /// A buffer of inflated bytes, handed from the inflating thread to the
 /// decoding one and back.
+// @unchecked: one thread owns a buffer at a time, handed over through a BatchChannel (whose lock orders the access).
 final class InflateBuffer: @unchecked Sendable {
     let bytes: UnsafeMutablePointer<UInt8>
     var count = 0
@@ -553,6 +554,7 @@ final class InflateBuffer: @unchecked Sendable {
 /// reading closure and its buffer (only ever used by the inflating thread,
 /// while the other waits for it to finish before returning), and the
 /// outcome, read after the thread is done.
+// @unchecked: only the inflating thread touches `next` and `input` while the other waits; `result` is read after it ends.
 private final class InflateWork: @unchecked Sendable {
     /// Let go once the inflating thread is done, so it does not outlive the
     /// call that lent it.

@@ -121,7 +121,7 @@ enum FileSource: Sendable {
 /// ahead of their reading, in the order it is handed them; it ends with its
 /// iterator. A chunk it has no room for is not asked ahead (it only makes
 /// reading faster; the files are read all the same).
-final class ReadAhead: @unchecked Sendable {
+final class ReadAhead: Sendable {
     private let chunks = BatchChannel<[NamedFile]>(capacity: 8)
 
     /// `ended` is called on the thread as it ends (tests).
@@ -151,6 +151,7 @@ final class ReadAhead: @unchecked Sendable {
 /// files handed on in chunks as they are found, and at its end what it
 /// skipped and could not read. The queue is bounded, so a tree of millions
 /// of files is not held in memory ahead of the reader.
+// @unchecked: `count` and `walked` change only under `lock`; `chunks` is a Sendable channel.
 final class FileListing: @unchecked Sendable {
     static let chunkSize = 256
     private let chunks = BatchChannel<[String]>(capacity: 64)
