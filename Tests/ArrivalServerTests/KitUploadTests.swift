@@ -126,16 +126,25 @@ struct KitUploadTests {
                 initialBackoff: 0.05, maxBackoff: 2))
         let started = ContinuousClock.now
         let upload = Task { try await uploader.upload(second, name: "second.jsonl") }
-        // The store is let go at once: the first upload is ingested within a moment, and an uploader that
-        // ignored Retry-After would be through well before 2 s.
-        try await Task.sleep(for: .milliseconds(300))
+        // The store is let go once the collector has refused the uploader's first attempt too (two refusals in
+        // /metrics: the request above and that attempt), whatever the machine's pace: an uploader that ignored
+        // Retry-After would then be through at once, one that honoured it uncapped only after 30 s.
+        var refusals = 0
+        for _ in 0..<600 where refusals < 2 {
+            let (metrics, _) = try await LiveCollectorTests.request("\(server.base)/metrics")
+            refusals = String(decoding: metrics, as: UTF8.self).split(separator: "\n")
+                .filter { $0.hasPrefix("arrival_uploads_total{") && $0.contains(#"result="spool_full""#) }
+                .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.reduce(0) { $0 + Int($1) }
+            if refusals < 2 { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(refusals == 2)
         held.rollback()
         try holder.commitBatch()
         let receipt = try await upload.value
         let waited = ContinuousClock.now - started
         #expect(receipt.state == "queued")
         #expect(waited >= .seconds(2), "retried after \(waited)")
-        #expect(waited < .seconds(8), "retried after \(waited)")
+        #expect(waited < .seconds(30), "retried after \(waited): Retry-After's 30 s, not the uploader's cap of 2 s")
         try await server.stop(SIGTERM)
     }
 
