@@ -28,14 +28,21 @@ package struct TokenTable: Sendable {
     /// Adds a token; an empty one is refused (it would match a bare `Bearer`).
     package mutating func add(_ token: String, as role: Role) throws(TokenError) {
         let token = token.trimmingASCIIWhitespace
-        guard !token.isEmpty else { throw TokenError(message: "an empty \(role.rawValue) token") }
+        let making = "make one with: openssl rand -hex 32"
+        guard !token.isEmpty else {
+            throw TokenError(
+                message: "an empty \(role.rawValue) token", hint: "give a token of 16 characters or more; \(making).")
+        }
         guard token.utf8.count >= 16 else {
             throw TokenError(
-                message: "a \(role.rawValue) token shorter than 16 characters (make one with: openssl rand -hex 32)")
+                message: "a \(role.rawValue) token shorter than 16 characters",
+                hint: "a token is a secret that must not be guessed: use 16 characters or more; \(making).")
         }
         let digest = Self.digest(token)
         if let existing = entries.first(where: { $0.digest == digest }), existing.role != role {
-            throw TokenError(message: "one token given as both \(existing.role.rawValue) and \(role.rawValue) token")
+            throw TokenError(
+                message: "one token given as both \(existing.role.rawValue) and \(role.rawValue) token",
+                hint: "give each token once, with its role.")
         }
         entries.append((digest, role))
     }
@@ -62,6 +69,8 @@ package struct TokenTable: Sendable {
 
 package struct TokenError: Error, Sendable {
     package var message: String
+    /// What to do about it.
+    package var hint: String
 }
 
 extension String {

@@ -34,7 +34,8 @@ struct Arrival: ParsableCommand {
             // ArgumentParser's own: --help and --version exit 0; its message
             // starts with "Error:" and ends with the usage.
             if exitCode(for: error) == .success { exit(withError: error) }
-            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            let message = unknownCommand(CommandLine.arguments.dropFirst().first) ?? fullMessage(for: error)
+            FileHandle.standardError.write(Data((message + "\n").utf8))
             Foundation.exit(ExitStatus.usage)
         }
         do {
@@ -50,6 +51,37 @@ struct Arrival: ParsableCommand {
             FileHandle.standardError.write(Data((diagnostic.description + "\n").utf8))
             Foundation.exit(ExitStatus.code(for: diagnostic, in: type(of: command)))
         }
+    }
+}
+
+extension Arrival {
+    /// What a first word that is no command says (`arrival reprot`): the
+    /// command it most likely meant, when one is a letter or two away.
+    static func unknownCommand(_ word: String?) -> String? {
+        guard let word, !word.hasPrefix("-") else { return nil }
+        let names = configuration.subcommands.map { $0._commandName }
+        guard !names.contains(word) else { return nil }
+        let near = names.map { (name: $0, distance: editDistance(word, $0)) }.min { $0.distance < $1.distance }
+        let guess = near.flatMap { $0.distance <= max(1, min(2, word.count / 3)) ? $0.name : nil }
+        return Diagnostic(
+            .usage, "'\(word)' is not an arrival command" + (guess.map { "; did you mean '\($0)'?" } ?? ""),
+            hint: "the commands: \(names.joined(separator: ", ")); arrival --help says what each does."
+        ).description
+    }
+
+    /// Levenshtein distance: letters inserted, removed or changed (a swap of two is two).
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a.lowercased())
+        let b = Array(b.lowercased())
+        var previous = Array(0...b.count)
+        for i in 1...max(1, a.count) where !a.isEmpty {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...max(1, b.count) where !b.isEmpty {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return a.isEmpty ? b.count : previous[b.count]
     }
 }
 

@@ -58,6 +58,17 @@ struct Ingest: ParsableCommand {
     }
 
     func run() throws {
+        // Paths that are not there at all (a typo): when none is, nothing is opened or made.
+        let missing = paths.filter { !FileManager.default.fileExists(atPath: $0) }
+        if missing.count == paths.count {
+            throw Diagnostic(
+                .input,
+                "nothing to ingest: \(missing.map { "'\($0)'" }.joined(separator: ", ")) "
+                    + (missing.count == 1 ? "does" : "do") + " not exist",
+                hint: "check the path (\(store.label) was neither made nor changed); ingest takes batch files "
+                    + "(.jsonl, .jsonl.gz) and directories of them.",
+                location: Diagnostic.Location(path: missing[0]))
+        }
         var options = IngestPipeline.Options(strict: strict)
         options.bulkLoadWhenNew = true
         options.limits = LineReader.Limits(inflatedBytes: maxInflatedBytes ?? .max, lines: maxLines ?? .max)
@@ -84,7 +95,9 @@ struct Ingest: ParsableCommand {
         return Diagnostic(
             .input,
             "\(count) path\(count == 1 ? "" : "s") could not be read, so nothing of \(count == 1 ? "it" : "them") was stored:\(listed)\(more)",
-            hint: "everything else was stored. Fix what each line says (permissions, a file still being written) "
+            hint: (summary.filesRead > 0
+                ? "everything else was stored. " : "nothing else was there to store. ")
+                + "Fix what each line says (a path, permissions, a file still being written) "
                 + "and run the same ingest again: what is stored already is skipped.",
             location: Diagnostic.Location(path: first.path))
     }

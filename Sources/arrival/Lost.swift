@@ -2,6 +2,7 @@ import ArgumentParser
 import ArrivalAnalysis
 import ArrivalModel
 import ArrivalRendering
+import ArrivalStore
 import Foundation
 
 struct Lost: ParsableCommand {
@@ -40,7 +41,8 @@ struct Lost: ParsableCommand {
         help: "Only updates a broadcast to this channel decided (contract 3.0; repeat for several).")
     var channels: [String] = []
 
-    @Option(help: "At most this many updates, the earliest first (0: all).")
+    // `.unconditional`: `--limit -1` reaches validate() as -1, instead of ArgumentParser's "Missing value".
+    @Option(parsing: .unconditional, help: "At most this many updates, the earliest first (0: all).")
     var limit: Int = 0
 
     @Option(help: "Output format: text (an aligned table), csv or json (schema arrival.lost/1).")
@@ -52,7 +54,7 @@ struct Lost: ParsableCommand {
     func validate() throws {
         _ = try window.resolved()
         _ = try causeSet()
-        guard limit >= 0 else { throw ValidationError("--limit must be 0 (all) or more.") }
+        guard limit >= 0 else { throw ValidationError("--limit must be 0 (all) or more (got \(limit)).") }
     }
 
     func causeSet() throws -> Set<LossCause>? {
@@ -74,14 +76,35 @@ struct Lost: ParsableCommand {
         let all = try ProducedReport.lostUpdates(
             of: database, window: window, causes: try causeSet(), apps: apps.isEmpty ? nil : Set(apps),
             channels: channels.isEmpty ? nil : Set(channels))
+        try warnOfAbsentApps(in: all, database: database, window: window)
         let shown = limit > 0 ? Array(all.prefix(limit)) : all
         let text: String
         switch format {
-        case .text: text = Self.text(shown, total: all.count, window: window)
+        case .text: text = Self.text(shown, of: all, window: window)
         case .csv: text = Self.csv(shown)
         case .json: text = Self.json(shown, total: all.count, window: window)
         }
         try write(text, to: out)
+    }
+
+    /// An `--app` that no lost update names (a typo, or an app with nothing lost) is said on stderr, with
+    /// the apps that have lost updates in the window.
+    private func warnOfAbsentApps(in all: [LostUpdate], database: any StoreReader, window: ReportWindow?) throws {
+        let seen = Set(all.map(\.app))
+        let absent = apps.filter { !seen.contains($0) }
+        guard !absent.isEmpty else { return }
+        let known = Set(
+            try ProducedReport.lostUpdates(of: database, window: window, causes: nil, apps: nil, channels: nil).map(
+                \.app)
+        ).sorted()
+        let warning = Diagnostic(
+            .input,
+            "no lost update of app \(absent.map { "'\($0)'" }.joined(separator: ", ")) in "
+                + WindowOptions.scope(window),
+            hint: known.isEmpty
+                ? "no app has a lost update there."
+                : "the apps with lost updates there: \(known.joined(separator: ", ")).")
+        FileHandle.standardError.write(Data((warning.warningDescription + "\n").utf8))
     }
 
     static let columns = [
@@ -96,9 +119,11 @@ struct Lost: ParsableCommand {
         ]
     }
 
-    static func text(_ updates: [LostUpdate], total: Int, window: ReportWindow?) -> String {
+    /// The table of `updates`, the first of `all`; the counts by cause are of `all`.
+    static func text(_ updates: [LostUpdate], of all: [LostUpdate], window: ReportWindow?) -> String {
+        let total = all.count
         var counts: [LossCause: Int] = [:]
-        for u in updates { counts[u.cause, default: 0] += 1 }
+        for u in all { counts[u.cause, default: 0] += 1 }
         var lines = [
             "Lost updates (\(WindowOptions.scope(window))): \(ReportFormat.count(total))"
                 + (updates.count < total ? ", the first \(ReportFormat.count(updates.count)) shown" : "")

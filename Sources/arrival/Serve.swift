@@ -201,6 +201,8 @@ struct Serve: ParsableCommand {
         let metrics = Collector.prometheusMetrics()
         MetricsSystem.bootstrap(metrics.factory)
         configuration.registry = metrics.registry
+        // Before the store and the spool are made: a collector that cannot listen leaves nothing behind.
+        try Self.checkCanListen(host: host, port: port)
         let collector = try Collector(configuration: configuration)
         let outcome = ServeOutcome()
         let done = DispatchSemaphore(value: 0)
@@ -214,6 +216,38 @@ struct Serve: ParsableCommand {
         }
         done.wait()
         if let error = outcome.error { throw error }
+    }
+
+    /// Binds a socket to the address the collector will listen on, and lets
+    /// it go: a port another process holds, or a host that is no address of
+    /// this machine, is said before anything is made.
+    static func checkCanListen(host: String, port: Int) throws {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_PASSIVE
+        var found: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &found)
+        guard status == 0, let address = found else {
+            throw Diagnostic(
+                .usage, "cannot listen on \(host):\(port): \(String(cString: gai_strerror(status)))",
+                hint: "give --host an address of this machine (127.0.0.1, 0.0.0.0, ::) or a name that resolves to one.")
+        }
+        defer { freeaddrinfo(found) }
+        let fd = socket(address.pointee.ai_family, address.pointee.ai_socktype, address.pointee.ai_protocol)
+        guard fd >= 0 else { return }  // no socket to try with: the collector's own bind will say why
+        defer { close(fd) }
+        var on: Int32 = 1
+        // As the server's own socket: a port whose last connections are in TIME_WAIT is free.
+        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+        guard bind(fd, address.pointee.ai_addr, address.pointee.ai_addrlen) == 0 else {
+            let reason = String(cString: strerror(errno))
+            throw Diagnostic(
+                .io, "cannot listen on \(host):\(port): \(reason)",
+                hint: errno == EADDRINUSE
+                    ? "another process listens there (another collector?): stop it or give --port another port; "
+                        + "nothing was made (no store, no spool)."
+                    : "give --host and --port an address this user may listen on; nothing was made.")
+        }
     }
 
     /// The tokens of the flags, the token file and the environment.
@@ -250,7 +284,7 @@ struct Serve: ParsableCommand {
             do {
                 try table.add(token, as: role)
             } catch {
-                throw Diagnostic(.usage, error.message, hint: "give each token once, with its role.")
+                throw Diagnostic(.usage, error.message, hint: error.hint)
             }
         }
         guard !table.isEmpty else {
