@@ -109,4 +109,27 @@ struct FirstCommandsTests {
         #expect(!FileManager.default.fileExists(atPath: work.path("b.sqlite")))
         #expect(!FileManager.default.fileExists(atPath: work.path("spool")))
     }
+
+    @Test("gate: a rule on a breakdown key no report has (a typo) fails naming the keys there; the right key passes")
+    func gateBreakdownTypo() async throws {
+        let work = try Workspace()
+        let store = try await work.store("s.sqlite", from: try await work.fleet("fleet"))
+        let config = work.path("gate.yml")
+        try Data(
+            """
+            rules:
+              - metric: breakdowns.provider.apsn.arrival_rate
+                at_least: 0.5
+              - metric: breakdowns.provider.apns.arrival_rate
+                at_least: 0
+                min_sample: 0
+            """.utf8
+        ).write(to: URL(fileURLWithPath: config))
+        let gate = try await arrival(["gate", "--current", store, "--allow-no-baseline", "--config", config])
+        #expect(gate.status == 1, "\(gate)")
+        #expect(
+            gate.stdout.contains("breakdowns.provider has no entry 'apsn'")
+                && gate.stdout.contains("(its entries: apns)"))
+        #expect(gate.stdout.contains("2 rules: 1 passed, 1 failed, 0 warned"), "\(gate.stdout)")
+    }
 }

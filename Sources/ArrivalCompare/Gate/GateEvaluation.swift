@@ -74,6 +74,14 @@ package struct GateEvaluation: Sendable {
             return result
         }
 
+        if let absent = absentEntry(metric, rule: rule, current: current, baseline: baseline) {
+            result.verdict = .fail
+            result.expected = rule.check.name
+            result.actual = "absent"
+            result.detail = absent
+            return result
+        }
+
         switch rule.check {
         case .atLeast, .atMost:
             result.expected = (rule.check.name == "at_least" ? "≥ " : "≤ ") + GateRule.format(threshold, metric)
@@ -151,6 +159,26 @@ package struct GateEvaluation: Sendable {
             }
             return result
         }
+    }
+
+    /// Why a rule on a breakdown entry cannot be judged, when a side's report
+    /// has no such entry: a mistyped key (`breakdowns.channel.<typo>.…`)
+    /// must fail, not pass with a warning. The entries the report has are
+    /// named. Nil when the entry is there (or the figure is no breakdown's).
+    static func absentEntry(_ metric: Metric, rule: GateRule, current: Report, baseline: Report?) -> String? {
+        guard let (dimension, key) = metric.breakdownEntry else { return nil }
+        for (side, report) in [("the current side", current), ("the baseline", baseline)] {
+            guard let report, side == "the current side" || rule.check.needsBaseline else { continue }
+            let entries = report.breakdowns[dimension] ?? [:]
+            guard entries[ExactString(key)] == nil else { continue }
+            let known = entries.keys.map(\.text).sorted()
+            return "breakdowns.\(dimension) has no entry '\(key)' in \(side)'s report "
+                + (known.isEmpty
+                    ? "(it has none): "
+                    : "(its entries: \(known.prefix(12).joined(separator: ", "))\(known.count > 12 ? ", …" : "")): ")
+                + "a mistyped key, or nothing there in this window. Fix the key, or drop the rule."
+        }
+        return nil
     }
 
     /// `93.10% (2431 of 2611)` for a rate, the value for the rest.

@@ -30,6 +30,10 @@ public struct Metric: Sendable, Hashable, CustomStringConvertible {
     /// may still lack it (contract 3.1's, in a report of arrival before
     /// them): without it the figure is absent, never 0.
     public var dimension: String?
+    /// The breakdown entry a `breakdowns.<dimension>.<key>.<figure>` figure
+    /// is read from (nil for every other figure): `gate` tells a key no
+    /// report has (a typo) from a figure that is only undefined.
+    public var breakdownEntry: (dimension: String, key: String)?
     /// For rates: the proportion as (numerator, denominator). Loss rates are
     /// `1 − received / expected`, so their numerator is the lost count.
     let proportion: @Sendable (Report) -> (numerator: Int, denominator: Int)
@@ -259,6 +263,7 @@ public struct Metric: Sendable, Hashable, CustomStringConvertible {
         let entry: @Sendable (Report) -> UpdateCounts = { $0.breakdowns[dimension]?[exact] ?? UpdateCounts() }
         let since = Report.breakdownDimensions.contains(dimension) ? 1 : 2
         var metric = figureMetric(id, figure, entry)?.since(since)
+        metric?.breakdownEntry = (dimension, key)
         // Contract 3.1's breakdowns: a schema-2 report of an earlier arrival lacks them.
         if dimension == "frequent_pushes" || dimension == "priority_10_last_hour" { metric?.dimension = dimension }
         return metric
