@@ -61,20 +61,9 @@ package struct GateEvaluation: Sendable {
         var result = Result(rule: rule, verdict: .pass, expected: "", actual: measured(metric, current), detail: "")
         // A figure a side's report does not have at all fails the rule, saying so: a gate that
         // cannot measure what it was asked to must not pass in silence.
-        for (side, report) in [("the current side", current), ("the baseline", baseline)] {
-            guard let report, !metric.isPresent(in: report) else { continue }
-            if side == "the baseline", !rule.check.needsBaseline { continue }
-            result.verdict = .fail
-            result.expected = rule.check.name
-            result.actual = "absent"
-            result.detail =
-                "\(metric.id) is not in \(side)'s report: it is a figure of report schema \(metric.since) "
-                + "(contract 3.0), and \(side) is a report of schema \(report.schema). Compare reports of "
-                + "schema \(metric.since), or drop the rule."
-            return result
-        }
-
-        if let absent = absentEntry(metric, rule: rule, current: current, baseline: baseline) {
+        if let absent = absentFigure(metric, rule: rule, current: current, baseline: baseline)
+            ?? absentEntry(metric, rule: rule, current: current, baseline: baseline)
+        {
             result.verdict = .fail
             result.expected = rule.check.name
             result.actual = "absent"
@@ -159,6 +148,18 @@ package struct GateEvaluation: Sendable {
             }
             return result
         }
+    }
+
+    /// Why a rule cannot be judged when a side's report is of a schema before its figure.
+    static func absentFigure(_ metric: Metric, rule: GateRule, current: Report, baseline: Report?) -> String? {
+        for (side, report) in [("the current side", current), ("the baseline", baseline)] {
+            guard let report, !metric.isPresent(in: report) else { continue }
+            if side == "the baseline", !rule.check.needsBaseline { continue }
+            return "\(metric.id) is not in \(side)'s report: it is a figure of report schema \(metric.since) "
+                + "(contract 3.0), and \(side) is a report of schema \(report.schema). Compare reports of "
+                + "schema \(metric.since), or drop the rule."
+        }
+        return nil
     }
 
     /// Why a rule on a breakdown entry cannot be judged, when a side's report
