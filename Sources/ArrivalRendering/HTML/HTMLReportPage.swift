@@ -32,7 +32,7 @@ struct HTMLReportPage {
         }
 
         static func looksNumeric(_ text: String) -> Bool {
-            let units: Set<String> = ["", "%", " ms", " s", " min", " h", " pp"]
+            let units: Set<String> = ["", "%", " ms", " s", " min", " h", " pt"]
             var body = Substring(text)
             guard let first = body.first,
                 first.isNumber || first == "−" || first == "+" || String(first) == ReportFormat.none
@@ -215,7 +215,7 @@ struct HeadlineMetric {
         let change = now - before
         let text: String
         switch kind {
-        case .rate: text = (change >= 0 ? "+" : "−") + ReportFormat.fixed(abs(change) * 100, 1) + " pp"
+        case .rate: text = (change >= 0 ? "+" : "−") + ReportFormat.fixed(abs(change) * 100, 1) + " pt"
         case .count: text = (change >= 0 ? "+" : "−") + ReportFormat.count(Int(abs(change).rounded()))
         case .milliseconds: text = (change >= 0 ? "+" : "−") + ReportFormat.duration(Int64(abs(change).rounded()))
         }
