@@ -19,10 +19,17 @@ struct ReportCommand: ParsableCommand {
     @OptionGroup var window: WindowOptions
 
     @Option(
-        help:
-            "Output format: json (the contract's report object), markdown, or html (one self-contained page with charts)."
-    )
-    var format: Format = .json
+        help: ArgumentHelp(
+            "Output format: json (the contract's report object), markdown, or html (one self-contained page with charts).",
+            discussion:
+                "Without it: markdown when standard output is a terminal (a person reads it), json otherwise (a pipe, "
+                + "a file, --out: a program reads it)."))
+    var format: Format?
+
+    /// The format asked for, or the one for where the report goes.
+    var resolvedFormat: Format {
+        format ?? (out == nil && isatty(STDOUT_FILENO) == 1 ? .markdown : .json)
+    }
 
     @Option(
         help:
@@ -55,7 +62,8 @@ struct ReportCommand: ParsableCommand {
         // directory, and says so when --db names no store.
         let database = try store.reading()
         let window = try self.window.resolved()
-        let (text, requests) = try renderReport(of: database, window: window, format: format, trendDays: days)
+        let (text, requests) = try renderReport(
+            of: database, window: window, format: resolvedFormat, trendDays: days)
         if requests == 0 {
             let empty = try emptyWindow(of: database, window: window)
             if requireData { throw empty }

@@ -132,4 +132,23 @@ struct FirstCommandsTests {
                 && gate.stdout.contains("(its entries: apns)"))
         #expect(gate.stdout.contains("2 rules: 1 passed, 1 failed, 0 warned"), "\(gate.stdout)")
     }
+
+    @Test("report without --format: markdown at a terminal, JSON into a pipe or a file")
+    func reportFormatByDestination() async throws {
+        let work = try Workspace()
+        let store = try await work.store("s.sqlite", from: try await work.fleet("fleet"))
+        let piped = try await arrival(["report", "--db", store])
+        #expect(piped.status == 0 && piped.stdout.hasPrefix("{"), "\(piped)")
+        // A terminal: util-linux's script(1) runs the command on a pseudo-terminal.
+        let script = "/usr/bin/script"
+        try #require(FileManager.default.isExecutableFile(atPath: script), "needs \(script) (bsdutils)")
+        let command = "'\(try builtProduct("arrival").path)' report --db '\(store)'"
+        let terminal = try await run(.path(script), ["-qec", command, "/dev/null"])
+        #expect(terminal.status == 0, "\(terminal)")
+        #expect(terminal.stdout.contains("# Live Activity delivery"), "\(terminal.stdout.prefix(200))")
+        let file = work.path("report.out")
+        let written = try await arrival(["report", "--db", store, "--out", file])
+        #expect(written.status == 0)
+        #expect(try String(contentsOfFile: file, encoding: .utf8).hasPrefix("{"))
+    }
 }
