@@ -151,4 +151,16 @@ struct FirstCommandsTests {
         #expect(written.status == 0)
         #expect(try String(contentsOfFile: file, encoding: .utf8).hasPrefix("{"))
     }
+
+    @Test("demo outside a checkout simulates the sample day and prints, byte for byte, the report of SampleData/")
+    func demoAnywhere() async throws {
+        let work = try Workspace()
+        let elsewhere = try await arrival(["demo"], in: work.url)
+        #expect(elsewhere.status == 0, "\(elsewhere)")
+        #expect(elsewhere.stderr.contains("No SampleData/ here (not a checkout): simulating the same day"))
+        let bundled = try await arrival(["demo", "--data", sampleData])
+        #expect(bundled.status == 0)
+        #expect(elsewhere.stdout == bundled.stdout)
+        #expect(elsewhere.stdout.contains("# Live Activity delivery"))
+    }
 }
