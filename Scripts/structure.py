@@ -67,8 +67,9 @@ def skip_string(line, i):
     return n
 
 
-def strip_code(line, state):
-    """The line with string contents and comments blanked; state carries block comments and multi-line strings."""
+def strip_code(line, state, keep_strings=False):
+    """The line with comments removed and string contents blanked (kept with `keep_strings`); state carries block
+    comments and multi-line strings."""
     out = []
     i = 0
     n = len(line)
@@ -100,8 +101,9 @@ def strip_code(line, state):
             i += 3
             continue
         if c == '"':
-            i = skip_string(line, i + 1)
-            out.append('""')
+            end = skip_string(line, i + 1)
+            out.append(line[i:end] if keep_strings else '""')
+            i = end
             continue
         out.append(c)
         i += 1
@@ -165,7 +167,8 @@ def normalized(lines):
     state = {"block": False, "multiline": False}
     kept = []
     for number, line in enumerate(lines, 1):
-        text = strip_code(line, state)
+        # Strings are kept: two option declarations alike but for their help texts are not one logic twice.
+        text = strip_code(line, state, keep_strings=True)
         text = " ".join(text.split())
         if not text or text.startswith("import ") or re.fullmatch(r"[{}()\[\],;]+", text):
             continue
