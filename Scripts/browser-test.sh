@@ -9,7 +9,11 @@
 #   Scripts/browser-test.sh [OUT_DIR] [--update-readme-screenshot]
 #
 # --update-readme-screenshot also writes Dashboards/sample-report.png, the
-# picture the README shows. Needs chromium (Debian: apt-get install chromium).
+# picture the docs show, and Dashboards/sample-report.source-sha256, the hash of
+# the page it was taken of (its "Generated …" time masked). Without it, the
+# page made now must hash the same: a picture of an older report fails the run
+# (issue 43), naming the command that makes it again. Needs chromium (Debian:
+# apt-get install chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-browser-test}
@@ -34,7 +38,17 @@ mkdir -p "$out/budget"
 "$bin" report --db "$work/budget.sqlite" --format html --out "$out/budget/report.html"
 python3 Scripts/browser_test.py "$out/budget/report.html" "$out/budget" --width 1280 --height 1700 \
     --section throttling-card --in-order "throttling-card:0-4,5-14,15-29,30-59,60-119"
+# The page without its one moving part, the time it was made.
+source_hash=$(sed -E 's/Generated [0-9-]+ [0-9:]+Z by/Generated … by/' "$out/report.html" | sha256sum | cut -d' ' -f1)
 if [ "${2:-}" = "--update-readme-screenshot" ]; then
     cp "$out/report.png" Dashboards/sample-report.png
-    echo "wrote Dashboards/sample-report.png ($(wc -c < Dashboards/sample-report.png) bytes)"
+    echo "$source_hash" > Dashboards/sample-report.source-sha256
+    echo "wrote Dashboards/sample-report.png ($(wc -c < Dashboards/sample-report.png) bytes), of the page $source_hash"
+elif [ "$source_hash" != "$(cat Dashboards/sample-report.source-sha256 2>/dev/null)" ]; then
+    echo "browser-test: Dashboards/sample-report.png is a picture of another page than the report of SampleData/" \
+        "makes now ($source_hash): run Scripts/browser-test.sh browser-test --update-readme-screenshot and commit" \
+        "the picture ($out/report.png is the new one)" >&2
+    exit 1
+else
+    echo "browser-test: Dashboards/sample-report.png is a picture of today's report of SampleData/"
 fi
