@@ -11,6 +11,14 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+/// A test target (`Tests/NAME`) with the project's Swift settings; with `fixtures`, its own `Fixtures/` folder
+/// is copied into its bundle (read with `fixture(_:in: .module)`).
+func testTarget(_ name: String, dependencies: [Target.Dependency], fixtures: Bool = false) -> Target {
+    .testTarget(
+        name: name, dependencies: dependencies, resources: fixtures ? [.copy("Fixtures")] : [],
+        swiftSettings: swiftSettings)
+}
+
 let package = Package(
     name: "arrival",
     // The kit runs in iOS apps and widgets: Live Activities need iOS 16.1, and the kit's
@@ -197,41 +205,136 @@ let package = Package(
             dependencies: ["ArrivalBeacons"],
             swiftSettings: swiftSettings
         ),
-        // Spawned by the instrumentation tests (concurrent and killed writers); also the append benchmark.
+        // Spawned by ArrivalBeaconsTests (concurrent and killed writers); also the append benchmark.
         .executableTarget(
             name: "beacon-stress",
             dependencies: ["ArrivalBeacons"],
             swiftSettings: swiftSettings
         ),
-        // Helpers both test targets share (temporary folders, ingest-and-report, running built products).
+        // Tests: one target per library module, named after it, testing it through its API (Documentation/Testing.md).
+        // Each depends on its module, ArrivalTestSupport and what it needs to make its fixtures or read its results
+        // back; only ArrivalCommandLineTests runs the built `arrival`, and ArrivalUploadTests, for its collector.
+        //
+        // What the test targets share: temporary folders, the real pipeline as a fixture builder (ingest and
+        // report, a file's decoded lines), the runner of built executables, the fixtures several targets read.
         .target(
             name: "ArrivalTestSupport",
             dependencies: ["ArrivalModel", "ArrivalStore", "ArrivalIngest", "ArrivalAnalysis"],
             path: "Tests/ArrivalTestSupport",
-            swiftSettings: swiftSettings
-        ),
-        // The kit: beacons, callbacks, the sender's recorder and payload checks, uploads.
-        .testTarget(
-            name: "ArrivalInstrumentationTests",
-            dependencies: [
-                "ArrivalBeacons", "ArrivalSender", "ArrivalModel", "ArrivalStore", "ArrivalIngest", "ArrivalAnalysis",
-                // `arrival`: a kit batch is also ingested by the command line (BeaconCollectorTests).
-                "beacon-stress", "arrival", "ArrivalTestSupport",
-            ],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
-        // The built `arrival` binary: every subcommand's exit codes, wording, payload checks, the release product.
-        .testTarget(
-            name: "ArrivalCommandLineTests",
-            dependencies: ["arrival", "ArrivalModel", "ArrivalTestSupport"],
+        // A database of a test's own on the PostgreSQL test server, and a relay that falls silent: for the two
+        // targets that run against one (ArrivalPostgresTests, ArrivalCommandLineTests), so that no other test
+        // target links postgres-nio.
+        .target(
+            name: "ArrivalPostgresTestSupport",
+            dependencies: [
+                "ArrivalPostgres", "ArrivalTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/ArrivalPostgresTestSupport",
             swiftSettings: swiftSettings
         ),
-        .testTarget(
-            name: "ArrivalServerTests",
+        testTarget(
+            "ArrivalModelTests",
+            dependencies: ["ArrivalModel"]
+        ),
+        testTarget(
+            "ArrivalHandOffTests",
+            // ArrivalIngest: the decoder turns the sample day's lines into the row batches under test.
+            dependencies: ["ArrivalHandOff", "ArrivalModel", "ArrivalIngest", "ArrivalTestSupport"]
+        ),
+        testTarget(
+            "ArrivalStoreTests",
             dependencies: [
-                "ArrivalServer", "ArrivalModel", "ArrivalStore", "ArrivalIngest", "ArrivalAnalysis", "ArrivalRendering",
-                "ArrivalTestSupport", "arrival", "ArrivalBeacons", "ArrivalSender", "ArrivalUpload", "ArrivalStores",
+                "ArrivalStore", "ArrivalModel", "ArrivalHandOff", "ArrivalTestSupport",
+                // Stores are filled by the real ingest, and read back as reports (figures, JSON bytes).
+                "ArrivalIngest", "ArrivalAnalysis", "ArrivalRendering",
+            ]
+        ),
+        testTarget(
+            "ArrivalIngestTests",
+            dependencies: [
+                "ArrivalIngest", "ArrivalModel", "ArrivalHandOff", "ArrivalStore", "ArrivalTestSupport",
+                // ArrivalBeacons: the kit's gzip writer makes gzip inputs (members, levels); what was ingested
+                // is read back as reports (figures, JSON and HTML bytes).
+                "ArrivalBeacons", "ArrivalAnalysis", "ArrivalRendering",
+            ],
+            fixtures: true
+        ),
+        testTarget(
+            "ArrivalAnalysisTests",
+            dependencies: [
+                "ArrivalAnalysis", "ArrivalModel", "ArrivalStore", "ArrivalTestSupport",
+                // Stores are filled by the real ingest, some from simulated fleets; reports are compared as
+                // their JSON, markdown and HTML bytes.
+                "ArrivalIngest", "ArrivalSimulation", "ArrivalRendering",
+            ],
+            fixtures: true
+        ),
+        testTarget(
+            "ArrivalRenderingTests",
+            dependencies: [
+                "ArrivalRendering", "ArrivalModel", "ArrivalAnalysis", "ArrivalTestSupport",
+                // Stores to render are filled by the real ingest, some with simulated days.
+                "ArrivalStore", "ArrivalIngest", "ArrivalSimulation",
+            ]
+        ),
+        testTarget(
+            "ArrivalCompareTests",
+            dependencies: [
+                "ArrivalCompare", "ArrivalModel", "ArrivalStore", "ArrivalIngest", "ArrivalAnalysis",
+                "ArrivalRendering", "ArrivalTestSupport",
+                // The simulator writes the days that diff and gate compare (a baseline, regressions, noise).
+                "ArrivalSimulation",
+            ],
+            fixtures: true
+        ),
+        testTarget(
+            "ArrivalSimulationTests",
+            dependencies: [
+                "ArrivalSimulation", "ArrivalModel", "ArrivalBeacons", "ArrivalTestSupport",
+                // What the simulator wrote is read back by the real reader and decoder.
+                "ArrivalIngest",
+            ]
+        ),
+        testTarget(
+            "ArrivalBeaconsTests",
+            dependencies: [
+                "ArrivalBeacons", "ArrivalModel", "ArrivalTestSupport",
+                // What the kit wrote is read back by the real pipeline; beacon-stress is the writer in
+                // other processes (concurrent and killed writers).
+                "ArrivalIngest", "beacon-stress",
+            ],
+            fixtures: true
+        ),
+        testTarget(
+            "ArrivalSenderTests",
+            dependencies: [
+                "ArrivalSender", "ArrivalBeacons", "ArrivalModel", "ArrivalTestSupport",
+                // What the recorder wrote is read back by the real pipeline.
+                "ArrivalIngest",
+            ],
+            fixtures: true
+        ),
+        testTarget(
+            "ArrivalUploadTests",
+            dependencies: [
+                "ArrivalUpload", "ArrivalBeacons", "ArrivalTestSupport",
+                // The collector the uploaders talk to is `arrival serve` (ServedCollector), a process of its own:
+                // the collector's metrics are process-wide (swift-metrics takes one bootstrap a process), and
+                // every test target runs in one process, where ArrivalServerTests' collectors count too.
+                // ArrivalStore: a store held open by another writer.
+                "arrival", "ArrivalStore",
+            ]
+        ),
+        testTarget(
+            "ArrivalServerTests",
+            dependencies: [
+                "ArrivalServer", "ArrivalModel", "ArrivalStore", "ArrivalStores", "ArrivalIngest", "ArrivalAnalysis",
+                "ArrivalRendering", "ArrivalTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOFoundationEssentialsCompat", package: "swift-nio"),
@@ -239,29 +342,33 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Crypto", package: "swift-crypto"),
-            ],
-            swiftSettings: swiftSettings
+            ]
         ),
-        // PostgreSQL: URLs and password files on their own; against a real server when
-        // ARRIVAL_TEST_POSTGRES_URL names one (Scripts/postgres-cluster.sh; CI requires it).
-        .testTarget(
-            name: "ArrivalPostgresTests",
+        // The PostgreSQL engine through its API: URLs and password files on their own; against a real
+        // server when ARRIVAL_TEST_POSTGRES_URL names one (Scripts/postgres-cluster.sh; CI requires it).
+        testTarget(
+            "ArrivalPostgresTests",
             dependencies: [
-                "ArrivalAnalysis", "ArrivalModel", "ArrivalPostgres", "ArrivalStore", "ArrivalTestSupport", "arrival",
+                "ArrivalPostgres", "ArrivalModel", "ArrivalTestSupport", "ArrivalPostgresTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: swiftSettings
+            ]
         ),
-        // The pipeline, stage by stage: reading, decoding, ingest, store, rules, analysis, reports, compare, simulation.
-        .testTarget(
-            name: "ArrivalPipelineTests",
+        // The built `arrival`: every subcommand's exit codes, wording and payload checks, the release product,
+        // `arrival serve` as a deployment runs it (kill -9), a kit batch through `arrival ingest`, and the
+        // commands on a PostgreSQL store (Postgres/: several processes at once, killed writers).
+        testTarget(
+            "ArrivalCommandLineTests",
             dependencies: [
-                "ArrivalModel", "ArrivalHandOff", "ArrivalStore", "ArrivalIngest", "ArrivalAnalysis",
-                "ArrivalRendering", "ArrivalCompare", "ArrivalSimulation", "ArrivalTestSupport", "ArrivalBeacons",
+                "arrival", "ArrivalModel", "ArrivalTestSupport", "ArrivalPostgresTestSupport",
+                // The results the commands print are checked against the libraries' own: ingest and reports of
+                // the same inputs, a batch the kit made, the store's and the outcome views' rows, and the
+                // diagnostics every stage's errors become.
+                "ArrivalStore", "ArrivalIngest", "ArrivalAnalysis", "ArrivalRendering", "ArrivalCompare",
+                "ArrivalSimulation", "ArrivalBeacons", "ArrivalPostgres",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
-            resources: [.copy("Fixtures")],
-            swiftSettings: swiftSettings
+            fixtures: true
         ),
     ]
 )

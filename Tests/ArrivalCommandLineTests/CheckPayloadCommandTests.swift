@@ -1,3 +1,4 @@
+import ArrivalTestSupport
 import Foundation
 import Testing
 

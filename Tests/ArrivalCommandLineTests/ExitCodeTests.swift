@@ -1,4 +1,5 @@
 import ArrivalModel
+import ArrivalTestSupport
 import Foundation
 import Testing
 
@@ -71,7 +72,7 @@ final class Workspace {
 
     /// A copy of another program's SQLite database (one table, `notes`).
     func foreignDatabase(_ name: String) throws -> String {
-        try FileManager.default.copyItem(atPath: fixture("databases/notes.db"), toPath: path(name))
+        try FileManager.default.copyItem(atPath: fixture("databases/notes.db", in: .module), toPath: path(name))
         return path(name)
     }
 }

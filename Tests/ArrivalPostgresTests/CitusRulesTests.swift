@@ -1,4 +1,5 @@
 import ArrivalPostgres
+import ArrivalPostgresTestSupport
 import ArrivalTestSupport
 import Foundation
 import Logging
@@ -11,8 +12,8 @@ import Testing
 struct CitusRulesTests {
     @Test("A schema laid out as Citus wants passes; each broken rule is named, table by table")
     func rules() async throws {
-        let location = try PostgresServerTests.location()
-        let logger = PostgresServerTests.logger
+        let location = try TestPostgresServer.location()
+        let logger = TestPostgresServer.logger
         let connection = try await PostgresConnector(location, environment: ProcessInfo.processInfo.environment)
             .connect(logger: logger)
         let schema = "citus_check_\(UUID().uuidString.prefix(8).lowercased())"

@@ -1,4 +1,5 @@
 import ArrivalPostgres
+import ArrivalPostgresTestSupport
 import ArrivalTestSupport
 import Foundation
 import PostgresNIO
@@ -9,22 +10,10 @@ import Testing
 /// silent (``SilentProxy``).
 @Suite("PostgreSQL timeouts", .enabled(if: TestPostgres.runs, Comment(rawValue: TestPostgres.skipReason)))
 struct PostgresTimeoutTests {
-    /// A relay to the test server, the URL of `url`'s database through it,
-    /// and the environment to reach it with (its password, which the test
-    /// server's `.pgpass` gives for its own port only).
-    static func relay(_ url: String, timeout: String) throws -> (SilentProxy, String, [String: String]) {
-        let location = try PostgresLocation(url: url)
-        let proxy = try SilentProxy(upstreamPort: location.port)
-        var environment = ProcessInfo.processInfo.environment
-        environment["ARRIVAL_DB_TIMEOUT"] = timeout
-        environment["PGPASSWORD"] = TestDatabase.password(for: url)
-        return (proxy, "postgres://\(location.user)@127.0.0.1:\(proxy.port)/\(location.database)", environment)
-    }
-
     @Test("A statement without an answer is given up after ARRIVAL_DB_TIMEOUT, the connection with it; names the store")
     func noAnswer() async throws {
         try await TestDatabase.withAsync { url in
-            let (proxy, relayed, environment) = try Self.relay(url, timeout: "1")
+            let (proxy, relayed, environment) = try SilentProxy.relay(url, timeout: "1")
             defer { proxy.stop() }
             let location = try PostgresLocation(url: relayed)
             let outcome = try await Task.detached {

@@ -1,4 +1,8 @@
+import ArrivalAnalysis
+import ArrivalIngest
 import ArrivalModel
+import ArrivalRendering
+import ArrivalStore
 import ArrivalStores
 import ArrivalTestSupport
 import Foundation
@@ -20,7 +24,7 @@ struct RetentionTests {
         let served = directory.appendingPathComponent("served.sqlite").path
         let byHand = directory.appendingPathComponent("by-hand.sqlite").path
         for db in [served, byHand] {
-            try #require(try await run("arrival", ["ingest", input, "--quiet", "--db", db]).status == 0)
+            _ = try IngestPipeline(store: try SQLiteStore(path: db)).ingest(paths: [input])
         }
         var configuration = Collector.Configuration()
         configuration.store = .sqlite(path: served)
@@ -47,30 +51,22 @@ struct RetentionTests {
         try await retention.run()
         #expect(pauses.withLock { $0 } == [Retention.interval, Retention.interval])
 
-        // The same two prunes by hand (2026-11-21T10:00 and 2026-11-22T10:00) leave the same store.
+        // The same two prunes by hand (2026-11-21T10:00 and 2026-11-22T10:00), as `arrival prune --no-vacuum`
+        // makes them, leave the same store.
         for cut in ["2026-11-21T10:00:00Z", "2026-11-22T10:00:00Z"] {
-            let pruned = try await run("arrival", ["prune", "--before", cut, "--no-vacuum", "--db", byHand])
-            try #require(pruned.status == 0, "\(pruned)")
+            _ = try StoreLocation.sqlite(path: byHand).prune(
+                before: try #require(RFC3339.parseMilliseconds(cut)), vacuum: false)
         }
-        let reports = try await [served, byHand].asyncMap {
-            try await run("arrival", ["report", "--format", "json", "--db", $0]).stdout
+        let reports = try [served, byHand].map {
+            try ReportBuilder(store: try SQLiteStore(readingAt: $0)).build(window: nil)
         }
-        #expect(reports[0] == reports[1])
-        let total = (PruneCheck.json(reports[0])?["requests"] as? [String: Any])?["total"] as? Int
+        #expect(reports[0].jsonText() == reports[1].jsonText())
         // What stays: the requests that killed a token (its death), at the earliest instant.
-        #expect(total == 3, "\(reports[0])")
+        #expect(reports[0].requests.total == 3, "\(reports[0].jsonText())")
     }
 
     @Test("The cut is now minus DAYS")
     func cut() {
         #expect(Retention.cut(now: 10 * 86_400_000 + 5, days: 3) == 7 * 86_400_000 + 5)
-    }
-}
-
-extension Array {
-    fileprivate func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
-        var results: [T] = []
-        for element in self { results.append(try await transform(element)) }
-        return results
     }
 }
