@@ -157,14 +157,14 @@ for path in sorted(glob.glob("SampleData/sender/**/*.jsonl.gz", recursive=True))
         whole = gzip.compress(text, mtime=0)
         units.append(whole[: len(whole) // 2])                                        # cut short
         units.append(whole + b"garbage after the member\n")                           # not another member
-for case in json.load(open("Tests/ArrivalPipelineTests/Fixtures/decoding/line-cases.json")):
+for case in json.load(open("Tests/ArrivalIngestTests/Fixtures/decoding/line-cases.json")):
     units.append(base64.b64decode(case["line_base64"]))
 sys.dont_write_bytecode = True
 sys.path.insert(0, "Fuzz")
 from exchange_seeds import exchange_lines  # exchange lines of the three providers, good and broken
 units += exchange_lines()
 # The exchange fixtures of the tests (derived by the Python reference) and the documentation's examples.
-for path in sorted(glob.glob("Tests/ArrivalPipelineTests/Fixtures/Exchanges/*.jsonl")) + ["Documentation/examples/exchanges.jsonl"]:
+for path in sorted(glob.glob("Tests/ArrivalIngestTests/Fixtures/Exchanges/*.jsonl")) + ["Documentation/examples/exchanges.jsonl"]:
     if not path.endswith(".expected.jsonl") and os.path.exists(path):
         units += lines_of(open(path, "rb").read())
 for path in sorted(glob.glob("Fuzz/regressions/*")):  # inputs that once failed, kept once fixed

@@ -19,7 +19,7 @@ Usage:
     senders, frequent_pushes on the device lines) must validate against report.schema.json (schema 2,
     `arrival.report/2`), keep the documented key order, sorted maps and
     number form, and add up (outcomes to accepted, loss causes to lost). A
-    saved schema-1 report (Tests/ArrivalPipelineTests/Fixtures/reports/) must
+    saved schema-1 report (Tests/ArrivalCompareTests/Fixtures/reports/) must
     validate against report-1.schema.json and still be read by `arrival diff`.
 (c) Negative checks. Broken reports and records must be REJECTED; hand-made
     records are also ingested with ARRIVAL so that each expectation written
@@ -525,7 +525,7 @@ def check_report(checks: Checks, label: str, done: subprocess.CompletedProcess, 
 def check_saved_report_1(checks: Checks, arrival: Arrival, validators: dict, current: Path | None) -> None:
     """A saved report of schema 1 (what arrival wrote before contract 3.0): report-1.schema.json describes it,
     report.schema.json refuses it, and `arrival diff` still reads it beside a schema-2 report."""
-    saved = ROOT / "Tests" / "ArrivalPipelineTests" / "Fixtures" / "reports" / "sample.schema1.json"
+    saved = ROOT / "Tests" / "ArrivalCompareTests" / "Fixtures" / "reports" / "sample.schema1.json"
     schema_1 = validators.get("report-1.schema.json")
     if not checks.record(schema_1 is not None, "report-1.schema.json loads", "missing"):
         return
