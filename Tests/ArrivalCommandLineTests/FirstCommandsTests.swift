@@ -85,21 +85,8 @@ struct FirstCommandsTests {
         #expect(!short.stderr.contains("give each token once"))
 
         // A port another socket listens on.
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let (fd, port) = CollectorClient.boundSocket(listening: true)
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 1) == 0 }
-        }
-        try #require(bound)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        let port = Int(UInt16(bigEndian: address.sin_port))
         let busy = try await arrival([
             "serve", "--port", String(port), "--device-token", String(repeating: "d", count: 20),
             "--read-token", String(repeating: "r", count: 20), "--db", work.path("b.sqlite"), "--spool",

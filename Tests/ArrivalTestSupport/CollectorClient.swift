@@ -22,8 +22,15 @@ package enum CollectorClient {
 
     /// A TCP port on 127.0.0.1 that was free a moment ago.
     package static func freePort() -> Int {
+        let (fd, port) = boundSocket(listening: false)
+        close(fd)
+        return port
+    }
+
+    /// A socket bound to a port of 127.0.0.1 the kernel chose (listening when asked), and the port; the caller
+    /// closes it.
+    package static func boundSocket(listening: Bool) -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -32,9 +39,10 @@ package enum CollectorClient {
         _ = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
         }
+        if listening { _ = listen(fd, 1) }
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
-        return Int(UInt16(bigEndian: address.sin_port))
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 }
