@@ -241,8 +241,9 @@ struct Serve: ParsableCommand {
         _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
         guard bind(fd, address.pointee.ai_addr, address.pointee.ai_addrlen) == 0 else {
             let reason = String(cString: strerror(errno))
+            // Bad usage (exit 2), as the collector's own bind failure always was: the address given is the fault.
             throw Diagnostic(
-                .io, "cannot listen on \(host):\(port): \(reason)",
+                .usage, "cannot listen on \(host):\(port): \(reason)",
                 hint: errno == EADDRINUSE
                     ? "another process listens there (another collector?): stop it or give --port another port; "
                         + "nothing was made (no store, no spool)."

@@ -76,7 +76,9 @@ struct FirstCommandsTests {
         #expect(typo.stderr.contains("the apps with lost updates there: "), "\(typo)")
     }
 
-    @Test("serve: a short token is named for its length; a port in use is said before any store or spool is made")
+    @Test(
+        "serve: a short token is named for its length; a port in use is bad usage (2), said before any store or spool is made"
+    )
     func serveTraps() async throws {
         let work = try Workspace()
         let short = try await arrival(["serve", "--device-token", "abc", "--db", work.path("a.sqlite")])
@@ -92,7 +94,7 @@ struct FirstCommandsTests {
             "--read-token", String(repeating: "r", count: 20), "--db", work.path("b.sqlite"), "--spool",
             work.path("spool"),
         ])
-        #expect(busy.status == 1, "\(busy)")
+        #expect(busy.status == 2, "\(busy)")
         #expect(busy.stderr.contains("cannot listen on 127.0.0.1:\(port)") && busy.stderr.contains("in use"))
         #expect(!FileManager.default.fileExists(atPath: work.path("b.sqlite")))
         #expect(!FileManager.default.fileExists(atPath: work.path("spool")))
