@@ -38,8 +38,9 @@ mkdir -p "$out/budget"
 "$bin" report --db "$work/budget.sqlite" --format html --out "$out/budget/report.html"
 python3 Scripts/browser_test.py "$out/budget/report.html" "$out/budget" --width 1280 --height 1700 \
     --section throttling-card --in-order "throttling-card:0-4,5-14,15-29,30-59,60-119"
-# The page without its one moving part, the time it was made.
-source_hash=$(sed -E 's/Generated [0-9-]+ [0-9:]+Z by/Generated … by/' "$out/report.html" | sha256sum | cut -d' ' -f1)
+# The page without its moving parts: the time it was made, and where the checkout is (its file paths' root).
+source_hash=$(sed -E -e 's/Generated [0-9-]+ [0-9:]+Z by/Generated … by/' -e "s|$PWD/|CHECKOUT/|g" "$out/report.html" |
+    sha256sum | cut -d' ' -f1)
 if [ "${2:-}" = "--update-readme-screenshot" ]; then
     cp "$out/report.png" Dashboards/sample-report.png
     echo "$source_hash" > Dashboards/sample-report.source-sha256
