@@ -227,6 +227,14 @@ def second_collector(binary, work):
             refused = True
         check("second collector never listened", refused)
         second.stop()
+        # The same spool and the same port (the same command started twice): the spool is named, not the port.
+        env = dict(os.environ, ARRIVAL_DEVICE_TOKENS=DEVICE)
+        twice = subprocess.run(
+            [binary, "serve", "--db", os.path.join(work, "store.sqlite"), "--spool", first.spool,
+             "--port", str(first.port)], env=env, capture_output=True, text=True, timeout=30)
+        check("the same command started twice exits 2 naming the first collector's process",
+              twice.returncode == 2 and f"in use by another collector (process {first.process.pid})" in twice.stderr
+              and "--port" not in twice.stderr, f"{twice.returncode}: {twice.stderr}")
         # Another spool, the same port: a plain message, exit 2, no errno soup.
         third = Server(binary, work, spool=os.path.join(work, "other-spool"), name="third")
         third.process.kill()

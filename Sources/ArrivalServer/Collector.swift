@@ -69,6 +69,26 @@ package struct Collector: Sendable {
     let slots: UploadSlots
     let reports: ReportCache
 
+    /// Says, before anything is made, that another collector holds the
+    /// spool (the same error as opening it would give).
+    package static func checkSpoolFree(_ spoolPath: String) throws {
+        let lock = URL(fileURLWithPath: spoolPath).appendingPathComponent("lock").path
+        do {
+            try SpoolFiles.checkNotLocked(lock, directory: spoolPath)
+        } catch .inUse(let message) {
+            throw spoolInUse(message, spoolPath)
+        } catch {
+            return  // opening the spool will say what is wrong
+        }
+    }
+
+    private static func spoolInUse(_ message: String, _ spoolPath: String) -> Diagnostic {
+        Diagnostic(
+            .usage, message,
+            hint: "one collector per spool: stop the other one, or give this one its own --spool.",
+            location: Diagnostic.Location(path: spoolPath))
+    }
+
     /// Opens (creating) the store and the spool; what a crash left in the
     /// spool is queued again.
     package init(configuration: Configuration) throws {
@@ -76,10 +96,7 @@ package struct Collector: Sendable {
         do {
             spool = try Spool(directory: configuration.spoolPath, maxBytes: configuration.maxSpoolBytes)
         } catch .inUse(let message) {
-            throw Diagnostic(
-                .usage, message,
-                hint: "one collector per spool: stop the other one, or give this one its own --spool.",
-                location: Diagnostic.Location(path: configuration.spoolPath))
+            throw Self.spoolInUse(message, configuration.spoolPath)
         } catch {
             throw Diagnostic(.io, Self.describe(error), hint: "check that --spool names a writable directory.")
         }

@@ -201,7 +201,9 @@ struct Serve: ParsableCommand {
         let metrics = Collector.prometheusMetrics()
         MetricsSystem.bootstrap(metrics.factory)
         configuration.registry = metrics.registry
-        // Before the store and the spool are made: a collector that cannot listen leaves nothing behind.
+        // Before the store and the spool are made: a collector that cannot listen leaves nothing behind. A spool
+        // another collector holds is said first: started twice, the second one names the first (not its port).
+        try Collector.checkSpoolFree(spool)
         try Self.checkCanListen(host: host, port: port)
         let collector = try Collector(configuration: configuration)
         let outcome = ServeOutcome()

@@ -61,6 +61,29 @@ enum SpoolFiles {
         _ = bytes.withUnsafeBytes { writeAll(fd, $0, at: 0) }
     }
 
+    /// Whether another process holds the lock of an existing spool, said as
+    /// ``lock(_:directory:)`` says it; touches nothing (no directory or lock
+    /// file is made), so a collector can ask before it makes anything.
+    static func checkNotLocked(_ path: String, directory: String) throws(Spool.Failure) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }  // no lock file: no collector has this spool
+        defer { close(fd) }
+        guard flock(fd, LOCK_SH | LOCK_NB) != 0 else {
+            flock(fd, LOCK_UN)
+            return
+        }
+        guard errno == EWOULDBLOCK || errno == EAGAIN else { return }  // the real lock will say why
+        throw .inUse(inUseMessage(directory: directory, holderOf: fd))
+    }
+
+    private static func inUseMessage(directory: String, holderOf fd: Int32) -> String {
+        var bytes = [UInt8](repeating: 0, count: 64)
+        let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 64, 0) }
+        let holder = count > 0 ? String(decoding: bytes[..<count], as: UTF8.self).trimmingASCIIWhitespace : ""
+        return "the spool '\(directory)' is in use by another collector"
+            + (holder.isEmpty ? "" : " (process \(holder))")
+    }
+
     /// Takes the spool's lock, or names the process that holds it. The lock
     /// file holds the holder's process id, for that message only: the lock
     /// itself is the kernel's (`flock`), so a crashed collector's is gone.
@@ -69,16 +92,11 @@ enum SpoolFiles {
         guard fd >= 0 else { throw .io("cannot open the spool's lock file '\(path)': \(errorText())") }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let reason = errno
-            var bytes = [UInt8](repeating: 0, count: 64)
-            let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 64, 0) }
-            close(fd)
+            defer { close(fd) }
             guard reason == EWOULDBLOCK || reason == EAGAIN else {
                 throw .io("cannot lock the spool '\(directory)': \(String(cString: strerror(reason)))")
             }
-            let holder = count > 0 ? String(decoding: bytes[..<count], as: UTF8.self).trimmingASCIIWhitespace : ""
-            throw .inUse(
-                "the spool '\(directory)' is in use by another collector"
-                    + (holder.isEmpty ? "" : " (process \(holder))"))
+            throw .inUse(inUseMessage(directory: directory, holderOf: fd))
         }
         let pid = Array("\(getpid())\n".utf8)
         _ = ftruncate(fd, 0)
