@@ -71,6 +71,7 @@ class Block:
     notes: dict = field(default_factory=dict)
     setups: list = field(default_factory=list)
     thens: list = field(default_factory=list)
+    replaces: list = field(default_factory=list)
 
     @property
     def where(self):
@@ -78,7 +79,7 @@ class Block:
 
 
 def parse_note(text):
-    notes, setups, thens = {}, [], []
+    notes, setups, thens, replaces = {}, [], [], []
     for raw in text.splitlines():
         raw = raw.strip()
         if not raw:
@@ -89,9 +90,12 @@ def parse_note(text):
             setups.append(value)
         elif key == "then":
             thens.append(value)
+        elif key == "replace":
+            old, _, new = value.partition(" -> ")
+            replaces.append((old, new))
         else:
             notes[key] = value
-    return notes, setups, thens
+    return notes, setups, thens, replaces
 
 
 def blocks_of(path):
@@ -163,13 +167,15 @@ def in_list(lines, i):
 
 
 def make_block(path, line, lang, body, note):
-    notes, setups, thens = note if note else ({}, [], [])
+    notes, setups, thens, replaces = note if note else ({}, [], [], [])
+    for old, new in replaces:  # what the page names that only exists elsewhere (a collector's address)
+        body = [line.replace(old, new) for line in body]
     return Block(str(path), line, lang, body, notes, setups, thens)
 
 
 def kind_of(block):
     n = block.notes
-    for key in ("skip", "text", "output of", "serve", "synopsis"):
+    for key in ("skip", "text", "output of", "serve", "synopsis", "postgres", "compiled in"):
         if key in n:
             return key
     if any(l.startswith("$ ") for l in block.lines):
@@ -314,6 +320,7 @@ class Runner:
         self.counts = {"ran": 0, "compared": 0, "skipped": 0, "text": 0, "failed": 0}
         self.sandboxes = {}
         self.help = {}
+        self.database = None
 
     def sandbox(self, page):
         if page not in self.sandboxes:
@@ -331,7 +338,7 @@ class Runner:
 
     def check(self, block):
         kind = kind_of(block)
-        box = self.sandbox(block.path) if kind not in ("skip", "text", "unaccounted", "json") else None
+        box = self.sandbox(block.path) if kind not in ("skip", "text", "unaccounted", "json", "compiled in") else None
         if box:
             box.env["DOC_TEST_PORT"] = str(free_port())  # for a setup that starts a collector
             box.cwd = box.dir / block.notes.get("in", ".")
@@ -369,6 +376,48 @@ class Runner:
                                  f"/tmp/records-{block.line}.jsonl")
         self.counts["compared"] += 1
         self.report(block, status == 0, f"{len(block.lines)} records ingest with --strict", output if status else None)
+
+    def postgres(self):
+        """A database of its own on the PostgreSQL test server (ARRIVAL_TEST_POSTGRES_URL), made once a run."""
+        if self.database is None:
+            server = os.environ.get("ARRIVAL_TEST_POSTGRES_URL")
+            if not server:
+                return None
+            name = f"arrival_doc_test_{os.getpid()}"
+            made = subprocess.run(["psql", "-v", "ON_ERROR_STOP=1", "-qc", f"CREATE DATABASE {name}", server],
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            if made.returncode != 0:
+                raise RuntimeError(f"cannot make a database on the PostgreSQL test server: {made.stdout}")
+            self.database = (server, server.rsplit("/", 1)[0] + "/" + name, name)
+        return self.database[1]
+
+    def drop_postgres(self):
+        if self.database:
+            server, _, name = self.database
+            subprocess.run(["psql", "-qc", f"DROP DATABASE IF EXISTS {name} WITH (FORCE)", server],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def check_postgres(self, block, box):
+        """A block for a PostgreSQL server (`db.internal` in its URLs): run against a database of the test server,
+        SQL through psql; without a server it is skipped, or fails when ARRIVAL_REQUIRE_POSTGRES=1."""
+        url = self.postgres()
+        if url is None:
+            if os.environ.get("ARRIVAL_REQUIRE_POSTGRES") == "1":
+                return self.report(block, False, "needs a PostgreSQL server, and ARRIVAL_TEST_POSTGRES_URL is not set")
+            self.counts["skipped"] += 1
+            print(f"skip  {block.where}: needs a PostgreSQL server (set ARRIVAL_TEST_POSTGRES_URL)")
+            return
+        if block.lang == "sql":
+            commands = [f"psql -v ON_ERROR_STOP=1 -qc {shlex.quote(' '.join(block.lines))} '{url}'"]
+        else:
+            commands = commands_of(block.lines)
+        for command in commands:
+            shown = command if block.lang == "sql" else command
+            command = re.sub(r"postgres(ql)?://[^\s\"']*db\.internal[^\s\"']*", url, command)
+            status, output = box.run(command)
+            self.counts["ran"] += 1
+            self.report(block, status == 0, f"`{shorten(shown)}` exits 0 on the PostgreSQL test server" if status == 0
+                        else f"`{shorten(shown)}` exited {status} on the PostgreSQL test server", output if status else None)
 
     def check_run(self, block, box):
         want = int(block.notes.get("exit", "0"))
@@ -460,6 +509,15 @@ class Runner:
         self.report(block, ok, f"`{shorten(command)}` answers /readyz and stops on SIGTERM with 0" if ok else
                     f"`{shorten(command)}`: ready {ready}, exit {process.returncode}", None if ok else output)
 
+    def check_compiled_in(self, block, _):
+        """Swift a page shows that a test compiles: its tokens must appear in that test, in order, contiguous."""
+        test = ROOT / block.notes["compiled in"]
+        shown = swift_tokens("\n".join(block.lines))
+        self.counts["compared"] += 1
+        ok = test.is_file() and shown and contains(swift_tokens(test.read_text(encoding="utf-8")), shown)
+        self.report(block, ok, f"the Swift is the code {block.notes['compiled in']} compiles and runs" if ok else
+                    f"the Swift is not, token for token, in {block.notes['compiled in']} (the test that compiles it)")
+
     def check_synopsis(self, block, box):
         """Every flag a synopsis line shows is one the command's --help lists; with `synopsis: complete`, every
         flag --help lists is shown too."""
@@ -507,6 +565,18 @@ def stop_background(pids):
             except ProcessLookupError:
                 break
             time.sleep(0.1)
+
+
+def swift_tokens(text):
+    """Swift source as tokens, comments and import lines left out: formatting does not change them."""
+    text = re.sub(r"^\s*import .*$", "", text, flags=re.M)
+    tokens = re.findall(r'"(?:\\.|[^"\\\n])*"|//[^\n]*|[A-Za-z_][A-Za-z0-9_]*|\d[\d_.]*|\S', text)
+    return [token for token in tokens if not token.startswith("//")]
+
+
+def contains(haystack, needle):
+    first = needle[0] if needle else None
+    return any(haystack[i:i + len(needle)] == needle for i, token in enumerate(haystack) if token == first)
 
 
 def shorten(command):
@@ -642,6 +712,7 @@ def main():
                 runner.report(block, False, f"`{shorten(str(error.cmd))}` ran past {TIMEOUT} s")
         for box in runner.sandboxes.values():
             stop_background(Path(box.env["DOC_TEST_PIDS"]))
+        runner.drop_postgres()
     c = runner.counts
     print(f"doc-test: {len(blocks)} blocks in {len(pages)} pages: {c['ran']} commands run, {c['compared']} outputs "
           f"and examples compared, {c['skipped']} skipped with their reason, {c['text']} not commands; "

@@ -65,12 +65,31 @@ struct ReadmeExampleTests {
                 response: .init(status: 200, headers: ["apns-id": "8E3A4F1C-2B7D-4A55-9E61-0C8D4B2E7F10"]),
                 latency: Date().timeIntervalSince(sentAt)
             ), activityID: "A1")
+
+        // A sender through a provider (Documentation/Instrumenting.md: "record the raw exchange instead").
+        let accessToken = "ya29.an-oauth-access-token"
+        let fcmBody = Data(
+            #"{"message":{"apns":{"live_activity_token":"5f2c1a9e0b7d4c3e","headers":{"apns-push-type":"liveactivity","apns-priority":"10"},"payload":{"aps":{"timestamp":1795248060,"event":"update","content-state":{"seq":8}}}}}}"#
+                .utf8)
+        let httpStatus = 200
+        let responseHeaders = ["Content-Type": "application/json"]
+        let responseBody = Data(#"{"name":"projects/my-app/messages/0:1795248060000"}"#.utf8)
+        try recorder.record(
+            PushExchange(
+                provider: .fcm, sentAt: sentAt,
+                request: .init(
+                    url: "https://fcm.googleapis.com/v1/projects/my-app/messages:send",
+                    headers: ["Authorization": "Bearer \(accessToken)", "Content-Type": "application/json"],
+                    body: fcmBody),  // the bytes sent
+                response: .init(status: httpStatus, headers: responseHeaders, body: responseBody),
+                latency: Date().timeIntervalSince(sentAt), activityID: "order-3f9a"))
         try recorder.close()
 
         let (report, summary) = try ingestAndReport([uploads.path])
-        // The widget's live file stays (this process is alive); the app's rotated one was uploaded.
-        #expect(summary.records == [.callback: 1, .apns: 1])
-        #expect(report.requests.accepted == 1)
+        // The widget's live file stays (this process is alive); the app's rotated one was uploaded. The FCM
+        // exchange is stored as the apns record it derives.
+        #expect(summary.records == [.callback: 1, .apns: 2])
+        #expect(report.requests.accepted == 2)
         BeaconWriter.shared = nil
     }
 }
