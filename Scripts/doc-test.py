@@ -75,7 +75,7 @@ class Block:
 
     @property
     def where(self):
-        return f"{self.path}:{self.line}"
+        return f"{self.path}:{self.line}" if self.line else self.path
 
 
 def parse_note(text):
@@ -518,6 +518,40 @@ class Runner:
         self.report(block, ok, f"the Swift is the code {block.notes['compiled in']} compiles and runs" if ok else
                     f"the Swift is not, token for token, in {block.notes['compiled in']} (the test that compiles it)")
 
+    def check_inline(self, page):
+        """The commands a page's prose names in `code` spans: every flag must be one the command's --help lists."""
+        text = re.sub(r"```.*?```", "", Path(page).read_text(encoding="utf-8"), flags=re.S)
+        spans = [re.sub(r"\s+", " ", span) for span in re.findall(r"`(arrival [a-z][^`]*)`", text)]
+        spans = [span for span in spans if "--" in span]
+        if not spans:
+            return
+        box, bad = self.sandbox(page), []
+        for span in spans:
+            bad += self.unknown_flags(span, box)
+        self.counts["compared"] += 1
+        where = Block(page, 0, "", [])
+        self.report(where, not bad, f"the {len(spans)} commands its prose names use only flags their --help lists"
+                    if not bad else "its prose names flags the commands do not have: " + ", ".join(dict.fromkeys(bad)))
+
+    def unknown_flags(self, line, box, shown=None):
+        """The flags of one `arrival SUB ...` line that `arrival SUB --help` does not list."""
+        words = line.split()
+        if len(words) < 2 or words[0] != "arrival" or not re.fullmatch(r"[a-z-]+", words[1]):
+            return []
+        names = [words[1]]
+        if len(words) > 2 and re.fullmatch(r"[a-z]+(\|[a-z]+)*", words[2]):
+            names = [f"{words[1]} {name}" for name in words[2].split("|")]
+        flags = re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", line.split("  (")[0])
+        bad = []
+        for name in names:
+            if name not in self.help:
+                self.help[name] = box.run(f"arrival {name} --help", "stdout")[1]
+            if shown is not None:
+                shown.setdefault(name, set()).update(flags)
+            bad += [f"arrival {name} {flag}" for flag in flags if not re.search(
+                r"(?<![\w-])" + re.escape(flag) + r"(?![\w-])", self.help[name])]
+        return bad
+
     def check_synopsis(self, block, box):
         """Every flag a synopsis line shows is one the command's --help lists; with `synopsis: complete`, every
         flag --help lists is shown too."""
@@ -529,19 +563,7 @@ class Runner:
                 lines.append(line.strip())
         shown, bad = {}, []
         for line in lines:
-            words = line.split()
-            if len(words) < 2 or words[0] != "arrival" or not re.fullmatch(r"[a-z-]+", words[1]):
-                continue
-            names = [words[1]]
-            if len(words) > 2 and re.fullmatch(r"[a-z]+(\|[a-z]+)*", words[2]):
-                names = [f"{words[1]} {name}" for name in words[2].split("|")]
-            flags = re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", line.split("  (")[0])
-            for name in names:
-                if name not in self.help:
-                    self.help[name] = box.run(f"arrival {name} --help", "stdout")[1]
-                shown.setdefault(name, set()).update(flags)
-                bad += [f"arrival {name} {flag}" for flag in flags if not re.search(
-                    r"(?<![\w-])" + re.escape(flag) + r"(?![\w-])", self.help[name])]
+            bad += self.unknown_flags(line, box, shown)
         if block.notes.get("synopsis") == "complete":
             for name, flags in shown.items():
                 listed = set(re.findall(r"^\s+(?:-\w, )?(--[a-z][a-z0-9-]*)", self.help[name], re.M))
@@ -591,6 +613,8 @@ def free_port():
 
 SELF_TEST_PAGE = """# A page of every kind
 
+Prose may name `arrival lost --limit 3` and `arrival report --no-such-flag`.
+
 <!-- doc-test: compare: first lines -->
 
     $ arrival --version
@@ -636,6 +660,7 @@ then: test -d fleet/no-such-folder
 """
 # (where, what must be said) for each block of SELF_TEST_PAGE: what a correct doc-test says of it.
 SELF_TEST_EXPECTED = [
+    ("FAIL", "its prose names flags the commands do not have: arrival report --no-such-flag"),
     ("ok  ", "`arrival --version` prints"),
     ("ok  ", "`arrival simulate --out fleet"),
     ("ok  ", "`echo $?` prints"),
@@ -705,6 +730,8 @@ def main():
         return 2
     with tempfile.TemporaryDirectory(prefix="arrival-doc-test.") as work:
         runner = Runner(arrival, work, given)
+        for page in ([] if given else pages):
+            runner.check_inline(page)
         for block in blocks:
             try:
                 runner.check(block)
