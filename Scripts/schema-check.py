@@ -512,8 +512,8 @@ def check_report(checks: Checks, label: str, done: subprocess.CompletedProcess, 
     except ValueError as error:
         checks.record(False, f"{label}: prints JSON", str(error))
         return None
-    checks.record(first_error(validator, report) is None, f"{label}: validates against report.schema.json",
-                  first_error(validator, report) or "")
+    error = first_error(validator, report)  # once: a large report takes seconds to validate
+    checks.record(error is None, f"{label}: validates against report.schema.json", error or "")
     problems = form_problems(done.stdout, report)
     checks.record(not problems, f"{label}: key order, sorted maps, number form, layout", "; ".join(problems[:3]))
     problems = sum_problems(report)
@@ -533,8 +533,8 @@ def check_saved_report_1(checks: Checks, arrival: Arrival, validators: dict, cur
         return
     text = saved.read_text(encoding="utf-8")
     report = json.loads(text, parse_float=Number)
-    checks.record(first_error(schema_1, report) is None, "saved schema-1 report: validates against report-1.schema.json",
-                  first_error(schema_1, report) or "")
+    error = first_error(schema_1, report)
+    checks.record(error is None, "saved schema-1 report: validates against report-1.schema.json", error or "")
     problems = form_problems(text, report, schema=1)
     checks.record(not problems, "saved schema-1 report: key order, sorted maps, number form, layout",
                   "; ".join(problems[:3]))
@@ -849,9 +849,10 @@ def check_fleet(checks: Checks, arrival: Arrival, validators: dict, name: str, f
                         done.returncode == 0, " ".join([f"lost --format json over the {name} fleet", *args]),
                         done.stderr.strip()[-300:]):
                     listed = json.loads(done.stdout)
-                    checks.record(first_error(lost_schema, listed) is None,
+                    error = first_error(lost_schema, listed)
+                    checks.record(error is None,
                                   " ".join([f"lost over the {name} fleet", *args]) + ": validates against lost.schema.json",
-                                  first_error(lost_schema, listed) or "")
+                                  error or "")
                     by_cause: dict = {}
                     for update in listed["updates"]:
                         by_cause[update["cause"]] = by_cause.get(update["cause"], 0) + 1
@@ -863,10 +864,11 @@ def check_fleet(checks: Checks, arrival: Arrival, validators: dict, name: str, f
                     for update in listed["updates"][:5]:
                         shown = arrival.run("activity", update["activity_id"], "--db", str(lifecycle_db), "--format", "json")
                         story = json.loads(shown.stdout) if shown.returncode == 0 else None
-                        ok = story is not None and activity_schema is not None and first_error(activity_schema, story) is None
+                        error = first_error(activity_schema, story) if story is not None and activity_schema else None
+                        ok = story is not None and activity_schema is not None and error is None
                         checks.record(ok, f"activity {update['activity_id']} --format json: validates against "
                                       "activity.schema.json",
-                                      shown.stderr.strip()[-300:] if story is None else (first_error(activity_schema, story) or ""))
+                                      shown.stderr.strip()[-300:] if story is None else (error or ""))
                         if story is not None:
                             line = next((u for u in story["updates"] if u["seq"] == update["seq"]), None)
                             checks.record(line is not None and line["outcome"] == "lost" and line["loss_cause"] == update["cause"],
@@ -945,9 +947,9 @@ def run_all(checks: Checks, arrival: Arrival, validators: dict) -> None:
                 except ValueError as problem:
                     checks.record(False, f"{label}: JSON", str(problem))
                     continue
-                checks.record(done.returncode == 0 and first_error(tokens_schema, listed) is None,
-                              f"{label}: validates against tokens.schema.json",
-                              first_error(tokens_schema, listed) or done.stderr)
+                error = first_error(tokens_schema, listed)
+                checks.record(done.returncode == 0 and error is None,
+                              f"{label}: validates against tokens.schema.json", error or done.stderr)
             broken = {"schema": "arrival.tokens/1", "window": None, "requests_after_death": 0,
                       "tokens": [{"push_token": "aa", "app": "x", "provider": "gcm", "died_at": "2026-11-21T08:00:00Z",
                                   "reason": "Unregistered", "requests_after": 0, "last_sent_at": None}]}
