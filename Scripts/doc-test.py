@@ -411,9 +411,8 @@ class Runner:
             commands = [f"psql -v ON_ERROR_STOP=1 -qc {shlex.quote(' '.join(block.lines))} '{url}'"]
         else:
             commands = commands_of(block.lines)
-        for command in commands:
-            shown = command if block.lang == "sql" else command
-            command = re.sub(r"postgres(ql)?://[^\s\"']*db\.internal[^\s\"']*", url, command)
+        for shown in commands:
+            command = re.sub(r"postgres(ql)?://[^\s\"']*db\.internal[^\s\"']*", url, shown)
             status, output = box.run(command)
             self.counts["ran"] += 1
             self.report(block, status == 0, f"`{shorten(shown)}` exits 0 on the PostgreSQL test server" if status == 0
