@@ -81,7 +81,14 @@ enum ReferenceDecoder {
             var fields = Fields()
             for (key, value) in members { fields.values[key] = value }
             do {
-                return .record(try fields.record())
+                let record = try fields.record()
+                // Contract 3.2: U+0000 in a text the record keeps (an exchange's: its derived record's).
+                for (index, value) in fieldValues(record).enumerated() {
+                    if case .text(let bytes) = value, bytes.contains(0) {
+                        return .malformed(.nulCharacter, field: fieldKeys(record.kind)[index])
+                    }
+                }
+                return .record(record)
             } catch {
                 if error.cause == .invalidExchange { return .invalidExchange(paths: error.paths) }
                 return .malformed(error.cause, field: error.field)

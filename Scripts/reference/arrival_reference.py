@@ -258,6 +258,7 @@ TRUNCATED_GZIP = "truncated_gzip"
 # 2.6: an `exchange` line whose request, response or body breaks a rule, or
 # that lacks what its provider needs ("one cause for all of these").
 INVALID_EXCHANGE = "invalid_exchange"
+NUL_CHARACTER = "nul_character"
 
 
 class Malformed(Exception):
@@ -1213,7 +1214,13 @@ def parse_line(line: bytes, contract3: bool = False, contract31: bool = False) -
         raise Malformed(TOO_DEEP)
     if duplicate:
         raise Malformed(DUPLICATE_KEY)
-    return validate_object(obj, contract3, contract31 and contract3)
+    record = validate_object(obj, contract3, contract31 and contract3)
+    # (3.2) U+0000 in a field the record keeps (an exchange's: its derived
+    # record's) makes the line malformed, on every engine. Checked once the
+    # record is otherwise valid (arrival's reading: Documentation/ContractChoices.md).
+    if any(isinstance(v, str) and "\x00" in v for v in record.values):
+        raise Malformed(NUL_CHARACTER)
+    return record
 
 
 # --------------------------------------------------------------------------

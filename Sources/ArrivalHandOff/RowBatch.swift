@@ -126,6 +126,22 @@ package struct RowBatch: Sendable {
         cells.append(.text(offset: Int32(start), count: Int32(bytes.count - start)))
     }
 
+    /// The column, counted from `mark`, of the first text appended since
+    /// `mark` that holds the byte 0 (U+0000); nil when none does.
+    package func columnHoldingNul(since mark: Mark) -> Int? {
+        guard bytes.count > mark.bytes else { return nil }
+        return bytes.withUnsafeBufferPointer { arena -> Int? in
+            guard UnsafeBufferPointer(rebasing: arena[mark.bytes...]).contains(0) else { return nil }
+            for index in mark.cells..<cells.count {
+                guard case .text(let offset, let count) = cells[index], count > 0 else { continue }
+                if UnsafeBufferPointer(rebasing: arena[Int(offset)..<Int(offset + count)]).contains(0) {
+                    return index - mark.cells
+                }
+            }
+            return nil
+        }
+    }
+
     /// Closes the row whose cells were appended since `mark`. Its store key
     /// (from its hash and the cell at `kind.timeColumn`) is computed by
     /// ``computeKeys()``, with those of the rows around it.

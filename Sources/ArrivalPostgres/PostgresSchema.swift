@@ -36,6 +36,7 @@ package enum PostgresSchema {
         ("0002_repeat_counts_and_limits", repeatCountsAndLimits),
         ("0003_prune_indexes", pruneIndexes),
         ("0004_frequent_pushes", frequentPushes),
+        ("0005_nul_character", nulCharacter),
     ]
 
     /// As the SQLite store's `0013_frequent_pushes` (contract 3.1): the
@@ -78,6 +79,17 @@ package enum PostgresSchema {
                 'missing_field', 'wrong_type', 'invalid_time', 'invalid_enum', 'invalid_exchange', 'kind_not_allowed',
                 'truncated_gzip', 'too_large'))
         """,
+    ]
+
+    /// As the SQLite store's `0014_nul_character`: contract 3.2's malformed cause for U+0000 in a kept text.
+    static let nulCharacter = [
+        """
+        ALTER TABLE arrival.malformed_lines DROP CONSTRAINT malformed_lines_cause_check,
+            ADD CONSTRAINT malformed_lines_cause_check CHECK (cause IN ('line_too_long', 'invalid_utf8',
+                'invalid_json', 'too_deep', 'duplicate_key', 'not_an_object', 'unsupported_version', 'unknown_kind',
+                'missing_field', 'wrong_type', 'invalid_time', 'invalid_enum', 'invalid_exchange', 'nul_character',
+                'kind_not_allowed', 'truncated_gzip', 'too_large'))
+        """
     ]
 
     /// How Citus is to spread the schema (checked by ``CitusRules`` in the tests).

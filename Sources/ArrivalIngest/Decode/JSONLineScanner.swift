@@ -47,6 +47,9 @@ struct JSONLineScanner {
     private var slots = InlineArray<32, ValueRef>(
         repeating: ValueRef(kind: .null, start: 0, end: 0, hasEscapes: false, int: 0))
     private var present: UInt32 = 0
+    /// Whether ``appendString(_:to:)`` unescaped a string since the last scan: only an
+    /// escape can put U+0000 in a text (the grammar refuses a raw control character).
+    private(set) var appendedEscapedText = false
 
     // Repeated-key detection for keys no slot tracks: the keys of every open object.
     private struct Key {
@@ -75,6 +78,7 @@ struct JSONLineScanner {
     /// Scans `bytes`; returns `nil` when the line is a JSON object, else the cause.
     mutating func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> MalformedCause? {
         present = 0
+        appendedEscapedText = false
         guard UTF8Validation.isValid(bytes) else { return .invalidUTF8 }
         line = bytes
         if !keys.isEmpty { keys.removeAll(keepingCapacity: true) }
@@ -92,6 +96,7 @@ struct JSONLineScanner {
         if !ref.hasEscapes {
             batch.appendText(bytes)
         } else {
+            appendedEscapedText = true
             batch.appendText { JSONLineScanner.unescape(bytes, into: &$0) }
         }
     }

@@ -60,8 +60,16 @@ package struct RecordDecoder {
         if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return .blank }
         if let cause = scanner.scan(bytes) { return .malformed(cause) }
         let mark = batch.mark
-        do {
-            let kind = try appendFields(to: &batch)
+        do throws(MalformedCause) {
+            let (kind, exchange) = try appendFields(to: &batch)
+            // Contract 3.2: U+0000 in a text the record keeps makes the line malformed, on every engine.
+            if exchange || scanner.appendedEscapedText, let column = batch.columnHoldingNul(since: mark) {
+                let field = column < kind.columns.count ? kind.columns[column] : "a text field"
+                lastProblem =
+                    field + ": holds U+0000 (\\u0000), which a record's text may not (contract 3.2)"
+                    + (exchange ? "; in the apns record derived from this exchange" : "")
+                throw MalformedCause.nulCharacter
+            }
             batch.finishRow(mark, kind: kind, line: line)
             return .record
         } catch {
@@ -74,7 +82,8 @@ package struct RecordDecoder {
 
     /// Appends the record's fields in column order, checking each in that
     /// order, so the first field at fault names the cause.
-    private mutating func appendFields(to batch: inout RowBatch) throws(MalformedCause) -> RecordKind {
+    /// Returns the record's kind, and whether the line was an `exchange` (its texts come from its bodies).
+    private mutating func appendFields(to batch: inout RowBatch) throws(MalformedCause) -> (RecordKind, Bool) {
         if let v = value(.v), !(v.kind == .int && v.int == 1) {
             throw problem(.unsupportedVersion, .v, "expected 1, got \(scanner.shown(v))")
         }
@@ -88,7 +97,7 @@ package struct RecordDecoder {
         }
         if kind == nil, scanner.withStringBytes(kindRef, { Self.equals($0, "exchange") }) {
             try appendExchange(to: &batch)
-            return .apns
+            return (.apns, true)
         }
         guard let kind else {
             throw problem(
@@ -99,7 +108,7 @@ package struct RecordDecoder {
         case .render: try appendRender(to: &batch)
         case .callback: try appendCallback(to: &batch)
         }
-        return kind
+        return (kind, false)
     }
 
     private mutating func appendAPNs(to batch: inout RowBatch) throws(MalformedCause) {

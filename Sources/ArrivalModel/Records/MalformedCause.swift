@@ -28,6 +28,11 @@ public enum MalformedCause: String, CaseIterable, Sendable, Comparable, Codable,
     /// An `exchange` line from which no `apns` record can be derived: its
     /// request, response or body lacks what its provider needs or breaks a type.
     case invalidExchange = "invalid_exchange"
+    /// (Contract 3.2) A field the record's kind reads (for an `exchange`: a
+    /// field of the record derived from it) holds U+0000, written `\u0000`:
+    /// no engine may store a line another cannot (PostgreSQL's `text` cannot
+    /// hold it). Checked once every field is otherwise valid.
+    case nulCharacter = "nul_character"
     /// An `apns` or `exchange` line uploaded to the collector with a device
     /// token, which may upload `render` and `callback` records only.
     case kindNotAllowed = "kind_not_allowed"

@@ -18,7 +18,29 @@ enum Migrations {
         ("0011_record_keys_by_window", "-- keys: see Migrations.rekeyRecords"),
         ("0012_repeat_counts_and_limits", repeatCountsAndLimits),
         ("0013_frequent_pushes", frequentPushes),
+        ("0014_nul_character", nulCharacter),
     ]
+
+    /// Contract 3.2: U+0000 in a text a record keeps makes its line
+    /// malformed, with the cause `nul_character`. SQLite cannot change a
+    /// CHECK, so `malformed_lines` is copied into a table with the longer
+    /// list, as ``repeatCountsAndLimits`` did.
+    static let nulCharacter = """
+        CREATE TABLE malformed_lines_0014 (
+            file_id INTEGER NOT NULL REFERENCES files (id),
+            line    INTEGER NOT NULL,
+            cause   TEXT    NOT NULL CHECK (cause IN ('line_too_long', 'invalid_utf8', 'invalid_json', 'too_deep',
+                        'duplicate_key', 'not_an_object', 'unsupported_version', 'unknown_kind', 'missing_field',
+                        'wrong_type', 'invalid_time', 'invalid_enum', 'invalid_exchange', 'nul_character',
+                        'kind_not_allowed', 'truncated_gzip', 'too_large')),
+            problem TEXT,
+            PRIMARY KEY (file_id, line)
+        ) WITHOUT ROWID;
+        INSERT INTO malformed_lines_0014 (file_id, line, cause, problem)
+            SELECT file_id, line, cause, problem FROM malformed_lines;
+        DROP TABLE malformed_lines;
+        ALTER TABLE malformed_lines_0014 RENAME TO malformed_lines;
+        """
 
     /// Contract 3.1: renders and callbacks may say what the user's "More
     /// Frequent Updates" switch was (`frequent_pushes`). A column each, null

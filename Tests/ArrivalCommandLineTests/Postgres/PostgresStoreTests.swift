@@ -476,20 +476,29 @@ struct PostgresStoreTests {
         }
     }
 
-    @Test("A field PostgreSQL cannot hold (U+0000) stops ingest at its file, named by path and line; the rest is kept")
+    @Test(
+        "U+0000 in a kept field makes its line malformed (contract 3.2), as on SQLite: the file and the rest are stored"
+    )
     func nulCharacter() throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let render = #"{"v":1,"kind":"render","activity_id":"A","seq":0,"rendered_at":"2026-11-21T10:30:55.122Z"}"#
         try Data((render + "\n").utf8).write(to: directory.appendingPathComponent("a-good.jsonl"))
-        try Data((render.replacingOccurrences(of: #""A""#, with: #""B\u0000""#) + "\n").utf8)
-            .write(to: directory.appendingPathComponent("b-nul.jsonl"))
+        try Data(
+            (render.replacingOccurrences(of: #""A""#, with: #""B\u0000""#) + "\n"
+                + render.replacingOccurrences(of: #""A""#, with: #""C""#) + "\n").utf8
+        ).write(to: directory.appendingPathComponent("b-nul.jsonl"))
         try TestDatabase.with { url in
-            let outcome = try run("arrival", ["ingest", directory.path, "--quiet", "--db", url])
-            #expect(outcome.status != 0)
-            #expect(outcome.stderr.contains("b-nul.jsonl:1: a text field holds U+0000"), "\(outcome.stderr)")
-            #expect(try TestDatabase.query(url, "SELECT count(*) FROM arrival.renders") == 1)
-            #expect(try TestDatabase.query(url, "SELECT count(*) FROM arrival.files") == 1)
+            let outcome = try run("arrival", ["ingest", directory.path, "--db", url])
+            #expect(outcome.status == 0, "\(outcome)")
+            #expect(outcome.stdout.contains("nul_character: 1"), "\(outcome.stdout)")
+            #expect(outcome.stdout.contains("b-nul.jsonl:1: activity_id: holds U+0000"), "\(outcome.stdout)")
+            #expect(try TestDatabase.query(url, "SELECT count(*) FROM arrival.renders") == 2)
+            #expect(try TestDatabase.query(url, "SELECT count(*) FROM arrival.files") == 2)
+            #expect(
+                try TestDatabase.query(
+                    url, "SELECT count(*) FROM arrival.malformed_lines WHERE cause = 'nul_character'")
+                    == 1)
         }
     }
 
