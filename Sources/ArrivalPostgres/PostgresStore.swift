@@ -277,33 +277,37 @@ package final class PostgresStore: StoreWriter {
 
     /// Merges the batch's files into the store and commits them (their
     /// commits wait in ``settled``). A merge that fails on a rule of the
-    /// store's is tried file by file: the files before the one it fails on
-    /// are committed, and the error names that file (a file that took over
-    /// earlier versions' records, alone in its batch, rolls the batch back).
+    /// store's is tried file by file: a file the store refuses
+    /// (``refusal(of:)``) is left out with the store's reason and the others
+    /// are merged and committed (a file that took over earlier versions'
+    /// records, alone in its batch, rolls the batch back). Any other failure
+    /// rolls the whole batch back and is thrown.
     func mergeAndCommit() throws {
         guard batchBegan != nil else { return }
         let files = batchFiles
         batchFiles = []
-        var failure: (file: StagedFile, error: PostgresStoreError)?
+        var commits: [FileCommit] = []
+        var rollBack = false
         do {
             if !files.isEmpty {
                 try copyStage()
                 try copyFiles(files)
                 do {
-                    settled += try merge(files)
-                } catch let error as PostgresStoreError where error.sqlState != nil {
+                    commits = try merge(files)
+                } catch let error as PostgresStoreError where Self.refusalReason(error) != nil {
                     for file in files {
                         do {
-                            settled += try merge([file])
-                        } catch let error as PostgresStoreError where error.sqlState != nil {
-                            failure = (file, error)
-                            break
+                            commits += try merge([file])
+                        } catch let error as PostgresStoreError {
+                            guard let reason = Self.refusalReason(error) else { throw error }
+                            commits.append(FileCommit(status: .new, refused: reason))
+                            // Earlier versions were removed in this batch: only its rollback brings them back.
+                            if file.fileID != nil { rollBack = true }
                         }
                     }
-                    if failure == nil { failure = (files[0], error) }
                 }
             }
-            if let failure, failure.file.fileID != nil {
+            if rollBack {
                 rollbackBatch()
             } else {
                 batchBegan = nil
@@ -318,11 +322,24 @@ package final class PostgresStore: StoreWriter {
             rollbackBatch()
             throw error
         }
-        if let failure {
-            throw PostgresStoreError(
-                "\(failure.file.path): \(failure.error.description)", sqlState: failure.error.sqlState,
-                hint: failure.error.hint)
-        }
+        settled += commits
+    }
+
+    /// The store's reason when `error` is the store refusing what one file
+    /// holds, by its SQLSTATE class: a value it cannot take (22), a rule of
+    /// the operator's (23: a constraint; P0: a trigger's `RAISE EXCEPTION`;
+    /// 2F and 39: a function's failure), a limit of a row (54). Anything else
+    /// (no connection, a timeout, a full or read-only disk, a lost lock, a
+    /// server shutting down) is the store's as a whole: nil.
+    package static func refusalReason(_ error: PostgresStoreError) -> String? {
+        guard let state = error.sqlState, !error.isRetryable,
+            ["22", "23", "P0", "2F", "39", "54"].contains(String(state.prefix(2)))
+        else { return nil }
+        return error.description.contains(state) ? error.description : "\(error.description) (SQLSTATE \(state))"
+    }
+
+    package func refusal(of error: any Error) -> String? {
+        (error as? PostgresStoreError).flatMap(Self.refusalReason)
     }
 
     /// Undoes the open batch, its stage with it (nothing of it is kept).

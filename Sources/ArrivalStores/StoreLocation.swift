@@ -201,3 +201,22 @@ package final class ReadableStore {
         if let directory { try? FileManager.default.removeItem(at: directory) }
     }
 }
+
+extension StoreLocation {
+    /// Whether an ingest run's `error` concerns the store as a whole (it
+    /// cannot be reached, answered in time, or written: a full or read-only
+    /// disk, a lock held, a server shutting down) rather than the uploads the
+    /// run held. The collector backs off on the first and sets nothing
+    /// aside for it; the second it pins on the upload that fails alone.
+    /// An error of neither engine (a file the run could not read, say) is
+    /// the run's.
+    package static func isStoreWide(_ error: any Error) -> Bool {
+        if let error = error as? DatabaseError {
+            return SQLiteStore.refusalCodes.contains(error.code & 0xFF) == false
+        }
+        if let error = error as? PostgresStoreError {
+            return PostgresStore.refusalReason(error) == nil
+        }
+        return false
+    }
+}

@@ -80,6 +80,7 @@ struct Ingest: ParsableCommand {
         if !quiet { print(summary.text(database: store.label)) }
         // Said even with --quiet, and a failure: a daily job must see it.
         if let unreadable = unreadable(summary) { throw unreadable }
+        if let refused = refused(summary) { throw refused }
         if let nothing = nothingRead(summary) {
             if requireData { throw nothing }
             FileHandle.standardError.write(Data((nothing.warningDescription + "\n").utf8))
@@ -99,6 +100,22 @@ struct Ingest: ParsableCommand {
                 ? "everything else was stored. " : "nothing else was there to store. ")
                 + "Fix what each line says (a path, permissions, a file still being written) "
                 + "and run the same ingest again: what is stored already is skipped.",
+            location: Diagnostic.Location(path: first.path))
+    }
+
+    /// The files the store refused, all named, once everything else was stored.
+    private func refused(_ summary: IngestSummary) -> Diagnostic? {
+        guard let first = summary.refused.first else { return nil }
+        let count = summary.refused.count
+        let listed = summary.refused.prefix(20).map { "\n  \($0)" }.joined()
+        let more = count > 20 ? "\n  … and \(count - 20) more" : ""
+        return Diagnostic(
+            .input,
+            "the store refused \(count) file\(count == 1 ? "" : "s"), so nothing of \(count == 1 ? "it" : "them") "
+                + "was stored:\(listed)\(more)",
+            hint: "everything else was stored. The reason is the store's own (a trigger or constraint someone "
+                + "added to \(store.label)); remove its cause and run the same ingest again: what is stored "
+                + "already is skipped.",
             location: Diagnostic.Location(path: first.path))
     }
 
@@ -173,6 +190,11 @@ extension IngestSummary {
             lines.append("  could not be read (nothing of them stored): \(unreadable.count)")
             for entry in unreadable.prefix(5) { lines.append("    \(entry)") }
             if unreadable.count > 5 { lines.append("    … and \(unreadable.count - 5) more") }
+        }
+        if !refused.isEmpty {
+            lines.append("  refused by the store (nothing of them stored): \(refused.count)")
+            for entry in refused.prefix(5) { lines.append("    \(entry)") }
+            if refused.count > 5 { lines.append("    … and \(refused.count - 5) more") }
         }
         if !emptyFiles.isEmpty {
             lines.append("  empty files (0 bytes: an upload cut short?): \(emptyFiles.count)")

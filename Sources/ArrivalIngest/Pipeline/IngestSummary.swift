@@ -19,6 +19,13 @@ package struct IngestSummary: Sendable, Equatable {
         package var description: String { "\(path): \(reason)" }
     }
 
+    /// A file the store refused (``StoreWriter/refusal(of:)``), and the store's reason.
+    package struct Refused: Sendable, Equatable, CustomStringConvertible {
+        package var path: String
+        package var reason: String
+        package var description: String { "\(path): \(reason)" }
+    }
+
     /// Files whose records were read and stored in this run.
     package var filesRead = 0
     /// Files read in place of an earlier version of themselves (same path,
@@ -35,6 +42,9 @@ package struct IngestSummary: Sendable, Equatable {
     /// opened, a read that failed, a file that changed while it was read):
     /// nothing of them was stored, and the run went on without them.
     package var unreadable: [Unreadable] = []
+    /// Files the store refused (a trigger, a constraint of the operator's):
+    /// nothing of them was stored, every other file of the run was.
+    package var refused: [Refused] = []
     /// Files read in this run that hold no byte at all (often an upload cut
     /// before its first byte, or a `.gz` that was never written): stored as
     /// files without lines, and named in the summary so they are not missed.

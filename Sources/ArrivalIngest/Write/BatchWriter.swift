@@ -165,20 +165,46 @@ struct BatchWriter<Writer: StoreWriter> {
     ) throws {
         var replacing = earlierVersions
         if let id = try Admission.copyToReplace(upgrading: upgrading, in: store) { replacing.append(id) }
-        var file = try FileWrite(
-            store: store, path: path, now: Self.now(), replacing: replacing, strict: options.strict)
+        var ending: FileWrite<Writer>.Ending?
         do {
-            var ending: FileWrite<Writer>.Ending?
-            while ending == nil {
-                let message = channel.receive()
-                ending = try file.take(message, recycle: recycle)
-                // A progress call a batch.
-                if case .rows = message { progress?(file.records) }
+            var file = try FileWrite(
+                store: store, path: path, now: Self.now(), replacing: replacing, strict: options.strict)
+            do {
+                while ending == nil {
+                    let message = channel.receive()
+                    ending = try file.take(message, recycle: recycle)
+                    // A progress call a batch.
+                    if case .rows = message { progress?(file.records) }
+                }
+                if let ending { try finish(&file, ending) }
+            } catch {
+                file.rollback()
+                throw error
             }
-            if let ending { try finish(&file, ending) }
         } catch {
-            file.rollback()
-            throw error
+            // The store refused this file: it alone is left out, and the run goes on.
+            guard let reason = store.refusal(of: error) else { throw error }
+            switch ending ?? Self.skipRest(of: channel, recycle: recycle) {
+            case .interrupted: summary.interrupted.append(path)
+            case .lostPlace: throw InputError.readFailed(path: path, reason: "the reader stopped early")
+            case .read, .failed: summary.refused.append(IngestSummary.Refused(path: path, reason: reason))
+            }
+        }
+    }
+
+    /// Consumes the rest of a file the writer left (its batches are dropped), up to its ending.
+    private static func skipRest(
+        of channel: BatchChannel<FileMessage>, recycle: BatchChannel<RowBatch>
+    ) -> FileWrite<Writer>.Ending {
+        while true {
+            switch channel.receive() {
+            case .rows(let batch): recycle.offer(batch)
+            case .restart: continue
+            case .end(.success(let read)): return .read(read)
+            case .end(.failure(let error)): return .failed(error)
+            case .interrupted: return .interrupted
+            case .file, .known, .unreadable, nil: return .lostPlace
+            }
         }
     }
 
@@ -243,6 +269,10 @@ struct BatchWriter<Writer: StoreWriter> {
     /// Counts a file by what committing it did.
     private mutating func settle(_ file: FinishedFile, _ committed: FileCommit) throws {
         let (path, read, replaced) = (file.path, file.read, file.replaced)
+        if let reason = committed.refused {
+            summary.refused.append(IngestSummary.Refused(path: path, reason: reason))
+            return
+        }
         var (fileSummary, newByKind) = (file.fileSummary, file.newByKind)
         // Another writer stored the same bytes meanwhile (a store with several writers): skipped as above.
         if try countKnown(committed.status, sha256: read.sha256, path: path, now: file.now) { return }

@@ -266,3 +266,10 @@ nonisolated(unsafe) let emptyCString: UnsafePointer<CChar> = {
     pointer.initialize(to: 0)
     return UnsafePointer(pointer)
 }()
+
+extension DatabaseError {
+    /// An error with SQLite's result code `code` (what callers outside this module classify by, as the tests do).
+    package init(resultCode code: Int32, message: String, context: String) {
+        self.init(code: code, message: message, context: context)
+    }
+}

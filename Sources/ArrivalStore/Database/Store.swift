@@ -98,6 +98,12 @@ package final class SQLiteStore {
         }
     }
 
+    /// Runs SQL of an operator's own on the store, outside any ingest (a
+    /// trigger added or dropped, say; the tests of a store that refuses a file).
+    package func executeOperatorSQL(_ sql: String) throws(DatabaseError) {
+        try connection.execute(sql)
+    }
+
     /// Opens an existing store for reading only: nothing is migrated or
     /// written, so `arrival report`, `diff` and `gate` work on a store in a
     /// read-only directory, and never change a file that is no store. Fails

@@ -138,6 +138,10 @@ extension SQLiteStore {
         }
     }
 
+    /// Whether the batch transaction the files of this run go into is still
+    /// open (a file's rollback failed, or a trigger's `RAISE(ROLLBACK…)` ended it: not).
+    var batchIntact: Bool { batchOpen && sqlite3_get_autocommit(connection.handle) == 0 }
+
     /// Rolls back the whole open batch: the last resort when a file cannot
     /// be undone alone.
     func abandonBatch() {

@@ -1,5 +1,6 @@
 package import ArrivalHandOff
 package import ArrivalModel
+import CSQLite
 
 /// The store's writer role: what ingest asks of a store it writes files
 /// into, whatever the engine. ``SQLiteStore`` (SQLite, one writer at a time,
@@ -54,6 +55,17 @@ package protocol StoreWriter: AnyObject {
 
     /// Ends what ``beginBulkLoad()`` began (called only after it said true).
     func endBulkLoad()
+
+    /// The store's reason when `error`, thrown while one file was written,
+    /// is the store refusing that file (a rule of the store's: a trigger, a
+    /// constraint, a value it cannot hold) and, once that file is rolled
+    /// back, the other files of the batch stand: the writer sets the file
+    /// aside and goes on (WRITE-PATH: a failure belongs to the smallest thing
+    /// that failed). Nil when the error concerns the store as a whole (no
+    /// connection, a full or read-only disk, a lost transaction): the run
+    /// stops, and nothing is blamed on the file. Asked after the file's
+    /// rollback. An engine that cannot tell keeps the default, nil.
+    func refusal(of error: any Error) -> String?
 }
 
 /// Whether bytes with a content hash are stored, and from which path: what
@@ -94,10 +106,14 @@ package struct FileCommit: Sendable, Equatable {
     /// New records of each kind (``RecordKind/index``) when the engine counts
     /// them at commit; nil when ``FileWriter/store(_:)`` said so batch by batch.
     package var newByKind: [Int]?
+    /// The store's reason when it refused the file at the batch's commit
+    /// (``StoreWriter/refusal(of:)``): nothing of it was kept, the other files were.
+    package var refused: String?
 
-    package init(status: ContentStatus, newByKind: [Int]? = nil) {
+    package init(status: ContentStatus, newByKind: [Int]? = nil, refused: String? = nil) {
         self.status = status
         self.newByKind = newByKind
+        self.refused = refused
     }
 }
 
@@ -110,6 +126,25 @@ extension SQLiteStore: StoreWriter {
 
     package func removeReplacedVersions(ids: [Int64]) throws -> Int {
         try replaceEarlierVersions(ids: ids).entries.count
+    }
+
+    /// The primary result codes of a file's refusal (``refusal(of:)``): a
+    /// constraint, a type mismatch, a value too big.
+    package static let refusalCodes: Set<Int32> = [SQLITE_CONSTRAINT, SQLITE_MISMATCH, SQLITE_TOOBIG]
+
+    /// A constraint (a trigger's `RAISE(ABORT…)` or `RAISE(FAIL…)`, a `CHECK`,
+    /// `NOT NULL` or `UNIQUE` of an operator's), a type mismatch or a value
+    /// too big is the file's; anything else (a full or read-only disk, I/O,
+    /// a lock, a corrupt file) is the store's. A trigger's `RAISE(ROLLBACK…)`
+    /// ends the batch with the file: the store's too, so the run stops rather
+    /// than count files it no longer holds.
+    package func refusal(of error: any Error) -> String? {
+        guard let error = error as? DatabaseError, Self.refusalCodes.contains(error.code & 0xFF) else { return nil }
+        guard batchIntact else {
+            abandonBatch()
+            return nil
+        }
+        return error.message
     }
 }
 
@@ -130,6 +165,8 @@ extension FileTransaction: FileWriter {
 
 extension StoreWriter {
     package var claimsBytesAtFinish: Bool { false }
+
+    package func refusal(of error: any Error) -> String? { nil }
 
     package func beginBulkLoad() -> Bool { false }
 
