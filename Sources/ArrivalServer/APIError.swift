@@ -61,6 +61,7 @@ enum JSONBody {
         case string(String)
         case int(Int)
         case object([(String, Value)])
+        case array([Value])
     }
 
     static func object(_ fields: [(String, Value)]) -> String { write(.object(fields)) }
@@ -71,6 +72,8 @@ enum JSONBody {
         case .string(let text): return quoted(text)
         case .object(let fields):
             return "{" + fields.map { quoted($0.0) + ":" + write($0.1) }.joined(separator: ",") + "}"
+        case .array(let values):
+            return "[" + values.map(write).joined(separator: ",") + "]"
         }
     }
 

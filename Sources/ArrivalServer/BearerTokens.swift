@@ -8,7 +8,7 @@ import Crypto
 ///   may do nothing a stranger could misuse beyond adding device evidence.
 /// - `sender`: upload any kind of record, and ask about its uploads.
 /// - `read`: read reports, and ask about uploads.
-package enum Role: String, CaseIterable, Sendable {
+package enum Role: String, CaseIterable, Sendable, Codable {
     case device, sender, read
 
     /// Whether an upload made with this role may carry `apns` and `exchange` lines.

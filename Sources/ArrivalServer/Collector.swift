@@ -197,6 +197,7 @@ package struct Collector: Sendable {
         router.middlewares.add(JSONErrorMiddleware())
         router.middlewares.add(MetricsMiddleware())
         router.post("/v1/uploads") { request, context in try await upload(request, context: context) }
+        router.get("/v1/uploads") { request, context in try await uploadList(request, context: context) }
         router.get("/v1/uploads/{sha256}") { request, context in try await uploadState(request, context: context) }
         router.get("/v1/report") { request, context in try await report(request, context: context) }
         router.get("/metrics") { _, _ in metricsText() }
@@ -204,14 +205,15 @@ package struct Collector: Sendable {
         router.get("/readyz") { _, _ in try await ready() }
         // A known path asked with another method: 405 with the methods it takes.
         for (path, allowed) in [
-            ("/v1/uploads", "POST"), ("/v1/uploads/{sha256}", "GET"), ("/v1/report", "GET"), ("/metrics", "GET"),
+            ("/v1/uploads", "GET, POST"), ("/v1/uploads/{sha256}", "GET"), ("/v1/report", "GET"), ("/metrics", "GET"),
             ("/healthz", "GET"), ("/readyz", "GET"),
         ] {
             for method in [HTTPRequest.Method.get, .post, .put, .delete, .patch]
-            where method.rawValue != allowed {
+            where !allowed.split(separator: ", ").contains(Substring(method.rawValue)) {
                 router.on(RouterPath(path), method: method) { request, _ -> Response in
                     throw APIError(
-                        .methodNotAllowed, "\(request.uri.path) takes \(allowed) only",
+                        .methodNotAllowed,
+                        "\(request.uri.path) takes \(allowed.replacingOccurrences(of: ", ", with: " or ")) only",
                         headers: [.allow: allowed])
                 }
             }
@@ -370,7 +372,37 @@ package struct Collector: Sendable {
         if spool.queuedEntry(sha256: sha) != nil {
             return Self.json(.ok, JSONBody.object([("upload", .string(sha)), ("state", .string("queued"))]))
         }
+        if let item = spool.setAsideEntry(sha256: sha) {
+            return Self.json(.ok, JSONBody.object(Self.rejectedFields(item)))
+        }
         throw APIError(.notFound, "no upload with these bytes was received; send it again")
+    }
+
+    /// The uploads set aside (`GET /v1/uploads?state=rejected`), for a read token: each with the store's reason.
+    func uploadList(_ request: Request, context: CollectorContext) async throws -> Response {
+        let role = try authorize(request, metricsRole: false)
+        guard role.mayReadReports else {
+            throw APIError(.forbidden, "listing uploads needs a read token; device and sender tokens only upload")
+        }
+        guard let state = request.uri.queryParameters.get("state") else {
+            throw APIError(.badRequest, "say which uploads to list: state=rejected (the ones set aside)")
+        }
+        guard state == "rejected" else {
+            throw APIError(.badRequest, "state must be rejected: the uploads set aside are the ones listed")
+        }
+        let items = spool.setAsideEntries.map { JSONBody.Value.object(Self.rejectedFields($0)) }
+        return Self.json(.ok, JSONBody.object([("uploads", .array(items))]))
+    }
+
+    /// What the collector says of an upload set aside.
+    static func rejectedFields(_ item: SetAside) -> [(String, JSONBody.Value)] {
+        [
+            ("upload", .string(item.entry.sha256)), ("state", .string("rejected")), ("name", .string(item.entry.name)),
+            ("role", .string(item.entry.role.rawValue)), ("bytes", .int(item.entry.byteCount)),
+            ("received_at", .string(RFC3339.format(milliseconds: item.entry.receivedAt))),
+            ("rejected_at", .string(RFC3339.format(milliseconds: item.at))), ("attempts", .int(item.attempts)),
+            ("reason", .string(item.reason)),
+        ]
     }
 
     // MARK: - Reading
@@ -444,6 +476,7 @@ package struct Collector: Sendable {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         metrics.spool(
             uploads: depth.uploads, bytes: depth.bytes, oldestReceivedAt: depth.oldestReceivedAt, now: now)
+        metrics.rejected(byRole: spool.setAsideByRole, storeWritable: engine.cannotWrite == nil)
         for (role, queued) in spool.depthByRole {
             metrics.queue(
                 role: role, uploads: queued.uploads, bytes: queued.bytes, oldestReceivedAt: queued.oldestReceivedAt,
@@ -457,6 +490,12 @@ package struct Collector: Sendable {
 
     func ready() async throws -> Response {
         guard await engine.isReadable else { throw APIError(.serviceUnavailable, "the store cannot be read") }
+        if let failure = engine.cannotWrite {
+            throw APIError(
+                .serviceUnavailable,
+                "the store cannot be written (uploads are still acknowledged into the spool, and ingested once it "
+                    + "can): \(failure)")
+        }
         guard spool.acceptsUploads else {
             throw APIError(
                 .serviceUnavailable, "the spool's disk is full: uploads are refused until room returns",

@@ -94,6 +94,19 @@ struct CollectorMetrics: Sendable {
         Counter(label: "arrival_ingest_failures_total").increment()
     }
 
+    /// An upload the store refused alone, attempt after attempt, was set aside.
+    func setAside(role: Role) {
+        Counter(label: "arrival_uploads_set_aside_total", dimensions: [("role", role.rawValue)]).increment()
+    }
+
+    /// Uploads set aside now, per role, and whether the store can be written (1) or not (0) as of the last run.
+    func rejected(byRole: [Role: Int], storeWritable: Bool) {
+        for (role, count) in byRole {
+            Gauge(label: "arrival_uploads_rejected", dimensions: [("role", role.rawValue)]).record(count)
+        }
+        Gauge(label: "arrival_store_writable").record(storeWritable ? 1 : 0)
+    }
+
     /// The spool's depth and the ingest lag (the oldest queued upload's age).
     func spool(uploads: Int, bytes: Int, oldestReceivedAt: Int64?, now: Int64) {
         Gauge(label: "arrival_spool_uploads").record(uploads)
@@ -117,6 +130,12 @@ struct CollectorMetrics: Sendable {
         "arrival_malformed_lines_total": "Malformed lines in ingested uploads, by cause.",
         "arrival_ingest_seconds_total": "Time the worker spent ingesting uploads, commits included.",
         "arrival_ingest_failures_total": "Attempts to ingest an upload that failed (it stays queued).",
+        "arrival_uploads_set_aside_total":
+            "Uploads set aside, by role: the store refused each alone, attempt after attempt (its bytes stay).",
+        "arrival_uploads_rejected":
+            "Uploads set aside now (GET /v1/uploads?state=rejected lists them), by role; each start tries them again.",
+        "arrival_store_writable":
+            "1 when the last ingest run could write the store, 0 while a failure of the store as a whole lasts.",
         "arrival_spool_uploads": "Uploads acknowledged and not yet ingested.",
         "arrival_spool_bytes": "Bytes of the uploads waiting in the spool.",
         "arrival_ingest_lag_seconds": "Age of the oldest upload waiting in the spool (0 when empty).",

@@ -1,5 +1,6 @@
 import ArrivalIngest
 import ArrivalModel
+import ArrivalStores
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
@@ -28,6 +29,9 @@ struct IngestWorker: Service {
     /// How long a device run may go on while sender uploads wait (doubled for each stop in a row).
     var deviceSlice: Duration = RunScheduler.defaultDeviceSlice
 
+    /// The uploads failed runs are being pinned on (``UploadIsolation``).
+    let isolation = NIOLockedValueBox(UploadIsolation())
+
     /// How long after SIGTERM a run that has not stopped is waited for.
     static let abandonAfter: Duration = .seconds(5)
 
@@ -54,81 +58,151 @@ struct IngestWorker: Service {
 
     private func drain(_ scheduler: inout RunScheduler) async {
         while !stopping {
-            let waiting = Set(spool.depthByRole.filter { $0.value.uploads > 0 }.keys)
+            // Uploads a failed run is being pinned on go first, when due; the rest as the scheduler says.
+            var entries: [Spool.Entry]
             let role: Role
-            switch scheduler.next(waiting: waiting, now: .now) {
-            case .idle:
-                return
-            case .wait(let until):
-                // Every waiting role is backing off: look again within a second (an upload of another role may come).
-                let pause = min(until - .now, .seconds(1))
-                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: max(pause, .milliseconds(10))) }
-                continue
-            case .run(let next):
-                role = next
-            }
-            let entries = spool.next(Self.uploadsPerRun, maxBytes: Self.bytesPerRun, role: role)
-            if entries.isEmpty { continue }
-            let started = ContinuousClock.now
-            let stop = StopFlag()
-            let slice = scheduler.deviceSlice
-            let spool = self.spool
-            let options = StoreEngine.runOptions(limits: limits[role] ?? .device) {
-                if stop.isSet { return true }
-                // A device run gives way to waiting senders once its slice is over.
-                return role == .device && ContinuousClock.now - started >= slice && spool.hasQueued(.sender)
-            }
-            let uploads = entries.map {
-                let location = spool.location(of: $0)
-                return ($0, location.path, location.range)
-            }
-            guard let outcome = await untilStopped(stop, { [engine] in await engine.ingest(uploads, options: options) })
-            else {
-                logger.warning(
-                    "ingest run abandoned at shutdown: it did not stop within \(Self.abandonAfter); its \(entries.count) uploads stay queued for the next start"
-                )
-                return
-            }
-            switch outcome {
-            case .success(let summary):
-                engine.noteCommitted()
-                // An upload the ingest could not read stays queued (it is retried), as does one a stopped
-                // run did not finish (not a failure); the others are stored and leave the spool.
-                let unreadable = Set(summary.unreadable.map(\.path))
-                let interrupted = Set(summary.interrupted)
-                var removed = 0
-                for entry in entries where !unreadable.contains(entry.name) && !interrupted.contains(entry.name) {
-                    spool.remove(entry)
-                    removed += 1
+            if let group = isolation.withLockedValue({ $0.due(now: .now) })?.filter(spool.isQueued), !group.isEmpty {
+                entries = group
+                role = group[0].role.mayUploadSenderRecords ? .sender : .device
+            } else {
+                let held = isolation.withLockedValue { $0.held }
+                let waiting = Set(spool.depthByRole.filter { $0.value.uploads > 0 }.keys)
+                switch scheduler.next(waiting: waiting, now: .now) {
+                case .idle:
+                    if held.isEmpty { return }
+                    await pause(until: isolation.withLockedValue { $0.nextDue } ?? .now)
+                    continue
+                case .wait(let until):
+                    // Every waiting role is backing off: look again within a second (an upload of another role may come).
+                    await pause(until: until)
+                    continue
+                case .run(let next):
+                    role = next
                 }
-                spool.checkpoint()
-                metrics.ingested(summary, uploads: removed, seconds: (ContinuousClock.now - started).inSeconds)
-                let preempted = !interrupted.isEmpty && !stop.isSet
-                if !interrupted.isEmpty { metrics.runStopped(preempted ? .preempted : .shutdown) }
-                if role == .device { scheduler.deviceRunEnded(preempted: preempted) }
-                logger.debug(
-                    "ingested uploads",
-                    metadata: [
-                        "role": "\(role.rawValue)", "uploads": "\(removed)", "records": "\(summary.newRecords)",
-                        "duplicates": "\(summary.duplicateRecords)", "unfinished": "\(interrupted.count)",
-                    ])
-                if let first = summary.unreadable.first {
-                    metrics.ingestFailed()
-                    let failures = scheduler.failed(role, now: .now)
-                    let wait = RunScheduler.backOffSeconds(failures)
-                    logger.error(
-                        "upload '\(first.path)' not ingested (attempt \(failures), \(role.rawValue) uploads wait \(wait) s): \(first.reason)"
-                    )
-                } else {
-                    scheduler.succeeded(role)
+                entries = spool.next(Self.uploadsPerRun, maxBytes: Self.bytesPerRun, role: role, excluding: held)
+                if entries.isEmpty {
+                    // All that waits is held for a retry alone.
+                    await pause(until: isolation.withLockedValue { $0.nextDue } ?? .now)
+                    continue
                 }
-            case .failure(let error):
+            }
+            guard await run(entries, role: role, &scheduler) else { return }
+        }
+    }
+
+    /// Sleeps until `instant`, a second at most, at least 10 ms (an upload of another role may come meanwhile).
+    private func pause(until instant: ContinuousClock.Instant) async {
+        let pause = min(instant - .now, .seconds(1))
+        try? await cancelWhenGracefulShutdown { try await Task.sleep(for: max(pause, .milliseconds(10))) }
+    }
+
+    /// Ingests one run of uploads of `role` and settles what it did; false when it was abandoned at shutdown.
+    private func run(_ entries: [Spool.Entry], role: Role, _ scheduler: inout RunScheduler) async -> Bool {
+        let started = ContinuousClock.now
+        let stop = StopFlag()
+        let slice = scheduler.deviceSlice
+        let spool = self.spool
+        let options = StoreEngine.runOptions(limits: limits[role] ?? .device) {
+            if stop.isSet { return true }
+            // A device run gives way to waiting senders once its slice is over.
+            return role == .device && ContinuousClock.now - started >= slice && spool.hasQueued(.sender)
+        }
+        let uploads = entries.map {
+            let location = spool.location(of: $0)
+            return ($0, location.path, location.range)
+        }
+        guard let outcome = await untilStopped(stop, { [engine] in await engine.ingest(uploads, options: options) })
+        else {
+            logger.warning(
+                "ingest run abandoned at shutdown: it did not stop within \(Self.abandonAfter); its \(entries.count) uploads stay queued for the next start"
+            )
+            return false
+        }
+        switch outcome {
+        case .success(let summary):
+            engine.noteCommitted()
+            engine.noteWritten()
+            // An upload the ingest could not read stays queued (it is retried), as does one a stopped
+            // run did not finish (not a failure); one the store refused is tried alone again or set aside;
+            // the others are stored and leave the spool.
+            let unreadable = Set(summary.unreadable.map(\.path))
+            let interrupted = Set(summary.interrupted)
+            let refused = Dictionary(
+                summary.refused.map { ($0.path, $0.reason) }, uniquingKeysWith: { first, _ in first })
+            var removed = 0
+            for entry in entries where !unreadable.contains(entry.name) && !interrupted.contains(entry.name) {
+                if let reason = refused[entry.name] {
+                    failedAlone(entry, reason: reason)
+                    continue
+                }
+                spool.remove(entry)
+                spool.forgetSetAside(entry)
+                isolation.withLockedValue { $0.succeeded(entry) }
+                removed += 1
+            }
+            spool.checkpoint()
+            metrics.ingested(summary, uploads: removed, seconds: (ContinuousClock.now - started).inSeconds)
+            let preempted = !interrupted.isEmpty && !stop.isSet
+            if !interrupted.isEmpty { metrics.runStopped(preempted ? .preempted : .shutdown) }
+            if role == .device { scheduler.deviceRunEnded(preempted: preempted) }
+            logger.debug(
+                "ingested uploads",
+                metadata: [
+                    "role": "\(role.rawValue)", "uploads": "\(removed)", "records": "\(summary.newRecords)",
+                    "duplicates": "\(summary.duplicateRecords)", "unfinished": "\(interrupted.count)",
+                    "refused": "\(refused.count)",
+                ])
+            if let first = summary.unreadable.first {
                 metrics.ingestFailed()
                 let failures = scheduler.failed(role, now: .now)
                 let wait = RunScheduler.backOffSeconds(failures)
                 logger.error(
-                    "\(role.rawValue) uploads not ingested (attempt \(failures), retried in \(wait) s): \(error)")
+                    "upload '\(first.path)' not ingested (attempt \(failures), \(role.rawValue) uploads wait \(wait) s): \(first.reason)"
+                )
+            } else {
+                scheduler.succeeded(role)
             }
+        case .failure(let error) where StoreLocation.isStoreWide(error):
+            // The store as a whole: nothing is pinned on an upload; the role backs off, and /readyz says so.
+            metrics.ingestFailed()
+            engine.noteWriteFailed(error)
+            let failures = scheduler.failed(role, now: .now)
+            let wait = RunScheduler.backOffSeconds(failures)
+            logger.error(
+                "\(role.rawValue) uploads not ingested (attempt \(failures), retried in \(wait) s): \(error)")
+        case .failure(let error):
+            metrics.ingestFailed()
+            engine.noteWritten()
+            if entries.count > 1 {
+                // One of these uploads, or more, makes the run fail: halve it until each that does is alone.
+                logger.warning(
+                    "a run of \(entries.count) \(role.rawValue) uploads failed (\(error)); running each half again to find the upload at fault"
+                )
+                isolation.withLockedValue { $0.split(entries, now: .now) }
+            } else {
+                failedAlone(entries[0], reason: "\(error)")
+            }
+        }
+        return true
+    }
+
+    /// An upload failed alone (or the store refused it inside a run): tried again later, or set aside.
+    private func failedAlone(_ entry: Spool.Entry, reason: String) {
+        metrics.ingestFailed()
+        let before = spool.wasSetAside(entry)
+        let verdict = isolation.withLockedValue { $0.failed(entry, setAsideBefore: before, now: .now) }
+        let role = entry.role.mayUploadSenderRecords ? Role.sender : .device
+        switch verdict {
+        case .retry(let after, let attempt):
+            logger.warning(
+                "upload \(entry.sha256) ('\(entry.name)', \(role.rawValue)) refused by the store (attempt \(attempt) of \(UploadIsolation.attemptsBeforeSetAside)), tried alone again in \(after): \(reason)"
+            )
+        case .setAside(let attempts):
+            guard spool.setAside(entry, reason: reason, attempts: attempts) else { return }
+            metrics.setAside(role: role)
+            logger.error(
+                "upload \(entry.sha256) ('\(entry.name)', \(role.rawValue)) set aside: the store refused it \(attempts) time\(attempts == 1 ? "" : "s") alone\(before ? " (it was set aside before this start)" : ""); its bytes stay in the spool and the next start tries it again: \(reason)"
+            )
         }
     }
 

@@ -20,7 +20,7 @@ import ServiceLifecycle
 /// The store is a SQLite file, or a PostgreSQL store (a `postgres://` URL):
 /// then several collectors, each with its own spool, and `arrival ingest`
 /// may write it at once (Documentation/PostgreSQL.md).
-/// `@unchecked Sendable`: the writer is used only on `writer`, the registry only on `registryQueue`, `committedRuns` only under `generationLock`.
+/// `@unchecked Sendable`: the writer is used only on `writer`, the registry only on `registryQueue`, `committedRuns` and `writeFailure` only under `generationLock`.
 final class StoreEngine: @unchecked Sendable {
     /// The store as logs and messages name it (a URL without its password).
     let label: String
@@ -72,6 +72,23 @@ final class StoreEngine: @unchecked Sendable {
     func noteCommitted() {
         generationLock.withLock { committedRuns &+= 1 }
     }
+
+    /// Why the last ingest run could not write the store, while that lasts
+    /// (``StoreLocation/isStoreWide(_:)``): `/readyz` says so. Under `generationLock`.
+    private var writeFailure: String?
+
+    /// The last run wrote the store (or failed on its uploads, not on the store).
+    func noteWritten() {
+        generationLock.withLock { writeFailure = nil }
+    }
+
+    /// The last run failed on the store as a whole.
+    func noteWriteFailed(_ error: any Error) {
+        generationLock.withLock { writeFailure = "\(error)" }
+    }
+
+    /// Why the store cannot be written now; nil when the last run could.
+    var cannotWrite: String? { generationLock.withLock { writeFailure } }
 
     private static func fileState(_ path: String) -> String {
         var info = stat()

@@ -234,9 +234,13 @@ struct CollectorTests {
                 #expect(response.status == .notFound)
                 #expect((Self.json(response)["error"] as? String)?.contains("/v2/nothing") == true)
             }
-            try await client.execute(uri: "/v1/uploads", method: .get, headers: Self.auth(Self.reader)) { response in
+            try await client.execute(uri: "/v1/uploads", method: .delete, headers: Self.auth(Self.reader)) { response in
                 #expect(response.status == .methodNotAllowed)
-                #expect(response.headers[.allow] == "POST")
+                #expect(response.headers[.allow] == "GET, POST")
+            }
+            try await client.execute(uri: "/v1/report", method: .post, headers: Self.auth(Self.reader)) { response in
+                #expect(response.status == .methodNotAllowed)
+                #expect(response.headers[.allow] == "GET")
             }
             try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
             try await client.execute(uri: "/readyz", method: .get) { #expect($0.status == .ok) }

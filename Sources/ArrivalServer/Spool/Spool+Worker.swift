@@ -15,8 +15,13 @@ extension Spool {
     /// The oldest queued uploads in arrival order (of one role's uploads,
     /// or of all): at most `limit`, and no more than `maxBytes` of them
     /// together (but always the first).
-    func next(_ limit: Int, maxBytes: Int = .max, role: Role? = nil) -> [Entry] {
-        state.withLockedValue { $0.next(limit, maxBytes: maxBytes, role: role) }
+    func next(_ limit: Int, maxBytes: Int = .max, role: Role? = nil, excluding held: Set<UInt64> = []) -> [Entry] {
+        state.withLockedValue { $0.next(limit, maxBytes: maxBytes, role: role, excluding: held) }
+    }
+
+    /// Whether the upload is still queued (not ingested, not set aside).
+    func isQueued(_ entry: Entry) -> Bool {
+        state.withLockedValue { $0.entries[entry.sequence] != nil }
     }
 
     /// Where an upload's bytes are: a segment file and a range of it.

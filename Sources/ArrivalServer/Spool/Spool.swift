@@ -41,7 +41,7 @@ import NIOConcurrencyHelpers
 /// files themselves are ``SpoolFiles``, ``SegmentFile``, ``Spill``,
 /// ``RecordHeader`` and ``GroupSync``.
 final class Spool: Sendable {
-    struct Entry: Sendable, Equatable {
+    struct Entry: Sendable, Equatable, Codable {
         var sequence: UInt64
         var sha256: String
         var name: String
@@ -152,6 +152,11 @@ final class Spool: Sendable {
         var recovered = SpoolState(segmentsPath: segmentsPath, maxBytes: maxBytes, segmentBytes: segmentBytes)
         recoveryNotes = try Self.recover(
             incomingPath: incomingPath, segmentsPath: segmentsPath, checkpointFile: checkpointFile, into: &recovered)
+        // What an earlier run set aside and the recovery queued again: tried once more.
+        for item in Self.readSetAside(root.appendingPathComponent("rejected.json").path)
+        where recovered.entries[item.entry.sequence] != nil {
+            recovered.setAsideBefore[item.entry.sequence] = item
+        }
         state = NIOLockedValueBox(recovered)
         if !recovered.entries.isEmpty { arrived.yield() }
         opened = true

@@ -55,6 +55,15 @@ struct SpoolState {
     var noSpaceFreeBytes: Int?
     /// Whether the spool let go of its lock file (``Spool/releaseLock()``).
     var lockReleased = false
+    /// Uploads set aside: the store refused them alone, attempt after
+    /// attempt (``Spool/setAside(_:reason:)``). Out of the queue, but their
+    /// bytes stay (their segments are kept) and the checkpoint stays before
+    /// them, so the next start reads them again and tries each once more.
+    private(set) var setAside: [UInt64: SetAside] = [:]
+    /// What the `rejected` file said at start: uploads set aside by an
+    /// earlier run of the collector, by sequence (tried once more, then set
+    /// aside again at their first failure).
+    var setAsideBefore: [UInt64: SetAside] = [:]
 
     init(segmentsPath: String, maxBytes: Int, segmentBytes: Int) {
         self.segmentsPath = segmentsPath
@@ -103,13 +112,14 @@ struct SpoolState {
     /// The oldest queued uploads in arrival order (of one role's uploads,
     /// or of all): at most `limit`, and no more than `maxBytes` of them
     /// together (but always the first).
-    func next(_ limit: Int, maxBytes: Int, role: Role?) -> [Entry] {
+    func next(_ limit: Int, maxBytes: Int, role: Role?, excluding held: Set<UInt64> = []) -> [Entry] {
         var taken: [Entry] = []
         var bytes = 0
         let queued =
-            role.map { Array((orders[$0] ?? []).prefix(limit)) } ?? Array(orders.values.joined().sorted().prefix(limit))
-        for sequence in queued {
-            guard let entry = entries[sequence] else { continue }
+            role.map { Array((orders[$0] ?? []).prefix(limit + held.count)) }
+            ?? Array(orders.values.joined().sorted().prefix(limit + held.count))
+        for sequence in queued where !held.contains(sequence) {
+            guard taken.count < limit, let entry = entries[sequence] else { continue }
             if !taken.isEmpty, bytes + entry.byteCount > maxBytes { break }
             bytes += entry.byteCount
             taken.append(entry)
@@ -117,10 +127,39 @@ struct SpoolState {
         return taken
     }
 
-    /// The sequence up to which every upload is ingested: before the oldest one still queued or arriving.
+    /// The sequence up to which every upload is ingested: before the oldest
+    /// one still queued, arriving or set aside.
     var ingestedThrough: UInt64 {
-        (orders.values.compactMap(\.first) + [inFlight.min() ?? nextSequence, nextSequence]).min()! - 1
+        (orders.values.compactMap(\.first)
+            + [inFlight.min() ?? nextSequence, setAside.keys.min() ?? nextSequence, nextSequence]).min()! - 1
     }
+
+    // MARK: - Set aside
+
+    /// Takes a queued upload out of the queue and sets it aside, its bytes
+    /// kept; false when it is not queued.
+    mutating func setAside(_ entry: Entry, reason: String, at time: Int64, attempts: Int) -> Bool {
+        guard let queued = entries[entry.sequence] else { return false }
+        let role = Self.queueRole(queued.role)
+        guard let index = orders[role]?.firstIndex(of: queued.sequence) else { return false }
+        orders[role]?.remove(at: index)
+        entries[queued.sequence] = nil
+        queuedBytes -= queued.byteCount
+        queuedByRole[role, default: (0, 0)].uploads -= 1
+        queuedByRole[role, default: (0, 0)].bytes -= queued.byteCount
+        Self.decrement(&queuedByHash, queued.sha256)
+        if queued.role.mayUploadSenderRecords { Self.decrement(&queuedBySenderHash, queued.sha256) }
+        setAside[queued.sequence] = SetAside(entry: queued, reason: reason, at: time, attempts: attempts)
+        return true
+    }
+
+    /// The set-aside upload with these bytes, if any (the latest).
+    func setAsideEntry(sha256: String) -> SetAside? {
+        setAside.values.filter { $0.entry.sha256 == sha256 }.max { $0.entry.sequence < $1.entry.sequence }
+    }
+
+    /// Every upload set aside, oldest first.
+    var setAsideEntries: [SetAside] { setAside.values.sorted { $0.entry.sequence < $1.entry.sequence } }
 
     /// The queued upload with these bytes, if any.
     func queuedEntry(sha256: String) -> Entry? {
@@ -291,4 +330,16 @@ struct SpoolState {
         counts[key, default: 1] -= 1
         if counts[key] == 0 { counts[key] = nil }
     }
+}
+
+/// An upload the store refused alone, attempt after attempt, and set aside
+/// with its bytes kept (Documentation/Collector.md, "An upload set aside").
+struct SetAside: Sendable, Equatable, Codable {
+    var entry: Spool.Entry
+    /// The store's reason, as its last attempt failed.
+    var reason: String
+    /// When it was set aside, in milliseconds since the Unix epoch.
+    var at: Int64
+    /// How many times it was tried alone.
+    var attempts: Int
 }
