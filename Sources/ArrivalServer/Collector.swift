@@ -124,6 +124,12 @@ package struct Collector: Sendable {
                     "\(Role.allCases.map { "\($0.rawValue) \(configuration.tokens.count(of: $0))" }.joined(separator: ", "))",
             ])
         for note in spool.recoveryNotes { logger.warning("spool: \(note)") }
+        let retried = spool.setAsideBeforeCount
+        if retried > 0 {
+            logger.notice(
+                "spool: \(retried) upload\(retried == 1 ? "" : "s") set aside by an earlier run tried once more (rejected.json)"
+            )
+        }
         do {
             try await application(logger: logger).runService()
         } catch let error as IOError where error.errnoCode == EADDRINUSE || error.errnoCode == EACCES {

@@ -45,6 +45,9 @@ extension Spool {
         state.withLockedValue { $0.setAsideBefore[entry.sequence] != nil }
     }
 
+    /// How many uploads an earlier run set aside are waiting for their one more try.
+    var setAsideBeforeCount: Int { state.withLockedValue { $0.setAsideBefore.count } }
+
     /// The set-aside upload with these bytes, if any.
     func setAsideEntry(sha256: String) -> SetAside? {
         state.withLockedValue { $0.setAsideEntry(sha256: sha256) }

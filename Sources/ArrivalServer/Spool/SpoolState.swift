@@ -60,6 +60,8 @@ struct SpoolState {
     /// bytes stay (their segments are kept) and the checkpoint stays before
     /// them, so the next start reads them again and tries each once more.
     private(set) var setAside: [UInt64: SetAside] = [:]
+    /// Their bytes, still on disk: they count toward ``maxBytes`` as queued ones do.
+    private var setAsideBytes = 0
     /// What the `rejected` file said at start: uploads set aside by an
     /// earlier run of the collector, by sequence (tried once more, then set
     /// aside again at their first failure).
@@ -150,6 +152,7 @@ struct SpoolState {
         Self.decrement(&queuedByHash, queued.sha256)
         if queued.role.mayUploadSenderRecords { Self.decrement(&queuedBySenderHash, queued.sha256) }
         setAside[queued.sequence] = SetAside(entry: queued, reason: reason, at: time, attempts: attempts)
+        setAsideBytes += queued.byteCount
         return true
     }
 
@@ -224,14 +227,17 @@ struct SpoolState {
     /// queued and arriving (reserving nothing). An empty spool takes any
     /// upload the size limit allows.
     func checkRoom(_ bytes: Int) throws(Failure) {
-        guard queuedBytes + reservedBytes + bytes <= maxBytes || (queuedBytes == 0 && reservedBytes == 0) else {
+        let held = queuedBytes + setAsideBytes + reservedBytes
+        guard held + bytes <= maxBytes || held == 0 else {
             throw .full(retryAfterSeconds: 30)
         }
     }
 
     /// Reserves room for bytes that arrived.
     mutating func reserveMore(_ bytes: Int) throws(Failure) {
-        guard queuedBytes + reservedBytes + bytes <= maxBytes else { throw .full(retryAfterSeconds: 30) }
+        guard queuedBytes + setAsideBytes + reservedBytes + bytes <= maxBytes else {
+            throw .full(retryAfterSeconds: 30)
+        }
         reservedBytes += bytes
     }
 
