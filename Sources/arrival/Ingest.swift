@@ -79,44 +79,47 @@ struct Ingest: ParsableCommand {
         progress?.finish()
         if !quiet { print(summary.text(database: store.label)) }
         // Said even with --quiet, and a failure: a daily job must see it.
-        if let unreadable = unreadable(summary) { throw unreadable }
-        if let refused = refused(summary) { throw refused }
+        if let leftOut = leftOut(summary) { throw leftOut }
         if let nothing = nothingRead(summary) {
             if requireData { throw nothing }
             FileHandle.standardError.write(Data((nothing.warningDescription + "\n").utf8))
         }
     }
 
-    /// The paths that could not be read, all named, once everything else was stored.
-    private func unreadable(_ summary: IngestSummary) -> Diagnostic? {
-        guard let first = summary.unreadable.first else { return nil }
-        let count = summary.unreadable.count
-        let listed = summary.unreadable.prefix(20).map { "\n  \($0)" }.joined()
-        let more = count > 20 ? "\n  … and \(count - 20) more" : ""
+    /// The paths that could not be read and the files the store refused, all
+    /// named, once everything else was stored: nothing of them was.
+    private func leftOut(_ summary: IngestSummary) -> Diagnostic? {
+        func listed(_ items: [String]) -> String {
+            items.prefix(20).map { "\n  \($0)" }.joined()
+                + (items.count > 20 ? "\n  … and \(items.count - 20) more" : "")
+        }
+        func counted(_ count: Int, _ noun: String) -> String {
+            "\(count) \(noun)\(count == 1 ? "" : "s"), so nothing of \(count == 1 ? "it" : "them") was stored:"
+        }
+        var parts: [String] = []
+        var hints: [String] = []
+        if !summary.unreadable.isEmpty {
+            parts.append(
+                counted(summary.unreadable.count, "path").replacingOccurrences(
+                    of: ", so", with: " could not be read, so")
+                    + listed(summary.unreadable.map(\.description)))
+            hints.append("fix what each unreadable path's line says (a path, permissions, a file still being written)")
+        }
+        if !summary.refused.isEmpty {
+            parts.append(
+                "the store refused " + counted(summary.refused.count, "file")
+                    + listed(summary.refused.map(\.description)))
+            hints.append(
+                "a refusal's reason is the store's own (a trigger or constraint someone added to \(store.label)): "
+                    + "remove its cause")
+        }
+        guard let first = summary.unreadable.first?.path ?? summary.refused.first?.path else { return nil }
         return Diagnostic(
-            .input,
-            "\(count) path\(count == 1 ? "" : "s") could not be read, so nothing of \(count == 1 ? "it" : "them") was stored:\(listed)\(more)",
-            hint: (summary.filesRead > 0
-                ? "everything else was stored. " : "nothing else was there to store. ")
-                + "Fix what each line says (a path, permissions, a file still being written) "
-                + "and run the same ingest again: what is stored already is skipped.",
-            location: Diagnostic.Location(path: first.path))
-    }
-
-    /// The files the store refused, all named, once everything else was stored.
-    private func refused(_ summary: IngestSummary) -> Diagnostic? {
-        guard let first = summary.refused.first else { return nil }
-        let count = summary.refused.count
-        let listed = summary.refused.prefix(20).map { "\n  \($0)" }.joined()
-        let more = count > 20 ? "\n  … and \(count - 20) more" : ""
-        return Diagnostic(
-            .input,
-            "the store refused \(count) file\(count == 1 ? "" : "s"), so nothing of \(count == 1 ? "it" : "them") "
-                + "was stored:\(listed)\(more)",
-            hint: "everything else was stored. The reason is the store's own (a trigger or constraint someone "
-                + "added to \(store.label)); remove its cause and run the same ingest again: what is stored "
-                + "already is skipped.",
-            location: Diagnostic.Location(path: first.path))
+            .input, parts.joined(separator: "\n"),
+            hint: (summary.filesRead > 0 ? "everything else was stored. " : "nothing else was there to store. ")
+                + hints.joined(separator: "; ").prefix(1).uppercased() + hints.joined(separator: "; ").dropFirst()
+                + ", and run the same ingest again: what is stored already is skipped.",
+            location: Diagnostic.Location(path: first))
     }
 
     /// What an ingest that read nothing says: no file under the paths, or
