@@ -20,10 +20,29 @@ out="$(cd "$out" && pwd)"
 scratch="${ARRIVAL_SCRATCH_PATH:-.build}"
 started=$(date +%s)
 case "$(uname -s)" in
-Linux) swift build --scratch-path "$scratch" -c release --static-swift-stdlib --product arrival ;;
+Linux)
+    # Foundation's ICU data for every locale (34 MB) is left out: arrival formats and parses its times and
+    # numbers itself and calls no locale-dependent API, so an empty ICU data package takes the data symbol's
+    # place (Scripts/release/empty-icu-data.c says why and how).
+    icu_archive="$(dirname "$(dirname "$(command -v swift)")")/lib/swift_static/linux/lib_FoundationICU.a"
+    icu_symbol="$(nm "$icu_archive" 2>/dev/null | awk '$2 == "R" && $3 ~ /^icudt[0-9]+_dat$/ {symbol = $3} END {print symbol}')"
+    empty_icu=()
+    if [ -n "$icu_symbol" ]; then
+        objects="$(mkdir -p "$scratch/release-objects" && cd "$scratch/release-objects" && pwd)"
+        cc -O2 -c Scripts/release/empty-icu-data.c -o "$objects/empty-icu-data.o"
+        empty_icu=(-Xlinker "--defsym=$icu_symbol=arrival_empty_icu_data" -Xlinker "$objects/empty-icu-data.o")
+    else
+        echo "build-release: no ICU data symbol in $icu_archive: the binary keeps Foundation's ICU data" >&2
+    fi
+    swift build --scratch-path "$scratch" -c release --static-swift-stdlib --product arrival "${empty_icu[@]}"
+    ;;
 *) swift build --scratch-path "$scratch" -c release --product arrival ;;
 esac
 binary="$(swift build --scratch-path "$scratch" -c release --show-bin-path)/arrival"
+if [ "$(uname -s)" = Linux ] && [ -n "${icu_symbol:-}" ] && nm "$binary" | grep -q " R $icu_symbol\$"; then
+    echo "build-release: the binary still holds $icu_symbol (the empty ICU data was not linked in its place)" >&2
+    exit 1
+fi
 built=$(date +%s)
 
 version="$("$binary" --version)"
