@@ -15,7 +15,18 @@ package struct RecordDecoder {
     /// Which field made the last malformed line malformed, and why
     /// (`sent_at: expected an RFC 3339 string, got 1795248000`); nil for a
     /// cause that concerns the whole line (`invalid_json`, `not_an_object`).
-    package private(set) var lastProblem: String?
+    /// A value it quotes is shown with U+0000 written `\u0000`, so the problem
+    /// is the same text on every engine (PostgreSQL's `text` cannot hold U+0000).
+    package private(set) var lastProblem: String? {
+        didSet {
+            guard let problem = lastProblem, problem.utf8.contains(0) else { return }
+            var shown = ""
+            for scalar in problem.unicodeScalars {
+                if scalar == "\u{0}" { shown += "\\u0000" } else { shown.unicodeScalars.append(scalar) }
+            }
+            lastProblem = shown
+        }
+    }
 
     package init() {}
 

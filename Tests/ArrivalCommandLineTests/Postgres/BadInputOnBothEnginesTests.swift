@@ -1,4 +1,5 @@
 import ArrivalPostgresTestSupport
+import ArrivalStore
 import ArrivalTestSupport
 import Foundation
 import Testing
@@ -59,6 +60,19 @@ struct BadInputOnBothEnginesTests {
             let summary = { (text: String) in text.split(separator: "\n").dropFirst().joined(separator: "\n") }
             #expect(summary(onSQLite.stdout) == summary(onPostgres.stdout))
             #expect(onSQLite.stdout.contains("nul_character"), "\(onSQLite.stdout)")
+            // The malformed lines as stored, problems included (a problem that quotes U+0000 shows it as \u0000).
+            let storedOnSQLite = Set(
+                try SQLiteStore(readingAt: sqlite).read { try $0.malformedProblems() }.map {
+                    "\(URL(fileURLWithPath: $0.path).lastPathComponent):\($0.line) \($0.cause) \($0.problem ?? "-")"
+                })
+            let storedOnPostgres = try TestDatabase.strings(
+                url,
+                """
+                SELECT regexp_replace(f.path, '^.*/', '') || ':' || m.line || ' ' || m.cause || ' ' || coalesce(m.problem, '-')
+                FROM arrival.malformed_lines AS m JOIN arrival.files AS f ON f.id = m.file_id
+                """)
+            #expect(storedOnSQLite == storedOnPostgres)
+            #expect(storedOnSQLite.contains { $0.contains(#"event: "\u0000" is not one of"#) }, "\(storedOnSQLite)")
             for format in ["json", "markdown"] {
                 let a = try await run("arrival", ["report", "--format", format, "--db", sqlite])
                 let b = try await run("arrival", ["report", "--format", format, "--db", url])
