@@ -212,17 +212,16 @@ struct DeferredKeyIndexTests {
             committed: { #expect($0.isDisjoint(with: Migrations.recordKeyIndexNames)) })
         #expect(put == expected)
 
-        // Judged on 64 rows: the apns records (in order) get their index back, the renders (not) do not.
+        // Judged on 64 rows: the apns records (in order) keep only their recent windows' keys, the renders (not)
+        // all of theirs; neither gets its index back unless a row older than those windows comes.
         var judged = whole
         judged.sampleRows = 64
         let ordered = try Self.load(
             files, mode: .deferred(judged), in: directory,
             check: { _, store in
                 let directories = store.cachedStatements?.deferred?.directories
-                #expect(directories?[RecordKind.apns.index] == nil)
                 #expect(directories?[RecordKind.render.index] != nil)
-            },
-            committed: { #expect($0.intersection(Migrations.recordKeyIndexNames) == ["apns_record_key"]) })
+            })
         #expect(ordered == expected)
 
         // Room for a few hundred keys: the indexes are built during the first file, and the load goes on.
@@ -233,6 +232,68 @@ struct DeferredKeyIndexTests {
             check: { _, store in #expect(store.cachedStatements?.deferred == nil) },
             committed: { #expect($0.isSuperset(of: Migrations.recordKeyIndexNames)) })
         #expect(built == expected)
+    }
+
+    /// A sender's log over eleven time windows: apns records in order, some
+    /// repeated at once, then late ones: repeats of the first records and a
+    /// new record of the first window.
+    static func senderLog() -> [File] {
+        var random = SplitMix(seed: 51)
+        let day: Int64 = 1_795_219_200_000
+        var sent = day
+        var records: [Record] = []
+        for index in 0..<3_000 {
+            sent += 1_000 + Int64(random.next() % 6_000)
+            let record = Record.apns(
+                APNSRecord(
+                    apnsID: "s-\(index)", sentAt: sent, status: 200, pushToken: "t\(index % 11)",
+                    activityID: "a\(index % 50)", seq: Int64(index), event: "update", apsTimestamp: sent / 1000))
+            records.append(record)
+            if random.next() % 13 == 0 { records.append(record) }
+        }
+        let late = [
+            records[3], records[10],
+            .apns(
+                APNSRecord(
+                    apnsID: "late", sentAt: day + 5, status: 200, pushToken: "t0", activityID: "a0", seq: 0,
+                    event: "start", apsTimestamp: day / 1000)),
+            records[2_000],
+        ]
+        return [File(records: records), File(records: late)]
+    }
+
+    @Test(
+        "A sender's log keeps only its recent windows' keys; a row older than those has the index made, and the rows, keys and ids are the indexed load's"
+    )
+    func windowedSenderLog() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let files = Self.senderLog()
+        let expected = try Self.load(files, mode: .indexed, in: directory)
+        var limits = DeferredKeyIndex.Limits()
+        limits.sampleRows = 64
+        limits.windowedKeys = 128
+        var largestDirectory = 0
+        let windowed = try Self.load(
+            files, mode: .deferred(limits), in: directory,
+            check: { number, store in
+                let directories = store.cachedStatements?.deferred?.directories
+                if number == 0 {
+                    // Eleven windows of about 270 keys each, but the directory holds three at most.
+                    largestDirectory = directories?[RecordKind.apns.index]?.count ?? -1
+                } else {
+                    // The late rows are older than the directory's windows: the index was made for them.
+                    #expect(directories?[RecordKind.apns.index] == nil)
+                }
+            },
+            committed: { #expect($0.contains("apns_record_key")) })
+        #expect(largestDirectory > 0 && largestDirectory < 1_200, "\(largestDirectory) keys held")
+        #expect(windowed == expected)
+        // Without late rows the index is left to the next write, and the rows are the same.
+        let inOrder = try Self.load(
+            [files[0]], mode: .deferred(limits), in: directory,
+            committed: { #expect(!$0.contains("apns_record_key")) })
+        #expect(inOrder == (try Self.load([files[0]], mode: .indexed, in: directory)))
     }
 
     @Test("A first load rolled back whole leaves an empty store with its key indexes")

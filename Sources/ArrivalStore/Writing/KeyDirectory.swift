@@ -99,6 +99,19 @@ package struct KeyDirectory {
         rebuild(slots: slots) { Int64($0) <= last }
     }
 
+    /// Forgets the keys `keep` says no to, in a table sized for those left.
+    mutating func keepOnly(_ keep: (Int64) -> Bool) {
+        let kept = table.reduce(0) { $0 + ($1.id != 0 && keep($1.key) ? 1 : 0) }
+        var slots = Self.initialSlots
+        while kept * 10 > slots * 7 / 2 { slots *= 2 }
+        let old = table
+        self = KeyDirectory(slots: slots)
+        for entry in old where entry.id != 0 && keep(entry.key) {
+            put(entry.key, entry.id)
+            count += 1
+        }
+    }
+
     private mutating func rebuild(slots: Int, keeping keep: (UInt32) -> Bool) {
         let old = table
         self = KeyDirectory(slots: slots)

@@ -12,11 +12,15 @@ import CSQLite
 /// keeping the indexes would be most of what SQLite does in a first load.
 /// Built once the rows are in, an index is one sort and pages written in
 /// order. A table whose keys do arrive in order (a sender's log: the
-/// key's high bits are the record's time window) gets its index back after
-/// its first rows (``Limits/sampleRows``): there each entry lands among the
-/// last window's pages, which stay in the cache, and
-/// the index kept as rows arrive costs less than one sorted at the end
-/// (the measurements are in Benchmarks/whole-job/README.md).
+/// key's high bits are the record's time window) keeps, once its first rows
+/// (``Limits/sampleRows``) have shown that order, only the keys of its last
+/// three windows in its directory (``recentWindows``): a row of an older
+/// window never comes in such a table, and the directory stays small enough
+/// for the CPU's caches, where SQLite's index would search its pages for
+/// every row (within a window, keys are in hash order: issue 51 measured
+/// that search at a third of the writer's time on one large sender file).
+/// Should a row of an older window come all the same, the table's index is
+/// made at once from its rows and the load goes on with it.
 ///
 /// Nothing changes for what is stored: the writer asks its
 /// ``KeyDirectory`` what it would have asked the index (is a row stored at
@@ -49,6 +53,12 @@ package final class DeferredKeyIndex {
     private var sampled = [0, 0, 0]
     private var behind = [0, 0, 0]
     private var decided = [false, false, false]
+    /// Per table: its keys come in window order, and its directory keeps
+    /// the keys of the last ``recentWindows`` windows only.
+    private var windowed = [false, false, false]
+    /// Per table: the oldest window whose keys its directory still holds
+    /// (0: every window).
+    private var floorWindows: [UInt64] = [0, 0, 0]
     /// What ``KeyDirectory/touch(_:)`` read, kept so that its reads are made.
     private(set) var touched: UInt64 = 0
 
@@ -56,6 +66,15 @@ package final class DeferredKeyIndex {
     /// ``recordKey(time:hash:)``) older than the newest so far. Within a
     /// window keys are in hash order, so only a whole window tells time.
     static let farBehind = Int64(2) << 42
+
+    /// The windows a table in window order keeps in its directory: the
+    /// newest and the two before it (``farBehind``: what its first rows were
+    /// judged by).
+    static let recentWindows: UInt64 = 3
+
+    /// A key's time window (``recordKey(time:hash:)``).
+    @inline(__always)
+    static func window(_ key: Int64) -> UInt64 { UInt64(bitPattern: key) >> 42 }
 
     package struct Limits: Sendable {
         /// The most bytes the directories may take together (64 MiB: three
@@ -66,6 +85,9 @@ package final class DeferredKeyIndex {
         package var sampleRows = 8192
         /// The slots a directory starts with (a power of two).
         package var initialSlots = KeyDirectory.initialSlots
+        /// A directory of a table in window order lets go of older windows'
+        /// keys once it holds this many (its rebuild then costs little per row).
+        package var windowedKeys = 1 << 16
 
         package init() {}
     }
@@ -91,20 +113,41 @@ package final class DeferredKeyIndex {
         sampled[kind] += 1
     }
 
-    /// Whether rows of `kind` go through the directory: once its first rows
-    /// were sampled, a table whose keys come in order (at most a quarter
-    /// far behind the newest) has its index made now, on those rows.
-    func keepsKeys(of kind: RecordKind, statements: RecordStatements) throws(DatabaseError) -> Bool {
+    /// Whether rows of `kind` with these `keys` go through the
+    /// directory. Once its first rows were sampled, a table whose keys come
+    /// in order (at most a quarter far behind the newest) keeps only its
+    /// recent windows' keys; a row older than those has the table's index
+    /// made now, and the rows go through the index from then on.
+    func keepsKeys(of kind: RecordKind, keys: some Sequence<Int64>, statements: RecordStatements)
+        throws(DatabaseError) -> Bool
+    {
         let index = kind.index
         guard directories[index] != nil else { return false }
         if !decided[index], sampled[index] >= limits.sampleRows {
             decided[index] = true
-            if behind[index] * 4 <= sampled[index] {
-                try statements.buildKeyIndex(of: kind)
-                return false
-            }
+            windowed[index] = behind[index] * 4 <= sampled[index]
+        }
+        guard windowed[index] else { return true }
+        letGoOfOldWindows(index)
+        guard keys.allSatisfy({ Self.window($0) >= floorWindows[index] }) else {
+            try statements.buildKeyIndex(of: kind)
+            return false
         }
         return true
+    }
+
+    /// In a table in window order, forgets the keys of windows before the
+    /// last ``recentWindows`` once the directory holds
+    /// ``Limits/windowedKeys`` keys.
+    /// Asked between runs of rows, never inside one (a run's own keys are
+    /// looked up while it is planned).
+    private func letGoOfOldWindows(_ index: Int) {
+        guard let directory = directories[index], directory.count >= limits.windowedKeys else { return }
+        let newest = Self.window(largestKeys[index])
+        guard newest >= Self.recentWindows - 1 + floorWindows[index] + 1 else { return }
+        let floor = newest - (Self.recentWindows - 1)
+        floorWindows[index] = floor
+        directories[index]?.keepOnly { Self.window($0) >= floor }
     }
 
     /// Notes in a table's directory that the row to get `id` is stored at `key`.
@@ -112,6 +155,7 @@ package final class DeferredKeyIndex {
     func note(_ key: Int64, id: Int64, kind: Int) {
         directories[kind]?.insert(key, id: id)
         largestIDs[kind] = max(largestIDs[kind], id)
+        if windowed[kind], Self.window(key) > Self.window(largestKeys[kind]) { largestKeys[kind] = key }
     }
 
     /// A rolled-back file's rows are gone, their ids to be given again.

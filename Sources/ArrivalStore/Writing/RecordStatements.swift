@@ -220,10 +220,11 @@ final class RecordStatements {
                 bound[statements.kind.index] = true
                 var run = 1
                 while index + run < rows.count, run < 64, rows[index + run].kind == statements.kind { run += 1 }
-                if let deferred, try deferred.keepsKeys(of: statements.kind, statements: self) {
+                let span = index..<(index + run)
+                if let deferred, try deferred.keepsKeys(of: statements.kind, keys: span.lazy.map(key), statements: self)
+                {
                     try insertRunDeferred(
-                        index..<(index + run), of: batch, fileID: fileID, keys: keys, arena: base,
-                        directory: deferred, done)
+                        span, of: batch, fileID: fileID, keys: keys, arena: base, directory: deferred, done)
                     index += run
                     continue
                 }
