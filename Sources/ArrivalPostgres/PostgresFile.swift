@@ -42,7 +42,7 @@ package final class PostgresFile: FileWriter {
 
     package func store(_ batch: RowBatch) throws -> [Int]? {
         for kind in RecordKind.allCases {
-            let count = try store.stage(batch, kind: kind, ordinal: ordinal, path: path)
+            let count = store.stage(batch, kind: kind, ordinal: ordinal)
             staged[kind.index] += count
         }
         try store.flushStageIfLarge()
@@ -50,8 +50,7 @@ package final class PostgresFile: FileWriter {
     }
 
     package func noteMalformed(line: Int, cause: MalformedCause, problem: String?) throws {
-        // A problem quotes the line, which may hold U+0000; PostgreSQL's text cannot.
-        let problem = problem.map { $0.contains("\u{0}") ? $0.replacingOccurrences(of: "\u{0}", with: "\u{FFFD}") : $0 }
+        // A problem never holds U+0000: the decoder writes a quoted one as \u0000 (RecordDecoder.lastProblem).
         malformed += 1
         store.stageMalformed(ordinal: ordinal, line: Int64(line), cause: cause.rawValue, problem: problem)
         try store.flushStageIfLarge()
@@ -104,12 +103,12 @@ package final class PostgresFile: FileWriter {
 enum CopyText {
     /// The rows of `kind` in `batch`: `ordinal`, id drawn by the server's
     /// default, line, content hash, then the kind's columns. Returns how many.
-    static func encode(_ batch: RowBatch, kind: RecordKind, ordinal: Int64, into data: inout ByteBuffer) throws
-        -> Int
-    {
+    /// No text holds U+0000, which PostgreSQL's `text` cannot: the decoder makes such a line malformed
+    /// (contract 3.2), the same on every engine.
+    static func encode(_ batch: RowBatch, kind: RecordKind, ordinal: Int64, into data: inout ByteBuffer) -> Int {
         let prefix = String(ordinal) + "\t"
         var count = 0
-        try batch.bytes.withUnsafeBufferPointer { arena in
+        batch.bytes.withUnsafeBufferPointer { arena in
             for row in batch.rows where row.kind == kind {
                 count += 1
                 data.writeString(prefix)
@@ -124,28 +123,13 @@ enum CopyText {
                     case .noInt, .noText:
                         data.writeStaticString("\\N")
                     case .text(let offset, let count):
-                        writeText(try storable(arena, offset, count, line: row.line), into: &data)
+                        writeText(UnsafeBufferPointer(rebasing: arena[Int(offset)..<Int(offset + count)]), into: &data)
                     }
                 }
                 data.writeInteger(UInt8(ascii: "\n"))
             }
         }
         return count
-    }
-
-    /// The bytes `offset..<offset + count` of a batch's arena, unless they
-    /// hold U+0000, which PostgreSQL's `text` cannot (a JSON string may, as
-    /// "\u0000"): then the error names the line.
-    static func storable(_ arena: UnsafeBufferPointer<UInt8>, _ offset: Int32, _ count: Int32, line: Int) throws
-        -> UnsafeBufferPointer<UInt8>
-    {
-        let text = UnsafeBufferPointer(rebasing: arena[Int(offset)..<Int(offset + count)])
-        if text.contains(0) {
-            throw PostgresStoreError(
-                "\(line): a text field holds U+0000, which PostgreSQL cannot store; nothing of this file was "
-                    + "stored, the files before it were")
-        }
-        return text
     }
 
     /// `text`'s bytes, escaped for COPY's text format.

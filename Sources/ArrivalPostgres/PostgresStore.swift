@@ -194,12 +194,8 @@ package final class PostgresStore: StoreWriter {
     }
 
     /// Stages `batch`'s rows of `kind` under `ordinal`: how many.
-    func stage(_ batch: RowBatch, kind: RecordKind, ordinal: Int64, path: String) throws -> Int {
-        do {
-            return try CopyText.encode(batch, kind: kind, ordinal: ordinal, into: &stageRows[kind.index])
-        } catch let error as PostgresStoreError {
-            throw PostgresStoreError("\(path):\(error.description)")
-        }
+    func stage(_ batch: RowBatch, kind: RecordKind, ordinal: Int64) -> Int {
+        CopyText.encode(batch, kind: kind, ordinal: ordinal, into: &stageRows[kind.index])
     }
 
     func stageMalformed(ordinal: Int64, line: Int64, cause: String, problem: String?) {
