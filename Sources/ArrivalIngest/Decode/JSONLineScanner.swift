@@ -66,6 +66,8 @@ struct JSONLineScanner {
     private var objectKeyStarts: [Int] = []
 
     private(set) var line = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
+    /// The known fields' names (``RecordField/packedKeys``), kept here.
+    private let fieldNames = RecordField.packedKeys
 
     /// The value of a known top-level field in the last line scanned.
     /// (`mutating` so that callers pass the scanner by address: it is too
@@ -333,7 +335,7 @@ struct JSONLineScanner {
         i += 1
         if depth == 1 && !escapes {
             // A known field repeats exactly when its slot already holds a value.
-            let field = RecordField.lookup(p + start, count: end - start, available: n - start)
+            let field = RecordField.lookup(p + start, count: end - start, available: n - start, in: fieldNames)
             if field >= 0 {
                 if present & (1 << UInt32(field)) != 0 { duplicate = true }
                 return field
