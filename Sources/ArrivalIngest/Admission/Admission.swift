@@ -71,6 +71,8 @@ package struct Admission {
     private var refused: Set<String> = []
     /// Sizes of files read in this run.
     private var sizes: Set<Int> = []
+    /// Whether the registry was told of files of this run (``lookAhead(_:)``).
+    private var lookedAhead = false
 
     /// - Parameters:
     ///   - stored: the store's registry, or nil when there is none to ask (a
@@ -129,6 +131,19 @@ package struct Admission {
     package func candidateVersions(named name: String, size: Int?) -> [StoredVersion] {
         guard let stored, let size else { return [] }
         return stored.earlierVersions(atPath: name, smallerThan: size)
+    }
+
+    /// Tells the store's registry of the files about to be read, with their
+    /// sizes as ``firstStep(for:size:)`` will be given them, so that it can
+    /// answer their questions together (``StoredFiles/lookAhead(_:)``).
+    package mutating func lookAhead(_ files: ArraySlice<NamedFile>) {
+        guard let stored, stored.looksAhead, !files.isEmpty else { return }
+        stored.lookAhead(
+            files.map {
+                UpcomingFile(
+                    name: $0.name, byteCount: $0.range?.count ?? ContentHash.fileSize($0.path), sha256: $0.sha256)
+            }, fresh: !lookedAhead)
+        lookedAhead = true
     }
 
     /// The candidates whose bytes are the start of the file: `prefixes`

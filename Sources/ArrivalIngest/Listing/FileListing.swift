@@ -58,7 +58,10 @@ enum FileSource: Sendable {
         }
 
         /// The next file, waiting for the walk to find it; nil at the end.
-        mutating func next() -> NamedFile? {
+        /// `listed` is handed the files that joined the window ahead, in
+        /// order, each once, before the file returned is read (the store's
+        /// registry is asked about them together: ``Admission/lookAhead(_:)``).
+        mutating func next(listed: (ArraySlice<NamedFile>) -> Void = { _ in }) -> NamedFile? {
             if head >= Self.window {  // what was handed out goes, so memory stays at a window
                 ahead.removeFirst(head)
                 head = 0
@@ -73,7 +76,10 @@ enum FileSource: Sendable {
             if ahead.count - head <= Self.window / 2 {
                 while ahead.count - head <= Self.window, let file = pull(waiting: false) { ahead.append(file) }
             }
-            if ahead.count > asked { asker?.ask(Array(ahead[asked...])) }
+            if ahead.count > asked {
+                asker?.ask(Array(ahead[asked...]))
+                listed(ahead[asked...])
+            }
             defer { head += 1 }
             return ahead[head]
         }

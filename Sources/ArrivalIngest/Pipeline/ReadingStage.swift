@@ -23,7 +23,7 @@ struct ReadingStage {
         defer { source.cancel() }
         var files = source.makeIterator()
         var stopping = false
-        while let file = files.next() {
+        while let file = files.next(listed: { admission.lookAhead($0) }) {
             stopping = stopping || stop?() == true
             if stopping {
                 guard channel.send(.interrupted(name: file.name)) else { return }

@@ -18,6 +18,38 @@ package protocol StoredFiles {
     /// The files registered at `path` smaller than `byteCount` and not
     /// empty, smallest first.
     func earlierVersions(atPath path: String, smallerThan byteCount: Int) -> [StoredVersion]
+    /// Told of the files about to be read, in order, before the questions
+    /// above are asked of each: a registry a round trip away answers them
+    /// for all these files at once. An answer it keeps is never wrong in a
+    /// way the writer does not catch: what the writer decides in its
+    /// transaction is the last word, as with any answer here. `fresh`: the
+    /// first files of an ingest run, when what was kept from an earlier run
+    /// is let go.
+    func lookAhead(_ files: [UpcomingFile], fresh: Bool)
+    /// Whether ``lookAhead(_:)`` does anything (the caller then spares the sizes it would pass).
+    var looksAhead: Bool { get }
+}
+
+/// A file ingest is about to read, as ``StoredFiles/lookAhead(_:)`` is told of it.
+package struct UpcomingFile: Sendable {
+    /// The name it is registered under (its path in the registry).
+    package var name: String
+    /// Its size, when known.
+    package var byteCount: Int?
+    /// The hash its bytes were vouched for with (a collector's upload), if any.
+    package var sha256: String?
+
+    package init(name: String, byteCount: Int?, sha256: String?) {
+        self.name = name
+        self.byteCount = byteCount
+        self.sha256 = sha256
+    }
+}
+
+extension StoredFiles {
+    /// Nothing to gain for a registry on this machine (SQLite's): each question is one indexed read.
+    package func lookAhead(_ files: [UpcomingFile], fresh: Bool) {}
+    package var looksAhead: Bool { false }
 }
 
 extension FileRegistryLookup: StoredFiles {}
