@@ -349,7 +349,7 @@ let package = Package(
         testTarget(
             "ArrivalPostgresTests",
             dependencies: [
-                "ArrivalPostgres", "ArrivalModel", "ArrivalTestSupport", "ArrivalPostgresTestSupport",
+                "ArrivalPostgres", "ArrivalModel", "ArrivalStore", "ArrivalTestSupport", "ArrivalPostgresTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
