@@ -7,11 +7,14 @@
 #                                           `export` lines for the tests: ARRIVAL_TEST_POSTGRES_URL (no
 #                                           password in it), PGPASSFILE (a .pgpass file in DIR holding it)
 #   Scripts/postgres-cluster.sh stop DIR    stop it (the folder is left for the caller to remove)
+#   Scripts/postgres-cluster.sh crash DIR   stop it as a crash would (`pg_ctl -m immediate`: no checkpoint,
+#                                           connections cut, recovery at the next start)
+#   Scripts/postgres-cluster.sh resume DIR  start it again, on the same port (after stop or crash)
 #
 # Needs Debian's `postgresql` (its binaries in /usr/lib/postgresql/*/bin). Run as root, the cluster runs as
 # the `postgres` user (or `nobody` when there is none): PostgreSQL refuses to run as root.
 set -euo pipefail
-usage() { sed -n '2,10p' "$0" >&2; exit 2; }
+usage() { sed -n '2,15p' "$0" >&2; exit 2; }
 [ $# -eq 2 ] || usage
 command=$1
 dir=$(mkdir -p "$2" && cd "$2" && pwd)
@@ -32,6 +35,14 @@ if [ "$(id -u)" -eq 0 ]; then
     owner=$(getent passwd postgres >/dev/null && echo postgres || echo nobody)
 fi
 
+# Starts the cluster in $dir on $port.
+start_server() {
+    as_owner "$bin/pg_ctl" --pgdata="$dir/data" --log="$dir/server.log" --wait --timeout=60 start \
+        -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir -c fsync=off \
+            -c max_connections=100" >/dev/null \
+        || { cat "$dir/server.log" >&2; exit 1; }
+}
+
 case "$command" in
 start)
     [ -z "$(ls -A "$dir")" ] || { echo "postgres-cluster: $dir is not empty" >&2; exit 1; }
@@ -46,10 +57,7 @@ start)
     rm -f "$dir/superuser-password"
     # A free port: bind to port 0 and keep what the kernel chose.
     port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-    as_owner "$bin/pg_ctl" --pgdata="$dir/data" --log="$dir/server.log" --wait --timeout=60 start \
-        -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir -c fsync=off \
-            -c max_connections=100" >/dev/null \
-        || { cat "$dir/server.log" >&2; exit 1; }
+    start_server
     as_owner "$bin/psql" --quiet --no-psqlrc --host="$dir" --port="$port" --username=postgres --dbname=postgres \
         --set=ON_ERROR_STOP=1 --command="CREATE ROLE arrival LOGIN CREATEDB PASSWORD '$password'" \
         --command="CREATE DATABASE arrival_test OWNER arrival" >/dev/null
@@ -63,6 +71,13 @@ start)
 stop)
     [ -d "$dir/data" ] || exit 0
     as_owner "$bin/pg_ctl" --pgdata="$dir/data" --mode=fast --wait stop >/dev/null 2>&1 || true
+    ;;
+crash)
+    as_owner "$bin/pg_ctl" --pgdata="$dir/data" --mode=immediate --wait stop >/dev/null
+    ;;
+resume)
+    port=$(cat "$dir/port")
+    start_server
     ;;
 *) usage ;;
 esac

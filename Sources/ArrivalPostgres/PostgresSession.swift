@@ -138,7 +138,7 @@ package final class PostgresSession: @unchecked Sendable {
             let seconds = timeout.map { "\($0.components.seconds)" } ?? "?"
             throw PostgresStoreError(
                 "\(location.redacted): no answer from the server in \(seconds) s (ARRIVAL_DB_TIMEOUT); "
-                    + "the connection was closed")
+                    + "the connection was closed", hint: Self.lostMidWork)
         } catch {
             throw failure(error)
         }
@@ -149,13 +149,20 @@ package final class PostgresSession: @unchecked Sendable {
     /// (postgres-nio 1.33 drops it). The caller connects again.
     private func checkOpen() throws {
         if gaveUp {
-            throw PostgresStoreError("\(location.redacted): the connection was given up (no answer in time)")
+            throw PostgresStoreError(
+                "\(location.redacted): the connection was given up (no answer in time)", hint: Self.lostMidWork)
         }
         if connection.isClosed {
             throw PostgresStoreError(
-                "\(location.redacted): the connection was closed (the server restarted or ended it)")
+                "\(location.redacted): the connection was closed (the server restarted or ended it)",
+                hint: Self.lostMidWork)
         }
     }
+
+    /// What to do when the server went away after the connection was made.
+    static let lostMidWork =
+        "what was committed before stays, and what was in flight was rolled back whole: run the same command "
+        + "again once the server answers (an ingest skips the files it stored) (Documentation/PostgreSQL.md)."
 
     /// The error, with the server's reason and the store's redacted URL.
     func failure(_ error: any Error) -> PostgresStoreError {

@@ -483,6 +483,7 @@ package struct Collector: Sendable {
         metrics.spool(
             uploads: depth.uploads, bytes: depth.bytes, oldestReceivedAt: depth.oldestReceivedAt, now: now)
         metrics.rejected(byRole: spool.setAsideByRole, storeWritable: engine.cannotWrite == nil)
+        metrics.store(reachable: engine.isReachable)
         for (role, queued) in spool.depthByRole {
             metrics.queue(
                 role: role, uploads: queued.uploads, bytes: queued.bytes, oldestReceivedAt: queued.oldestReceivedAt,

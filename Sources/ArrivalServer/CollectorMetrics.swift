@@ -107,6 +107,11 @@ struct CollectorMetrics: Sendable {
         Gauge(label: "arrival_store_writable").record(storeWritable ? 1 : 0)
     }
 
+    /// Whether the store answered the last time it was asked (1) or not (0).
+    func store(reachable: Bool) {
+        Gauge(label: "arrival_store_reachable").record(reachable ? 1 : 0)
+    }
+
     /// The spool's depth and the ingest lag (the oldest queued upload's age).
     func spool(uploads: Int, bytes: Int, oldestReceivedAt: Int64?, now: Int64) {
         Gauge(label: "arrival_spool_uploads").record(uploads)
@@ -136,6 +141,8 @@ struct CollectorMetrics: Sendable {
             "Uploads set aside now (GET /v1/uploads?state=rejected lists them), by role; each start tries them again.",
         "arrival_store_writable":
             "1 when the last ingest run could write the store, 0 while a failure of the store as a whole lasts.",
+        "arrival_store_reachable":
+            "1 when the store answered the last time it was asked (an ingest run, an upload's lookup, /readyz), 0 when it did not: a server down, a connection refused or cut, no answer in time.",
         "arrival_spool_uploads": "Uploads acknowledged and not yet ingested.",
         "arrival_spool_bytes": "Bytes of the uploads waiting in the spool.",
         "arrival_ingest_lag_seconds": "Age of the oldest upload waiting in the spool (0 when empty).",

@@ -121,7 +121,7 @@ struct IngestWorker: Service {
         switch outcome {
         case .success(let summary):
             engine.noteCommitted()
-            engine.noteWritten()
+            noteWritten()
             // An upload the ingest could not read stays queued (it is retried), as does one a stopped
             // run did not finish (not a failure); one the store refused is tried alone again or set aside;
             // the others are stored and leave the spool.
@@ -164,15 +164,22 @@ struct IngestWorker: Service {
             }
         case .failure(let error) where StoreLocation.isStoreWide(error):
             // The store as a whole: nothing is pinned on an upload; the role backs off, and /readyz says so.
+            // One line when the outage begins and one when it ends; each retry between at debug level.
             metrics.ingestFailed()
-            engine.noteWriteFailed(error)
+            let began = engine.noteWriteFailed(error)
             let failures = scheduler.failed(role, now: .now)
             let wait = RunScheduler.backOffSeconds(failures)
-            logger.error(
-                "\(role.rawValue) uploads not ingested (attempt \(failures), retried in \(wait) s): \(error)")
+            if began {
+                logger.error(
+                    "the store cannot be written: uploads are still acknowledged into the spool, and ingest is tried again with a doubling backoff until the store can be written (each try logged at debug level): \(error)"
+                )
+            } else {
+                logger.debug(
+                    "\(role.rawValue) uploads not ingested (attempt \(failures), retried in \(wait) s): \(error)")
+            }
         case .failure(let error):
             metrics.ingestFailed()
-            engine.noteWritten()
+            noteWritten()
             if entries.count > 1 {
                 // One of these uploads, or more, makes the run fail: halve it until each that does is alone.
                 logger.warning(
@@ -184,6 +191,16 @@ struct IngestWorker: Service {
             }
         }
         return true
+    }
+
+    /// A run wrote the store (or failed on its uploads): an outage under way ended, said in one line.
+    private func noteWritten() {
+        guard let ended = engine.noteWritten() else { return }
+        let seconds = (ContinuousClock.now - ended.since).inSeconds
+        // At warning level, so that a collector logging warnings and errors only sees the outage's end too.
+        logger.warning(
+            "the store is written again after \(String(format: "%.1f", seconds)) s and \(ended.failedRuns) failed ingest run\(ended.failedRuns == 1 ? "" : "s"); \(spool.depth.uploads) uploads wait in the spool"
+        )
     }
 
     /// An upload failed alone (or the store refused it inside a run): tried again later, or set aside.

@@ -73,22 +73,58 @@ final class StoreEngine: @unchecked Sendable {
         generationLock.withLock { committedRuns &+= 1 }
     }
 
-    /// Why the last ingest run could not write the store, while that lasts
-    /// (``StoreLocation/isStoreWide(_:)``): `/readyz` says so. Under `generationLock`.
-    private var writeFailure: String?
-
-    /// The last run wrote the store (or failed on its uploads, not on the store).
-    func noteWritten() {
-        generationLock.withLock { writeFailure = nil }
+    /// A time the store could not be written: ingest runs failed on it as a
+    /// whole (``StoreLocation/isStoreWide(_:)``) from `since` on.
+    struct Outage: Sendable {
+        var since: ContinuousClock.Instant
+        /// The last failure's reason.
+        var reason: String
+        /// The runs that failed on it.
+        var failedRuns: Int
     }
 
-    /// The last run failed on the store as a whole.
-    func noteWriteFailed(_ error: any Error) {
-        generationLock.withLock { writeFailure = "\(error)" }
+    /// The outage under way, if any: `/readyz` says so. Under `generationLock`.
+    private var outage: Outage?
+    /// Whether the store answered the last time it was asked (an ingest run,
+    /// the upload registry, `/readyz`). Under `generationLock`.
+    private var reachable = true
+
+    /// The last run wrote the store (or failed on its uploads, not on the
+    /// store): the outage this ends, if one was under way.
+    func noteWritten() -> Outage? {
+        generationLock.withLock {
+            reachable = true
+            defer { outage = nil }
+            return outage
+        }
+    }
+
+    /// The last run failed on the store as a whole: true when this begins an
+    /// outage (the first failure since the store was last written).
+    func noteWriteFailed(_ error: any Error) -> Bool {
+        generationLock.withLock {
+            if StoreLocation.isUnreachable(error) { reachable = false }
+            guard outage == nil else {
+                outage?.reason = "\(error)"
+                outage?.failedRuns += 1
+                return false
+            }
+            outage = Outage(since: .now, reason: "\(error)", failedRuns: 1)
+            return true
+        }
     }
 
     /// Why the store cannot be written now; nil when the last run could.
-    var cannotWrite: String? { generationLock.withLock { writeFailure } }
+    var cannotWrite: String? { generationLock.withLock { outage?.reason } }
+
+    /// Whether the store answered the last time it was asked (`arrival_store_reachable`).
+    var isReachable: Bool { generationLock.withLock { reachable } }
+
+    /// Notes whether the store answered a question: `error` nil, or one it gave (``StoreLocation/isUnreachable(_:)``).
+    private func noteAnswer(_ error: (any Error)?) {
+        let answered = error.map { !StoreLocation.isUnreachable($0) } ?? true
+        generationLock.withLock { reachable = answered }
+    }
 
     private static func fileState(_ path: String) -> String {
         var info = stat()
@@ -180,7 +216,11 @@ final class StoreEngine: @unchecked Sendable {
         _ body: @escaping @Sendable (Reconnecting<any UploadLookup>) throws -> T
     ) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            registryQueue.async { continuation.resume(with: Result { try body(self.registry) }) }
+            registryQueue.async {
+                let result = Result { try body(self.registry) }
+                if case .failure(let error) = result { self.noteAnswer(error) } else { self.noteAnswer(nil) }
+                continuation.resume(with: result)
+            }
         }
     }
 }

@@ -219,4 +219,20 @@ extension StoreLocation {
         }
         return false
     }
+
+    /// Whether `error` says the store did not answer at all: a PostgreSQL
+    /// server that could not be connected to, closed the connection, did not
+    /// answer in time or is shutting down or starting (SQLSTATE classes 08
+    /// and 57P), or a SQLite file that cannot be opened. A store that
+    /// answered with a refusal or a failure of its own (a full disk, a
+    /// read-only transaction) is reachable. What the collector's
+    /// `arrival_store_reachable` gauge says.
+    package static func isUnreachable(_ error: any Error) -> Bool {
+        if let error = error as? DatabaseError { return error.cannotOpen }
+        if let error = error as? PostgresStoreError {
+            guard let state = error.sqlState else { return true }
+            return state.hasPrefix("08") || state.hasPrefix("57P")
+        }
+        return false
+    }
 }

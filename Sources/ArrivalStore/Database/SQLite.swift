@@ -12,6 +12,9 @@ public struct DatabaseError: Error, CustomStringConvertible {
     /// The store's path, when the error is about the store as a whole.
     public var path: String?
 
+    /// The store's file could not be opened (SQLITE_CANTOPEN): it is not there to be reached.
+    package var cannotOpen: Bool { code & 0xFF == SQLITE_CANTOPEN }
+
     public var description: String {
         if hint != nil { return message }
         return "SQLite error \(code) (\(message)) while \(context)"
