@@ -840,9 +840,14 @@ def main():
             check(f"{case.__name__} ran to its end", False, repr(error))
         finally:
             shutil.rmtree(work, ignore_errors=True)
+    return summary("hostile-suite", started)
+
+
+def summary(suite, started):
+    """Prints the time taken and 'SUITE: N passed, N failed'; the exit status: 1 on any failure."""
     failed = sum(1 for _, ok in results if not ok)
     print(f"({time.time() - started:.0f} s)")
-    print(f"hostile-suite: {len(results) - failed} passed, {failed} failed")
+    print(f"{suite}: {len(results) - failed} passed, {failed} failed")
     return 1 if failed else 0
 
 

@@ -37,7 +37,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hostile_suite import DEVICE, READER, SENDER, check, free_port, metric, request, results  # noqa: E402
+from hostile_suite import DEVICE, READER, SENDER, Server, check, free_port, metric, request, summary  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLUSTER = os.path.join(ROOT, "Scripts", "postgres-cluster.sh")
@@ -45,19 +45,23 @@ BEGAN = "the store cannot be written:"
 ENDED = "the store is written again after"
 
 
-class Collector:
+class Collector(Server):
+    """`arrival serve` on the PostgreSQL store at `url`, with a spool of its own (the suite's Server's stop and log)."""
+
     def __init__(self, binary, url, work, name, env):
         self.port = free_port()
+        self.directory = work
+        self.spool = os.path.join(work, f"{name}-spool")
         self.log_path = os.path.join(work, f"{name}.log")
         self.log = open(self.log_path, "w")
         environment = dict(env)
         environment.update(ARRIVAL_DEVICE_TOKENS=DEVICE, ARRIVAL_SENDER_TOKENS=SENDER, ARRIVAL_READ_TOKENS=READER)
         self.process = subprocess.Popen(
-            [binary, "serve", "--db", url, "--spool", os.path.join(work, f"{name}-spool"), "--port",
-             str(self.port), "--log-level", "info"],
+            [binary, "serve", "--db", url, "--spool", self.spool, "--port", str(self.port), "--log-level", "info"],
             stdout=self.log, stderr=subprocess.STDOUT, env=environment)
 
     def ready(self, timeout=60):
+        """Ready: the store answers too (/readyz, where the suite's Server asks /healthz)."""
         deadline = time.time() + timeout
         while time.time() < deadline and self.process.poll() is None:
             try:
@@ -67,20 +71,6 @@ class Collector:
                 pass
             time.sleep(0.1)
         return False
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.log.close()
-
-    def log_text(self):
-        with open(self.log_path) as f:
-            return f.read()
 
 
 def normalised(text):
@@ -255,10 +245,7 @@ def main():
     finally:
         subprocess.run([CLUSTER, "stop", cluster], capture_output=True)
         shutil.rmtree(work, ignore_errors=True)
-    failed = sum(1 for _, ok in results if not ok)
-    print(f"({time.time() - started:.0f} s)")
-    print(f"postgres-outage: {len(results) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return summary("postgres-outage", started)
 
 
 if __name__ == "__main__":
