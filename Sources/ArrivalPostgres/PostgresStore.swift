@@ -465,6 +465,7 @@ package final class PostgresStore: StoreWriter {
             }
         }
         let byOrdinal = Dictionary(uniqueKeysWithValues: files.map { ($0.ordinal, $0.staged) })
+        let insertedAsNew = rows != nil
         if let rows {
             for row in rows {
                 let (ordinal, id, _, _, _) = try row.decode((Int64, Int64, Int64, Int64, Int64).self)
@@ -534,7 +535,8 @@ package final class PostgresStore: StoreWriter {
             }
             commits.append(FileCommit(status: .new, newByKind: new))
         }
-        if anyClaimed {
+        // Inserted as new, the files were registered with their counts and none repeats a record.
+        if anyClaimed && !insertedAsNew {
             try session.run(
                 PostgresQuery(
                     unsafeSQL: Self.countsSQL(repeating: anyRepeating ? kinds : []),
@@ -551,14 +553,18 @@ package final class PostgresStore: StoreWriter {
     /// With `newRecordsOnly`, the records go in without `ON CONFLICT`: the
     /// statement fails (23505) when one of them is stored already, and
     /// otherwise every row staged for a file claimed is new, so none is
-    /// returned and counted (the counts it answers are 0).
+    /// returned and counted (the counts it answers are 0), and the files'
+    /// registry rows get their counts as they are claimed (all new, none a
+    /// duplicate; ``countsSQL(repeating:)`` is not needed).
     static func mergeSQL(kinds: [RecordKind], malformed: Bool, newRecordsOnly: Bool = false) -> String {
+        // Without new records only, the counts come with the second statement.
+        let counts = newRecordsOnly ? "f.record_count, 0" : "0, f.record_count"
         var steps = [
             """
             claim AS (
                 INSERT INTO arrival.files (content_sha256, id, path, byte_count, gzip, line_count, record_count,
                                            duplicate_count, malformed_count, ingested_at)
-                SELECT f.content_sha256, f.id, f.path, f.byte_count, f.gzip, f.line_count, 0, f.record_count,
+                SELECT f.content_sha256, f.id, f.path, f.byte_count, f.gzip, f.line_count, \(counts),
                        f.malformed_count, f.ingested_at
                 FROM arrival_stage_files AS f WHERE f.ordinal BETWEEN $1 AND $2 ORDER BY f.ordinal
                 ON CONFLICT (content_sha256) DO NOTHING RETURNING id)
