@@ -98,7 +98,8 @@ enum RecordField: Int, CaseIterable {
 struct PackedKeys: Sendable {
     static let maxLength = 16
     /// log2 of the slots: 128 for 32 names, where a multiplier that gives
-    /// each name a slot of its own is found in a few dozen tries.
+    /// each name a slot of its own is found in a few dozen tries (66 for
+    /// today's names, once per process).
     private static let slotBits = 7
 
     private struct Entry {
