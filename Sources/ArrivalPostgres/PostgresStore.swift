@@ -516,8 +516,9 @@ package final class PostgresStore: StoreWriter {
             if file.replaced {
                 // Records of the versions this file grew from are its own again: counted by file.
                 for kind in RecordKind.allCases {
-                    let tables = kind.routes.map { "(SELECT count(*) FROM arrival.\($0.table) WHERE file_id = \(id))" }
-                    let count = try session.run(PostgresQuery(unsafeSQL: "SELECT " + tables.joined(separator: " + ")))
+                    let tables = kind.routes.map { "(SELECT count(*) FROM arrival.\($0.table) WHERE file_id = $1)" }
+                    let count = try session.run(
+                        PostgresQuery(unsafeSQL: "SELECT " + tables.joined(separator: " + "), binds: Self.binds(id)))
                     new[kind.index] = Int(try count.first?.decode(Int64.self) ?? 0)
                 }
             }
