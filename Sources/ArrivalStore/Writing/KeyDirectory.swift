@@ -96,7 +96,7 @@ package struct KeyDirectory {
     /// Forgets the rows with ids past `last` (a file rolled back: the
     /// table's next rows take those ids again).
     mutating func removeIDs(after last: Int64) {
-        rebuild(slots: slots) { Int64($0) <= last }
+        rebuild(slots: slots) { Int64($0.id) <= last }
     }
 
     /// Forgets the keys `keep` says no to, in a table sized for those left.
@@ -104,18 +104,14 @@ package struct KeyDirectory {
         let kept = table.reduce(0) { $0 + ($1.id != 0 && keep($1.key) ? 1 : 0) }
         var slots = Self.initialSlots
         while kept * 10 > slots * 7 / 2 { slots *= 2 }
-        let old = table
-        self = KeyDirectory(slots: slots)
-        for entry in old where entry.id != 0 && keep(entry.key) {
-            put(entry.key, entry.id)
-            count += 1
-        }
+        rebuild(slots: slots) { keep($0.key) }
     }
 
-    private mutating func rebuild(slots: Int, keeping keep: (UInt32) -> Bool) {
+    /// The directory again with `slots` slots and the entries `keep` says yes to.
+    private mutating func rebuild(slots: Int, keeping keep: (Slot) -> Bool) {
         let old = table
         self = KeyDirectory(slots: slots)
-        for entry in old where entry.id != 0 && keep(entry.id) {
+        for entry in old where entry.id != 0 && keep(entry) {
             put(entry.key, entry.id)
             count += 1
         }
