@@ -17,7 +17,8 @@ folder, so that no other test's server is touched):
    each collector logged the outage's beginning at most once and its end as
    often, and at least one of them did; `arrival_store_reachable` is 1 again.
 2. `arrival ingest` of the fleet into another database, the server crashed
-   while it runs: it exits 1 with a message naming the store, and a second
+   while it runs: it exits 1 with a message naming the store and saying to
+   run the same command again, and a second
    run, once the server is back, finishes the job: the same report.
 
 Usage: postgres_outage.py PATH-TO-ARRIVAL
@@ -206,8 +207,10 @@ def ingest_through_a_crash(binary, cluster, url, env, fleet, expected):
     _, stderr = run.communicate(timeout=120)
     print(f"     arrival ingest said: {stderr.strip()[-300:]}", flush=True)
     redacted = base.replace("postgres://", "").split("@")[-1]
-    check("arrival ingest, the server crashed mid-run, exits 1 with a message naming the store",
-          crashed_mid_run and run.returncode == 1 and redacted in stderr and "error" in stderr.lower(),
+    check("arrival ingest, the server crashed mid-run, exits 1 with a message naming the store and saying to run it "
+          "again",
+          crashed_mid_run and run.returncode == 1 and redacted in stderr and "error" in stderr.lower()
+          and "run the same command again" in stderr,
           f"mid-run {crashed_mid_run}, exit {run.returncode}: {stderr[-400:]}")
     subprocess.run([CLUSTER, "resume", cluster], check=True)
     again = subprocess.run([binary, "ingest", fleet, "--db", target, "--quiet"], capture_output=True, text=True,

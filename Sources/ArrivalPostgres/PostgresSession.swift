@@ -168,7 +168,10 @@ package final class PostgresSession: @unchecked Sendable {
     func failure(_ error: any Error) -> PostgresStoreError {
         if let error = error as? PostgresStoreError { return error }
         let state = (error as? PSQLError)?.serverInfo?[.sqlState]
-        return PostgresStoreError("\(location.redacted): \(PostgresConnector.reason(error))", sqlState: state)
+        // No answer and the connection gone: the server went away under a statement.
+        let hint = state == nil && connection.isClosed ? Self.lostMidWork : nil
+        return PostgresStoreError(
+            "\(location.redacted): \(PostgresConnector.reason(error))", sqlState: state, hint: hint)
     }
 
     package func close() {
