@@ -4,6 +4,7 @@ package import ArrivalStore
 import Foundation
 import NIOCore
 import PostgresNIO
+import Synchronization
 
 /// The writer role on a PostgreSQL store (``StoreWriter``): ingest's writer
 /// stage stores files here as into a SQLite store, and any number of
@@ -42,7 +43,16 @@ import PostgresNIO
 /// leaves no part of a file: the server rolls its batch back, and the files
 /// of it are not registered, so the next ingest stores them.
 package final class PostgresStore: StoreWriter {
-    package let session: PostgresSession
+    /// The writer's connections, each with the batch staged on it (``Lane``):
+    /// the second is opened when the first batch is handed over.
+    private var lanes: [Lane]
+    /// The lane the writer stages on.
+    private var current = 0
+    private var lane: Lane { lanes[current] }
+    /// The connection the writer stages on and asks the store through.
+    package var session: PostgresSession { lane.session }
+    private let location: PostgresLocation
+    private let environment: [String: String]
     package var isThrowaway: Bool { false }
     /// The batch's merge claims the bytes (``PostgresStore``).
     package var claimsBytesAtFinish: Bool { true }
@@ -51,9 +61,23 @@ package final class PostgresStore: StoreWriter {
     package init(_ location: PostgresLocation, environment: [String: String] = ProcessInfo.processInfo.environment)
         throws
     {
-        session = try PostgresSession(location, environment: environment)
+        self.location = location
+        self.environment = environment
+        lanes = [try Self.openLane(location, environment: environment, migrate: true)]
+    }
+
+    /// A connection of the writer, the store migrated first when `migrate`,
+    /// with its stage (temporary tables).
+    private static func openLane(_ location: PostgresLocation, environment: [String: String], migrate: Bool) throws
+        -> Lane
+    {
+        let session = try PostgresSession(location, environment: environment)
         do {
-            try PostgresSchema.migrate(session)
+            if migrate { try PostgresSchema.migrate(session) }
+            // The writer's statements run once a batch over rows it just staged: compiling them (PostgreSQL's
+            // JIT, for any plan costed over `jit_above_cost`) took a fifth of the server's time on a
+            // 20,000-activity fleet and never paid back (issue 52, Documentation/PostgreSQL.md).
+            try session.execute("SET jit = off")
             try session.execute(
                 Self.stageTable(.apns), Self.stageTable(.render), Self.stageTable(.callback),
                 """
@@ -73,6 +97,7 @@ package final class PostgresStore: StoreWriter {
             session.close()
             throw error
         }
+        return Lane(session: session)
     }
 
     /// The temporary table the batch's records of one kind wait in, each
@@ -86,7 +111,12 @@ package final class PostgresStore: StoreWriter {
             .joined(separator: ", ") + ") ON COMMIT DELETE ROWS"
     }
 
-    deinit { session.close() }
+    deinit {
+        for lane in lanes {
+            lane.inFlight?.done.wait()
+            lane.session.close()
+        }
+    }
 
     // MARK: - StoreWriter
 
@@ -102,7 +132,10 @@ package final class PostgresStore: StoreWriter {
     /// bytes: what the store holds is asked about them (an earlier file of
     /// the same run that admission knew them from).
     private func mergeIfStaged(_ sha256: String) throws {
-        if batchFiles.contains(where: { $0.sha256 == sha256 }) { try mergeAndCommit() }
+        let staged = { (files: [StagedFile]) in files.contains { $0.sha256 == sha256 } }
+        if staged(lane.batchFiles) || lanes.contains(where: { $0.inFlight.map { staged($0.files) } ?? false }) {
+            try mergeAndCommit()
+        }
     }
 
     package func restrictedCopy(ofContent sha256: String) throws -> Int64? {
@@ -129,26 +162,18 @@ package final class PostgresStore: StoreWriter {
         return (result.metadata.rows ?? 0) > 0
     }
 
-    /// When the open batch transaction began (nil: none is open).
-    private var batchBegan: ContinuousClock.Instant?
-
     /// The longest a batch stages files before the next file merges and
     /// commits it. Files are committed together, as on SQLite (one merge,
     /// one commit and one WAL flush for many small files); the rows of a
     /// batch are locked from its merge to its commit only, but a batch that
     /// merges again after a deadlock does all its work again, so a batch is kept short.
     static let batchSpan: Duration = .seconds(1)
+    /// …or once it staged this many rows: a batch merges while the next is
+    /// staged on the other lane, so a run is several batches.
+    static let batchRows = 1 << 14
 
-    /// The stage not yet copied to the server: each kind's rows (``RecordKind/index``).
-    private var stageRows = [ByteBuffer(), ByteBuffer(), ByteBuffer()]
-    /// Malformed lines not yet copied.
-    private var stageMalformedLines = ByteBuffer()
-    /// How many times the stage was copied to the server (a ``StageMark`` from before is void).
-    private var stageCopies = 0
     /// The most bytes the stage holds before it is copied.
     static let stageLimit = 8 << 20
-    /// The files of the open batch that were read whole, in order.
-    private var batchFiles: [StagedFile] = []
     /// What committing did to files merged since ``commitFiles()`` last handed it over, in order.
     private var settled: [FileCommit] = []
     /// The ordinal of the last file begun (never reused, so rows a forgotten file copied stay unclaimed).
@@ -184,10 +209,14 @@ package final class PostgresStore: StoreWriter {
     package func beginFile(path: String, now: Int64, replaces: Bool) throws -> PostgresFile {
         // A file that takes over earlier versions' records writes before the merge: alone in its batch.
         if replaces { try mergeAndCommit() }
-        if let began = batchBegan, ContinuousClock.now - began >= Self.batchSpan { try mergeAndCommit() }
-        if batchBegan == nil {
-            try session.execute("BEGIN")
-            batchBegan = .now
+        if let began = lane.batchBegan,
+            ContinuousClock.now - began >= Self.batchSpan || lane.stagedRows >= Self.batchRows
+        {
+            try handOver()
+        }
+        if lane.batchBegan == nil {
+            try lane.session.execute("BEGIN")
+            lane.batchBegan = .now
         }
         lastOrdinal += 1
         return PostgresFile(store: self, ordinal: lastOrdinal, path: path, now: now, replaces: replaces)
@@ -195,17 +224,21 @@ package final class PostgresStore: StoreWriter {
 
     func stageMark() -> StageMark {
         StageMark(
-            copies: stageCopies, rows: stageRows.map(\.writerIndex), malformed: stageMalformedLines.writerIndex)
+            copies: lane.stageCopies, rows: lane.stageRows.map(\.writerIndex),
+            malformed: lane.stageMalformedLines.writerIndex)
     }
 
     /// Stages `batch`'s rows of `kind` under `ordinal`: how many.
     func stage(_ batch: RowBatch, kind: RecordKind, ordinal: Int64) -> Int {
-        for row in batch.rows where row.kind == kind { newRecordsOnly.staged(row.hash, kind: kind.index) }
-        return CopyText.encode(batch, kind: kind, ordinal: ordinal, into: &stageRows[kind.index])
+        let lane = self.lane
+        for row in batch.rows where row.kind == kind { lane.hashes.staged(row.hash, kind: kind.index) }
+        let count = CopyText.encode(batch, kind: kind, ordinal: ordinal, into: &lane.stageRows[kind.index])
+        lane.stagedRows += count
+        return count
     }
 
-    /// Whether the next merge tries the batch's records as all new first.
-    private var newRecordsOnly = NewRecordsFirst()
+    /// Whether a merge tries its batch's records as all new first (shared by the lanes).
+    private let newRecordsOnly = NewRecordsFirst()
 
     /// When a batch's records go in as new without asking the store whether
     /// it holds them (``mergeSQL(kinds:malformed:newRecordsOnly:)``): what
@@ -213,106 +246,129 @@ package final class PostgresStore: StoreWriter {
     /// insert that need not look for a conflict costs the server a third
     /// less (issue 52). Tried unless a row of the batch repeats another's
     /// content hash (then the batch holds a record twice, which only the
-    /// merge that asks can store once), a file of it took over earlier
-    /// versions, or a recent try failed: a failed try (a record stored
-    /// before) is rolled back and the batch merged by asking, and the next
-    /// 1, 2, 4 … 32 batches are merged by asking before the next try, so
+    /// merge that asks can store once: ``BatchHashes``), a file of it took
+    /// over earlier versions, or a recent try failed: a failed try (a record
+    /// stored before) is rolled back and the batch merged by asking, and the
+    /// next 1, 2, 4 … 32 batches are merged by asking before the next try, so
     /// that a run that stores what the store has (a batch ingested again
-    /// under other names) wastes at most one try in 33.
-    struct NewRecordsFirst {
-        /// The content hashes of the batch's staged rows, by kind.
+    /// under other names) wastes at most one try in 33. The lanes' merges
+    /// run on their own threads: a lock orders them here.
+    final class NewRecordsFirst: Sendable {
+        /// The batches still to merge by asking, and the failed tries in a row.
+        private let state = Mutex((waiting: 0, misses: 0))
+
+        /// Whether to try `files` (whose rows repeat a content hash when `repeats`) as new; asked once a merge.
+        func tryFirst(_ files: [StagedFile], repeats: Bool) -> Bool {
+            guard !repeats, !files.contains(where: { $0.replaced || $0.fileID != nil }) else { return false }
+            return state.withLock { state in
+                guard state.waiting == 0 else {
+                    state.waiting -= 1
+                    return false
+                }
+                return true
+            }
+        }
+
+        func held() { state.withLock { $0.misses = 0 } }
+
+        func missed() {
+            state.withLock { state in
+                state.misses += 1
+                state.waiting = min(1 << (state.misses - 1), 32)
+            }
+        }
+    }
+
+    /// The content hashes of a batch's staged rows, by kind: whether a row
+    /// repeats another's of the batch (``NewRecordsFirst``), and whether the
+    /// batch may hold a record of another batch (``Lane``).
+    struct BatchHashes {
         private var hashes = [Set<UInt64>(), Set<UInt64>(), Set<UInt64>()]
         /// A staged row's content hash repeats another's of its kind in the batch.
-        private var repeats = false
-        /// The batches still to merge by asking, and the failed tries in a row.
-        private var waiting = 0
-        private var misses = 0
+        private(set) var repeats = false
+        /// More rows than ``trackedRows`` of a kind were staged: not all hashes are known.
+        private var overflowed = false
         /// The rows of a batch whose hashes are kept: past it the batch is tried without the check.
         static let trackedRows = 1 << 20
 
         mutating func staged(_ hash: UInt64, kind: Int) {
-            guard !repeats, hashes[kind].count < Self.trackedRows else { return }
+            guard !overflowed else { return }
+            guard hashes[kind].count < Self.trackedRows else {
+                overflowed = true
+                repeats = true
+                return
+            }
             if !hashes[kind].insert(hash).inserted { repeats = true }
         }
 
-        /// Whether to try `files` as new; asked once a merge.
-        mutating func tryFirst(_ files: [StagedFile]) -> Bool {
-            guard !repeats, !files.contains(where: { $0.replaced || $0.fileID != nil }) else { return false }
-            guard waiting == 0 else {
-                waiting -= 1
-                return false
+        /// Whether a record of this batch may be one of `other`'s (equal records have equal content hashes).
+        func mayShare(_ other: BatchHashes) -> Bool {
+            if overflowed || other.overflowed { return true }
+            return (0..<3).contains { kind in
+                let (small, large) =
+                    hashes[kind].count <= other.hashes[kind].count
+                    ? (hashes[kind], other.hashes[kind]) : (other.hashes[kind], hashes[kind])
+                return small.contains { large.contains($0) }
             }
-            return true
-        }
-
-        mutating func held() { misses = 0 }
-
-        mutating func missed() {
-            misses += 1
-            waiting = min(1 << (misses - 1), 32)
-        }
-
-        /// The batch was committed or rolled back.
-        mutating func batchEnded() {
-            for kind in 0..<3 where !hashes[kind].isEmpty {
-                hashes[kind].removeAll(keepingCapacity: hashes[kind].count <= 1 << 16)
-            }
-            repeats = false
         }
     }
 
     func stageMalformed(ordinal: Int64, line: Int64, cause: String, problem: String?) {
-        stageMalformedLines.writeString("\(ordinal)\t\(line)\t\(cause)\t")
+        let lane = self.lane
+        lane.stageMalformedLines.writeString("\(ordinal)\t\(line)\t\(cause)\t")
         if let problem {
-            CopyText.writeText(problem.utf8, into: &stageMalformedLines)
+            CopyText.writeText(problem.utf8, into: &lane.stageMalformedLines)
         } else {
-            stageMalformedLines.writeStaticString("\\N")
+            lane.stageMalformedLines.writeStaticString("\\N")
         }
-        stageMalformedLines.writeInteger(UInt8(ascii: "\n"))
+        lane.stageMalformedLines.writeInteger(UInt8(ascii: "\n"))
     }
 
     /// Copies the stage to the server once it holds ``stageLimit`` bytes: memory stays bounded in a large file.
     func flushStageIfLarge() throws {
-        if stageRows.reduce(stageMalformedLines.readableBytes, { $0 + $1.readableBytes }) >= Self.stageLimit {
-            try copyStage()
+        if lane.stageRows.reduce(lane.stageMalformedLines.readableBytes, { $0 + $1.readableBytes }) >= Self.stageLimit {
+            try copyStage(lane)
         }
     }
 
     /// Undoes what a file staged since `mark`.
     func forgetStage(since mark: StageMark) {
-        if mark.copies == stageCopies {
-            for kind in 0..<3 { stageRows[kind].moveWriterIndex(to: mark.rows[kind]) }
-            stageMalformedLines.moveWriterIndex(to: mark.malformed)
+        let lane = self.lane
+        if mark.copies == lane.stageCopies {
+            for kind in 0..<3 { lane.stageRows[kind].moveWriterIndex(to: mark.rows[kind]) }
+            lane.stageMalformedLines.moveWriterIndex(to: mark.malformed)
         } else {
-            for kind in 0..<3 { stageRows[kind].clear() }
-            stageMalformedLines.clear()
+            for kind in 0..<3 { lane.stageRows[kind].clear() }
+            lane.stageMalformedLines.clear()
         }
     }
 
-    /// `COPY FROM STDIN` of the stage's buffers into the temporary tables.
-    private func copyStage() throws {
-        for kind in RecordKind.allCases where stageRows[kind.index].readableBytes > 0 {
-            try session.copy(
+    /// `COPY FROM STDIN` of `lane`'s stage buffers into its temporary tables.
+    /// On the writer's thread only, so ids are drawn in the files' order.
+    private func copyStage(_ lane: Lane) throws {
+        for kind in RecordKind.allCases where lane.stageRows[kind.index].readableBytes > 0 {
+            try lane.session.copy(
                 into: kind.stageTable, columns: ["ordinal", "line", "content_hash"] + kind.columns,
-                stageRows[kind.index])
-            stageRows[kind.index].clear()
+                lane.stageRows[kind.index])
+            lane.stageRows[kind.index].clear()
         }
-        if stageMalformedLines.readableBytes > 0 {
-            try session.copy(
-                into: "arrival_stage_malformed", columns: ["ordinal", "line", "cause", "problem"], stageMalformedLines)
-            stageMalformedLines.clear()
+        if lane.stageMalformedLines.readableBytes > 0 {
+            try lane.session.copy(
+                into: "arrival_stage_malformed", columns: ["ordinal", "line", "cause", "problem"],
+                lane.stageMalformedLines)
+            lane.stageMalformedLines.clear()
         }
-        stageCopies += 1
+        lane.stageCopies += 1
     }
 
     /// Adds a file read whole to the batch.
     func addFile(_ file: StagedFile) throws {
-        batchFiles.append(file)
+        lane.batchFiles.append(file)
     }
 
     /// Copies the batch's files to `arrival_stage_files`, their ids drawn as
     /// they are (in file order) unless drawn before.
-    private func copyFiles(_ files: [StagedFile]) throws {
+    private func copyFiles(_ files: [StagedFile], on lane: Lane) throws {
         for drawn in [false, true] {
             var data = ByteBuffer()
             for file in files where (file.fileID != nil) == drawn {
@@ -325,7 +381,7 @@ package final class PostgresStore: StoreWriter {
                         + "\(file.malformed)\t\(file.now)\n")
             }
             guard data.readableBytes > 0 else { continue }
-            try session.copy(
+            try lane.session.copy(
                 into: "arrival_stage_files",
                 columns: ["ordinal"] + (drawn ? ["id"] : []) + [
                     "content_sha256", "path", "byte_count", "gzip", "line_count", "record_count", "malformed_count",
@@ -334,30 +390,153 @@ package final class PostgresStore: StoreWriter {
         }
     }
 
-    /// Merges the batch's files into the store and commits them (their
-    /// commits wait in ``settled``). A merge that fails on a rule of the
-    /// store's is tried file by file: a file the store refuses
+    /// One connection of the writer and the batch staged on it. A batch is
+    /// staged on one lane while the batch before it merges and commits on the
+    /// other, on that lane's own thread (``handOver()``): the server merges
+    /// one batch while the next is decoded, encoded and copied, and two
+    /// merges may run at once on the server's cores. The writer's thread
+    /// alone copies stages and files to the server, in the files' order, so
+    /// ids follow the files' lines across lanes as within one.
+    final class Lane {
+        let session: PostgresSession
+        /// When the open batch transaction began (nil: none is open).
+        var batchBegan: ContinuousClock.Instant?
+        /// The stage not yet copied to the server: each kind's rows (``RecordKind/index``).
+        var stageRows = [ByteBuffer(), ByteBuffer(), ByteBuffer()]
+        /// Malformed lines not yet copied.
+        var stageMalformedLines = ByteBuffer()
+        /// How many times the stage was copied to the server (a ``StageMark`` from before is void).
+        var stageCopies = 0
+        /// The files of the open batch that were read whole, in order.
+        var batchFiles: [StagedFile] = []
+        /// Rows staged in the open batch, and their content hashes.
+        var stagedRows = 0
+        var hashes = BatchHashes()
+        /// The batch merging on ``queue`` (set and cleared on the writer's thread).
+        var inFlight: Flight?
+        let queue = DispatchQueue(label: "arrival.postgres.lane")
+
+        init(session: PostgresSession) { self.session = session }
+    }
+
+    /// A batch handed to its lane's thread, and what merging it did.
+    final class Flight: Sendable {
+        let files: [StagedFile]
+        let hashes: BatchHashes
+        /// Signalled once ``result`` is set.
+        let done = DispatchSemaphore(value: 0)
+        let result = Mutex<Result<[FileCommit], any Error>>(.success([]))
+
+        init(files: [StagedFile], hashes: BatchHashes) {
+            self.files = files
+            self.hashes = hashes
+        }
+    }
+
+    /// Merges and commits the open batch and the one in flight: when it
+    /// returns, every file finished is committed (or refused), its commit in
+    /// ``settled``.
+    func mergeAndCommit() throws {
+        if lane.batchBegan != nil { try dispatch(lane) }
+        // The other lane's batch is the older: settled first.
+        for lane in lanes.indices.map({ lanes[($0 + current + 1) % lanes.count] }) { try settle(lane) }
+    }
+
+    /// Hands the open batch to its lane's thread to merge and commit, and
+    /// moves the writer to the other lane (opened now the first time) once
+    /// the batch merging there is settled.
+    private func handOver() throws {
+        try dispatch(lane)
+        if lanes.count == 1 {
+            do {
+                lanes.append(try Self.openLane(location, environment: environment, migrate: false))
+            } catch {
+                try settle(lane)
+                throw error
+            }
+        }
+        current = 1 - current
+        try settle(lane)
+    }
+
+    /// Copies `lane`'s batch to the server and starts its merge on the
+    /// lane's thread. A batch that may hold a record of the one merging on
+    /// the other lane waits for that one first, so that the two never wait
+    /// on each other's rows and a record's first file is the first to come,
+    /// as on one connection.
+    private func dispatch(_ lane: Lane) throws {
+        guard lane.batchBegan != nil else { return }
+        let files = lane.batchFiles
+        let hashes = lane.hashes
+        lane.batchFiles = []
+        lane.hashes = BatchHashes()
+        lane.stagedRows = 0
+        do {
+            if !files.isEmpty {
+                try copyStage(lane)
+                try copyFiles(files, on: lane)
+            }
+            for other in lanes where other !== lane {
+                if let flight = other.inFlight, flight.hashes.mayShare(hashes) { try settle(other) }
+            }
+        } catch {
+            rollbackBatch(lane)
+            throw error
+        }
+        // The batch's transaction is the lane thread's until it is settled.
+        lane.batchBegan = nil
+        let flight = Flight(files: files, hashes: hashes)
+        lane.inFlight = flight
+        lane.queue.async { [session = lane.session, newRecordsOnly] in
+            let result = Result {
+                try Self.commitBatch(flight.files, repeats: flight.hashes.repeats, newRecordsOnly, on: session)
+            }
+            flight.result.withLock { $0 = result }
+            flight.done.signal()
+        }
+    }
+
+    /// Waits for `lane`'s batch in flight and takes its commits into
+    /// ``settled``. When it failed, the batches of the other lanes are waited
+    /// for (what they committed stays: the next run finds it stored) and
+    /// rolled back when open, and its error is thrown.
+    private func settle(_ lane: Lane) throws {
+        guard let flight = lane.inFlight else { return }
+        flight.done.wait()
+        lane.inFlight = nil
+        switch flight.result.withLock({ $0 }) {
+        case .success(let commits):
+            settled += commits
+        case .failure(let error):
+            for other in lanes where other !== lane {
+                other.inFlight?.done.wait()
+                other.inFlight = nil
+                rollbackBatch(other)
+            }
+            throw error
+        }
+    }
+
+    /// Merges `files`, staged on `lane`, into the store and commits them, on
+    /// the lane's thread: what committing did to each. A merge that fails on
+    /// a rule of the store's is tried file by file: a file the store refuses
     /// (``refusal(of:)``) is left out with the store's reason and the others
     /// are merged and committed (a file that took over earlier versions'
     /// records, alone in its batch, rolls the batch back). Any other failure
     /// rolls the whole batch back and is thrown.
-    func mergeAndCommit() throws {
-        guard batchBegan != nil else { return }
-        defer { newRecordsOnly.batchEnded() }
-        let files = batchFiles
-        batchFiles = []
+    private static func commitBatch(
+        _ files: [StagedFile], repeats: Bool, _ newRecordsOnly: NewRecordsFirst, on session: PostgresSession
+    ) throws -> [FileCommit] {
         var commits: [FileCommit] = []
         var rollBack = false
         do {
             if !files.isEmpty {
-                try copyStage()
-                try copyFiles(files)
                 do {
-                    commits = try merge(files)
+                    commits = try merge(files, repeats: repeats, newRecordsOnly, on: session)
                 } catch let error as PostgresStoreError where Self.refusalReason(error) != nil {
                     for file in files {
                         do {
-                            commits += try merge([file])
+                            commits += try merge([file], repeats: repeats, newRecordsOnly, on: session)
                         } catch let error as PostgresStoreError {
                             guard let reason = Self.refusalReason(error) else { throw error }
                             commits.append(FileCommit(status: .new, refused: reason))
@@ -368,9 +547,8 @@ package final class PostgresStore: StoreWriter {
                 }
             }
             if rollBack {
-                rollbackBatch()
+                try session.execute("ROLLBACK")
             } else {
-                batchBegan = nil
                 let result = try session.run("COMMIT")
                 if result.metadata.command != "COMMIT" {
                     throw PostgresStoreError(
@@ -379,10 +557,10 @@ package final class PostgresStore: StoreWriter {
                 }
             }
         } catch {
-            rollbackBatch()
+            try? session.execute("ROLLBACK")
             throw error
         }
-        settled += commits
+        return commits
     }
 
     /// The store's reason when `error` is the store refusing what one file
@@ -404,23 +582,31 @@ package final class PostgresStore: StoreWriter {
 
     /// Undoes the open batch, its stage with it (nothing of it is kept).
     func rollbackBatch() {
-        newRecordsOnly.batchEnded()
-        for kind in 0..<3 { stageRows[kind].clear() }
-        stageMalformedLines.clear()
-        batchFiles = []
-        guard batchBegan != nil else { return }
-        batchBegan = nil
-        try? session.execute("ROLLBACK")
+        rollbackBatch(lane)
+    }
+
+    /// Undoes `lane`'s open batch, its stage with it.
+    private func rollbackBatch(_ lane: Lane) {
+        for kind in 0..<3 { lane.stageRows[kind].clear() }
+        lane.stageMalformedLines.clear()
+        lane.batchFiles = []
+        lane.hashes = BatchHashes()
+        lane.stagedRows = 0
+        guard lane.batchBegan != nil else { return }
+        lane.batchBegan = nil
+        try? lane.session.execute("ROLLBACK")
     }
 
     /// Merges the staged `files` (consecutive ordinals) in a savepoint,
     /// again after a deadlock: what committing them does, in their order.
-    private func merge(_ files: [StagedFile]) throws -> [FileCommit] {
+    private static func merge(
+        _ files: [StagedFile], repeats: Bool, _ newRecordsOnly: NewRecordsFirst, on session: PostgresSession
+    ) throws -> [FileCommit] {
         try session.execute("SAVEPOINT arrival_merge")
         var attempt = 0
         while true {
             do {
-                let commits = try mergeOnce(files)
+                let commits = try mergeOnce(files, repeats: repeats, newRecordsOnly, on: session)
                 try session.execute("RELEASE SAVEPOINT arrival_merge")
                 return commits
             } catch let error as PostgresStoreError where error.isRetryable && attempt < 8 {
@@ -434,7 +620,9 @@ package final class PostgresStore: StoreWriter {
         }
     }
 
-    private func mergeOnce(_ files: [StagedFile]) throws -> [FileCommit] {
+    private static func mergeOnce(
+        _ files: [StagedFile], repeats: Bool, _ newRecordsOnly: NewRecordsFirst, on session: PostgresSession
+    ) throws -> [FileCommit] {
         guard let first = files.first?.ordinal, let last = files.last?.ordinal else { return [] }
         let kinds = RecordKind.allCases.filter { kind in files.contains { $0.staged[kind.index] > 0 } }
         var claimed: [Int64: (id: Int64, new: [Int])] = [:]
@@ -447,7 +635,7 @@ package final class PostgresStore: StoreWriter {
         // their index, as the planner chooses them, once this statement is done.)
         try session.execute("SET LOCAL enable_nestloop = off", "SET LOCAL work_mem = '64MB'")
         var rows: PostgresQueryResult?
-        if newRecordsOnly.tryFirst(files) {
+        if newRecordsOnly.tryFirst(files, repeats: repeats) {
             // Every record of the batch is new (nearly always): each goes in without asking the store first.
             try session.execute("SAVEPOINT arrival_new")
             do {
@@ -653,6 +841,14 @@ package final class PostgresStore: StoreWriter {
     /// files merged since the last call, in the order they finished.
     package func commitFiles() throws -> [FileCommit] {
         try mergeAndCommit()
+        defer { settled = [] }
+        return settled
+    }
+
+    /// Hands the open batch over (``handOver()``): the commits settled so
+    /// far, the open batch's left in flight.
+    package func commitFilesSoFar() throws -> [FileCommit] {
+        if lane.batchBegan != nil { try handOver() }
         defer { settled = [] }
         return settled
     }

@@ -38,6 +38,8 @@ struct BatchWriter<Writer: StoreWriter> {
         var fileSummary: IngestSummary
         var newByKind: [Int]
         var replaced: Int
+        /// Its records (counted toward a commit until it is settled).
+        var rows: Int
     }
 
     /// Writes everything `channel` brings until the reading stage closes it.
@@ -71,8 +73,8 @@ struct BatchWriter<Writer: StoreWriter> {
                 if clock.isDue(
                     summary: summary, unsettled: unsettled.count, unsettledRows: unsettledRows, bulk: bulk, options)
                 {
-                    try commit()
-                    clock.committed(summary)
+                    try commit(final: false)
+                    clock.committed(summary, unsettled: unsettled.count, unsettledRows: unsettledRows)
                 }
             }
         } catch {
@@ -109,9 +111,10 @@ struct BatchWriter<Writer: StoreWriter> {
                 || summary.filesRead + unsettled - files >= options.filesPerCommit
         }
 
-        mutating func committed(_ summary: IngestSummary) {
-            records = summary.newRecords + summary.duplicateRecords
-            files = summary.filesRead
+        /// A commit was made; `unsettled` files (`unsettledRows` records) it left in flight count as before it.
+        mutating func committed(_ summary: IngestSummary, unsettled: Int, unsettledRows: Int) {
+            records = summary.newRecords + summary.duplicateRecords + unsettledRows
+            files = summary.filesRead + unsettled
             at = ContinuousClock.now
         }
     }
@@ -132,16 +135,17 @@ struct BatchWriter<Writer: StoreWriter> {
     }
 
     /// Commits the files finished since the last commit, and counts those
-    /// whose commit the store settled now.
-    private mutating func commit() throws {
-        let commits = try store.commitFiles()
+    /// whose commit the store settled now: all of them when `final`, else
+    /// the oldest, the rest left in flight (``StoreWriter/commitFilesSoFar()``).
+    private mutating func commit(final: Bool = true) throws {
+        let commits = try final ? store.commitFiles() : store.commitFilesSoFar()
         let files = unsettled
-        unsettled = []
-        unsettledRows = 0
-        guard commits.count == files.count else {
+        guard final ? commits.count == files.count : commits.count <= files.count else {
             throw InputError.readFailed(
                 path: files.last?.path ?? "", reason: "the store settled \(commits.count) of \(files.count) files")
         }
+        unsettled = Array(files.dropFirst(commits.count))
+        unsettledRows = unsettled.reduce(0) { $0 + $1.rows }
         for (file, committed) in zip(files, commits) { try settle(file, committed) }
     }
 
@@ -242,7 +246,7 @@ struct BatchWriter<Writer: StoreWriter> {
         try file.noteCutShort(read.summary)
         let finished = FinishedFile(
             path: path, now: file.now, read: read, fileSummary: file.summary, newByKind: file.newByKind,
-            replaced: file.replaced)
+            replaced: file.replaced, rows: file.records)
         guard let committed = try file.commit(read) else {
             unsettled.append(finished)
             unsettledRows += file.records

@@ -41,6 +41,14 @@ package protocol StoreWriter: AnyObject {
     /// left it to the batch's commit (said nil), in the order they finished.
     func commitFiles() throws -> [FileCommit]
 
+    /// As ``commitFiles()``, between commits of a run: a store that commits
+    /// batches in the background (PostgreSQL's lanes) starts committing the
+    /// files finished and returns without waiting for the newest, so that
+    /// storing them overlaps reading the next. Returns what committing did
+    /// to the oldest files not yet handed over (a prefix of them, in order);
+    /// a later call returns the rest. The last call of a run is ``commitFiles()``.
+    func commitFilesSoFar() throws -> [FileCommit]
+
     /// Whether ``FileWriter/finish(sha256:byteCount:lines:gzip:)`` (or the
     /// batch's commit) claims the bytes itself, and says when they were
     /// stored already: the writer then
@@ -165,6 +173,8 @@ extension FileTransaction: FileWriter {
 
 extension StoreWriter {
     package var claimsBytesAtFinish: Bool { false }
+
+    package func commitFilesSoFar() throws -> [FileCommit] { try commitFiles() }
 
     package func refusal(of error: any Error) -> String? { nil }
 
