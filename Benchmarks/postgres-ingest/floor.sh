@@ -11,7 +11,12 @@
 #   copy     COPY of the table's rows (as text, from the client) into a table with no index at all;
 #   identity INSERT … SELECT of those rows into a table with only the identity key, ON CONFLICT DO
 #            NOTHING (the one way to store each record once whoever else writes).
-# Prints the medians and their sum over SQLite's whole ingest. Same server and setup as run.sh.
+# and, as a loader with no stage at all would (issue 52): COPY of every table's rows straight into a
+# table shaped as the store's, with every index the store keeps (`LIKE … INCLUDING ALL`):
+#   indexed  one connection, the tables one after the other;
+#   indexed2 two connections at once (renders and callbacks on one, the request tables on the other).
+# Prints the medians, the sum of the first two over SQLite's whole ingest, and the indexed loads over
+# it. Same server and setup as run.sh.
 set -euo pipefail
 activities=${1:-20000}
 rounds=${2:-3}
@@ -52,6 +57,25 @@ for _ in $(seq 1 "$rounds"); do
     done
     echo "copy $copy" | tee -a "$work/runs"
     echo "identity $insert" | tee -a "$work/runs"
+    load() { # tables: COPY each into its indexed copy, one connection
+        { for table in "$@"; do echo "\\copy floor.${table}_indexed FROM '$work/$table.copy'"; done; } | psql -q "$store"
+    }
+    for pass in indexed indexed2; do
+        for table in $tables; do
+            psql -q "$store" -c "DROP TABLE IF EXISTS floor.${table}_indexed" \
+                -c "CREATE TABLE floor.${table}_indexed (LIKE arrival.$table INCLUDING ALL)"
+        done
+        psql -q "$store" -c "CHECKPOINT" 2>/dev/null || true
+        start=$(date +%s.%N)
+        if [ "$pass" = indexed ]; then
+            load $tables
+        else
+            load renders callbacks &
+            load requests token_requests start_tokens
+            wait
+        fi
+        echo "$pass $(seconds "$start" "$(date +%s.%N)")" | tee -a "$work/runs"
+    done
 done
 python3 - "$work/runs" <<'PY'
 import statistics, sys
@@ -64,4 +88,6 @@ for k, v in med.items():
     print(f"{k}: median {v:.2f} s over {len(runs[k])} rounds")
 floor = med["copy"] + med["identity"]
 print(f"floor (copy + identity): {floor:.2f} s = {floor / med['sqlite']:.2f}x SQLite's whole ingest")
+for k in ("indexed", "indexed2"):
+    print(f"{k} (COPY into the store's indexes): {med[k]:.2f} s = {med[k] / med['sqlite']:.2f}x SQLite's whole ingest")
 PY
