@@ -11,10 +11,15 @@ that a reader can audit against the contract text.
 
 Usage:
     python3 Scripts/reference/arrival_reference.py \
-        [--day YYYY-MM-DD | --from RFC3339 --to RFC3339] [--contract 2|3.0|3.1] [--verbose] PATH...
+        [--day YYYY-MM-DD | --from RFC3339 --to RFC3339] [--contract 2|3.0|3.1|3.2] [--verbose] PATH...
 
-By default, and with `--contract 3.1`, it reads and reports by contract 3.1:
-report schema 2 (`arrival.report/2`, what arrival writes) with the
+By default, and with `--contract 3.2`, it reads and reports by contract 3.2:
+contract 3.1's report (below) with the `outliers` object (section 4: the
+devices whose updates arrive far less often than the fleet's, by a
+one-sided binomial test with a Bonferroni bound), placed after `latency_ms`
+and before `data_quality` as section 5 shows it; the lines are read as by
+3.1 (3.2 changes no table). With `--contract 3.1` it reads and reports by
+contract 3.1: report schema 2 (`arrival.report/2`) with the
 `frequent_pushes` field on renders and callbacks, `breakdowns.frequent_pushes`,
 `breakdowns.priority_10_last_hour`, and no update token expected of an
 activity subscribed to a channel (`callbacks.token_expected`,
@@ -29,8 +34,11 @@ expansion of a broadcast into the open activities subscribed to its
 channel, `requests.broadcasts`, `data_quality.broadcasts_without_subscribers`
 and `breakdowns.channel`). With `--contract 2` lines are read by the older
 tables, where `channel_id` is an unknown field. Scripts/reference/
-test_contract3.py, test_broadcasts.py and test_contract31.py check each rule
-and tie on cases worked out by hand.
+test_contract3.py, test_broadcasts.py, test_contract31.py and
+test_contract32.py check each rule and tie on cases worked out by hand.
+U+0000 in a text a record keeps (contract 3.2's pin of 2.4,
+`nul_character`) makes its line malformed whatever `--contract` says: the
+contract pins it "on every engine".
 
 It ingests the given files and directories (contract section 2), builds the
 outcomes (section 3), computes the metrics (section 4) and prints the report
@@ -147,7 +155,7 @@ Readings for contract 3.0 (`--contract 3.0`):
     of its deciding request, so an update decided by a direct request is in
     no `breakdowns.channel` entry even if it also holds a broadcast request.
 
-Readings for contract 3.1 (`--contract 3.1`, the default):
+Readings for contract 3.1 (`--contract 3.1`, and 3.2 which keeps them):
   * `frequent_pushes` is the last field of the render and callback tables
     (after `app_version`), so a line with an earlier fault is counted under
     that earlier field's cause. A non-null value that is not a string is
@@ -174,6 +182,38 @@ Readings for contract 3.1 (`--contract 3.1`, the default):
     report window, subscribes the activity, even if no broadcast ever
     reached it and even if it also has push_token callbacks and direct
     updates. `token_received` counts only activities in `token_expected`.
+
+Readings for contract 3.2 (`--contract 3.2`, the default):
+  * An activity's device is its `device_id` from its device evidence,
+    exactly like `os_version`: the earliest render or callback of the
+    activity carrying one (rendered_at or received_at; among equally early,
+    the smallest by code point), whenever it came and whatever the report
+    window. An activity without any has no device, and its updates are in
+    no device's block (they still count in p0, the fleet's rate). "" is a
+    string like any other: a device of its own, as "" is a key of
+    `breakdowns.frequent_pushes`. A `push_to_start_token` callback names no
+    activity, so its device_id is nobody's evidence.
+  * p0 is the double `updates.arrival_rate` prints, taken exactly
+    (Fraction(p0)), not the ratio it rounds: the contract says "let p0 be
+    the window's `updates.arrival_rate`", and the two differ by at most
+    half an ulp, far inside the 1e-9 the contract allows `p_value`.
+  * `p_value` is computed exactly (integers and fractions, no floating
+    point) and rounded to the nearest double once, at the end; "far below
+    the fleet" compares that exact value with the exact 1 / (1000 m), so a
+    device is listed or not by the contract's numbers, not by rounding (an
+    implementation in doubles may differ only on a p_value within about
+    1e-15 relative of the bound). The exact tail is a dyadic rational (p0
+    is a double) and 1 / (1000 m) never is, so the two are never equal and
+    "<=" against "<" never matters. A tail too small for a double prints as
+    0.0 (the exact value is still what is compared with the bound).
+  * `devices_tested` counts the tested devices whether listed or not; a
+    device with 20 or more updates in the window but fewer than 20
+    deliverable ones is not tested. When p0 is null (no deliverable update
+    in the window) nothing is tested: `{"fleet_arrival_rate": null,
+    "devices_tested": 0, "devices": []}`.
+  * Order of `devices`: k / n as exact fractions (1/20 = 2/40), then the
+    larger n first, then `device_id` by code point (as breakdown keys are
+    sorted).
 
 Readings for `exchange` lines (2.6):
   * Causes: the exchange's own top-level fields (provider, sent_at, request,
@@ -221,6 +261,7 @@ import stat
 import sys
 import zlib
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Callable, Iterable, Optional
 
 # --------------------------------------------------------------------------
@@ -1524,6 +1565,9 @@ class Analysis:
     # activities subscribed to a channel (any render or callback names one).
     frequent_pushes: dict = field(default_factory=dict)
     subscribed: set = field(default_factory=set)
+    # 3.2: activity -> its device_id evidence (as os_version); an activity
+    # without any is not a key (it has no device).
+    device_id: dict = field(default_factory=dict)
 
 
 def is_broadcast(r: Record) -> bool:
@@ -1821,6 +1865,10 @@ def analyse(records: list[Record], contract3: bool = False) -> Analysis:
         result.frequent_pushes = evidence("frequent_pushes")
         result.subscribed = {r.activity_id for r in renders + callbacks
                              if r.activity_id is not None and r.channel_id is not None}
+        # 3.2: "an activity's device is its device_id, taken from its device
+        # evidence exactly as os_version is" (no "unknown": without evidence
+        # the activity is absent here and has no device).
+        result.device_id = evidence("device_id")
     return result
 
 
@@ -1861,11 +1909,14 @@ def nearest_rank(sorted_values: list[int], num: int, den: int) -> Optional[int]:
 
 
 def build_report(store: Store, window: Optional[tuple[int, int]], contract3: bool = False,
-                 contract31: bool = False) -> dict:
+                 contract31: bool = False, contract32: bool = False) -> dict:
     """The report of section 5: schema 2 (contract 3.0) with `contract3`,
     plus contract 3.1's figures with `contract31` (which implies `contract3`),
-    else schema 1. Broadcasts are read only from a Store(contract3=True),
-    `frequent_pushes` only from a Store(contract31=True)."""
+    plus contract 3.2's `outliers` with `contract32` (which implies
+    `contract31`), else schema 1. Broadcasts are read only from a
+    Store(contract3=True), `frequent_pushes` only from a
+    Store(contract31=True); 3.2 reads lines as 3.1 does."""
+    contract31 = contract31 or contract32
     contract3 = contract3 or contract31
     a = analyse(store.records, contract3)
 
@@ -1978,6 +2029,8 @@ def build_report(store: Store, window: Optional[tuple[int, int]], contract3: boo
         report = report_3(report, a, reqs, win_updates, breakdown)
         if contract31:
             report = report_31(report, a, win_updates, breakdown)
+        if contract32:
+            report = report_32(report, a, win_updates)
     return report
 
 
@@ -2136,6 +2189,104 @@ def report_31(report: dict, a: Analysis, win_updates: list, breakdown) -> dict:
     return {**report, "starts": starts_block, "callbacks": callbacks, "breakdowns": breakdowns}
 
 
+# 4 (3.2): a device is tested when it has at least this many deliverable
+# updates in the window, and is far below the fleet when its p_value is at
+# most OUTLIER_ALPHA / m (m: the tested devices; Bonferroni).
+OUTLIER_MIN_DELIVERABLE = 20
+OUTLIER_ALPHA = Fraction(1, 1000)   # 0.001, exactly
+
+
+def binomial_tail_at_most(k: int, n: int, p0: Fraction) -> Fraction:
+    """4 (3.2): P(X <= k) for X ~ Binomial(n, p0), exactly:
+    sum_{i=0..k} C(n, i) p0^i (1 - p0)^(n-i); 1 when p0 = 0; when p0 = 1,
+    1 if k = n and 0 otherwise (the sum gives the same, with 0^0 = 1; the
+    contract's words are followed literally all the same).
+
+    All in integers: with p0 = a / d (d a power of two when p0 comes from a
+    double), each term is T_i / d^n with T_i = C(n, i) a^i (d - a)^(n-i),
+    and T_{i+1} = T_i (n - i) a / ((i + 1) (d - a)), a division that is
+    exact because T_{i+1} is an integer. So the sum costs k + 1 products of
+    one large integer (about 53 n bits) by small ones: time grows as n k
+    (n = 5,000: about half a second; a fleet's devices with a few hundred
+    updates: milliseconds)."""
+    if not (0 <= k <= n) or not (0 <= p0 <= 1):
+        raise ValueError(f"binomial_tail_at_most({k}, {n}, {p0})")
+    if p0 == 0:
+        return Fraction(1)
+    if p0 == 1:
+        return Fraction(1 if k == n else 0)
+    a, d = p0.numerator, p0.denominator
+    b = d - a
+    term = b ** n                        # T_0 = C(n, 0) a^0 b^n
+    total = term
+    for i in range(k):                   # T_{i+1} from T_i, i = 0 .. k-1
+        numerator = term * (n - i) * a
+        denominator = (i + 1) * b
+        term, rest = divmod(numerator, denominator)
+        assert rest == 0, "T_{i+1} is an integer"
+        total += term
+    return Fraction(total, d ** n)
+
+
+def deliverable(block: dict) -> tuple[int, int]:
+    """4 (3.2): (n, k) of an `updates` block: n its deliverable updates
+    (outcome rendered, superseded or lost, the denominator of its
+    arrival_rate), k the rendered ones."""
+    return block["rendered"] + block["superseded"] + block["lost"], block["rendered"]
+
+
+def outliers(a: Analysis, win_updates: list[Update], p0: Optional[float]) -> dict:
+    """4 (3.2): `outliers`. Each device (an activity's device_id from its
+    device evidence, as os_version; activities without one have none) gets
+    the `updates` block of the window's updates of its activities; of its
+    n deliverable updates k are rendered. With p0 the window's
+    `updates.arrival_rate` (the double, taken exactly), a device is tested
+    when n >= 20 and p0 is not null; m tested devices. A tested device's
+    p_value = P(X <= k), X ~ Binomial(n, p0); it is far below the fleet when
+    p_value <= 0.001 / m. The listed devices are ordered by k / n ascending
+    (exact fractions), then n descending, then device_id (code point)."""
+    if p0 is None:                       # no deliverable update in the window
+        return {"fleet_arrival_rate": None, "devices_tested": 0, "devices": []}
+    exact_p0 = Fraction(p0)              # exact value of the double
+    by_device: dict[str, list[Update]] = {}
+    for u in win_updates:
+        device = a.device_id.get(u.activity_id)
+        if device is not None:
+            by_device.setdefault(device, []).append(u)
+    tested = []                          # (device_id, block, n, k)
+    for device in sorted(by_device):
+        block = updates_block(by_device[device], True)
+        n, k = deliverable(block)
+        if n >= OUTLIER_MIN_DELIVERABLE:
+            tested.append((device, block, n, k))
+    m = len(tested)
+    listed = []
+    for device, block, n, k in tested:
+        p_value = binomial_tail_at_most(k, n, exact_p0)
+        if p_value <= OUTLIER_ALPHA / m:  # exact comparison (m >= 1 here)
+            listed.append((Fraction(k, n), -n, device, block, p_value))
+    listed.sort(key=lambda entry: entry[:3])
+    return {
+        "fleet_arrival_rate": p0,
+        "devices_tested": m,
+        "devices": [{"device_id": device, "updates": block, "p_value": float(p_value)}
+                    for _, _, device, block, p_value in listed],
+    }
+
+
+def report_32(report: dict, a: Analysis, win_updates: list) -> dict:
+    """Contract 3.2 on a schema-2 report of contract 3.1: `outliers`, in the
+    place section 5 shows (after `latency_ms`, before `data_quality`);
+    every other key as 3.1 writes it."""
+    block = outliers(a, win_updates, report["updates"]["arrival_rate"])
+    result: dict = {}
+    for key, value in report.items():
+        if key == "data_quality":
+            result["outliers"] = block
+        result[key] = value
+    return result
+
+
 # --------------------------------------------------------------------------
 # Command line
 # --------------------------------------------------------------------------
@@ -2191,17 +2342,20 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--to", metavar="RFC3339")
     parser.add_argument("--verbose", action="store_true",
                         help="print an ingest summary to stderr")
-    parser.add_argument("--contract", choices=("2", "3.0", "3.1"), default="3.1",
-                        help="the contract to report by: 3.1 (the default: report schema 2 with "
-                             "breakdowns.frequent_pushes and priority_10_last_hour, and no update token "
-                             "expected of an activity subscribed to a channel), 3.0 (report schema 2: dismissals, "
+    parser.add_argument("--contract", choices=("2", "3.0", "3.1", "3.2"), default="3.2",
+                        help="the contract to report by: 3.2 (the default: 3.1's report with "
+                             "outliers, the devices far below the fleet's arrival rate), 3.1 (report "
+                             "schema 2 with breakdowns.frequent_pushes and priority_10_last_hour, and no "
+                             "update token expected of an activity subscribed to a channel), 3.0 (report "
+                             "schema 2: dismissals, "
                              "loss causes, starts, dead tokens, broadcast channels) or 2 (report schema 1, "
                              "as arrival before contract 3.0 wrote it)")
     parser.add_argument("paths", nargs="+", metavar="PATH")
     args = parser.parse_args(argv)
     window = parse_window(args, parser)
 
-    store = Store(contract3=args.contract in ("3.0", "3.1"), contract31=args.contract == "3.1")
+    store = Store(contract3=args.contract in ("3.0", "3.1", "3.2"),
+                  contract31=args.contract in ("3.1", "3.2"))
     for p in args.paths:  # files processed in the order given
         try:
             store.ingest_path(p)
@@ -2213,8 +2367,9 @@ def main(argv: Optional[list[str]] = None) -> int:
             return 1
     if args.verbose:
         print_summary(store)
-    report = build_report(store, window, contract3=args.contract in ("3.0", "3.1"),
-                          contract31=args.contract == "3.1")
+    report = build_report(store, window, contract3=args.contract in ("3.0", "3.1", "3.2"),
+                          contract31=args.contract in ("3.1", "3.2"),
+                          contract32=args.contract == "3.2")
     sys.stdout.write(json.dumps(report, sort_keys=False, indent=2) + "\n")
     return 0
 
