@@ -37,7 +37,7 @@ mkdir -p "$out/budget"
 "$bin" ingest "$work/budget-fleet" --db "$work/budget.sqlite" --quiet
 "$bin" report --db "$work/budget.sqlite" --format html --out "$out/budget/report.html"
 python3 Scripts/browser_test.py "$out/budget/report.html" "$out/budget" --width 1280 --height 1700 \
-    --section throttling-card --in-order "throttling-card:0-4,5-14,15-29,30-59,60-119"
+    --section throttling-card --in-order "throttling-card:0-4,5-14,15-29,30-59,60-119" --section outliers-card
 # The page without its moving parts: the time it was made, and where the checkout is (its file paths' root).
 source_hash=$(sed -E -e 's/Generated [0-9-]+ [0-9:]+Z by/Generated … by/' -e "s|$PWD/|CHECKOUT/|g" "$out/report.html" |
     sha256sum | cut -d' ' -f1)

@@ -387,8 +387,8 @@ class Number(float):
 
 
 # Schema 2 (contract 3.0, what arrival writes): the order of the contract's example.
-REPORT_KEYS = ["schema", "window", "requests", "updates", "starts", "callbacks", "latency_ms", "data_quality",
-               "breakdowns"]
+REPORT_KEYS = ["schema", "window", "requests", "updates", "starts", "callbacks", "latency_ms", "outliers",
+               "data_quality", "breakdowns"]
 LOSS_CAUSES = ["not_rendered", "old_token", "closed_later", "device_silent", "unexplained"]
 OUTCOMES = ["rendered", "dismissed", "ended", "expired", "stale_timestamp", "superseded", "lost"]
 OBJECT_KEYS = {
@@ -403,6 +403,7 @@ OBJECT_KEYS = {
     "callbacks": ["content_update_expected", "content_update_received", "callback_loss_rate", "token_expected",
                   "token_received", "token_callback_loss_rate"],
     "latency_ms": ["count", "p50", "p90", "p99"],
+    "outliers": ["fleet_arrival_rate", "devices_tested", "devices"],
     "data_quality": ["malformed_lines", "malformed_by_cause", "duplicate_records", "files_skipped_as_duplicate",
                      "apns_without_seq", "unattributed", "clock_skew_negative", "broadcasts_without_subscribers"],
 }
@@ -425,7 +426,7 @@ OBJECT_KEYS_1 = {
 BREAKDOWN_DIMENSIONS_1 = ["app", "app_version", "os_version", "priority", "provider"]
 
 RATES = {"acceptance_rate", "arrival_rate", "effective_arrival_rate", "callback_loss_rate", "token_callback_loss_rate",
-         "appearance_rate", "update_token_rate"}
+         "appearance_rate", "update_token_rate", "fleet_arrival_rate", "p_value"}
 
 
 def get(obj, dotted: str):
@@ -455,6 +456,9 @@ def form_problems(text: str, report: dict, schema: int = 2) -> list[str]:
                 if key in RATES and value is not None and not (isinstance(value, Number) and repr(float(value)) == value.text):
                     problems.append(f"{path}.{key} is not written as the shortest text of a double: {getattr(value, 'text', value)!r}")
                 numbers(f"{path}.{key}", value)
+        elif isinstance(obj, list):
+            for index, value in enumerate(obj):
+                numbers(f"{path}[{index}]", value)
 
     keys("report", report, report_keys)
     for name, expected in object_keys.items():
@@ -470,6 +474,9 @@ def form_problems(text: str, report: dict, schema: int = 2) -> list[str]:
             keys(f"breakdowns.{dimension}.{key}", row, object_keys["updates"])
             if schema == 2:
                 keys(f"breakdowns.{dimension}.{key}.lost_by_cause", (row or {}).get("lost_by_cause"), LOSS_CAUSES)
+    for index, device in enumerate(get(report, "outliers.devices") or []):
+        keys(f"outliers.devices[{index}]", device, ["device_id", "updates", "p_value"])
+        keys(f"outliers.devices[{index}].updates", (device or {}).get("updates"), object_keys["updates"])
     numbers("report", report)
     if text != json.dumps(report, indent=2, ensure_ascii=False) + "\n":
         problems.append("layout differs from two-space indentation, one key per line, a newline at the end")
@@ -481,6 +488,8 @@ def sum_problems(report: dict) -> list[str]:
     and its loss causes its lost; a start appears only if accepted, gets a token only if it appeared."""
     problems = []
     blocks = [("updates", report.get("updates"))] + [
+        (f"outliers.devices[{index}].updates", (device or {}).get("updates"))
+        for index, device in enumerate(get(report, "outliers.devices") or [])] + [
         (f"breakdowns.{dimension}.{key}", row)
         for dimension, rows in (report.get("breakdowns") or {}).items() for key, row in (rows or {}).items()]
     for where, block in blocks:

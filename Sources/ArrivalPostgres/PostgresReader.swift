@@ -290,12 +290,12 @@ struct PostgresStoreSnapshot: StoreSnapshot {
                 """
         case .renders:
             return
-                "SELECT activity_id, os_version, app_version, seq, rendered_at, id, channel_id, frequent_pushes "
+                "SELECT activity_id, os_version, app_version, seq, rendered_at, id, channel_id, frequent_pushes, device_id "
                 + "FROM arrival.renders ORDER BY id"
         case .callbacks:
             return """
                 SELECT activity_id, os_version, app_version, callback, seq, received_at,
-                       CASE callback WHEN 'activity_state' THEN state END, id, channel_id, frequent_pushes
+                       CASE callback WHEN 'activity_state' THEN state END, id, channel_id, frequent_pushes, device_id
                 FROM arrival.callbacks ORDER BY id
                 """
         case .pushTokenCallbacks:

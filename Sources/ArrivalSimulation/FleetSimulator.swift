@@ -283,6 +283,22 @@ struct DeviceDay {
     /// The device's budget stream (`--budget` only): its users' switches,
     /// then which of its activities get a chatty sender.
     var budgetRNG: SplitMix64? = nil
+    /// A device planted far below the fleet (`--outliers`): the share of the
+    /// content states its widget drops, and the stream that picks them.
+    var plantedDrop: Double? = nil
+    var plantRNG = SplitMix64(seed: 0)
+
+    /// Why the widget does not draw `event`'s content state arriving at `ms`
+    /// (the app still sees it arrive), as a phenomenon; nil when it draws it.
+    /// An end is always drawn.
+    mutating func undrawn(_ event: PushPlan.Event, at ms: Int64, stopsDrawingAt: Int64?) -> String? {
+        guard event != .end else { return nil }
+        // A widget build that stopped drawing new content states (`--lifecycle`).
+        if let stopsDrawingAt, ms >= stopsDrawingAt { return "content_states_not_drawn" }
+        // A device planted far below the fleet (`--outliers`): its widget drops its share.
+        if let drop = plantedDrop, plantRNG.chance(drop) { return "content_states_dropped_by_planted_devices" }
+        return nil
+    }
 }
 
 final class FleetRun {
@@ -296,6 +312,8 @@ final class FleetRun {
     var deviceStats = DeviceFileWriter.Stats()
     var phenomena: [String: Int] = [:]
     var devices = 0
+    /// Devices planted far below the fleet so far (`--outliers`).
+    var planted = 0
     /// The sender's own stream (request outcomes, apns-ids, latencies).
     var senderRNG: SplitMix64
     /// Which provider each activity's sender uses (`--providers` only).
@@ -344,6 +362,9 @@ final class FleetRun {
             var day = makeDevice(index: deviceIndex, rng: rng)
             if config.budget {
                 drawSwitches(&day, SplitMix64(seed: config.seed, stream: 11, index: deviceIndex))
+            }
+            if planted < config.outliers && count >= Self.plantedMinimumActivities {
+                plant(&day, SplitMix64(seed: config.seed, stream: 12, index: deviceIndex), index: deviceIndex)
             }
             try simulate(&day, activities: count)
             var fileRNG = SplitMix64(seed: config.seed, stream: 4, index: deviceIndex)
@@ -456,6 +477,21 @@ final class FleetRun {
     /// `--budget`: the user's "More Frequent Updates" switch for each app on
     /// the device, drawn from the device's budget stream, which then goes on
     /// to pick its chatty senders.
+    /// `--outliers`: a device with at least this many activities may be planted
+    /// (one in four of them, until enough are), so that it has the deliverable
+    /// updates the test needs.
+    static let plantedMinimumActivities = 8
+
+    /// Plants the device far below the fleet when its stream says so: its widget drops 40–90 % of what it is given.
+    private func plant(_ day: inout DeviceDay, _ plantRNG: SplitMix64, index: UInt64) {
+        var rng = plantRNG
+        guard rng.chance(0.25) else { return }
+        day.plantedDrop = 0.4 + 0.5 * rng.unit()
+        day.plantRNG = SplitMix64(seed: config.seed, stream: 13, index: index)
+        planted += 1
+        note("outlier_devices_planted")
+    }
+
     private func drawSwitches(_ day: inout DeviceDay, _ budgetRNG: SplitMix64) {
         var rng = budgetRNG
         for index in day.device.installs.indices {
@@ -795,9 +831,8 @@ final class FleetRun {
             shownTimestamp = push.plan.apsTimestamp
             lastAppliedMs = arrival.ms
             let event: PushPlan.Event = push.plan.event
-            if let stopsAt = life?.widgetStopsDrawingAtMs, arrival.ms >= stopsAt, event != .end {
-                // The widget cannot draw this content state; the app still sees it arrive.
-                note("content_states_not_drawn")
+            if let undrawn = day.undrawn(event, at: arrival.ms, stopsDrawingAt: life?.widgetStopsDrawingAtMs) {
+                note(undrawn)
             } else {
                 render(
                     &day, install: installIndex, activityID: activityID, seq: push.plan.seq, event: event,

@@ -57,6 +57,12 @@ package struct SimulationConfig: Sendable, Equatable {
     /// kit writes it, except from the apps' oldest builds. Default: false,
     /// which writes what the simulator always wrote, byte for byte.
     package var budget = false
+    /// Devices planted far below the fleet (contract 3.2's `outliers`): each
+    /// runs a widget that draws only some of the content states it is given,
+    /// dropping 40–90 % of them (the app still hears of each). Drawn from
+    /// streams of their own (12: which devices and how much, 13: which
+    /// updates), so 0, the default, writes what the simulator always wrote.
+    package var outliers = 0
 
     /// `activities` Live Activities from `seed` on `day`, with the normal
     /// fleet's faults and `apns` records only.

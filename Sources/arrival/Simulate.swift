@@ -79,8 +79,22 @@ struct Simulate: ParsableCommand {
                 """))
     var budget = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Plant this many devices far below the fleet: each one's widget drops 40–90% of the updates it is given.",
+            discussion: """
+                For trying contract 3.2's outliers (the report's "Devices far below the fleet"). Devices with \
+                at least 8 activities are planted, one in four of them, until there are N (a small fleet may \
+                have fewer); each drops its share of content states as a widget that fails to draw them would \
+                (the app still hears of each: the loss cause is not_rendered). The summary counts \
+                outlier_devices_planted. Drawn from streams of its own, so without it the output is what it \
+                always was.
+                """))
+    var outliers = 0
+
     func validate() throws {
         guard activities > 0 else { throw ValidationError("--activities must be at least 1.") }
+        guard outliers >= 0 else { throw ValidationError("--outliers must be 0 or more.") }
         guard ReportWindow.day(day) != nil else {
             throw ValidationError("--day '\(day)' is not a real day; write YYYY-MM-DD.")
         }
@@ -93,6 +107,7 @@ struct Simulate: ParsableCommand {
         config.lifecycle = lifecycle
         config.channels = channels
         config.budget = budget
+        config.outliers = outliers
         // A SimulationError says "pass --force" only when an earlier run is in the way.
         let summary = try FleetSimulator(config: config).run(outputDirectory: out, replacingExisting: force)
         print(summary.description)

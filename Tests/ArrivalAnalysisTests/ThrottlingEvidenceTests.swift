@@ -66,7 +66,7 @@ struct ThrottlingEvidenceTests {
         #expect(whole.starts.updateTokenReceived == 1)
         #expect(whole.starts.updateTokenRate == 1)
         // Field for field the reference implementation's report of the same files
-        // (`python3 Scripts/reference/arrival_reference.py --contract 3.1 Fixtures/throttling`).
+        // (`python3 Scripts/reference/arrival_reference.py --contract 3.2 Fixtures/throttling`).
         let mine = try JSONSerialization.jsonObject(with: Data(whole.jsonText().utf8)) as! NSDictionary
         let recorded =
             try JSONSerialization.jsonObject(

@@ -91,13 +91,13 @@ package struct ActivityStory: Sendable {
         for r in records.renders {
             analysis.considerRender(
                 activity: activity, seq: r.seq, at: r.renderedAt, os: { r.osVersion }, appVersion: { r.appVersion },
-                frequentPushes: { r.frequentPushes }, subscribed: r.channelID != nil)
+                frequentPushes: { r.frequentPushes }, device: { r.deviceID }, subscribed: r.channelID != nil)
         }
         for c in records.callbacks {
             analysis.considerCallback(
                 activity: activity, kind: DeliveryAnalysis.CallbackKind(c.callback, state: c.state), seq: c.seq,
                 at: c.receivedAt, row: c.rowID, os: { c.osVersion }, appVersion: { c.appVersion },
-                frequentPushes: { c.frequentPushes }, subscribed: c.channelID != nil)
+                frequentPushes: { c.frequentPushes }, device: { c.deviceID }, subscribed: c.channelID != nil)
         }
         try analysis.finish(
             apnsID: { apnsIDs[$0] ?? "" }, pushToken: { tokens[$0] ?? "" }, callbackToken: { callbackTokens[$0] ?? "" })

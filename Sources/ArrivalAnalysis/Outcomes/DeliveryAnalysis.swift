@@ -69,6 +69,8 @@ package struct DeliveryAnalysis {
         var appVersion: (time: Int64, value: String)?
         /// The user's "More Frequent Updates" switch, from the earliest evidence that says (contract 3.1).
         var frequentPushes: (time: Int64, value: String)?
+        /// Its device's `device_id`, from the earliest evidence that says, as `os` (contract 3.2: `outliers`).
+        var device: (time: Int64, value: String)?
         /// Whether any render or callback of it names a broadcast channel:
         /// it is updated through the channel and expects no update token (contract 3.1).
         var subscribed = false
@@ -260,7 +262,8 @@ package struct DeliveryAnalysis {
             }
             considerRender(
                 activity: activity, seq: row.seq, at: row.renderedAt, os: { row.osVersion },
-                appVersion: { row.appVersion }, frequentPushes: { row.frequentPushes }, subscribed: row.hasChannel)
+                appVersion: { row.appVersion }, frequentPushes: { row.frequentPushes }, device: { row.deviceID },
+                subscribed: row.hasChannel)
         }
 
         // Callbacks: activity start, content-update and token callbacks, device evidence.
@@ -277,7 +280,7 @@ package struct DeliveryAnalysis {
             considerCallback(
                 activity: activity, kind: CallbackKind(row.callback, state: row.state), seq: row.seq,
                 at: row.receivedAt, row: row.rowID, os: { row.osVersion }, appVersion: { row.appVersion },
-                frequentPushes: { row.frequentPushes }, subscribed: row.hasChannel)
+                frequentPushes: { row.frequentPushes }, device: { row.deviceID }, subscribed: row.hasChannel)
         }
         try finish(
             apnsID: { try pickApnsID.text(ofRow: $0) }, pushToken: { try pickToken.text(ofRow: $0) },
@@ -290,8 +293,8 @@ package struct DeliveryAnalysis {
 
     /// An empty analysis of one partition of the activities
     /// (``AnalysisPartitions``), filled by its ``consider(_:apnsID:)``,
-    /// ``considerRender(activity:seq:at:os:appVersion:frequentPushes:subscribed:)`` and
-    /// ``considerCallback(activity:kind:seq:at:row:os:appVersion:frequentPushes:subscribed:)`` calls, then
+    /// ``considerRender(activity:seq:at:os:appVersion:frequentPushes:device:subscribed:)`` and
+    /// ``considerCallback(activity:kind:seq:at:row:os:appVersion:frequentPushes:device:subscribed:)`` calls, then
     /// ``finish()``. `apps` numbers the apps as the pass over all requests
     /// did; the request tallies stay empty (they are that pass's).
     init(partitionNumberingAppsAs apps: Interner, broadcasts: Broadcasts) {
@@ -345,10 +348,10 @@ package struct DeliveryAnalysis {
     }
 
     /// A render: its update's first render, the activity's start and device
-    /// evidence (``noteEvidence(activity:at:os:appVersion:frequentPushes:subscribed:)``).
+    /// evidence (``noteEvidence(activity:at:os:appVersion:frequentPushes:device:subscribed:)``).
     mutating func considerRender(
         activity: Int32, seq: Int64, at: Int64, os: () -> String?, appVersion: () -> String?,
-        frequentPushes: () -> String?, subscribed: Bool
+        frequentPushes: () -> String?, device: () -> String?, subscribed: Bool
     ) {
         if let index = updateIndex.find(activity: activity, seq: seq, in: updates) {
             updates[index].firstRenderedAt = min(updates[index].firstRenderedAt ?? at, at)
@@ -358,7 +361,7 @@ package struct DeliveryAnalysis {
         }
         noteEvidence(
             activity: activity, at: at, os: os, appVersion: appVersion, frequentPushes: frequentPushes,
-            subscribed: subscribed)
+            device: device, subscribed: subscribed)
     }
 
     /// A callback: content-update and token callbacks, the device's ends
@@ -366,7 +369,7 @@ package struct DeliveryAnalysis {
     /// its row id (a `push_token` callback's token is read by it when needed).
     mutating func considerCallback(
         activity: Int32, kind: CallbackKind, seq: Int64?, at: Int64, row: Int64, os: () -> String?,
-        appVersion: () -> String?, frequentPushes: () -> String?, subscribed: Bool
+        appVersion: () -> String?, frequentPushes: () -> String?, device: () -> String?, subscribed: Bool
     ) {
         let i = Int(activity)
         switch kind {
@@ -390,7 +393,7 @@ package struct DeliveryAnalysis {
         }
         noteEvidence(
             activity: activity, at: at, os: os, appVersion: appVersion, frequentPushes: frequentPushes,
-            subscribed: subscribed)
+            device: device, subscribed: subscribed)
     }
 
     /// The indices of the updates whose time falls in `window` (all, without one).
@@ -504,13 +507,13 @@ package struct DeliveryAnalysis {
     }
 
     /// Notes a render's or callback's time and device evidence: `os`,
-    /// `appVersion` and `frequentPushes` (contract 3.1) are read only when
+    /// `appVersion`, `frequentPushes` (contract 3.1) and `device` (3.2) are read only when
     /// they could be the earliest (most rows come later than the activity's
     /// first evidence, and making a String per row is most of the cost of a
     /// scan); `subscribed`: the row names a broadcast channel.
     private mutating func noteEvidence(
         activity: Int32, at: Int64, os: () -> String?, appVersion: () -> String?, frequentPushes: () -> String?,
-        subscribed: Bool
+        device: () -> String?, subscribed: Bool
     ) {
         let i = Int(activity)
         activities[i].startedAt = min(activities[i].startedAt ?? at, at)
@@ -519,6 +522,7 @@ package struct DeliveryAnalysis {
         Self.noteEarliest(at, os, in: &activities[i].os)
         Self.noteEarliest(at, appVersion, in: &activities[i].appVersion)
         Self.noteEarliest(at, frequentPushes, in: &activities[i].frequentPushes)
+        Self.noteEarliest(at, device, in: &activities[i].device)
     }
 
     /// Keeps `(at, value())` in `earliest` when it is earlier (ties: the smaller value by code point).

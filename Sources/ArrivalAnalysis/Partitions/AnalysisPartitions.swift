@@ -224,7 +224,7 @@ struct AnalysisPartitions {
 
     /// Spills the rows of a table of device evidence (renders, callbacks)
     /// that name an activity: the activity, the table's own `fields`, the
-    /// OS and app versions, the "More Frequent Updates" switch, whether the
+    /// OS and app versions, the "More Frequent Updates" switch, the device, whether the
     /// row names a channel, then (when the store has broadcasts) the channel.
     private func spillEvidence<Row: DeviceEvidenceRow>(
         _ table: Table, bufferBytes: Int, _ scan: ((Row) throws -> Void) throws -> Void,
@@ -245,6 +245,7 @@ struct AnalysisPartitions {
                     row.withText(1) { writers[partition].bytes($0) }
                     row.withText(2) { writers[partition].bytes($0) }
                     row.withFrequentPushesBytes { writers[partition].bytes($0) }
+                    row.withDeviceBytes { writers[partition].bytes($0) }
                     writers[partition].byte(row.hasChannel ? 1 : 0)
                     if withChannels { row.withChannelBytes { writers[partition].bytes($0) } }
                     try writers[partition].endRecord()
@@ -332,7 +333,8 @@ struct AnalysisPartitions {
             analysis.considerRender(
                 activity: activity, seq: seq, at: renderedAt, os: { evidence.os.map { reader.string($0) } },
                 appVersion: { evidence.appVersion.map { reader.string($0) } },
-                frequentPushes: { evidence.frequentPushes.map { reader.string($0) } }, subscribed: evidence.subscribed)
+                frequentPushes: { evidence.frequentPushes.map { reader.string($0) } },
+                device: { evidence.device.map { reader.string($0) } }, subscribed: evidence.subscribed)
         }
         lastActivity = nil
         reader = SpillReader(files, partition, .callbacks)
@@ -354,7 +356,8 @@ struct AnalysisPartitions {
                 activity: activity, kind: kind, seq: hasSeq ? seq : nil, at: receivedAt, row: rowID,
                 os: { evidence.os.map { reader.string($0) } },
                 appVersion: { evidence.appVersion.map { reader.string($0) } },
-                frequentPushes: { evidence.frequentPushes.map { reader.string($0) } }, subscribed: evidence.subscribed)
+                frequentPushes: { evidence.frequentPushes.map { reader.string($0) } },
+                device: { evidence.device.map { reader.string($0) } }, subscribed: evidence.subscribed)
         }
         try analysis.finish(
             apnsID: apnsID, pushToken: pushToken, callbackToken: callbackToken,
@@ -374,6 +377,7 @@ private struct EvidenceFields {
     var os: Range<Int>?
     var appVersion: Range<Int>?
     var frequentPushes: Range<Int>?
+    var device: Range<Int>?
     var subscribed: Bool
     var channel: Range<Int>?
 
@@ -381,6 +385,7 @@ private struct EvidenceFields {
         os = try reader.text()
         appVersion = try reader.text()
         frequentPushes = try reader.text()
+        device = try reader.text()
         subscribed = try reader.byte() != 0
         channel = withChannel ? try reader.text() : nil
     }

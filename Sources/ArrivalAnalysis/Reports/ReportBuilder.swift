@@ -112,14 +112,19 @@ package struct ReportBuilder {
         var appVersionOfActivity: [Int32] = []
         /// The "More Frequent Updates" switch of each activity (contract 3.1).
         var frequentPushesOfActivity: [Int32] = []
+        /// Each activity's device (contract 3.2), numbered in ``devices``; -1: none.
+        var deviceOfActivity: [Int32] = []
         var versions = Interner()
+        var devices = Interner()
 
         init(_ analysis: DeliveryAnalysis) {
             let unknown = versions.intern("unknown")
             osOfActivity.reserveCapacity(analysis.activities.count)
             appVersionOfActivity.reserveCapacity(analysis.activities.count)
             frequentPushesOfActivity.reserveCapacity(analysis.activities.count)
+            deviceOfActivity.reserveCapacity(analysis.activities.count)
             for activity in analysis.activities {
+                deviceOfActivity.append(activity.device.map { devices.intern($0.value) } ?? -1)
                 osOfActivity.append(activity.os.map { versions.intern($0.value) } ?? unknown)
                 appVersionOfActivity.append(activity.appVersion.map { versions.intern($0.value) } ?? unknown)
                 frequentPushesOfActivity.append(activity.frequentPushes.map { versions.intern($0.value) } ?? unknown)
@@ -171,6 +176,10 @@ struct UpdateSummary {
     /// summed across partitions, whose activities are disjoint.
     var channelLatencies: [Int32: [Int64: Int]] = [:]
     var channelSubscribers: [Int32: Int] = [:]
+    /// Each device's `updates` block (contract 3.2: `outliers`), by its id:
+    /// one block a device, summed across partitions (a device's activities
+    /// may fall in several).
+    var devices: [ExactString: UpdateCounts] = [:]
 
     init() {}
 
@@ -186,6 +195,7 @@ struct UpdateSummary {
         var byFrequentPushes = byOS
         var byPriority10 = [UpdateCounts](repeating: UpdateCounts(), count: Contract.priority10Buckets.count)
         var byChannel = [UpdateCounts](repeating: UpdateCounts(), count: analysis.broadcasts.channels.values.count)
+        var byDevice = [UpdateCounts](repeating: UpdateCounts(), count: keys.devices.values.count)
         var renderedActivity = [Bool](repeating: false, count: analysis.activities.count)
         var subscribed: Set<UInt64> = []
         defer {
@@ -205,6 +215,8 @@ struct UpdateSummary {
             byOS[Int(keys.osOfActivity[activity])].count(update)
             byAppVersion[Int(keys.appVersionOfActivity[activity])].count(update)
             byFrequentPushes[Int(keys.frequentPushesOfActivity[activity])].count(update)
+            let device = keys.deviceOfActivity[activity]
+            if device >= 0 { byDevice[Int(device)].count(update) }
             if update.recentPriority10 >= 0 {
                 byPriority10[Contract.priority10Bucket(of: Int(update.recentPriority10))].count(update)
             }
@@ -243,6 +255,7 @@ struct UpdateSummary {
         breakdowns["channel"] = counted(byChannel) { analysis.broadcasts.channels[$0] }
         breakdowns["frequent_pushes"] = counted(byFrequentPushes) { keys.versions[$0] }
         breakdowns["priority_10_last_hour"] = counted(byPriority10) { ExactString(Contract.priority10Buckets[$0].key) }
+        devices = counted(byDevice) { keys.devices[$0] }
     }
 
     /// Counts a push-to-start: sent, accepted, appeared (any render or
@@ -310,6 +323,11 @@ struct UpdateSummary {
             channelLatencies[channel, default: [:]].merge(counts, uniquingKeysWith: +)
         }
         channelSubscribers.merge(other.channelSubscribers, uniquingKeysWith: +)
+        devices.merge(other.devices) { a, b in
+            var sum = a
+            sum.add(b)
+            return sum
+        }
         if reachedBroadcasts.isEmpty {
             reachedBroadcasts = other.reachedBroadcasts
         } else {
@@ -344,6 +362,7 @@ struct UpdateSummary {
             report.breakdowns[name] = breakdowns[name] ?? [:]
         }
         report.latency = Self.latency(of: latencies)
+        report.outliers = Outliers.find(fleet: updates, devices: devices)
         report.channels = channels(window: window)
         report.starts = starts
         report.starts.updateTokenLatency = Self.latency(of: tokenLatencies)

@@ -93,10 +93,8 @@ extension Report {
         callbacks.contentUpdateReceived = try reader.int("callbacks", "content_update_received")
         callbacks.tokenExpected = try reader.int("callbacks", "token_expected")
         callbacks.tokenReceived = try reader.int("callbacks", "token_received")
-        latency.count = try reader.int("latency_ms", "count")
-        latency.p50 = try reader.optionalInt("latency_ms", "p50")
-        latency.p90 = try reader.optionalInt("latency_ms", "p90")
-        latency.p99 = try reader.optionalInt("latency_ms", "p99")
+        latency = try reader.latency("latency_ms")
+        if let object = reader.root["outliers"], version >= 2 { outliers = try reader.outliers(object) }
         dataQuality.malformedByCause = try reader.counts("data_quality", "malformed_by_cause")
         dataQuality.duplicateRecords = try reader.int("data_quality", "duplicate_records")
         dataQuality.filesSkippedAsDuplicate = try reader.int("data_quality", "files_skipped_as_duplicate")
@@ -180,6 +178,50 @@ private struct FieldReader {
             }
         }
         return counts
+    }
+
+    /// The `latency_ms` object under `key`.
+    func latency(_ key: String) throws(ReportDecodingError) -> Report.Latency {
+        Report.Latency(
+            count: try int(key, "count"), p50: try optionalInt(key, "p50"), p90: try optionalInt(key, "p90"),
+            p99: try optionalInt(key, "p99"))
+    }
+
+    /// The `outliers` object (contract 3.2), read when the report has it: a
+    /// report of an earlier arrival has none (absent, never empty).
+    func outliers(_ value: Any) throws(ReportDecodingError) -> Outliers {
+        guard let object = value as? [String: Any], let devices = object["devices"] as? [Any] else {
+            throw ReportDecodingError(description: "\"outliers\" is not an object with a \"devices\" list")
+        }
+        var outliers = Outliers()
+        if let rate = object["fleet_arrival_rate"], !(rate is NSNull) {
+            guard let number = rate as? NSNumber, type(of: rate) != Bool.self else {
+                throw ReportDecodingError(description: "\"outliers.fleet_arrival_rate\" is not a number")
+            }
+            outliers.fleetArrivalRate = Self.double(number)
+        }
+        outliers.devicesTested = try Self.int(object["devices_tested"], at: "outliers.devices_tested")
+        for (index, entry) in devices.enumerated() {
+            let path = "outliers.devices[\(index)]"
+            guard let device = entry as? [String: Any], let id = device["device_id"] as? String,
+                let updates = device["updates"] as? [String: Any], let p = device["p_value"] as? NSNumber,
+                type(of: device["p_value"]!) != Bool.self
+            else {
+                throw ReportDecodingError(
+                    description: "\"\(path)\" is not an object with device_id, updates and p_value")
+            }
+            outliers.devices.append(
+                Outliers.Device(
+                    deviceID: ExactString(id), updates: try self.updates(updates, at: path + ".updates"),
+                    pValue: Self.double(p)))
+        }
+        return outliers
+    }
+
+    /// The double a JSON number was written as: from its decimal text, which
+    /// Foundation's parser keeps (its `doubleValue` can be an ulp off).
+    static func double(_ number: NSNumber) -> Double {
+        Double(number.description) ?? number.doubleValue
     }
 
     static func int(_ value: Any?, at path: String) throws(ReportDecodingError) -> Int {

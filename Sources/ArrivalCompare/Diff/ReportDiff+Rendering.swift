@@ -76,6 +76,27 @@ extension ReportDiff {
                 })
             out.append(rowTable.render(color: color))
         }
+        if let devices {
+            out.append("")
+            out.append(bold("Devices far below the fleet") + " listed on one side only")
+            if devices.isEmpty {
+                out.append("  none: both sides list the same devices")
+            } else {
+                var deviceTable = TextTable(
+                    ["device", "status", "deliverable", "arrival", "p-value"],
+                    alignments: [.left, .left, .right, .right, .right])
+                for device in devices {
+                    deviceTable.add([
+                        .init(text: device.deviceID, color: nil),
+                        .init(text: device.status.rawValue, color: device.status == .appeared ? .red : .green),
+                        .init(text: String(device.updates.deliverable), color: nil),
+                        .init(text: ReportFormat.percent(device.updates.arrivalRate), color: nil),
+                        .init(text: Report.pValueText(device.pValue), color: nil),
+                    ])
+                }
+                out.append(deviceTable.render(color: color))
+            }
+        }
         if let records {
             out.append("")
             out.append(records.text(color: color))
@@ -153,6 +174,18 @@ extension ReportDiff {
                         Self.rateWithCount(row.b),
                         row.change.map { ReportFormat.signedPoints($0) } ?? ReportFormat.none,
                         Self.test(row.significance),
+                    ]
+                })
+        }
+        if let devices, !devices.isEmpty {
+            out.append("")
+            out += Markdown.table(
+                ["device far below the fleet on one side", "status", "deliverable", "arrival", "p-value"],
+                alignments: [.left, .left, .right, .right, .right],
+                rows: devices.map {
+                    [
+                        "`\(Markdown.escaped($0.deviceID))`", $0.status.rawValue, String($0.updates.deliverable),
+                        ReportFormat.percent($0.updates.arrivalRate), Report.pValueText($0.pValue),
                     ]
                 })
         }
@@ -320,8 +353,14 @@ extension ReportDiff: JSONWritableObject {
             "schema": "arrival.diff/1", "a": a, "b": b, "confidence": confidence, "metrics": metrics,
             "reasons": reasons.map { $0.jsonFields(keyNamed: "reason") },
             "outcomes": outcomes.map { $0.jsonFields(keyNamed: "outcome") }, "breakdowns": breakdowns,
-            "records": records,
+            "devices": devices, "records": records,
         ]
+    }
+}
+
+extension ReportDiff.DeviceChange: JSONWritableObject {
+    package var jsonFields: JSONFields {
+        ["device_id": deviceID, "status": status.rawValue, "updates": updates, "p_value": pValue]
     }
 }
 

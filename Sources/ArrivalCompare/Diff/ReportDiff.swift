@@ -81,6 +81,22 @@ package struct ReportDiff: Sendable {
         }
     }
 
+    /// A device far below the fleet on one side and not on the other
+    /// (contract 3.2's `outliers`): its block and p-value on the side that lists it.
+    package struct DeviceChange: Sendable {
+        package enum Status: String, Sendable {
+            /// Listed by B only: it fell far below the fleet.
+            case appeared
+            /// Listed by A only: B no longer lists it.
+            case vanished
+        }
+
+        package var deviceID: String
+        package var status: Status
+        package var updates: UpdateCounts
+        package var pValue: Double
+    }
+
     package struct Side: Sendable {
         package var path: String
         package var source: ComparisonSide.Source
@@ -101,6 +117,10 @@ package struct ReportDiff: Sendable {
     package var outcomes: [CountChange]
     /// The rows whose arrival rate moved most, at most ``breakdownLimit``.
     package var breakdowns: [BreakdownChange]
+    /// The devices one side lists far below the fleet and the other does not,
+    /// A's first, each in its side's order; nil when a side's report has no
+    /// `outliers` (an earlier arrival's).
+    package var devices: [DeviceChange]?
     package var records: RecordDiff?
     /// Rendered and deliverable updates on each side: a rate of 0 % with no
     /// render at all says "no beacons", not "nothing arrived" (``notes``).
@@ -167,6 +187,17 @@ package struct ReportDiff: Sendable {
                         dimension: dimension, key: key.text, a: countsA, b: countsB,
                         significance: significance))
             }
+        }
+        if let listedA = reportA.outliers?.devices, let listedB = reportB.outliers?.devices {
+            let idsA = Set(listedA.map(\.deviceID))
+            let idsB = Set(listedB.map(\.deviceID))
+            devices =
+                listedA.filter { !idsB.contains($0.deviceID) }.map {
+                    DeviceChange(deviceID: $0.deviceID.text, status: .vanished, updates: $0.updates, pValue: $0.pValue)
+                }
+                + listedB.filter { !idsA.contains($0.deviceID) }.map {
+                    DeviceChange(deviceID: $0.deviceID.text, status: .appeared, updates: $0.updates, pValue: $0.pValue)
+                }
         }
         // Largest move first; ties in report order (the sort is stable).
         breakdowns = Array(

@@ -34,6 +34,8 @@ public struct Metric: Sendable, Hashable, CustomStringConvertible {
     /// is read from (nil for every other figure): `gate` tells a key no
     /// report has (a typo) from a figure that is only undefined.
     public var breakdownEntry: (dimension: String, key: String)?
+    /// Read from `outliers` (contract 3.2): a report without it (an earlier arrival's) lacks the figure.
+    public var needsOutliers = false
     /// For rates: the proportion as (numerator, denominator). Loss rates are
     /// `1 − received / expected`, so their numerator is the lost count.
     let proportion: @Sendable (Report) -> (numerator: Int, denominator: Int)
@@ -64,6 +66,7 @@ public struct Metric: Sendable, Hashable, CustomStringConvertible {
     /// Whether `report`'s schema has this figure at all.
     public func isPresent(in report: Report) -> Bool {
         report.schema >= since && (dimension.map { report.breakdowns[$0] != nil } ?? true)
+            && (!needsOutliers || report.outliers != nil)
     }
 
     /// This metric, from report schema `schema` on.
@@ -205,6 +208,20 @@ public struct Metric: Sendable, Hashable, CustomStringConvertible {
         \.dataQuality.broadcastsWithoutSubscribers
     ).since(2)
 
+    // Contract 3.2: how many devices were tested, and how many are far below the fleet.
+    private static let devicesTested: @Sendable (Report) -> Int = { $0.outliers?.devicesTested ?? 0 }
+    public static let outliersDevicesTested: Metric = {
+        var metric = count("outliers.devices_tested", .neutral, of: devicesTested, devicesTested).since(2)
+        metric.needsOutliers = true
+        return metric
+    }()
+    public static let outliersDevices: Metric = {
+        var metric = count("outliers.devices", .lowerIsBetter, of: devicesTested) { $0.outliers?.devices.count ?? 0 }
+            .since(2)
+        metric.needsOutliers = true
+        return metric
+    }()
+
     /// The figures that only broadcasts move (contract 3.0).
     public static let broadcastOnly: Set<Metric> = [requestsBroadcasts, qualityBroadcastsWithoutSubscribers]
 
@@ -219,7 +236,8 @@ public struct Metric: Sendable, Hashable, CustomStringConvertible {
             arrivalRate, effectiveArrivalRate, startsAppearanceRate, startsUpdateTokenRate,
             callbacksContentUpdateExpected, callbacksContentUpdateReceived, callbackLossRate, callbacksTokenExpected,
             callbacksTokenReceived, tokenCallbackLossRate, latencyCount, latencyP50, latencyP90, latencyP99,
-            qualityMalformedLines, qualityDuplicateRecords, qualityFilesSkippedAsDuplicate, qualityApnsWithoutSeq,
+            outliersDevicesTested, outliersDevices, qualityMalformedLines, qualityDuplicateRecords,
+            qualityFilesSkippedAsDuplicate, qualityApnsWithoutSeq,
             qualityUnattributed, qualityClockSkewNegative, qualityBroadcastsWithoutSubscribers,
         ]
 

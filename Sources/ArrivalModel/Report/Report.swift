@@ -256,6 +256,9 @@ public struct Report: Sendable, Equatable {
     public var updates = UpdateCounts()
     public var callbacks = Callbacks()
     public var latency = Latency()
+    /// Contract 3.2: the devices far below the fleet; nil in a report read
+    /// back from JSON that has none (an earlier arrival's: absent, never empty).
+    public var outliers: Outliers?
     public var dataQuality = DataQuality()
     /// Dimension → key → counts; see ``breakdownDimensions``.
     public var breakdowns: [String: [ExactString: UpdateCounts]] = [:]

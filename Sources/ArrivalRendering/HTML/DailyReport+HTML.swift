@@ -84,6 +84,7 @@ extension DailyReport {
             lossTable: lossTable,
             startsSummary: startsSummary,
             startsTable: startsTable,
+            outliersSummary: r.outliersSummary, outliersTable: makeOutliers(),
             deadTokensSummary: deadTokensSummary,
             deadTokensTable: deadTokensTable,
             channelsSummary: channelsSummary,
@@ -329,6 +330,17 @@ extension DailyReport {
             },
             note: "gate rules can hold a channel to a floor: 'breakdowns.channel.<id>.arrival_rate >= 0.9'.")
         return (summary, table)
+    }
+
+    /// The devices far below the fleet (contract 3.2), the lowest ``Report/outliersShown``.
+    func makeOutliers() -> HTMLReportPage.Table? {
+        let rows = report.outlierRows()
+        guard let outliers = report.outliers, !rows.isEmpty else { return nil }
+        return HTMLReportPage.Table(
+            caption: "Devices far below the fleet", header: Report.outlierHeader, rows: rows,
+            note: outliers.devices.count > rows.count
+                ? "\(ReportFormat.count(outliers.devices.count - rows.count)) more: the JSON report's outliers.devices lists them all."
+                : nil)
     }
 
     /// The dead tokens the sender should stop sending to, most requests after death first.

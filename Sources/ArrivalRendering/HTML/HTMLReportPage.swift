@@ -143,6 +143,9 @@ struct HTMLReportPage {
     var lossTable: Table?
     var startsSummary: String
     var startsTable: Table?
+    /// Contract 3.2: "Devices far below the fleet" (nil: a report without `outliers`).
+    var outliersSummary: String?
+    var outliersTable: Table?
     var deadTokensSummary: String
     var deadTokensTable: Table?
     /// Contract 3.0: per broadcast channel (nil: no broadcast in the window).

@@ -15,12 +15,26 @@ extension Report: JSONWritableObject {
             + Report.laterDimensions.dropFirst().filter {
                 breakdowns[$0] != nil
             }).sorted(by: codePointOrder)
-        return [
+        // Contract 3.2's outliers only when the report has them (one read back from an earlier arrival's JSON has not).
+        let head: JSONFields = [
             "schema": "arrival.report/2", "window": window, "requests": requests, "updates": updates,
-            "starts": starts, "callbacks": callbacks, "latency_ms": latency, "data_quality": dataQuality,
-            "breakdowns": JSONFields(dimensions.map { ($0, breakdowns[$0] ?? [:]) }),
+            "starts": starts, "callbacks": callbacks, "latency_ms": latency,
         ]
+        let tail: JSONFields = [
+            "data_quality": dataQuality, "breakdowns": JSONFields(dimensions.map { ($0, breakdowns[$0] ?? [:]) }),
+        ]
+        return head + (outliers.map { ["outliers": $0] } ?? [:]) + tail
     }
+}
+
+extension Outliers: JSONWritableObject {
+    package var jsonFields: JSONFields {
+        ["fleet_arrival_rate": fleetArrivalRate, "devices_tested": devicesTested, "devices": devices]
+    }
+}
+
+extension Outliers.Device: JSONWritableObject {
+    package var jsonFields: JSONFields { ["device_id": deviceID.text, "updates": updates, "p_value": pValue] }
 }
 
 extension ReportWindow: JSONWritableObject {

@@ -101,6 +101,7 @@ extension Report {
             }
             lines.append("")
         }
+        lines += outlierLines()
         for dimension in Report.breakdownDimensions where showsBreakdown(dimension) {
             guard let rows = breakdowns[dimension] else { continue }
             lines.append("## By \(dimension.replacingOccurrences(of: "_", with: " "))")
@@ -123,8 +124,7 @@ extension Report {
             }
             lines.append("")
         }
-        lines += broadcastChannelLines()
-        lines += throttlingLines()
+        lines += broadcastChannelLines() + throttlingLines()
         lines.append("## Data quality")
         lines.append("")
         lines.append(

@@ -47,11 +47,11 @@ package struct SQLiteSnapshot: StoreSnapshot {
                     ? " LEFT JOIN temp.arrival_token_owner AS o ON a.activity_id IS NULL AND o.push_token = a.push_token"
                     : "")
         case .renders:
-            "SELECT activity_id, os_version, app_version, seq, rendered_at, id, channel_id, frequent_pushes FROM renders"
+            "SELECT activity_id, os_version, app_version, seq, rendered_at, id, channel_id, frequent_pushes, device_id FROM renders"
         case .callbacks:
             """
             SELECT activity_id, os_version, app_version, callback, seq, received_at,
-                   CASE callback WHEN 'activity_state' THEN state END, id, channel_id, frequent_pushes
+                   CASE callback WHEN 'activity_state' THEN state END, id, channel_id, frequent_pushes, device_id
             FROM callbacks WHERE activity_id IS NOT NULL
             """
         case .pushTokenCallbacks:
@@ -431,7 +431,7 @@ package struct RequestRow {
 /// the activity (0) and the device's OS and app versions (1, 2).
 package protocol DeviceEvidenceRow {
     var row: FetchedRow { get }
-    /// The column of the row's `channel_id` (contract 3.0); `frequent_pushes` (3.1) is the next.
+    /// The column of the row's `channel_id` (contract 3.0); `frequent_pushes` (3.1) is the next, then `device_id` (3.2).
     static var channelColumn: Int32 { get }
 }
 
@@ -458,6 +458,15 @@ extension DeviceEvidenceRow {
     /// What the user's "More Frequent Updates" switch was (contract 3.1).
     @inlinable @inline(__always) public var frequentPushes: String? { row.string(Self.channelColumn + 1) }
 
+    /// The device the row came from (contract 3.2: `outliers`).
+    @inlinable @inline(__always) public var deviceID: String? { row.string(Self.channelColumn + 2) }
+
+    /// The bytes of ``deviceID``, valid only during `body`.
+    @inlinable @inline(__always)
+    public func withDeviceBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        try row.withText(Self.channelColumn + 2, body)
+    }
+
     /// The bytes of ``frequentPushes``, valid only during `body`.
     @inlinable @inline(__always)
     public func withFrequentPushesBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
@@ -477,7 +486,9 @@ package struct RenderRow: DeviceEvidenceRow {
 
     @inlinable init(row: FetchedRow) { self.row = row }
 
-    @usableFromInline static let kinds: [FetchedRow.Kind] = [.text, .text, .text, .int, .int, .int, .text, .text]
+    @usableFromInline static let kinds: [FetchedRow.Kind] = [
+        .text, .text, .text, .int, .int, .int, .text, .text, .text,
+    ]
 
     @inlinable @inline(__always) public var seq: Int64 { row.int(3) }
     @inlinable @inline(__always) public var renderedAt: Int64 { row.int(4) }
@@ -492,7 +503,7 @@ package struct CallbackRow: DeviceEvidenceRow {
     @inlinable init(row: FetchedRow) { self.row = row }
 
     @usableFromInline static let kinds: [FetchedRow.Kind] = [
-        .text, .text, .text, .text, .int, .int, .text, .int, .text, .text,
+        .text, .text, .text, .text, .int, .int, .text, .int, .text, .text, .text,
     ]
 
     @inlinable @inline(__always) public var callback: String? { row.string(3) }
