@@ -41,6 +41,14 @@ struct Lost: ParsableCommand {
         help: "Only updates a broadcast to this channel decided (contract 3.0; repeat for several).")
     var channels: [String] = []
 
+    @Option(
+        name: .customLong("device"),
+        help: """
+            Only updates of activities on this device: its device_id, as the report's "Devices far below the \
+            fleet" names it (contract 3.2; repeat for several).
+            """)
+    var devices: [String] = []
+
     // `.unconditional`: `--limit -1` reaches validate() as -1, instead of ArgumentParser's "Missing value".
     @Option(parsing: .unconditional, help: "At most this many updates, the earliest first (0: all).")
     var limit: Int = 0
@@ -75,8 +83,17 @@ struct Lost: ParsableCommand {
         let window = try self.window.resolved()
         let all = try ProducedReport.lostUpdates(
             of: database, window: window, causes: try causeSet(), apps: apps.isEmpty ? nil : Set(apps),
-            channels: channels.isEmpty ? nil : Set(channels))
+            channels: channels.isEmpty ? nil : Set(channels), devices: devices.isEmpty ? nil : Set(devices))
         try warnOfAbsentApps(in: all, database: database, window: window)
+        if !devices.isEmpty && all.isEmpty {
+            let warning = Diagnostic(
+                .input,
+                "no lost update of device \(devices.map { "'\($0)'" }.joined(separator: ", ")) in "
+                    + WindowOptions.scope(window),
+                hint: "a device is named by the device_id of its renders and callbacks, as the report's "
+                    + "\"Devices far below the fleet\" names it; one with nothing lost is not listed here.")
+            FileHandle.standardError.write(Data((warning.warningDescription + "\n").utf8))
+        }
         let shown = limit > 0 ? Array(all.prefix(limit)) : all
         let text: String
         switch format {

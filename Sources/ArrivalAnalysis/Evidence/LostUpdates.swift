@@ -26,9 +26,11 @@ extension ReportBuilder {
     /// activity id (code points), then seq. The same analysis as the
     /// report's, so that their count by cause is the report's
     /// `updates.lost_by_cause` for the same window. `channels`: only updates
-    /// a broadcast to one of these channels decided.
+    /// a broadcast to one of these channels decided. `devices`: only updates of
+    /// activities whose device (contract 3.2, as the report's `outliers`) is one of these.
     package func lostUpdates(
-        window: ReportWindow?, causes: Set<LossCause>? = nil, apps: Set<String>? = nil, channels: Set<String>? = nil
+        window: ReportWindow?, causes: Set<LossCause>? = nil, apps: Set<String>? = nil, channels: Set<String>? = nil,
+        devices: Set<String>? = nil
     ) throws -> [LostUpdate] {
         func collect(_ analysis: DeliveryAnalysis) -> [LostUpdate] {
             var found: [LostUpdate] = []
@@ -40,6 +42,11 @@ extension ReportBuilder {
                 if let apps, !apps.contains(app) { continue }
                 let channel = u.channel < 0 ? nil : analysis.broadcasts.channels[Int(u.channel)].text
                 if let channels, !(channel.map { channels.contains($0) } ?? false) { continue }
+                if let devices,
+                    !(analysis.activities[Int(u.activity)].device.map { devices.contains($0.value) } ?? false)
+                {
+                    continue
+                }
                 found.append(
                     LostUpdate(
                         activityID: analysis.activityNames[Int(u.activity)].text, seq: u.seq, app: app,

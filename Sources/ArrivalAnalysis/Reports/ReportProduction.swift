@@ -49,8 +49,9 @@ package enum ProducedReport: Sendable {
     /// `updates.lost_by_cause` (``ReportBuilder/lostUpdates(window:causes:apps:channels:)``).
     package static func lostUpdates(
         of store: any StoreReader, window: ReportWindow?, causes: Set<LossCause>? = nil, apps: Set<String>? = nil,
-        channels: Set<String>? = nil
+        channels: Set<String>? = nil, devices: Set<String>? = nil
     ) throws -> [LostUpdate] {
-        try ReportBuilder(store: store).lostUpdates(window: window, causes: causes, apps: apps, channels: channels)
+        try ReportBuilder(store: store).lostUpdates(
+            window: window, causes: causes, apps: apps, channels: channels, devices: devices)
     }
 }
