@@ -36,8 +36,13 @@ mkdir -p "$out/budget"
     >/dev/null
 "$bin" ingest "$work/budget-fleet" --db "$work/budget.sqlite" --quiet
 "$bin" report --db "$work/budget.sqlite" --format html --out "$out/budget/report.html"
+# The devices far below the fleet (contract 3.2): every one the JSON lists, in its order, on the page.
+listed=$("$bin" report --db "$work/budget.sqlite" --format json |
+    python3 -c 'import json, sys; print(",".join(d["device_id"] for d in json.load(sys.stdin)["outliers"]["devices"][:20]))')
+[ -n "$listed" ] || { echo "browser-test: the budget fleet lists no device far below the fleet" >&2; exit 1; }
 python3 Scripts/browser_test.py "$out/budget/report.html" "$out/budget" --width 1280 --height 1700 \
-    --section throttling-card --in-order "throttling-card:0-4,5-14,15-29,30-59,60-119" --section outliers-card
+    --section throttling-card --in-order "throttling-card:0-4,5-14,15-29,30-59,60-119" \
+    --section outliers-card --in-order "outliers-card:$listed"
 # The page without its moving parts: the time it was made, and where the checkout is (its file paths' root).
 source_hash=$(sed -E -e 's/Generated [0-9-]+ [0-9:]+Z by/Generated … by/' -e "s|$PWD/|CHECKOUT/|g" "$out/report.html" |
     sha256sum | cut -d' ' -f1)
