@@ -64,7 +64,7 @@ public enum OutcomeRules {
     public static let viewNames = [
         "token_owner", "direct_requests", "direct_updates", "activity_device_story", "channel_subscriptions",
         "broadcast_requests", "resolved_requests", "updates", "render_firsts", "activity_starts", "activity_ends",
-        "activity_devices", "update_outcomes",
+        "activity_devices", "update_outcomes", "device_arrivals",
     ]
 
     /// The same rules as SQL views over the store's tables, in SQLite's dialect.
@@ -235,12 +235,12 @@ public enum OutcomeRules {
 
             -- An activity's device evidence: its earliest render or callback carrying
             -- each value (ties: the smallest value); contract 3.1 adds the user's
-            -- "More Frequent Updates" switch.
+            -- "More Frequent Updates" switch, 3.2 the device itself.
             CREATE VIEW activity_devices AS
             WITH evidence AS (
-                SELECT activity_id, rendered_at AS t, os_version, app_version, frequent_pushes FROM renders
+                SELECT activity_id, rendered_at AS t, os_version, app_version, frequent_pushes, device_id FROM renders
                 UNION ALL
-                SELECT activity_id, received_at, os_version, app_version, frequent_pushes
+                SELECT activity_id, received_at, os_version, app_version, frequent_pushes, device_id
                 FROM callbacks WHERE activity_id IS NOT NULL
             ),
             os AS (
@@ -258,10 +258,16 @@ public enum OutcomeRules {
                     SELECT activity_id, frequent_pushes, row_number() OVER (PARTITION BY activity_id ORDER BY t, \(d.text("frequent_pushes"))) AS pick
                     FROM evidence WHERE frequent_pushes IS NOT NULL)\(d.alias("picked")) WHERE pick = 1
             ),
-            ids AS (SELECT activity_id FROM os UNION SELECT activity_id FROM app UNION SELECT activity_id FROM frequent)
-            SELECT ids.activity_id, os.os_version, app.app_version, frequent.frequent_pushes
+            device AS (
+                SELECT activity_id, device_id FROM (
+                    SELECT activity_id, device_id, row_number() OVER (PARTITION BY activity_id ORDER BY t, \(d.text("device_id"))) AS pick
+                    FROM evidence WHERE device_id IS NOT NULL)\(d.alias("picked")) WHERE pick = 1
+            ),
+            ids AS (SELECT activity_id FROM os UNION SELECT activity_id FROM app UNION SELECT activity_id FROM frequent
+                    UNION SELECT activity_id FROM device)
+            SELECT ids.activity_id, os.os_version, app.app_version, frequent.frequent_pushes, device.device_id
             FROM ids LEFT JOIN os USING (activity_id) LEFT JOIN app USING (activity_id)
-                 LEFT JOIN frequent USING (activity_id);
+                 LEFT JOIN frequent USING (activity_id) LEFT JOIN device USING (activity_id);
 
             -- Every update with its outcome (Documentation/Outcomes.md); `outcome` is NULL for an
             -- update APNs never accepted, `loss_cause` NULL for any but a lost one.
@@ -344,12 +350,22 @@ public enum OutcomeRules {
                         ELSE 'unexplained' END AS loss_cause,
                    p.last_hour AS priority_10_last_hour, a.frequent_pushes,
                    CASE WHEN EXISTS (SELECT 1 FROM channel_subscriptions AS s WHERE s.activity_id = d.activity_id)
-                        THEN 1 ELSE 0 END AS subscribed
+                        THEN 1 ELSE 0 END AS subscribed,
+                   a.device_id
             FROM decided AS d
             LEFT JOIN content_updates AS c ON c.activity_id = d.activity_id AND c.seq = d.seq
             LEFT JOIN newest_tokens AS n ON n.activity_id = d.activity_id AND n.seq = d.seq
             LEFT JOIN priority_10 AS p ON p.activity_id = d.activity_id AND p.seq = d.seq
             LEFT JOIN activity_devices AS a ON a.activity_id = d.activity_id;
+
+            -- (Contract 3.2) Each device's updates over all data, and the deliverable and rendered
+            -- ones `outliers` tests (an activity's device from its device evidence, as os_version).
+            -- A window filters update_outcomes by `at` and groups the same way.
+            CREATE VIEW device_arrivals AS
+            SELECT device_id, count(*) AS updates,
+                   sum(CASE WHEN outcome IN ('rendered', 'superseded', 'lost') THEN 1 ELSE 0 END) AS deliverable,
+                   sum(CASE WHEN outcome = 'rendered' THEN 1 ELSE 0 END) AS rendered
+            FROM update_outcomes WHERE device_id IS NOT NULL GROUP BY device_id;
             """
     }
 }
