@@ -233,42 +233,7 @@ public enum OutcomeRules {
                 WHERE callback = 'activity_state' AND state = 'ended' AND activity_id IS NOT NULL
             )\(d.alias("evidence")) GROUP BY activity_id;
 
-            -- An activity's device evidence: its earliest render or callback carrying
-            -- each value (ties: the smallest value); contract 3.1 adds the user's
-            -- "More Frequent Updates" switch, 3.2 the device itself.
-            CREATE VIEW activity_devices AS
-            WITH evidence AS (
-                SELECT activity_id, rendered_at AS t, os_version, app_version, frequent_pushes, device_id FROM renders
-                UNION ALL
-                SELECT activity_id, received_at, os_version, app_version, frequent_pushes, device_id
-                FROM callbacks WHERE activity_id IS NOT NULL
-            ),
-            os AS (
-                SELECT activity_id, os_version FROM (
-                    SELECT activity_id, os_version, row_number() OVER (PARTITION BY activity_id ORDER BY t, \(d.text("os_version"))) AS pick
-                    FROM evidence WHERE os_version IS NOT NULL)\(d.alias("picked")) WHERE pick = 1
-            ),
-            app AS (
-                SELECT activity_id, app_version FROM (
-                    SELECT activity_id, app_version, row_number() OVER (PARTITION BY activity_id ORDER BY t, \(d.text("app_version"))) AS pick
-                    FROM evidence WHERE app_version IS NOT NULL)\(d.alias("picked")) WHERE pick = 1
-            ),
-            frequent AS (
-                SELECT activity_id, frequent_pushes FROM (
-                    SELECT activity_id, frequent_pushes, row_number() OVER (PARTITION BY activity_id ORDER BY t, \(d.text("frequent_pushes"))) AS pick
-                    FROM evidence WHERE frequent_pushes IS NOT NULL)\(d.alias("picked")) WHERE pick = 1
-            ),
-            device AS (
-                SELECT activity_id, device_id FROM (
-                    SELECT activity_id, device_id, row_number() OVER (PARTITION BY activity_id ORDER BY t, \(d.text("device_id"))) AS pick
-                    FROM evidence WHERE device_id IS NOT NULL)\(d.alias("picked")) WHERE pick = 1
-            ),
-            ids AS (SELECT activity_id FROM os UNION SELECT activity_id FROM app UNION SELECT activity_id FROM frequent
-                    UNION SELECT activity_id FROM device)
-            SELECT ids.activity_id, os.os_version, app.app_version, frequent.frequent_pushes, device.device_id
-            FROM ids LEFT JOIN os USING (activity_id) LEFT JOIN app USING (activity_id)
-                 LEFT JOIN frequent USING (activity_id) LEFT JOIN device USING (activity_id);
-
+            \(activityDevicesSQL(d))
             -- Every update with its outcome (Documentation/Outcomes.md); `outcome` is NULL for an
             -- update APNs never accepted, `loss_cause` NULL for any but a lost one.
             CREATE VIEW update_outcomes AS
@@ -367,5 +332,46 @@ public enum OutcomeRules {
                    sum(CASE WHEN outcome = 'rendered' THEN 1 ELSE 0 END) AS rendered
             FROM update_outcomes WHERE device_id IS NOT NULL GROUP BY device_id;
             """
+    }
+
+    /// The view `activity_devices` of ``viewSQL(for:)``, in `dialect`.
+    private static func activityDevicesSQL(_ d: SQLDialect) -> String {
+        """
+        -- An activity's device evidence: its earliest render or callback carrying
+        -- each value (ties: the smallest value); contract 3.1 adds the user's
+        -- "More Frequent Updates" switch, 3.2 the device itself.
+        CREATE VIEW activity_devices AS
+        WITH evidence AS (
+            SELECT activity_id, rendered_at AS t, os_version, app_version, frequent_pushes, device_id FROM renders
+            UNION ALL
+            SELECT activity_id, received_at, os_version, app_version, frequent_pushes, device_id
+            FROM callbacks WHERE activity_id IS NOT NULL
+        ),
+        os AS (
+            SELECT activity_id, os_version FROM (
+                SELECT activity_id, os_version, row_number() OVER (PARTITION BY activity_id ORDER BY t, \(d.text("os_version"))) AS pick
+                FROM evidence WHERE os_version IS NOT NULL)\(d.alias("picked")) WHERE pick = 1
+        ),
+        app AS (
+            SELECT activity_id, app_version FROM (
+                SELECT activity_id, app_version, row_number() OVER (PARTITION BY activity_id ORDER BY t, \(d.text("app_version"))) AS pick
+                FROM evidence WHERE app_version IS NOT NULL)\(d.alias("picked")) WHERE pick = 1
+        ),
+        frequent AS (
+            SELECT activity_id, frequent_pushes FROM (
+                SELECT activity_id, frequent_pushes, row_number() OVER (PARTITION BY activity_id ORDER BY t, \(d.text("frequent_pushes"))) AS pick
+                FROM evidence WHERE frequent_pushes IS NOT NULL)\(d.alias("picked")) WHERE pick = 1
+        ),
+        device AS (
+            SELECT activity_id, device_id FROM (
+                SELECT activity_id, device_id, row_number() OVER (PARTITION BY activity_id ORDER BY t, \(d.text("device_id"))) AS pick
+                FROM evidence WHERE device_id IS NOT NULL)\(d.alias("picked")) WHERE pick = 1
+        ),
+        ids AS (SELECT activity_id FROM os UNION SELECT activity_id FROM app UNION SELECT activity_id FROM frequent
+                UNION SELECT activity_id FROM device)
+        SELECT ids.activity_id, os.os_version, app.app_version, frequent.frequent_pushes, device.device_id
+        FROM ids LEFT JOIN os USING (activity_id) LEFT JOIN app USING (activity_id)
+             LEFT JOIN frequent USING (activity_id) LEFT JOIN device USING (activity_id);
+        """
     }
 }
