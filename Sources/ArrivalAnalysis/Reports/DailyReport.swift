@@ -256,7 +256,7 @@ package struct DailyReportBuilder {
                 }
             }
             for (day, indices) in updatesByDay {
-                part.days[day] = UpdateSummary(of: analysis, keys: keys, updates: indices)
+                part.days[day] = UpdateSummary(of: analysis, keys: keys, updates: indices, countingDevices: false)
             }
             for index in inWindow {
                 let update = analysis.updates[index]

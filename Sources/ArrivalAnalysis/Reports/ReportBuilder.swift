@@ -180,10 +180,18 @@ struct UpdateSummary {
     /// one block a device, summed across partitions (a device's activities
     /// may fall in several).
     var devices: [ExactString: UpdateCounts] = [:]
+    /// Whether ``devices`` were counted: not for the days of a page's trend,
+    /// whose reports show no outliers (a block per device and day is what the
+    /// page's memory would grow by); their reports then have none.
+    var countsDevices = true
 
     init() {}
 
-    init(of analysis: DeliveryAnalysis, keys: ReportBuilder.BreakdownKeys, updates indices: some Sequence<Int>) {
+    init(
+        of analysis: DeliveryAnalysis, keys: ReportBuilder.BreakdownKeys, updates indices: some Sequence<Int>,
+        countingDevices: Bool = true
+    ) {
+        countsDevices = countingDevices
         // Apps and versions are numbered densely, so their counts are arrays
         // (a hash per update and key was most of this loop); a key counted
         // at least once has `sent` > 0, and only those are reported.
@@ -195,7 +203,7 @@ struct UpdateSummary {
         var byFrequentPushes = byOS
         var byPriority10 = [UpdateCounts](repeating: UpdateCounts(), count: Contract.priority10Buckets.count)
         var byChannel = [UpdateCounts](repeating: UpdateCounts(), count: analysis.broadcasts.channels.values.count)
-        var byDevice = [UpdateCounts](repeating: UpdateCounts(), count: keys.devices.values.count)
+        var byDevice = [UpdateCounts](repeating: UpdateCounts(), count: countingDevices ? keys.devices.values.count : 0)
         var renderedActivity = [Bool](repeating: false, count: analysis.activities.count)
         var subscribed: Set<UInt64> = []
         defer {
@@ -216,7 +224,7 @@ struct UpdateSummary {
             byAppVersion[Int(keys.appVersionOfActivity[activity])].count(update)
             byFrequentPushes[Int(keys.frequentPushesOfActivity[activity])].count(update)
             let device = keys.deviceOfActivity[activity]
-            if device >= 0 { byDevice[Int(device)].count(update) }
+            if device >= 0 && countingDevices { byDevice[Int(device)].count(update) }
             if update.recentPriority10 >= 0 {
                 byPriority10[Contract.priority10Bucket(of: Int(update.recentPriority10))].count(update)
             }
@@ -323,6 +331,7 @@ struct UpdateSummary {
             channelLatencies[channel, default: [:]].merge(counts, uniquingKeysWith: +)
         }
         channelSubscribers.merge(other.channelSubscribers, uniquingKeysWith: +)
+        countsDevices = countsDevices && other.countsDevices
         devices.merge(other.devices) { a, b in
             var sum = a
             sum.add(b)
@@ -362,7 +371,7 @@ struct UpdateSummary {
             report.breakdowns[name] = breakdowns[name] ?? [:]
         }
         report.latency = Self.latency(of: latencies)
-        report.outliers = Outliers.find(fleet: updates, devices: devices)
+        report.outliers = countsDevices ? Outliers.find(fleet: updates, devices: devices) : nil
         report.channels = channels(window: window)
         report.starts = starts
         report.starts.updateTokenLatency = Self.latency(of: tokenLatencies)
