@@ -293,9 +293,10 @@ package final class PostgresStore: StoreWriter {
 
         mutating func staged(_ hash: UInt64, kind: Int) {
             guard !overflowed else { return }
+            // Past it the batch is still tried as new (a repeat then fails the try, which is rolled
+            // back), but may share a record with any other batch.
             guard hashes[kind].count < Self.trackedRows else {
                 overflowed = true
-                repeats = true
                 return
             }
             if !hashes[kind].insert(hash).inserted { repeats = true }
