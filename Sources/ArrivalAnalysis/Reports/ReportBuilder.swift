@@ -176,10 +176,8 @@ struct UpdateSummary {
     /// summed across partitions, whose activities are disjoint.
     var channelLatencies: [Int32: [Int64: Int]] = [:]
     var channelSubscribers: [Int32: Int] = [:]
-    /// Each device's `updates` block (contract 3.2: `outliers`), by its id:
-    /// one block a device, summed across partitions (a device's activities
-    /// may fall in several).
-    var devices: [ExactString: UpdateCounts] = [:]
+    /// Each device's `updates` block (contract 3.2: `outliers`), summed across partitions.
+    var devices = DeviceTally()
     /// Whether ``devices`` were counted: not for the days of a page's trend,
     /// whose reports show no outliers (a block per device and day is what the
     /// page's memory would grow by); their reports then have none.
@@ -263,7 +261,9 @@ struct UpdateSummary {
         breakdowns["channel"] = counted(byChannel) { analysis.broadcasts.channels[$0] }
         breakdowns["frequent_pushes"] = counted(byFrequentPushes) { keys.versions[$0] }
         breakdowns["priority_10_last_hour"] = counted(byPriority10) { ExactString(Contract.priority10Buckets[$0].key) }
-        devices = counted(byDevice) { keys.devices[$0] }
+        for device in byDevice.indices where byDevice[device].sent > 0 {
+            devices.add(byDevice[device], to: keys.devices[device])
+        }
     }
 
     /// Counts a push-to-start: sent, accepted, appeared (any render or
@@ -332,11 +332,7 @@ struct UpdateSummary {
         }
         channelSubscribers.merge(other.channelSubscribers, uniquingKeysWith: +)
         countsDevices = countsDevices && other.countsDevices
-        devices.merge(other.devices) { a, b in
-            var sum = a
-            sum.add(b)
-            return sum
-        }
+        if devices.count == 0 { devices = other.devices } else { devices.add(other.devices) }
         if reachedBroadcasts.isEmpty {
             reachedBroadcasts = other.reachedBroadcasts
         } else {
@@ -371,7 +367,11 @@ struct UpdateSummary {
             report.breakdowns[name] = breakdowns[name] ?? [:]
         }
         report.latency = Self.latency(of: latencies)
-        report.outliers = countsDevices ? Outliers.find(fleet: updates, devices: devices) : nil
+        report.outliers =
+            countsDevices
+            ? Outliers.find(
+                fleet: updates, deviceCount: devices.count, block: { devices.blocks[$0] }, id: { devices.id($0) })
+            : nil
         report.channels = channels(window: window)
         report.starts = starts
         report.starts.updateTokenLatency = Self.latency(of: tokenLatencies)

@@ -39,16 +39,29 @@ public struct Outliers: Sendable, Equatable {
     /// The outliers of a window whose updates came to `fleet`, from each
     /// device's `updates` block (a device's activities' updates of the window).
     package static func find(fleet: UpdateCounts, devices: [ExactString: UpdateCounts]) -> Outliers {
+        let entries = Array(devices)
+        return find(fleet: fleet, deviceCount: entries.count, block: { entries[$0].value }, id: { entries[$0].key })
+    }
+
+    /// The outliers of a window whose updates came to `fleet`, of `deviceCount`
+    /// devices numbered from 0: `block(i)` is device i's `updates` block,
+    /// `id(i)` its id, asked only of the devices listed.
+    package static func find(
+        fleet: UpdateCounts, deviceCount: Int, block: (Int) -> UpdateCounts, id: (Int) -> ExactString
+    ) -> Outliers {
         guard let p0 = fleet.arrivalRate else { return Outliers() }
-        let tested = devices.filter { $0.value.deliverable >= minimumDeliverable }
-        let threshold = familyLevel / Double(tested.count)
+        var tested = 0
+        for index in 0..<deviceCount where block(index).deliverable >= minimumDeliverable { tested += 1 }
+        let threshold = familyLevel / Double(tested)
         var listed: [Device] = []
-        for (device, counts) in tested {
+        for index in 0..<deviceCount {
+            let counts = block(index)
+            guard counts.deliverable >= minimumDeliverable else { continue }
             let p = BinomialTail.atMost(counts.rendered, of: counts.deliverable, probability: p0)
-            if p <= threshold { listed.append(Device(deviceID: device, updates: counts, pValue: p)) }
+            if p <= threshold { listed.append(Device(deviceID: id(index), updates: counts, pValue: p)) }
         }
         listed.sort(by: ordered)
-        return Outliers(fleetArrivalRate: p0, devicesTested: tested.count, devices: listed)
+        return Outliers(fleetArrivalRate: p0, devicesTested: tested, devices: listed)
     }
 
     /// The contract's order: k / n ascending (compared exactly), then n descending, then the device id.
