@@ -852,6 +852,24 @@ def check_fleet(checks: Checks, arrival: Arrival, validators: dict, name: str, f
                                   " ".join([f"tokens over the {name} fleet", *args]) + ": requests_after_death is "
                                   "the report's requests.to_dead_tokens",
                                   f"{after} against {report['requests']['to_dead_tokens']}")
+                listed_devices = ((report or {}).get("outliers") or {}).get("devices") or []
+                if "--outliers" in flags:
+                    checks.record(len(listed_devices) > 0, " ".join([f"report over the {name} fleet", *args])
+                                  + ": lists a planted device", str((report or {}).get("outliers")))
+                device_schema = validators.get("device.schema.json")
+                for device in listed_devices[:3]:
+                    shown = arrival.run("activity", "--device", device["device_id"], "--db", str(lifecycle_db),
+                                        "--format", "json", *args)
+                    story = json.loads(shown.stdout) if shown.returncode == 0 else None
+                    error = first_error(device_schema, story) if story is not None and device_schema else None
+                    what = " ".join([f"activity --device {device['device_id']} over the {name} fleet", *args])
+                    checks.record(story is not None and device_schema is not None and error is None,
+                                  what + ": validates against device.schema.json",
+                                  shown.stderr.strip()[-300:] if story is None else (error or ""))
+                    if story is not None:
+                        checks.record(story["updates"] == device["updates"],
+                                      what + ": its updates are the report's outliers entry's",
+                                      f"{story['updates']} against {device['updates']}")
                 lost_schema = validators.get("lost.schema.json")
                 done = arrival.run("lost", "--db", str(lifecycle_db), "--format", "json", *args)
                 if report is not None and lost_schema is not None and checks.record(
@@ -928,6 +946,7 @@ def run_all(checks: Checks, arrival: Arrival, validators: dict) -> None:
             check_lines(checks, "simulated fleet", [simulated], simulated_db, validators)
     # Dismissals, rotated tokens, push-to-start, dead tokens; then broadcast channels (contract 3.0).
     check_fleet(checks, arrival, validators, "lifecycle", ["--lifecycle", "--providers"])
+    check_fleet(checks, arrival, validators, "outliers", ["--outliers", "3", "--lifecycle"])
     check_fleet(checks, arrival, validators, "channels", ["--channels", "--lifecycle", "--providers"])
     # Chatty senders against a device budget, frequent_pushes on renders and callbacks (contract 3.1).
     check_fleet(checks, arrival, validators, "budget", ["--budget", "--channels", "--lifecycle", "--providers"])

@@ -16,6 +16,12 @@ struct Activity: ParsableCommand {
             the same records; contract 3.0). One pass over each table of the store (it keeps no index by \
             activity): about a third of a second on two million requests. The store is opened read-only. Exit 1 \
             when no record names the activity.
+
+            With --device ID instead of an activity id: that device's activities (contract 3.2, the device the \
+            report's "Devices far below the fleet" names), each with its updates of the window (--day, or --from \
+            and --to; all data without) and the counts of their outcomes, summed into the device's updates block \
+            as the report's outliers give it; follow any of them with `arrival activity ID`. Exit 1 when no \
+            activity of the window is on the device.
             """
     )
 
@@ -24,9 +30,17 @@ struct Activity: ParsableCommand {
     }
 
     @Argument(help: "The activity_id, exactly as the records carry it.")
-    var id: String
+    var id: String?
+
+    @Option(
+        help: """
+            Instead of one activity: the activities of this device, its device_id as the report's "Devices far \
+            below the fleet" names it (contract 3.2).
+            """)
+    var device: String?
 
     @OptionGroup var store: StoreOptions
+    @OptionGroup var window: WindowOptions
 
     @Option(help: "Output format: text (for a terminal) or json (schema arrival.activity/1).")
     var format: Format = .text
@@ -34,8 +48,20 @@ struct Activity: ParsableCommand {
     @Option(help: "Write to this file instead of standard output.")
     var out: String?
 
+    func validate() throws {
+        switch (id, device) {
+        case (nil, nil): throw ValidationError("Name an activity (arrival activity ID) or a device (--device ID).")
+        case (.some, .some): throw ValidationError("Give an activity id or --device, not both.")
+        case (.some, nil) where window.day != nil || window.from != nil || window.to != nil:
+            throw ValidationError(
+                "--day, --from and --to choose the updates of --device; an activity's timeline is always whole.")
+        default: _ = try window.resolved()
+        }
+    }
+
     func run() throws {
         let database = try store.reading()
+        guard let id else { return try runDevice(device ?? "", database: database) }
         let records = try database.read { try $0.activityRecords(id) }
         guard !records.isEmpty else {
             throw Diagnostic(

@@ -32,6 +32,8 @@ extension ReportBuilder {
         window: ReportWindow?, causes: Set<LossCause>? = nil, apps: Set<String>? = nil, channels: Set<String>? = nil,
         devices: Set<String>? = nil
     ) throws -> [LostUpdate] {
+        // Compared by code points, as the report names devices (a `String` compares canonical equivalence).
+        let devices = devices.map { Set($0.map { ExactString($0) }) }
         func collect(_ analysis: DeliveryAnalysis) -> [LostUpdate] {
             var found: [LostUpdate] = []
             for index in analysis.updateIndices(in: window) {
@@ -43,7 +45,8 @@ extension ReportBuilder {
                 let channel = u.channel < 0 ? nil : analysis.broadcasts.channels[Int(u.channel)].text
                 if let channels, !(channel.map { channels.contains($0) } ?? false) { continue }
                 if let devices,
-                    !(analysis.activities[Int(u.activity)].device.map { devices.contains($0.value) } ?? false)
+                    !(analysis.activities[Int(u.activity)].device.map { devices.contains(ExactString($0.value)) }
+                        ?? false)
                 {
                     continue
                 }
@@ -57,7 +60,25 @@ extension ReportBuilder {
             }
             return found
         }
-        var all: [LostUpdate] = []
+        let all = try collected(window: window, collect)
+        return all.sorted {
+            if $0.acceptedAt != $1.acceptedAt { return $0.acceptedAt < $1.acceptedAt }
+            if !$0.activityID.utf8.elementsEqual($1.activityID.utf8) {
+                return codePointOrder($0.activityID, $1.activityID)
+            }
+            return $0.seq < $1.seq
+        }
+    }
+}
+
+extension ReportBuilder {
+    /// What `collect` finds in the report's analysis of `window`: of the
+    /// whole store at once, or of each partition of a large one (their
+    /// activities are disjoint), concatenated in no particular order.
+    func collected<Found>(
+        window: ReportWindow?, _ collect: (DeliveryAnalysis) -> [Found]
+    ) throws -> [Found] {
+        var all: [Found] = []
         try store.read { snapshot in
             let partitionCount = partitioning.count(requests: try snapshot.analysisRowEstimate())
             if partitionCount > 1 {
@@ -74,12 +95,6 @@ extension ReportBuilder {
                 all = collect(try DeliveryAnalysis(snapshot: snapshot, window: window))
             }
         }
-        return all.sorted {
-            if $0.acceptedAt != $1.acceptedAt { return $0.acceptedAt < $1.acceptedAt }
-            if !$0.activityID.utf8.elementsEqual($1.activityID.utf8) {
-                return codePointOrder($0.activityID, $1.activityID)
-            }
-            return $0.seq < $1.seq
-        }
+        return all
     }
 }

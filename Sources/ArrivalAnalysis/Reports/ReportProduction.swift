@@ -54,4 +54,12 @@ package enum ProducedReport: Sendable {
         try ReportBuilder(store: store).lostUpdates(
             window: window, causes: causes, apps: apps, channels: channels, devices: devices)
     }
+
+    /// One device's activities and their updates of `window` (`arrival activity --device`), from the
+    /// same analysis as the report's (``ReportBuilder/deviceActivities(device:window:)``).
+    package static func deviceActivities(
+        of store: any StoreReader, device: String, window: ReportWindow?
+    ) throws -> DeviceActivities {
+        try ReportBuilder(store: store).deviceActivities(device: device, window: window)
+    }
 }

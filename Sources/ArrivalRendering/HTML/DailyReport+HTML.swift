@@ -338,9 +338,9 @@ extension DailyReport {
         guard let outliers = report.outliers, !rows.isEmpty else { return nil }
         return HTMLReportPage.Table(
             caption: "Devices far below the fleet", header: Report.outlierHeader, rows: rows,
-            note: outliers.devices.count > rows.count
-                ? "\(ReportFormat.count(outliers.devices.count - rows.count)) more: the JSON report's outliers.devices lists them all."
-                : nil)
+            note: (outliers.devices.count > rows.count
+                ? "\(ReportFormat.count(outliers.devices.count - rows.count)) more: the JSON report's outliers.devices lists them all. "
+                : "") + Report.followDevice)
     }
 
     /// The dead tokens the sender should stop sending to, most requests after death first.

@@ -75,6 +75,11 @@ extension Report {
         }
     }
 
+    /// How a listed device is followed to its evidence, under its table.
+    package static let followDevice =
+        "Follow a device to its evidence: arrival activity --device ID lists its activities, "
+        + "arrival lost --device ID its lost updates."
+
     /// A p-value as people read it: four decimals down to 0.0001, then a power of ten.
     package static func pValueText(_ p: Double) -> String {
         if p >= 0.0001 { return String(format: "%.4f", p) }
@@ -93,9 +98,11 @@ extension Report {
         lines.append("| " + Self.outlierHeader.joined(separator: " | ") + " |")
         lines.append("|---|---:|---:|---:|---:|---|---|")
         for row in rows { lines.append("| " + row.map(Markdown.escaped).joined(separator: " | ") + " |") }
+        lines.append("")
         if let count = outliers?.devices.count, count > rows.count {
-            lines.append("")
-            lines.append("\(count - rows.count) more in the JSON report (`outliers.devices`).")
+            lines.append("\(count - rows.count) more in the JSON report (`outliers.devices`). " + Self.followDevice)
+        } else {
+            lines.append(Self.followDevice)
         }
         lines.append("")
         return lines
