@@ -46,6 +46,8 @@
 #             "More Frequent Updates" switch is off, switches that flip, unnamed values, ties on
 #             the hour's bounds, channels, exchanges, damaged lines): arrival against the
 #             reference, and in partitions of 7 requests.
+# The lifecycle and simbudget fleets have three devices planted far below the fleet (`--outliers 3`):
+# each one planted dropping 80 % or more must be listed.
 # The reference reports by contract 3.2 (report schema 2 with its two breakdowns and outliers).
 # Exits 1 on any difference.
 #
@@ -120,6 +122,26 @@ arrival_reports() {
     done
 }
 
+# check_planted LABEL SIMULATE_OUTPUT REPORT: every device `simulate --outliers` planted dropping at
+# least 80 % of what it is given is listed in the report's outliers (whose entries the reference has
+# checked field for field), and some planted device is.
+check_planted() {
+    checks=$((checks + 1))
+    if ! python3 - "$2" "$3" <<'EOF'
+import json, re, sys
+planted = re.findall(r"([0-9a-f]{16}) \(drops (\d+) %\)", open(sys.argv[1]).read())
+listed = {d["device_id"] for d in (json.load(open(sys.argv[2])).get("outliers") or {}).get("devices") or []}
+missing = [(device, drop) for device, drop in planted if int(drop) >= 80 and device not in listed]
+if not planted or not listed & {device for device, _ in planted} or missing:
+    print(f"planted {planted}, listed {sorted(listed)}, a heavy dropper not listed: {missing}")
+    sys.exit(1)
+EOF
+    then
+        echo "crosscheck: $1: the planted devices are not listed as they should be"
+        failures=$((failures + 1))
+    fi
+}
+
 # check_stage NAME DIR [PARTITION_ROWS]: arrival's reports of the fleet in DIR against the reference's,
 # for each window; with PARTITION_ROWS, arrival's again in partitions of that many requests.
 check_stage() {
@@ -164,16 +186,21 @@ for seed in ${seeds[@]}; do
     "$arrival" simulate --providers --out "$work/pfleet-$seed" --seed "$seed" --activities 400 >/dev/null
     check_stage "seed-$seed-providers" "$work/pfleet-$seed"
 
-    "$arrival" simulate --lifecycle --providers --out "$work/lfleet-$seed" --seed "$seed" --activities 400 >/dev/null
+    # With devices planted far below the fleet (contract 3.2), on streams of their own: the rest of the
+    # fleet is what it was without them.
+    "$arrival" simulate --lifecycle --providers --outliers 3 --out "$work/lfleet-$seed" --seed "$seed" \
+        --activities 400 >"$work/lfleet-$seed.txt"
     check_stage "seed-$seed-lifecycle" "$work/lfleet-$seed" 97
+    check_planted "seed $seed lifecycle" "$work/lfleet-$seed.txt" "$work/seed-$seed-lifecycle-mine.0.json"
 
     "$arrival" simulate --channels --lifecycle --providers --out "$work/cfleet-$seed" --seed "$seed" --activities 300 \
         >/dev/null
     check_stage "seed-$seed-channels" "$work/cfleet-$seed" 97
 
-    "$arrival" simulate --budget --channels --lifecycle --providers --out "$work/sfleet-$seed" --seed "$seed" \
-        --activities 300 >/dev/null
+    "$arrival" simulate --budget --channels --lifecycle --providers --outliers 3 --out "$work/sfleet-$seed" \
+        --seed "$seed" --activities 300 >"$work/sfleet-$seed.txt"
     check_stage "seed-$seed-simbudget" "$work/sfleet-$seed" 97
+    check_planted "seed $seed simbudget" "$work/sfleet-$seed.txt" "$work/seed-$seed-simbudget-mine.0.json"
 
     python3 Scripts/reference/broadcast_fleet.py "$work/bfleet-$seed" --seed "$seed" --activities 150
     check_stage "seed-$seed-broadcast" "$work/bfleet-$seed" 7

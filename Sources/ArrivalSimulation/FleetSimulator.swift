@@ -312,8 +312,9 @@ final class FleetRun {
     var deviceStats = DeviceFileWriter.Stats()
     var phenomena: [String: Int] = [:]
     var devices = 0
-    /// Devices planted far below the fleet so far (`--outliers`).
+    /// Devices planted far below the fleet so far (`--outliers`), and the share each drops.
     var planted = 0
+    var plantedDevices: [SimulationSummary.PlantedDevice] = []
     /// The sender's own stream (request outcomes, apns-ids, latencies).
     var senderRNG: SplitMix64
     /// Which provider each activity's sender uses (`--providers` only).
@@ -385,6 +386,7 @@ final class FleetRun {
         summary.seed = config.seed
         summary.activities = config.activities
         summary.devices = devices
+        summary.plantedDevices = plantedDevices
         summary.senderFiles = senderResult.files
         summary.deviceFiles = deviceStats.files
         let exchanges = exchangeLines.values.reduce(0, +)
@@ -489,6 +491,7 @@ final class FleetRun {
         day.plantedDrop = 0.4 + 0.5 * rng.unit()
         day.plantRNG = SplitMix64(seed: config.seed, stream: 13, index: index)
         planted += 1
+        plantedDevices.append(SimulationSummary.PlantedDevice(id: day.device.id, drop: day.plantedDrop ?? 0))
         note("outlier_devices_planted")
     }
 

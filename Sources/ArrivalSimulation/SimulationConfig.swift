@@ -165,6 +165,14 @@ package struct SimulationSummary: Sendable, Equatable, CustomStringConvertible {
     package var channels: Int = 0
     /// Simulated phenomena and how often each was set in motion.
     package var phenomena: [String: Int] = [:]
+    /// `--outliers`: the devices planted far below the fleet and the share of
+    /// content states each one's widget drops, in the order planted.
+    package var plantedDevices: [PlantedDevice] = []
+
+    package struct PlantedDevice: Equatable, Sendable {
+        package var id: String
+        package var drop: Double
+    }
     /// Bytes written (all files, copies included).
     package var bytesWritten: Int64 = 0
 
@@ -204,6 +212,10 @@ package struct SimulationSummary: Sendable, Equatable, CustomStringConvertible {
         )
         let simulated = phenomena.keys.sorted().map { "\($0)=\(phenomena[$0] ?? 0)" }.joined(separator: ", ")
         lines.append("  phenomena: \(simulated)")
+        if !plantedDevices.isEmpty {
+            let planted = plantedDevices.map { "\($0.id) (drops \(Int(($0.drop * 100).rounded())) %)" }
+            lines.append("  planted far below the fleet: " + planted.joined(separator: ", "))
+        }
         return lines.joined(separator: "\n")
     }
 }
