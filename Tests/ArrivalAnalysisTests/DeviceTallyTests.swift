@@ -45,10 +45,30 @@ struct DeviceTallyTests {
         for part in parts { merged.add(part) }
         #expect(merged.count == expected.count)
         var seen: [ExactString: UpdateCounts] = [:]
-        for index in 0..<merged.count { seen[merged.id(index)] = merged.blocks[index] }
+        for index in 0..<merged.count { seen[merged.id(index)] = merged.block(index) }
         #expect(seen == expected)
         // "é" precomposed and decomposed are different bytes, so different devices.
         #expect(seen[ExactString("é")] != nil && seen[ExactString("e\u{301}")] != nil)
+    }
+
+    @Test("A count past 32 bits widens every counter: the same sums, before and after (at a lowered limit)")
+    func widening() {
+        var tally = DeviceTally()
+        tally.narrowLimit = 100
+        var expected: [ExactString: UpdateCounts] = [:]
+        for round in 0..<40 {
+            for device in 0..<50 {
+                let id = ExactString("device-\(device)")
+                let counts = Self.block(round * 50 + device)
+                tally.add(counts, to: id)
+                expected[id, default: UpdateCounts()].add(counts)
+            }
+        }
+        // Past the limit (device sums reach ~160 sent): still every sum.
+        #expect(expected.values.contains { $0.sent > 100 })
+        var seen: [ExactString: UpdateCounts] = [:]
+        for index in 0..<tally.count { seen[tally.id(index)] = tally.block(index) }
+        #expect(seen == expected)
     }
 
     @Test("Planted devices: the same outliers, listed, in 1, 3 or 9 partitions, for the whole store and a window")

@@ -370,7 +370,7 @@ struct UpdateSummary {
         report.outliers =
             countsDevices
             ? Outliers.find(
-                fleet: updates, deviceCount: devices.count, block: { devices.blocks[$0] }, id: { devices.id($0) })
+                fleet: updates, deviceCount: devices.count, block: { devices.block($0) }, id: { devices.id($0) })
             : nil
         report.channels = channels(window: window)
         report.starts = starts
