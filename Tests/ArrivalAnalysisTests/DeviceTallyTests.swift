@@ -26,49 +26,58 @@ struct DeviceTallyTests {
     }
 
     @Test(
-        "Sums equal a dictionary's by id: thousands of ids, ids that are prefixes of others, empty, non-ASCII, NUL-free bytes"
+        "Sums equal a dictionary's by id, through the log's file: thousands of ids, prefixes of others, empty, non-ASCII"
     )
-    func sums() {
+    func sums() throws {
         var ids: [ExactString] = ["", "a", "ab", "abc", "é", "e\u{301}", "🙂", String(repeating: "x", count: 10_000)]
             .map { ExactString($0) }
         ids += (0..<5_000).map { ExactString(String(format: "%016llx", UInt64($0) &* 0x9E37_79B9_7F4A_7C15)) }
         var expected: [ExactString: UpdateCounts] = [:]
-        var parts = [DeviceTally](repeating: DeviceTally(), count: 3)
+        var parts: [DeviceTally] = []
         for round in 0..<3 {
+            var part = DeviceTally(spilling: false)
             for (index, id) in ids.enumerated() where (index + round) % 3 != 0 {
                 let counts = Self.block(index * 3 + round)
-                parts[round].add(counts, to: id)
+                part.add(counts, to: id)
                 expected[id, default: UpdateCounts()].add(counts)
             }
+            parts.append(part)
         }
-        var merged = DeviceTally()
-        for part in parts { merged.add(part) }
-        #expect(merged.count == expected.count)
-        var seen: [ExactString: UpdateCounts] = [:]
-        for index in 0..<merged.count { seen[merged.id(index)] = merged.block(index) }
-        #expect(seen == expected)
-        // "é" precomposed and decomposed are different bytes, so different devices.
-        #expect(seen[ExactString("é")] != nil && seen[ExactString("e\u{301}")] != nil)
+        for limit in [1_000, .max] {
+            var merged = DeviceTally(spillingPast: limit)
+            for part in parts { merged.add(part) }
+            #expect(merged.spilled == (limit == 1_000))
+            #expect(merged.count == expected.count)
+            let blocks = try merged.blocks(Array(0..<merged.count))
+            var seen: [ExactString: UpdateCounts] = [:]
+            for index in 0..<merged.count {
+                seen[merged.id(index)] = blocks[index]
+                #expect(merged.pair(index) == (blocks[index].deliverable, blocks[index].rendered))
+            }
+            #expect(seen == expected, "log in memory up to \(limit) entries")
+            // "é" precomposed and decomposed are different bytes, so different devices.
+            #expect(seen[ExactString("é")] != nil && seen[ExactString("e\u{301}")] != nil)
+            // Some devices only, in the order asked.
+            let some = [7, 3, 4_000]
+            #expect(try merged.blocks(some) == some.map { blocks[$0] })
+        }
     }
 
-    @Test("A count past 32 bits widens every counter: the same sums, before and after (at a lowered limit)")
-    func widening() {
+    @Test("A count past 32 bits goes in several entries of the log, which add up to it")
+    func wideCounts() throws {
+        var counts = UpdateCounts()
+        counts.sent = 5_000_000_000
+        counts.accepted = 4_294_967_295
+        counts.rendered = 4_294_967_296
+        counts.lost = 12
+        counts.lostByCause.deviceSilent = 12
         var tally = DeviceTally()
-        tally.narrowLimit = 100
-        var expected: [ExactString: UpdateCounts] = [:]
-        for round in 0..<40 {
-            for device in 0..<50 {
-                let id = ExactString("device-\(device)")
-                let counts = Self.block(round * 50 + device)
-                tally.add(counts, to: id)
-                expected[id, default: UpdateCounts()].add(counts)
-            }
-        }
-        // Past the limit (device sums reach ~160 sent): still every sum.
-        #expect(expected.values.contains { $0.sent > 100 })
-        var seen: [ExactString: UpdateCounts] = [:]
-        for index in 0..<tally.count { seen[tally.id(index)] = tally.block(index) }
-        #expect(seen == expected)
+        tally.add(counts, to: "big")
+        tally.add(counts, to: "big")
+        var twice = counts
+        twice.add(counts)
+        #expect(try tally.blocks([0]) == [twice])
+        #expect(tally.pair(0) == (twice.deliverable, twice.rendered))
     }
 
     @Test("Planted devices: the same outliers, listed, in 1, 3 or 9 partitions, for the whole store and a window")

@@ -287,21 +287,21 @@ package struct DailyReportBuilder {
             }
         }
 
-        daily.report = sums.window.report(window: window, requests: requests)
+        daily.report = try sums.window.report(window: window, requests: requests)
         ReportBuilder.apply(storeWide, to: &daily.report)
-        func dayReport(_ day: Int64) -> Report {
+        func dayReport(_ day: Int64) throws -> Report {
             let dayWindow = ReportWindow(from: day * Milliseconds.day, to: (day + 1) * Milliseconds.day)
-            var report = (sums.days[day] ?? UpdateSummary()).report(
+            var report = try (sums.days[day] ?? UpdateSummary()).report(
                 window: dayWindow, requests: requestsByDay[day] ?? DeliveryAnalysis.RequestTally())
             ReportBuilder.apply(storeWide, to: &report)
             return report
         }
         if let day = daily.day {
-            if requestsByDay[day - 1] != nil { daily.previousDay = dayReport(day - 1) }
-            daily.previousWeek = (1...7).map { day - Int64($0) }.filter { requestsByDay[$0] != nil }.map(dayReport)
+            if requestsByDay[day - 1] != nil { daily.previousDay = try dayReport(day - 1) }
+            daily.previousWeek = try (1...7).map { day - Int64($0) }.filter { requestsByDay[$0] != nil }.map(dayReport)
         }
         // The window's own day, when the trend includes it, is the report already made.
-        daily.trend = trendDayList.map { $0 == daily.day ? daily.report : dayReport($0) }
+        daily.trend = try trendDayList.map { $0 == daily.day ? daily.report : try dayReport($0) }
 
         Self.fillBuckets(
             &daily, sums: sums, requestsByHour: requestsByHour, requestsByDay: requestsByDay, window: window)

@@ -48,7 +48,7 @@ package struct ReportBuilder {
         guard partitionCount > 1 else {
             let analysis = try DeliveryAnalysis(snapshot: snapshot, window: window, samplingRequests: sampling)
             let (summary, samples) = part(analysis)
-            var report = summary.report(window: window, requests: analysis.requests)
+            var report = try summary.report(window: window, requests: analysis.requests)
             Self.apply(try snapshot.storeWideQuality(), to: &report)
             return (report, samples, analysis)
         }
@@ -68,7 +68,7 @@ package struct ReportBuilder {
             samples.merge(.acceptanceRate, partitions.unattributedClusters.accepted)
             samples.merge(.oversizeShare, partitions.unattributedClusters.oversize)
         }
-        var report = summary.report(window: window, requests: partitions.requests)
+        var report = try summary.report(window: window, requests: partitions.requests)
         Self.apply(try snapshot.storeWideQuality(), to: &report)
         return (report, sampling ? samples : nil, nil)
     }
@@ -138,8 +138,8 @@ package struct ReportBuilder {
     static func report(
         of analysis: DeliveryAnalysis, keys: BreakdownKeys, window: ReportWindow?,
         requests tally: DeliveryAnalysis.RequestTally, updates: some Sequence<Int>
-    ) -> Report {
-        UpdateSummary(of: analysis, keys: keys, updates: updates).report(window: window, requests: tally)
+    ) throws -> Report {
+        try UpdateSummary(of: analysis, keys: keys, updates: updates).report(window: window, requests: tally)
     }
 
     /// Sets the data-quality counts that cover everything ingested, whatever the window.
@@ -178,6 +178,8 @@ struct UpdateSummary {
     var channelSubscribers: [Int32: Int] = [:]
     /// Each device's `updates` block (contract 3.2: `outliers`), summed across partitions.
     var devices = DeviceTally()
+    /// A part's devices (``init(of:keys:updates:countingDevices:)``): its blocks stay in memory.
+    private static func partDevices() -> DeviceTally { DeviceTally(spilling: false) }
     /// Whether ``devices`` were counted: not for the days of a page's trend,
     /// whose reports show no outliers (a block per device and day is what the
     /// page's memory would grow by); their reports then have none.
@@ -190,6 +192,7 @@ struct UpdateSummary {
         countingDevices: Bool = true
     ) {
         countsDevices = countingDevices
+        devices = Self.partDevices()
         // Apps and versions are numbered densely, so their counts are arrays
         // (a hash per update and key was most of this loop); a key counted
         // at least once has `sent` > 0, and only those are reported.
@@ -332,7 +335,7 @@ struct UpdateSummary {
         }
         channelSubscribers.merge(other.channelSubscribers, uniquingKeysWith: +)
         countsDevices = countsDevices && other.countsDevices
-        if devices.count == 0 { devices = other.devices } else { devices.add(other.devices) }
+        devices.add(other.devices)
         if reachedBroadcasts.isEmpty {
             reachedBroadcasts = other.reachedBroadcasts
         } else {
@@ -342,7 +345,7 @@ struct UpdateSummary {
         }
     }
 
-    func report(window: ReportWindow?, requests tally: DeliveryAnalysis.RequestTally) -> Report {
+    func report(window: ReportWindow?, requests tally: DeliveryAnalysis.RequestTally) throws -> Report {
         var report = Report(window: window)
         report.schema = 2
         report.requests.total = tally.total
@@ -369,8 +372,9 @@ struct UpdateSummary {
         report.latency = Self.latency(of: latencies)
         report.outliers =
             countsDevices
-            ? Outliers.find(
-                fleet: updates, deviceCount: devices.count, block: { devices.block($0) }, id: { devices.id($0) })
+            ? try Outliers.find(
+                fleet: updates, deviceCount: devices.count, pair: { devices.pair($0) }, id: { devices.id($0) },
+                blocks: { try devices.blocks($0) })
             : nil
         report.channels = channels(window: window)
         report.starts = starts

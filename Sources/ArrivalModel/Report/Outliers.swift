@@ -40,28 +40,36 @@ public struct Outliers: Sendable, Equatable {
     /// device's `updates` block (a device's activities' updates of the window).
     package static func find(fleet: UpdateCounts, devices: [ExactString: UpdateCounts]) -> Outliers {
         let entries = Array(devices)
-        return find(fleet: fleet, deviceCount: entries.count, block: { entries[$0].value }, id: { entries[$0].key })
+        return find(
+            fleet: fleet, deviceCount: entries.count,
+            pair: { (entries[$0].value.deliverable, entries[$0].value.rendered) }, id: { entries[$0].key },
+            blocks: { $0.map { entries[$0].value } })
     }
 
     /// The outliers of a window whose updates came to `fleet`, of `deviceCount`
-    /// devices numbered from 0: `block(i)` is device i's `updates` block,
-    /// `id(i)` its id, asked only of the devices listed.
-    package static func find(
-        fleet: UpdateCounts, deviceCount: Int, block: (Int) -> UpdateCounts, id: (Int) -> ExactString
-    ) -> Outliers {
+    /// devices numbered from 0: `pair(i)` is device i's deliverable and
+    /// rendered updates (all the test needs); `id` and `blocks` (their
+    /// `updates` blocks, in the order asked, in one call) are asked only of
+    /// the devices listed.
+    package static func find<Failure: Error>(
+        fleet: UpdateCounts, deviceCount: Int, pair: (Int) -> (deliverable: Int, rendered: Int),
+        id: (Int) -> ExactString, blocks: ([Int]) throws(Failure) -> [UpdateCounts]
+    ) throws(Failure) -> Outliers {
         guard let p0 = fleet.arrivalRate else { return Outliers() }
         var tested = 0
-        for index in 0..<deviceCount where block(index).deliverable >= minimumDeliverable { tested += 1 }
+        for index in 0..<deviceCount where pair(index).deliverable >= minimumDeliverable { tested += 1 }
         let threshold = familyLevel / Double(tested)
-        var listed: [Device] = []
+        var listed: [(index: Int, pValue: Double)] = []
         for index in 0..<deviceCount {
-            let counts = block(index)
-            guard counts.deliverable >= minimumDeliverable else { continue }
-            let p = BinomialTail.atMost(counts.rendered, of: counts.deliverable, probability: p0)
-            if p <= threshold { listed.append(Device(deviceID: id(index), updates: counts, pValue: p)) }
+            let (n, k) = pair(index)
+            guard n >= minimumDeliverable else { continue }
+            let p = BinomialTail.atMost(k, of: n, probability: p0)
+            if p <= threshold { listed.append((index, p)) }
         }
-        listed.sort(by: ordered)
-        return Outliers(fleetArrivalRate: p0, devicesTested: tested, devices: listed)
+        let counts = try blocks(listed.map(\.index))
+        var devices = zip(listed, counts).map { Device(deviceID: id($0.index), updates: $1, pValue: $0.pValue) }
+        devices.sort(by: ordered)
+        return Outliers(fleetArrivalRate: p0, devicesTested: tested, devices: devices)
     }
 
     /// The contract's order: k / n ascending (compared exactly), then n descending, then the device id.
