@@ -8,6 +8,8 @@
 #
 # The stores are run.sh's (bench-data/report-scale/, made by run.sh first).
 set -euo pipefail
+# shellcheck source=Benchmarks/report-scale/commands.sh
+source "$(dirname "$0")/commands.sh"
 root=$(cd "$(dirname "$0")/../.." && pwd)
 a=$1
 b=$2
@@ -23,11 +25,7 @@ for _ in $(seq "$rounds"); do
             for bin in "$a" "$b"; do
                 db=$small
                 [ "$side" = large ] && db=$large
-                if [ "$format" = json ]; then
-                    args=(report --db "$db" --format json)
-                else
-                    args=(report --db "$db" --day 2026-11-21 --days 7 --format html)
-                fi
+                report_args "$format" "$db"
                 /usr/bin/time -f '%e %M' -o "$work/t" "$bin" "${args[@]}" >"$work/out"
                 read -r wall rss <"$work/t"
                 echo "$format $side $bin $wall $((rss / 1024)) $(md5sum <"$work/out" | cut -c1-8)" | tee -a "$work/all"

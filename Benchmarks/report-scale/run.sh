@@ -15,6 +15,8 @@
 # ARRIVAL names the binary (default: a release build of this checkout). Extra environment
 # (ARRIVAL_PARTITION_ROWS=…) is passed on, to compare partition sizes.
 set -euo pipefail
+# shellcheck source=Benchmarks/report-scale/commands.sh
+source "$(dirname "$0")/commands.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 small=200000
@@ -64,11 +66,7 @@ for round in $(seq "$rounds"); do
         for side in small large; do
             db=$smallDB
             [ "$side" = large ] && db=$largeDB
-            if [ "$format" = json ]; then
-                args=(report --db "$db" --format json)
-            else
-                args=(report --db "$db" --day 2026-11-21 --days 7 --format html)
-            fi
+            report_args "$format" "$db"
             /usr/bin/time -f '%e %U %S %M' -o "$work/t" "$ARRIVAL" "${args[@]}" >"$work/out"
             read -r wall user sys rss <"$work/t"
             [ "$format" = json ] && cp "$work/out" "$work/$side.json"
