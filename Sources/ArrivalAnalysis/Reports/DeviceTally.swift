@@ -174,7 +174,7 @@ final class DeviceBlockLog {
                 }
             }
         }
-        if memory.count >= memoryLimit &* Self.fields { spill() }
+        if memory.count / Self.fields >= memoryLimit { spill() }
     }
 
     /// Calls `body` with each of the 14 counters of `counts` and its place in an entry (after the device).

@@ -176,10 +176,9 @@ struct UpdateSummary {
     /// summed across partitions, whose activities are disjoint.
     var channelLatencies: [Int32: [Int64: Int]] = [:]
     var channelSubscribers: [Int32: Int] = [:]
-    /// Each device's `updates` block (contract 3.2: `outliers`), summed across partitions.
+    /// Each device's counter pair and its `updates` blocks' log (contract 3.2: `outliers`),
+    /// summed across partitions.
     var devices = DeviceTally()
-    /// A part's devices (``init(of:keys:updates:countingDevices:)``): its blocks stay in memory.
-    private static func partDevices() -> DeviceTally { DeviceTally(spilling: false) }
     /// Whether ``devices`` were counted: not for the days of a page's trend,
     /// whose reports show no outliers (a block per device and day is what the
     /// page's memory would grow by); their reports then have none.
@@ -192,7 +191,8 @@ struct UpdateSummary {
         countingDevices: Bool = true
     ) {
         countsDevices = countingDevices
-        devices = Self.partDevices()
+        // A part's blocks stay in memory (bounded by the part); the sum's go to a file past a megabyte.
+        devices = DeviceTally(spilling: false)
         // Apps and versions are numbered densely, so their counts are arrays
         // (a hash per update and key was most of this loop); a key counted
         // at least once has `sent` > 0, and only those are reported.
