@@ -135,6 +135,37 @@ struct RunnerTests {
         #expect(version.status == 0 && !version.stdout.isEmpty, "\(version)")
     }
 
+    @Test("A child started beside others holds only its own descriptors, so its end is seen while they run on")
+    func childrenStartedTogether() throws {
+        // Foundation's Process closes, in the child, the descriptors that were open when it
+        // looked (/proc/self/fd); a pipe or end-of-child socket another thread made in
+        // between went to that child too. A long-lived child holding a quick one's pipe hid
+        // the quick one's end until the long one ended: a test stalled for 226 s in CI so.
+        // Long-lived children start in a loop beside quick ones; none may hold more than its
+        // stdin, stdout, stderr and the socket by which Foundation sees its own end, and every
+        // quick one must be seen ending long before the deadline a `true` could need.
+        let starter = LongChildren()
+        Thread { starter.startUntilStopped(limit: 60) }.start()
+        let quick = try (0..<200).map { _ in try run(.path("/bin/true"), timeout: .seconds(60)) }
+        let held = starter.stop()
+        defer { for child in held { try? child.stop(SIGKILL, timeout: .seconds(60)) } }
+        #expect(quick.allSatisfy { $0.status == 0 })
+        #expect(held.count > 10, "only \(held.count) long-lived children started")
+        for child in held {
+            let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(child.pid)/fd")
+                .compactMap(Int32.init).filter { $0 > 2 }
+            let held = descriptors.map { descriptor in
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(child.pid)/fd/\(descriptor)"))
+                    ?? "?"
+            }
+            // Files another test opens meanwhile may come along (they hide no child's end); pipes and
+            // sockets come only from starting children.
+            let pipes = held.filter { $0.hasPrefix("pipe:") }
+            let sockets = held.filter { $0.hasPrefix("socket:") }
+            #expect(pipes.isEmpty && sockets.count <= 1, "child \(child.pid) holds \(held)")
+        }
+    }
+
     /// Whether `pid` is gone, or dead and waiting to be reaped, within 10 s.
     private func processEnded(_ pid: pid_t) -> Bool {
         for _ in 0..<200 {
@@ -148,5 +179,34 @@ struct RunnerTests {
             usleep(50_000)
         }
         return false
+    }
+}
+
+/// Starts long-lived children on a thread of its own until told to stop.
+private final class LongChildren: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var children: [ChildProcess] = []
+    private var stopRequested = false
+    private var finished = false
+
+    func startUntilStopped(limit: Int) {
+        while condition.withLock({ !stopRequested && children.count < limit }) {
+            if let child = try? ChildProcess(.path("/bin/sleep"), ["600"]) {
+                condition.withLock { children.append(child) }
+            }
+        }
+        condition.withLock {
+            finished = true
+            condition.broadcast()
+        }
+    }
+
+    /// Stops the starting and returns the children started.
+    func stop() -> [ChildProcess] {
+        condition.withLock {
+            stopRequested = true
+            while !finished { condition.wait() }
+            return children
+        }
     }
 }

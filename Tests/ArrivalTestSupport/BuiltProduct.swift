@@ -154,16 +154,9 @@ package final class ChildProcess: @unchecked Sendable {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
         if let directory { process.currentDirectoryURL = directory }
-        let output = Pipe()
-        let error = Pipe()
-        let input = stdin == nil ? nil : Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        process.standardInput = input ?? FileHandle.nullDevice
         let state = state
         process.terminationHandler = { state.terminated($0.terminationReason, $0.terminationStatus) }
-        let launch = Launch(
-            process: process, output: output, error: error, input: input, stdin: stdin ?? Data(), state: state)
+        let launch = Launch(process: process, stdin: stdin, state: state)
         Thread { launch.run() }.start()
         pid = try launch.started()
     }
@@ -354,21 +347,25 @@ private final class ChildState: @unchecked Sendable {
 /// `sh` started there shrugs off SIGTERM. This thread blocks none when it
 /// starts the child. It also outlives the child: Foundation tells the run loop
 /// of the thread that started a child when the child ends.
+///
+/// One child starts at a time (``starting``). Foundation closes, in a new
+/// child, the descriptors open when it lists `/proc/self/fd`; the pipes and
+/// the end-of-child socket of a child another thread starts in between are
+/// not among them and stay open in the new child. A long-lived one (a
+/// collector a test runs for minutes) then holds a quick child's stdout and
+/// socket, and the quick child's end is not seen until the long one ends
+/// (a test took 226 s in CI so; `RunnerTests` starts children side by side
+/// and looks at what each holds).
 private final class Launch: @unchecked Sendable {
+    private static let starting = NSLock()
     private let process: Process
-    private let output: Pipe
-    private let error: Pipe
-    private let input: Pipe?
-    private let stdin: Data
+    private let stdin: Data?
     private let state: ChildState
     private let done = DispatchSemaphore(value: 0)
     private var result: Result<pid_t, any Error> = .failure(CocoaError(.featureUnsupported))
 
-    init(process: Process, output: Pipe, error: Pipe, input: Pipe?, stdin: Data, state: ChildState) {
+    init(process: Process, stdin: Data?, state: ChildState) {
         self.process = process
-        self.output = output
-        self.error = error
-        self.input = input
         self.stdin = stdin
         self.state = state
     }
@@ -383,19 +380,29 @@ private final class Launch: @unchecked Sendable {
         var none = sigset_t()
         sigemptyset(&none)
         pthread_sigmask(SIG_SETMASK, &none, nil)
+        let pump: Pump
         do {
-            // Foundation (on Linux) puts the child in a process group of its own, closes every
-            // other descriptor in it, and closes the child's ends of the pipes here once it runs.
+            Self.starting.lock()
+            defer { Self.starting.unlock() }
+            let output = Pipe()
+            let error = Pipe()
+            let input = stdin == nil ? nil : Pipe()
+            process.standardOutput = output
+            process.standardError = error
+            process.standardInput = input ?? FileHandle.nullDevice
+            // Foundation (on Linux) puts the child in a process group of its own, closes the
+            // other descriptors it knows of in it, and closes the child's ends of the pipes here.
             try process.run()
+            // Descriptors of the runner's own (close-on-exec), so that no FileHandle closes them
+            // later and no child started after this one inherits them.
+            pump = Pump(
+                output: ownedCopy(of: output.fileHandleForReading), error: ownedCopy(of: error.fileHandleForReading),
+                input: input.map { ownedCopy(of: $0.fileHandleForWriting) }, stdin: stdin ?? Data(), state: state)
         } catch {
             result = .failure(error)
             done.signal()
             return
         }
-        // Descriptors of the runner's own (close-on-exec), so that no FileHandle closes them later.
-        let pump = Pump(
-            output: ownedCopy(of: output.fileHandleForReading), error: ownedCopy(of: error.fileHandleForReading),
-            input: input.map { ownedCopy(of: $0.fileHandleForWriting) }, stdin: stdin, state: state)
         result = .success(process.processIdentifier)
         done.signal()
         pump.run()

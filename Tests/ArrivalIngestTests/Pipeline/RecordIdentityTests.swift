@@ -166,11 +166,8 @@ struct RecordIdentityTests {
         let line = Self.sameMillisecond(1)
         try String(repeating: line, count: large ? 400_000 : 40_000).write(
             toFile: plain, atomically: true, encoding: .utf8)
-        let gzip = Process()
-        gzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
-        gzip.arguments = ["-9", plain]
-        try gzip.run()
-        gzip.waitUntilExit()
+        let gzip = try run(.path("/bin/gzip"), ["-9", plain])
+        #expect(gzip.status == 0, "\(gzip)")
         let file = plain + ".gz"
         let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
         var options = IngestPipeline.Options()
