@@ -148,7 +148,7 @@ struct RunnerTests {
         Thread { starter.startUntilStopped(limit: 60) }.start()
         let quick = try (0..<200).map { _ in try run(.path("/bin/true"), timeout: .seconds(60)) }
         let held = starter.stop()
-        defer { for child in held { try? child.stop(SIGKILL, timeout: .seconds(60)) } }
+        defer { for child in held { _ = try? child.stop(SIGKILL, timeout: .seconds(60)) } }
         #expect(quick.allSatisfy { $0.status == 0 })
         #expect(held.count > 10, "only \(held.count) long-lived children started")
         for child in held {
