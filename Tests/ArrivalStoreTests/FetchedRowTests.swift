@@ -66,6 +66,37 @@ struct FetchedRowTests {
         }
     }
 
+    @Test("A text equal to the row before's shares its bytes; every other text reads back as itself")
+    func repeatedTexts() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let connection = try Connection(path: directory.appendingPathComponent("r.sqlite").path)
+        // Runs of one device's rows (the order a store keeps), broken by NULLs, empty texts, texts
+        // of the same length with other bytes, and a text that repeats two rows back, not one.
+        try connection.execute(
+            """
+            CREATE TABLE r (id INTEGER PRIMARY KEY, a TEXT, b TEXT);
+            WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 4000)
+            INSERT INTO r (id, a, b)
+            SELECT i,
+                   CASE WHEN i % 29 = 0 THEN NULL WHEN i % 31 = 0 THEN '' ELSE 'device-' || (i / 10 % 10) END,
+                   CASE i % 4 WHEN 0 THEN NULL WHEN 1 THEN 'ab' WHEN 2 THEN 'ba' ELSE 'ab' END
+            FROM k;
+            """)
+        let sql = "SELECT a, b FROM r ORDER BY id"
+        var direct: [[[UInt8]?]] = []
+        try connection.prepare(sql).forEachRow { row in
+            direct.append([row.string(0).map { Array($0.utf8) }, row.string(1).map { Array($0.utf8) }])
+        }
+        var fetched: [[[UInt8]?]] = []
+        try connection.prepare(sql).forEachFetchedRow(kinds: [.text, .text]) { row in
+            fetched.append([row.withText(0) { $0.map { Array($0) } }, row.withText(1) { $0.map { Array($0) } }])
+        }
+        #expect(fetched.count == 4000)
+        #expect(fetched == direct)
+        #expect(direct.contains { $0[0] == [] } && direct.contains { $0[0] == nil })
+    }
+
     @Test("A body that throws stops the reading thread; the connection answers the next query")
     func stopsEarly() throws {
         struct Stop: Error {}

@@ -52,6 +52,7 @@ final class FetchedBatch: @unchecked Sendable {
             rowCount = rows
         }
         let handle = statement.handle
+        let width = kinds.count
         while rows < Self.rows && arena.count < Self.arenaBytes {
             guard try statement.step() else { return false }
             var column: Int32 = 0
@@ -67,6 +68,12 @@ final class FetchedBatch: @unchecked Sendable {
                 case .text:
                     let text = sqlite3_column_text(handle, column)
                     let count = Int(sqlite3_column_bytes(handle, column))
+                    // Rows come in the order they were stored, a device file's together: most texts
+                    // (activity, versions, device) are the row before's, and then share its bytes.
+                    if rows > 0, let above = Self.same(text, count, as: cells[cells.count - width], in: arena) {
+                        cells.append(above)
+                        continue
+                    }
                     cells.append(.text(offset: UInt32(arena.count), count: UInt32(count)))
                     if let text, count > 0 {
                         arena.append(contentsOf: UnsafeRawBufferPointer(start: text, count: count))
@@ -76,6 +83,19 @@ final class FetchedBatch: @unchecked Sendable {
             rows += 1
         }
         return true
+    }
+}
+
+extension FetchedBatch {
+    /// `cell` when it is a text of `arena` holding exactly the `count` bytes at `text`.
+    @inline(__always)
+    static func same(_ text: UnsafePointer<UInt8>?, _ count: Int, as cell: FetchedCell, in arena: [UInt8])
+        -> FetchedCell?
+    {
+        guard case .text(let offset, let length) = cell, Int(length) == count else { return nil }
+        guard count > 0 else { return cell }
+        guard let text else { return nil }
+        return arena.withUnsafeBufferPointer { memcmp(text, $0.baseAddress! + Int(offset), count) } == 0 ? cell : nil
     }
 }
 
