@@ -19,7 +19,38 @@ enum Migrations {
         ("0012_repeat_counts_and_limits", repeatCountsAndLimits),
         ("0013_frequent_pushes", frequentPushes),
         ("0014_nul_character", nulCharacter),
+        ("0015_apple_metrics", appleMetrics),
     ]
+
+    /// Apple's own numbers (issue 54, Documentation/Apple-metrics.md): the
+    /// rows of its delivery and broadcast metrics exports, one per day and
+    /// key, replaced whole day by day when a later export of the day comes.
+    /// A null count is a value Apple hid (`-1`), never 0. `file_sha256` is
+    /// the export that gave the row.
+    static let appleMetrics = """
+        CREATE TABLE apple_delivery (
+            day         INTEGER NOT NULL,
+            push_type   TEXT    NOT NULL,
+            status      TEXT    NOT NULL,
+            count       INTEGER CHECK (count >= 0),
+            file_sha256 TEXT    NOT NULL,
+            imported_at INTEGER NOT NULL,
+            PRIMARY KEY (day, push_type, status)
+        ) WITHOUT ROWID;
+        CREATE TABLE apple_broadcasts (
+            day                 INTEGER NOT NULL,
+            channel_id          TEXT    NOT NULL,
+            application         INTEGER NOT NULL CHECK (application IN (0, 1)),
+            published           INTEGER CHECK (published >= 0),
+            delivered           INTEGER CHECK (delivered >= 0),
+            total_subscriptions INTEGER CHECK (total_subscriptions >= 0),
+            unique_subscribers  INTEGER CHECK (unique_subscribers >= 0),
+            hidden              TEXT    NOT NULL,
+            file_sha256         TEXT    NOT NULL,
+            imported_at         INTEGER NOT NULL,
+            PRIMARY KEY (day, application, channel_id)
+        ) WITHOUT ROWID;
+        """
 
     /// Contract 3.2: U+0000 in a text a record keeps makes its line
     /// malformed, with the cause `nul_character`. SQLite cannot change a
