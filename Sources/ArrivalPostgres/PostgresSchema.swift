@@ -38,6 +38,37 @@ package enum PostgresSchema {
         ("0004_frequent_pushes", frequentPushes),
         ("0005_nul_character", nulCharacter),
         ("0006_time_ranges", timeRanges),
+        ("0007_apple_metrics", appleMetrics),
+    ]
+
+    /// As the SQLite store's `0015_apple_metrics` (issue 54): Apple's
+    /// delivery and broadcast exports, one row per day and key; a null
+    /// count is a value Apple hid (`-1`).
+    static let appleMetrics = [
+        """
+        CREATE TABLE arrival.apple_delivery (
+            day         bigint NOT NULL,
+            push_type   text   NOT NULL,
+            status      text   NOT NULL,
+            count       bigint CHECK (count >= 0),
+            file_sha256 text   NOT NULL,
+            imported_at bigint NOT NULL,
+            PRIMARY KEY (day, push_type, status))
+        """,
+        """
+        CREATE TABLE arrival.apple_broadcasts (
+            day                 bigint   NOT NULL,
+            channel_id          text     NOT NULL,
+            application         smallint NOT NULL CHECK (application IN (0, 1)),
+            published           bigint CHECK (published >= 0),
+            delivered           bigint CHECK (delivered >= 0),
+            total_subscriptions bigint CHECK (total_subscriptions >= 0),
+            unique_subscribers  bigint CHECK (unique_subscribers >= 0),
+            hidden              text     NOT NULL,
+            file_sha256         text     NOT NULL,
+            imported_at         bigint   NOT NULL,
+            PRIMARY KEY (day, application, channel_id))
+        """,
     ]
 
     /// The records before a time (``pruneIndexes``) found by block range
@@ -119,7 +150,7 @@ package enum PostgresSchema {
             "files": "content_sha256", "skipped_files": "content_sha256",
             "malformed_lines": "file_id", "record_repeats": "file_id",
         ],
-        reference: ["migrations"])
+        reference: ["migrations", "apple_delivery", "apple_broadcasts"])
 
     /// The `apns` columns of a request table after its id, file and hash.
     private static func requestColumns(_ activity: String, _ token: String, _ channel: String) -> String {

@@ -11,6 +11,29 @@ package struct AppleImportOutcome: Sendable, Equatable {
     package var rows = 0
 
     package init() {}
+
+    /// Notes `day` as new (nothing stored), unchanged (what is stored is what comes) or revised.
+    package mutating func note(day: Int64, stored: [[String?]], wanted: [[String?]]) {
+        let order: ([String?], [String?]) -> Bool = { $0.lexicographicallyPrecedes($1) { ($0 ?? "") < ($1 ?? "") } }
+        if stored.isEmpty {
+            if !newDays.contains(day) { newDays.append(day) }
+        } else if stored.sorted(by: order) == wanted.sorted(by: order) {
+            if !unchangedDays.contains(day) { unchangedDays.append(day) }
+        } else if !revisedDays.contains(day) {
+            revisedDays.append(day)
+        }
+    }
+
+    /// A delivery row as `note` compares it.
+    package static func cells(_ row: AppleDeliveryRow) -> [String?] {
+        [row.pushType, row.status, row.count.map(String.init)]
+    }
+
+    /// A broadcast row's figures as `note` compares them.
+    package static func cells(_ row: AppleBroadcastRow) -> [String?] {
+        [row.published, row.delivered, row.totalSubscriptions, row.uniqueSubscribers].map { $0.map(String.init) }
+            + [row.hidden.joined(separator: ",")]
+    }
 }
 
 extension SQLiteStore {
@@ -29,12 +52,10 @@ extension SQLiteStore {
                 let days = Set(delivery.map(\.day)).sorted()
                 for day in days {
                     let rows = delivery.filter { $0.day == day }
-                    let wanted = rows.map { [$0.pushType, $0.status, $0.count.map(String.init)] }
-                        .sorted { $0.lexicographicallyPrecedes($1) { ($0 ?? "") < ($1 ?? "") } }
                     let stored = try strings(
                         "SELECT push_type, status, count FROM apple_delivery WHERE day = \(day) "
                             + "ORDER BY push_type, status", columns: 3)
-                    try note(day: day, stored: stored, wanted: wanted, into: &outcome)
+                    outcome.note(day: day, stored: stored, wanted: rows.map(AppleImportOutcome.cells))
                     try connection.execute("DELETE FROM apple_delivery WHERE day = \(day)")
                     let insert = try connection.prepare(
                         "INSERT INTO apple_delivery (day, push_type, status, count, file_sha256, imported_at) "
@@ -56,15 +77,10 @@ extension SQLiteStore {
                 for row in broadcasts {
                     let channel = row.channelID ?? ""
                     let key = "day = \(row.day) AND application = \(application) AND channel_id = ?"
-                    let wanted: [[String?]] = [
-                        [row.published, row.delivered, row.totalSubscriptions, row.uniqueSubscribers].map {
-                            $0.map(String.init)
-                        } + [row.hidden.joined(separator: ",")]
-                    ]
                     let stored = try strings(
                         "SELECT published, delivered, total_subscriptions, unique_subscribers, hidden "
                             + "FROM apple_broadcasts WHERE \(key)", columns: 5, binding: channel)
-                    try note(day: row.day, stored: stored, wanted: wanted, into: &outcome)
+                    outcome.note(day: row.day, stored: stored, wanted: [AppleImportOutcome.cells(row)])
                     let delete = try connection.prepare("DELETE FROM apple_broadcasts WHERE \(key)")
                     delete.bind(1, channel)
                     _ = try delete.step()
@@ -94,19 +110,6 @@ extension SQLiteStore {
             throw error
         }
         return outcome
-    }
-
-    private func note(day: Int64, stored: [[String?]], wanted: [[String?]], into outcome: inout AppleImportOutcome)
-        throws(DatabaseError)
-    {
-        let sortedStored = stored.sorted { $0.lexicographicallyPrecedes($1) { ($0 ?? "") < ($1 ?? "") } }
-        if stored.isEmpty {
-            if !outcome.newDays.contains(day) { outcome.newDays.append(day) }
-        } else if sortedStored == wanted {
-            if !outcome.unchangedDays.contains(day) { outcome.unchangedDays.append(day) }
-        } else if !outcome.revisedDays.contains(day) {
-            outcome.revisedDays.append(day)
-        }
     }
 
     private func strings(_ sql: String, columns: Int32, binding: String? = nil) throws(DatabaseError) -> [[String?]] {
