@@ -1,3 +1,4 @@
+package import ArrivalModel
 package import ArrivalPostgres
 package import ArrivalStore
 package import Foundation
@@ -140,6 +141,38 @@ package enum StoreLocation: Sendable, Equatable {
             try SQLiteStore(path: path).prune(before: before, vacuum: vacuum)
         case .postgres(let location):
             try PostgresPrune.prune(location, before: before)
+        }
+    }
+
+    /// Stores the rows of one of Apple's exports (issue 54), each of its days
+    /// replacing that day's rows of the same kind (and channel).
+    package func importAppleMetrics(
+        kind: AppleMetricsKind, delivery: [AppleDeliveryRow], broadcasts: [AppleBroadcastRow], sha256: String,
+        at now: Int64
+    ) throws -> AppleImportOutcome {
+        switch self {
+        case .sqlite(let path):
+            try SQLiteStore(path: path).importAppleMetrics(
+                kind: kind, delivery: delivery, broadcasts: broadcasts, sha256: sha256, at: now)
+        case .postgres(let location):
+            try PostgresAppleMetrics.importRows(
+                location, kind: kind, delivery: delivery, broadcasts: broadcasts, sha256: sha256, at: now)
+        }
+    }
+
+    /// Apple's stored rows of the days in [from, to) (all without bounds), read only.
+    package func appleMetrics(from: Int64?, to: Int64?) throws -> (
+        delivery: [AppleDeliveryRow], broadcasts: [AppleBroadcastRow]
+    ) {
+        switch self {
+        case .sqlite(let path):
+            let store = try SQLiteStore(readingAt: path)
+            return (try store.appleDelivery(from: from, to: to), try store.appleBroadcasts(from: from, to: to))
+        case .postgres(let location):
+            return (
+                try PostgresAppleMetrics.delivery(location, from: from, to: to),
+                try PostgresAppleMetrics.broadcasts(location, from: from, to: to)
+            )
         }
     }
 

@@ -20,7 +20,7 @@ struct Arrival: ParsableCommand {
             Demo.self, Ingest.self, Files.self, ReportCommand.self, DeadTokens.self, Lost.self, Activity.self,
             Diff.self,
             Gate.self,
-            CheckPayload.self, Simulate.self, Serve.self, Prune.self,
+            CheckPayload.self, Simulate.self, Serve.self, Prune.self, Apple.self,
         ]
     )
 

@@ -122,8 +122,16 @@ extension SQLiteStore {
         return rows
     }
 
+    /// Whether the store has Apple's tables (a store read only, of an arrival before them, has not).
+    func hasAppleTables() throws(DatabaseError) -> Bool {
+        let statement = try connection.prepare(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'apple_delivery'")
+        return try statement.step() && statement.int(0) > 0
+    }
+
     /// The stored delivery rows of the days in [from, to) (all without bounds), by day, push type, status.
     package func appleDelivery(from: Int64? = nil, to: Int64? = nil) throws(DatabaseError) -> [AppleDeliveryRow] {
+        guard try hasAppleTables() else { return [] }
         let statement = try connection.prepare(
             "SELECT day, push_type, status, count FROM apple_delivery WHERE day >= ? AND day < ? "
                 + "ORDER BY day, push_type, status")
@@ -141,6 +149,7 @@ extension SQLiteStore {
 
     /// The stored broadcast rows of the days in [from, to), by day, then the application's before the channels'.
     package func appleBroadcasts(from: Int64? = nil, to: Int64? = nil) throws(DatabaseError) -> [AppleBroadcastRow] {
+        guard try hasAppleTables() else { return [] }
         let statement = try connection.prepare(
             """
             SELECT day, channel_id, application, published, delivered, total_subscriptions, unique_subscribers, hidden
