@@ -1,3 +1,4 @@
+import ArrivalModel
 package import ArrivalStore
 import Foundation
 import PostgresNIO
@@ -55,6 +56,7 @@ package enum PostgresPrune {
                        (SELECT count(*) FROM prune_deleted WHERE kind = 'callback'),
                        (SELECT count(*) FROM prune_counts WHERE what = 'repeats'),
                        (SELECT count(*) FROM prune_counts WHERE what = 'malformed'),
+                       (SELECT count(*) FROM prune_counts WHERE what = 'apple'),
                        (SELECT count(*) FROM arrival.requests WHERE sent_at < \(t))
                        + (SELECT count(*) FROM arrival.token_requests WHERE sent_at < \(t))
                        + (SELECT count(*) FROM arrival.broadcasts WHERE sent_at < \(t))
@@ -63,8 +65,9 @@ package enum PostgresPrune {
                        + (SELECT count(*) FROM arrival.start_tokens WHERE received_at < \(t))
                 """)
             for row in counts {
-                let (requests, renders, callbacks, repeats, malformed, kept) = try row.decode(
-                    (Int, Int, Int, Int, Int, Int).self)
+                let (requests, renders, callbacks, repeats, malformed, apple, kept) = try row.decode(
+                    (Int, Int, Int, Int, Int, Int, Int).self)
+                summary.appleRows = apple
                 summary.requests = requests
                 summary.renders = renders
                 summary.callbacks = callbacks
@@ -204,6 +207,17 @@ package enum PostgresPrune {
                 DELETE FROM arrival.malformed_lines AS m USING arrival.files AS f
                 WHERE f.id = m.file_id AND f.ingested_at < \(t) RETURNING 1)
             INSERT INTO prune_counts SELECT 'malformed' FROM d
+            """,
+            // Apple's rows of days wholly before the cut (issue 54), as the SQLite store's prune.
+            """
+            WITH d AS (
+                DELETE FROM arrival.apple_delivery WHERE day <= \(t) - \(Milliseconds.day) RETURNING 1)
+            INSERT INTO prune_counts SELECT 'apple' FROM d
+            """,
+            """
+            WITH d AS (
+                DELETE FROM arrival.apple_broadcasts WHERE day <= \(t) - \(Milliseconds.day) RETURNING 1)
+            INSERT INTO prune_counts SELECT 'apple' FROM d
             """,
         ]
     }

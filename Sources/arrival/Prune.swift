@@ -74,6 +74,9 @@ struct Prune: ParsableCommand {
                 + "\(summary.malformedLines) malformed lines, \(summary.repeats) repeat notes.",
             "Kept \(summary.keptBefore) earlier records that reports from then on still read.",
         ]
+        if summary.appleRows > 0 {
+            lines.append("Removed \(summary.appleRows) rows of Apple's exports, of days before the cut's.")
+        }
         if let before = summary.bytesBefore, let after = summary.bytesAfter {
             if summary.vacuumed {
                 lines.append("SQLite file: \(before) bytes before, \(after) bytes after (vacuumed).")

@@ -48,6 +48,12 @@ struct PostgresAppleMetricsTests {
             #expect(try PostgresAppleMetrics.broadcasts(location) == sqlite.appleBroadcasts())
             #expect(try PostgresAppleMetrics.broadcasts(location) == [application, channel])
             #expect(try PostgresAppleMetrics.delivery(location, from: Self.day, to: Self.day + 86_400_000).count == 2)
+            // prune: the days wholly before the cut go, on both engines alike.
+            let cut = Self.day + 86_400_000 + 3_600_000
+            let pruned = try PostgresPrune.prune(location, before: cut)
+            #expect(pruned.appleRows == 2 + 2)
+            #expect(try PostgresAppleMetrics.delivery(location).map(\.day) == [Self.day + 86_400_000])
+            #expect(try PostgresAppleMetrics.broadcasts(location).isEmpty)
         }
     }
 }

@@ -68,4 +68,18 @@ struct AppleMetricsStoreTests {
         #expect(outcome.revisedDays == [Self.day])
         #expect(try store.appleBroadcasts() == [application, revised])
     }
+
+    @Test("prune removes the rows of days wholly before the cut; the day it falls in stays")
+    func prune() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
+        _ = try store.importAppleMetrics(
+            kind: .delivery, delivery: Self.delivery(1) + Self.delivery(2, day: Self.next), broadcasts: [],
+            sha256: "a", at: 1)
+        let summary = try store.prune(before: Self.next + 12 * 3_600_000, vacuum: false)
+        #expect(summary.appleRows == 2)
+        #expect(try store.appleDelivery().map(\.day) == [Self.next, Self.next])
+        #expect(try store.prune(before: Self.next, vacuum: false).appleRows == 0)
+    }
 }

@@ -1,3 +1,4 @@
+import ArrivalModel
 import Foundation
 
 /// What a prune removed (``SQLiteStore/prune(before:vacuum:)``, and the
@@ -14,6 +15,8 @@ package struct PruneSummary: Equatable, Sendable {
     package var malformedLines = 0
     /// Rows of `record_repeats` that named a record removed.
     package var repeats = 0
+    /// Rows of Apple's exports removed (issue 54): those of days that end at or before ``before``.
+    package var appleRows = 0
     /// Records before ``before`` kept because a report of a window from it on reads them.
     package var keptBefore = 0
     /// The SQLite file's size before and after (nil on a server).
@@ -92,6 +95,12 @@ extension SQLiteStore {
                     OR (kind = 'render' AND NOT EXISTS (SELECT 1 FROM renders WHERE id = record_repeats.record_id))
                     OR (kind = 'callback' AND NOT EXISTS (SELECT 1 FROM callbacks WHERE id = record_repeats.record_id))
                 """)
+            // Apple's rows of days wholly before the cut; a day the cut falls in stays, as reports from it read it.
+            if try hasAppleTables() {
+                summary.appleRows =
+                    try delete("DELETE FROM apple_delivery WHERE day <= \(before) - \(Milliseconds.day)")
+                    + delete("DELETE FROM apple_broadcasts WHERE day <= \(before) - \(Milliseconds.day)")
+            }
             summary.malformedLines = try delete(
                 "DELETE FROM malformed_lines WHERE file_id IN (SELECT id FROM files WHERE ingested_at < \(before))")
             let kept = try connection.prepare(
