@@ -87,11 +87,9 @@ package enum PostgresAppleMetrics {
         _ location: PostgresLocation, from: Int64? = nil, to: Int64? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> [AppleDeliveryRow] {
-        let session = try PostgresSession(location, environment: environment)
-        defer { session.close() }
-        try PostgresSchema.migrate(session)
         var rows: [AppleDeliveryRow] = []
-        for row in try session.run(
+        for row in try query(
+            location, environment: environment,
             """
             SELECT day, push_type, status, count FROM arrival.apple_delivery
             WHERE day >= \(from ?? Int64.min) AND day < \(to ?? Int64.max)
@@ -109,11 +107,9 @@ package enum PostgresAppleMetrics {
         _ location: PostgresLocation, from: Int64? = nil, to: Int64? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> [AppleBroadcastRow] {
-        let session = try PostgresSession(location, environment: environment)
-        defer { session.close() }
-        try PostgresSchema.migrate(session)
         var rows: [AppleBroadcastRow] = []
-        for row in try session.run(
+        for row in try query(
+            location, environment: environment,
             """
             SELECT day, channel_id, application, published, delivered, total_subscriptions, unique_subscribers, hidden
             FROM arrival.apple_broadcasts WHERE day >= \(from ?? Int64.min) AND day < \(to ?? Int64.max)
@@ -129,5 +125,16 @@ package enum PostgresAppleMetrics {
                     hidden: hidden.isEmpty ? [] : hidden.split(separator: ",").map(String.init)))
         }
         return rows
+    }
+
+    /// The rows of `sql` on the store at `location` (migrated first, so that a store of an arrival before
+    /// these tables has them, empty).
+    private static func query(
+        _ location: PostgresLocation, environment: [String: String], _ sql: PostgresQuery
+    ) throws -> [PostgresRow] {
+        let session = try PostgresSession(location, environment: environment)
+        defer { session.close() }
+        try PostgresSchema.migrate(session)
+        return Array(try session.run(sql))
     }
 }
