@@ -82,59 +82,51 @@ package enum PostgresAppleMetrics {
         return outcome
     }
 
-    /// The stored delivery rows of the days in [from, to), by day, push type, status (as SQLite orders them: bytes).
-    package static func delivery(
+    /// Apple's stored rows of the days in [from, to) (all without bounds), in one session of their own:
+    /// delivery rows by day, push type, status (as SQLite orders them: bytes); broadcast rows by day, the
+    /// application's before the channels'.
+    package static func metrics(
         _ location: PostgresLocation, from: Int64? = nil, to: Int64? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment
-    ) throws -> [AppleDeliveryRow] {
-        var rows: [AppleDeliveryRow] = []
-        for row in try query(
-            location, environment: environment,
+    ) throws -> AppleMetrics {
+        let session = try PostgresSession(location, environment: environment)
+        defer { session.close() }
+        // Migrated first, so that a store of an arrival before these tables has them, empty.
+        try PostgresSchema.migrate(session)
+        return try metrics(from: from, to: to) { try session.run(PostgresQuery(unsafeSQL: $0)) }
+    }
+
+    /// The two reads through `run` (a session's, or a report's snapshot's, in its transaction).
+    static func metrics(
+        from: Int64?, to: Int64?, run: (String) throws -> some Sequence<PostgresRow>
+    ) throws -> AppleMetrics {
+        let (low, high) = (from ?? Int64.min, to ?? Int64.max)
+        var metrics = AppleMetrics()
+        for row in try run(
             """
             SELECT day, push_type, status, count FROM arrival.apple_delivery
-            WHERE day >= \(from ?? Int64.min) AND day < \(to ?? Int64.max)
+            WHERE day >= \(low) AND day < \(high)
             ORDER BY day, push_type COLLATE "C", status COLLATE "C"
             """)
         {
             let (day, type, status, count) = try row.decode((Int64, String, String, Int?).self)
-            rows.append(AppleDeliveryRow(day: day, pushType: type, status: status, count: count))
+            metrics.delivery.append(AppleDeliveryRow(day: day, pushType: type, status: status, count: count))
         }
-        return rows
-    }
-
-    /// The stored broadcast rows of the days in [from, to), by day, the application's before the channels'.
-    package static func broadcasts(
-        _ location: PostgresLocation, from: Int64? = nil, to: Int64? = nil,
-        environment: [String: String] = ProcessInfo.processInfo.environment
-    ) throws -> [AppleBroadcastRow] {
-        var rows: [AppleBroadcastRow] = []
-        for row in try query(
-            location, environment: environment,
+        for row in try run(
             """
             SELECT day, channel_id, application, published, delivered, total_subscriptions, unique_subscribers, hidden
-            FROM arrival.apple_broadcasts WHERE day >= \(from ?? Int64.min) AND day < \(to ?? Int64.max)
+            FROM arrival.apple_broadcasts WHERE day >= \(low) AND day < \(high)
             ORDER BY day, application DESC, channel_id COLLATE "C"
             """)
         {
             let (day, channel, application, published, delivered, total, unique, hidden) = try row.decode(
                 (Int64, String, Int16, Int?, Int?, Int?, Int?, String).self)
-            rows.append(
+            metrics.broadcasts.append(
                 AppleBroadcastRow(
                     day: day, channelID: application == 1 ? nil : channel, published: published, delivered: delivered,
                     totalSubscriptions: total, uniqueSubscribers: unique,
                     hidden: hidden.isEmpty ? [] : hidden.split(separator: ",").map(String.init)))
         }
-        return rows
-    }
-
-    /// The rows of `sql` on the store at `location` (migrated first, so that a store of an arrival before
-    /// these tables has them, empty).
-    private static func query(
-        _ location: PostgresLocation, environment: [String: String], _ sql: PostgresQuery
-    ) throws -> [PostgresRow] {
-        let session = try PostgresSession(location, environment: environment)
-        defer { session.close() }
-        try PostgresSchema.migrate(session)
-        return Array(try session.run(sql))
+        return metrics
     }
 }

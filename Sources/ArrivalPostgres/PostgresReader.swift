@@ -594,6 +594,14 @@ struct PostgresStoreSnapshot: StoreSnapshot {
 
     // MARK: - The file registry and data quality
 
+    func appleMetrics(from: Int64?, to: Int64?) throws -> AppleMetrics {
+        // A store of an arrival before Apple's tables, read only, has none.
+        guard let table = try run("SELECT to_regclass('arrival.apple_delivery') IS NOT NULL").first,
+            try table.decode(Bool.self)
+        else { return AppleMetrics() }
+        return try PostgresAppleMetrics.metrics(from: from, to: to) { try run($0) }
+    }
+
     func storeWideQuality() throws -> StoreWideQuality {
         var quality = StoreWideQuality()
         for row in try run("SELECT cause, count(*) FROM arrival.malformed_lines GROUP BY cause") {

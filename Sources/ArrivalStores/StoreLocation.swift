@@ -161,18 +161,10 @@ package enum StoreLocation: Sendable, Equatable {
     }
 
     /// Apple's stored rows of the days in [from, to) (all without bounds), read only.
-    package func appleMetrics(from: Int64?, to: Int64?) throws -> (
-        delivery: [AppleDeliveryRow], broadcasts: [AppleBroadcastRow]
-    ) {
+    package func appleMetrics(from: Int64?, to: Int64?) throws -> AppleMetrics {
         switch self {
-        case .sqlite(let path):
-            let store = try SQLiteStore(readingAt: path)
-            return (try store.appleDelivery(from: from, to: to), try store.appleBroadcasts(from: from, to: to))
-        case .postgres(let location):
-            return (
-                try PostgresAppleMetrics.delivery(location, from: from, to: to),
-                try PostgresAppleMetrics.broadcasts(location, from: from, to: to)
-            )
+        case .sqlite(let path): try SQLiteStore(readingAt: path).appleMetrics(from: from, to: to)
+        case .postgres(let location): try PostgresAppleMetrics.metrics(location, from: from, to: to)
         }
     }
 

@@ -133,20 +133,10 @@ extension Apple {
                 terminator: "")
         }
 
-        static func date(_ day: Int64) -> String { String(RFC3339.format(milliseconds: day).prefix(10)) }
+        static func date(_ day: Int64) -> String { appleDate(day) }
 
         static func json(_ delivery: [AppleDeliveryRow], _ broadcasts: [AppleBroadcastRow]) -> String {
-            let deliveryFields: [JSONFields] = delivery.map {
-                ["date": date($0.day), "push_type": $0.pushType, "status": $0.status, "count": $0.count]
-            }
-            let broadcastFields: [JSONFields] = broadcasts.map {
-                [
-                    "date": date($0.day), "channel_id": $0.channelID, "published": $0.published,
-                    "delivered": $0.delivered, "total_subscriptions": $0.totalSubscriptions,
-                    "unique_subscribers": $0.uniqueSubscribers, "hidden": $0.hidden,
-                ]
-            }
-            return JSONWriter.document(["delivery": deliveryFields, "broadcasts": broadcastFields] as JSONFields)
+            JSONWriter.document(["delivery": delivery, "broadcasts": broadcasts] as JSONFields)
         }
 
         static func markdown(_ delivery: [AppleDeliveryRow], _ broadcasts: [AppleBroadcastRow]) -> String {

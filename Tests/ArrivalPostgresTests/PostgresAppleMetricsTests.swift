@@ -44,16 +44,17 @@ struct PostgresAppleMetricsTests {
             #expect(try both(.delivery, Array(revised.prefix(2)), []).revisedDays == [Self.day])
             #expect(try both(.broadcastChannel, [], [channel]).newDays == [Self.day])
             #expect(try both(.broadcastApplication, [], [application]).newDays == [Self.day])
-            #expect(try PostgresAppleMetrics.delivery(location) == sqlite.appleDelivery())
-            #expect(try PostgresAppleMetrics.broadcasts(location) == sqlite.appleBroadcasts())
-            #expect(try PostgresAppleMetrics.broadcasts(location) == [application, channel])
-            #expect(try PostgresAppleMetrics.delivery(location, from: Self.day, to: Self.day + 86_400_000).count == 2)
+            #expect(try PostgresAppleMetrics.metrics(location) == sqlite.appleMetrics())
+            #expect(try PostgresAppleMetrics.metrics(location).broadcasts == [application, channel])
+            #expect(
+                try PostgresAppleMetrics.metrics(location, from: Self.day, to: Self.day + 86_400_000).delivery.count
+                    == 2)
             // prune: the days wholly before the cut go, on both engines alike.
             let cut = Self.day + 86_400_000 + 3_600_000
             let pruned = try PostgresPrune.prune(location, before: cut)
             #expect(pruned.appleRows == 2 + 2)
-            #expect(try PostgresAppleMetrics.delivery(location).map(\.day) == [Self.day + 86_400_000])
-            #expect(try PostgresAppleMetrics.broadcasts(location).isEmpty)
+            #expect(try PostgresAppleMetrics.metrics(location).delivery.map(\.day) == [Self.day + 86_400_000])
+            #expect(try PostgresAppleMetrics.metrics(location).broadcasts.isEmpty)
         }
     }
 }

@@ -33,16 +33,16 @@ struct AppleMetricsStoreTests {
         let revised = try store.importAppleMetrics(
             kind: .delivery, delivery: Self.delivery(120), broadcasts: [], sha256: "b", at: 3)
         #expect(revised.revisedDays == [Self.day])
-        let stored = try store.appleDelivery()
+        let stored = try store.appleMetrics().delivery
         #expect(stored.count == 4)
         #expect(stored.first { $0.day == Self.day && $0.status == "Received by APNs" }?.count == 120)
         #expect(stored.first { $0.day == Self.next && $0.status == "Received by APNs" }?.count == nil)
-        #expect(try store.appleDelivery(from: Self.next, to: Self.next + 86_400_000).count == 2)
+        #expect(try store.appleMetrics(from: Self.next, to: Self.next + 86_400_000).delivery.count == 2)
         // A later export of a day with one status fewer: the day is what that export says.
         let fewer = try store.importAppleMetrics(
             kind: .delivery, delivery: Array(Self.delivery(120).prefix(1)), broadcasts: [], sha256: "c", at: 4)
         #expect(fewer.revisedDays == [Self.day])
-        #expect(try store.appleDelivery(from: Self.day, to: Self.next).count == 1)
+        #expect(try store.appleMetrics(from: Self.day, to: Self.next).delivery.count == 1)
     }
 
     @Test("Broadcast rows: the application's and each channel's apart; -1 fields hidden, not 0")
@@ -59,14 +59,14 @@ struct AppleMetricsStoreTests {
         let second = try store.importAppleMetrics(
             kind: .broadcastChannel, delivery: [], broadcasts: [channel], sha256: "b", at: 1)
         #expect(second.newDays == [Self.day])
-        #expect(try store.appleBroadcasts() == [application, channel])
+        #expect(try store.appleMetrics().broadcasts == [application, channel])
         var revised = channel
         revised.delivered = 3
         revised.hidden = ["total_subscriptions"]
         let outcome = try store.importAppleMetrics(
             kind: .broadcastChannel, delivery: [], broadcasts: [revised], sha256: "c", at: 2)
         #expect(outcome.revisedDays == [Self.day])
-        #expect(try store.appleBroadcasts() == [application, revised])
+        #expect(try store.appleMetrics().broadcasts == [application, revised])
     }
 
     @Test("prune removes the rows of days wholly before the cut; the day it falls in stays")
@@ -79,7 +79,7 @@ struct AppleMetricsStoreTests {
             sha256: "a", at: 1)
         let summary = try store.prune(before: Self.next + 12 * 3_600_000, vacuum: false)
         #expect(summary.appleRows == 2)
-        #expect(try store.appleDelivery().map(\.day) == [Self.next, Self.next])
+        #expect(try store.appleMetrics().delivery.map(\.day) == [Self.next, Self.next])
         #expect(try store.prune(before: Self.next, vacuum: false).appleRows == 0)
     }
 }

@@ -233,6 +233,10 @@ package struct DailyReportBuilder {
                 wantedDays.insert(day - Int64(back))
             }
         }
+        // Apple's numbers (issue 54) are set beside arrival's figures of each day they cover.
+        let apple = try snapshot.appleMetrics(from: window?.from, to: window?.to)
+        let appleDays = Report.Apple.days(of: apple, in: window)
+        wantedDays.formUnion(appleDays.map { utcDay(of: $0) })
         var trendDayList: [Int64] = []
         if let trendDays, trendDays > 0 {
             let end = window.map { utcDay(of: $0.to - 1) } ?? daily.sources.lastDay
@@ -248,16 +252,7 @@ package struct DailyReportBuilder {
             let keys = ReportBuilder.BreakdownKeys(analysis)
             let inWindow = Array(analysis.updateIndices(in: window))
             part.window = UpdateSummary(of: analysis, keys: keys, updates: inWindow)
-            var updatesByDay: [Int64: [Int]] = [:]
-            if !wantedDays.isEmpty {
-                for (index, update) in analysis.updates.enumerated() {
-                    let day = utcDay(of: update.at)
-                    if wantedDays.contains(day) { updatesByDay[day, default: []].append(index) }
-                }
-            }
-            for (day, indices) in updatesByDay {
-                part.days[day] = UpdateSummary(of: analysis, keys: keys, updates: indices, countingDevices: false)
-            }
+            part.days = UpdateSummary.byDay(of: analysis, keys: keys, days: wantedDays)
             for index in inWindow {
                 let update = analysis.updates[index]
                 part.byHour[utcHour(of: update.at), default: UpdateCounts()].count(update)
@@ -290,12 +285,11 @@ package struct DailyReportBuilder {
         daily.report = try sums.window.report(window: window, requests: requests)
         ReportBuilder.apply(storeWide, to: &daily.report)
         func dayReport(_ day: Int64) throws -> Report {
-            let dayWindow = ReportWindow(from: day * Milliseconds.day, to: (day + 1) * Milliseconds.day)
-            var report = try (sums.days[day] ?? UpdateSummary()).report(
-                window: dayWindow, requests: requestsByDay[day] ?? DeliveryAnalysis.RequestTally())
+            var report = try UpdateSummary.report(ofDay: day, sums.days, requestsByDay)
             ReportBuilder.apply(storeWide, to: &report)
             return report
         }
+        daily.report.apple = try Report.Apple.make(apple, days: appleDays) { try dayReport(utcDay(of: $0)) }
         if let day = daily.day {
             if requestsByDay[day - 1] != nil { daily.previousDay = try dayReport(day - 1) }
             daily.previousWeek = try (1...7).map { day - Int64($0) }.filter { requestsByDay[$0] != nil }.map(dayReport)

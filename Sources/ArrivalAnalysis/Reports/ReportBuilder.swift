@@ -37,40 +37,73 @@ package struct ReportBuilder {
     private func build(
         snapshot: any StoreSnapshot, window: ReportWindow?, sampling: Bool
     ) throws -> (report: Report, samples: ActivitySamples?, analysis: DeliveryAnalysis?) {
+        // Apple's numbers (issue 54) are set beside arrival's figures of each day they cover: those days
+        // are counted apart too, and requests tallied by day.
+        let apple = try snapshot.appleMetrics(from: window?.from, to: window?.to)
+        let appleDays = Report.Apple.days(of: apple, in: window)
+        let dayNumbers = Set(appleDays.map { utcDay(of: $0) })
         // What the report counts of one analysis (of everything, or of one partition).
-        func part(_ analysis: DeliveryAnalysis) -> (summary: UpdateSummary, samples: ActivitySamples?) {
-            (
-                UpdateSummary(of: analysis, keys: BreakdownKeys(analysis), updates: analysis.updateIndices(in: window)),
-                sampling ? Self.samples(of: analysis, window: window) : nil
-            )
+        func part(_ analysis: DeliveryAnalysis) -> Part {
+            let keys = BreakdownKeys(analysis)
+            return Part(
+                summary: UpdateSummary(of: analysis, keys: keys, updates: analysis.updateIndices(in: window)),
+                samples: sampling ? Self.samples(of: analysis, window: window) : nil,
+                days: UpdateSummary.byDay(of: analysis, keys: keys, days: dayNumbers))
+        }
+        func finish(
+            _ whole: Part, requests: DeliveryAnalysis.RequestTally, byDay: [Int64: DeliveryAnalysis.RequestTally]
+        )
+            throws -> Report
+        {
+            let storeWide = try snapshot.storeWideQuality()
+            var report = try whole.summary.report(window: window, requests: requests)
+            Self.apply(storeWide, to: &report)
+            report.apple = try Report.Apple.make(apple, days: appleDays) { day in
+                var report = try UpdateSummary.report(ofDay: utcDay(of: day), whole.days, byDay)
+                Self.apply(storeWide, to: &report)
+                return report
+            }
+            return report
         }
         let partitionCount = partitioning.count(requests: try snapshot.analysisRowEstimate())
         guard partitionCount > 1 else {
-            let analysis = try DeliveryAnalysis(snapshot: snapshot, window: window, samplingRequests: sampling)
-            let (summary, samples) = part(analysis)
-            var report = try summary.report(window: window, requests: analysis.requests)
-            Self.apply(try snapshot.storeWideQuality(), to: &report)
-            return (report, samples, analysis)
+            let analysis = try DeliveryAnalysis(
+                snapshot: snapshot, window: window, tallyByDayAndHour: !dayNumbers.isEmpty, samplingRequests: sampling)
+            let whole = part(analysis)
+            return (
+                try finish(whole, requests: analysis.requests, byDay: analysis.requestsByDay), whole.samples, analysis
+            )
         }
         let partitions = try AnalysisPartitions(
-            snapshot: snapshot, window: window, count: partitionCount, tallyByDayAndHour: false,
+            snapshot: snapshot, window: window, count: partitionCount, tallyByDayAndHour: !dayNumbers.isEmpty,
             samplingRequests: sampling)
         defer { partitions.close() }
-        var summary = UpdateSummary()
-        var samples = ActivitySamples()
+        var whole = Part(summary: UpdateSummary(), samples: ActivitySamples(), days: [:])
         try partitions.forEach { _, analysis in
             part(analysis)
         } combine: { part in
-            summary.merge(part.summary)
-            if let partSamples = part.samples { samples.merge(partSamples) }
+            whole.merge(part)
         }
         if sampling, partitions.unattributedClusters.accepted.clusters > 0 {
-            samples.merge(.acceptanceRate, partitions.unattributedClusters.accepted)
-            samples.merge(.oversizeShare, partitions.unattributedClusters.oversize)
+            whole.samples?.merge(.acceptanceRate, partitions.unattributedClusters.accepted)
+            whole.samples?.merge(.oversizeShare, partitions.unattributedClusters.oversize)
         }
-        var report = try summary.report(window: window, requests: partitions.requests)
-        Self.apply(try snapshot.storeWideQuality(), to: &report)
-        return (report, sampling ? samples : nil, nil)
+        let report = try finish(whole, requests: partitions.requests, byDay: partitions.requestsByDay)
+        return (report, sampling ? whole.samples : nil, nil)
+    }
+
+    /// What one analysis (of everything, or of a partition) counts for a report, in sums over partitions.
+    private struct Part {
+        var summary: UpdateSummary
+        var samples: ActivitySamples?
+        /// Per day (``utcDay(of:)``) asked for, the day's updates.
+        var days: [Int64: UpdateSummary]
+
+        mutating func merge(_ other: Part) {
+            summary.merge(other.summary)
+            if let partSamples = other.samples { samples?.merge(partSamples) }
+            for (day, summary) in other.days { days[day, default: UpdateSummary()].merge(summary) }
+        }
     }
 
     /// Per-activity sums of every rate of the window: activities are the
@@ -312,6 +345,31 @@ struct UpdateSummary {
     }
 
     /// Adds the summary of a disjoint set of updates.
+    /// The summaries of the updates of each of `days` (``utcDay(of:)`` of their `at`), without devices:
+    /// a day beside the window's report (a trend's, the days before, Apple's).
+    static func byDay(
+        of analysis: DeliveryAnalysis, keys: ReportBuilder.BreakdownKeys, days: Set<Int64>
+    ) -> [Int64: UpdateSummary] {
+        guard !days.isEmpty else { return [:] }
+        var updatesByDay: [Int64: [Int]] = [:]
+        for (index, update) in analysis.updates.enumerated() {
+            let day = utcDay(of: update.at)
+            if days.contains(day) { updatesByDay[day, default: []].append(index) }
+        }
+        return updatesByDay.mapValues {
+            UpdateSummary(of: analysis, keys: keys, updates: $0, countingDevices: false)
+        }
+    }
+
+    /// The report of one day (``utcDay(of:)``) from the days' summaries and requests (none: zeros).
+    static func report(
+        ofDay day: Int64, _ summaries: [Int64: UpdateSummary], _ requests: [Int64: DeliveryAnalysis.RequestTally]
+    ) throws -> Report {
+        try (summaries[day] ?? UpdateSummary()).report(
+            window: ReportWindow(from: day * Milliseconds.day, to: (day + 1) * Milliseconds.day),
+            requests: requests[day] ?? DeliveryAnalysis.RequestTally())
+    }
+
     mutating func merge(_ other: UpdateSummary) {
         updates.add(other.updates)
         for (name, values) in other.breakdowns {

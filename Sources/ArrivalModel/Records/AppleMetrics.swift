@@ -53,3 +53,23 @@ public struct AppleBroadcastRow: Sendable, Equatable {
         self.hidden = hidden
     }
 }
+
+/// Apple's stored rows of some days: what a report puts beside its own figures.
+public struct AppleMetrics: Sendable, Equatable {
+    public var delivery: [AppleDeliveryRow]
+    public var broadcasts: [AppleBroadcastRow]
+
+    public init(delivery: [AppleDeliveryRow] = [], broadcasts: [AppleBroadcastRow] = []) {
+        self.delivery = delivery
+        self.broadcasts = broadcasts
+    }
+
+    /// The days (midnight UTC, ms) any row is of, in order.
+    public var days: [Int64] { Set(delivery.map(\.day) + broadcasts.map(\.day)).sorted() }
+
+    /// Whether `pushType` is the Live Activity push type, however the export spells it
+    /// (`liveactivity`; case, spaces, `-` and `_` aside).
+    public static func isLiveActivity(_ pushType: String) -> Bool {
+        String(pushType.lowercased().unicodeScalars.filter { !" -_".unicodeScalars.contains($0) }) == "liveactivity"
+    }
+}

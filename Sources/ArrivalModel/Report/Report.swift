@@ -268,6 +268,9 @@ public struct Report: Sendable, Equatable {
     /// report JSON (the contract's section 5 has no such key): the markdown
     /// and HTML reports show it; a report read back from JSON has none.
     public var channels: [ExactString: Channel] = [:]
+    /// Apple's numbers beside arrival's (issue 54): nil unless Apple's exports were imported for a
+    /// whole day of the window, so a report without them is what it was.
+    public var apple: Apple?
 
     /// One broadcast channel's figures beside its updates (``channels``).
     public struct Channel: Sendable, Equatable {

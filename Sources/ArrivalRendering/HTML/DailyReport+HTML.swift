@@ -85,6 +85,7 @@ extension DailyReport {
             startsSummary: startsSummary,
             startsTable: startsTable,
             outliersSummary: r.outliersSummary, outliersTable: makeOutliers(),
+            appleSummary: r.appleSummary, appleTables: makeApple(),
             deadTokensSummary: deadTokensSummary,
             deadTokensTable: deadTokensTable,
             channelsSummary: channelsSummary,
@@ -341,6 +342,26 @@ extension DailyReport {
             note: (outliers.devices.count > rows.count
                 ? "\(ReportFormat.count(outliers.devices.count - rows.count)) more: the JSON report's outliers.devices lists them all. "
                 : "") + Report.followDevice)
+    }
+
+    /// Apple's numbers beside arrival's (issue 54): a table of the days, and one of the channels when
+    /// Apple exported broadcast rows.
+    func makeApple() -> [HTMLReportPage.Table] {
+        guard report.appleSummary != nil else { return [] }
+        var tables = [
+            HTMLReportPage.Table(
+                caption: "Apple's Live Activity pushes beside arrival's updates, by UTC day",
+                header: Report.appleDeliveryHeader, rows: report.appleDeliveryRows)
+        ]
+        let channels = report.appleChannelRows
+        if !channels.isEmpty {
+            tables.append(
+                HTMLReportPage.Table(
+                    caption: "Broadcast channels: Apple's broadcasts beside the subscriber-updates arrival saw drawn",
+                    header: Report.appleChannelHeader, rows: channels))
+        }
+        tables[tables.count - 1].tableNote = Report.appleNote
+        return tables
     }
 
     /// The dead tokens the sender should stop sending to, most requests after death first.

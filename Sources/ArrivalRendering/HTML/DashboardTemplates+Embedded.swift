@@ -34,7 +34,7 @@ extension DashboardTemplates {
 <header class="top"><div class="inner">
 <h1>Live Activity delivery · {{windowText}}</h1>
 <p class="meta">Generated {{generated}} by arrival {{version}} · {{sourcesSummary}}</p>
-<nav class="toc" aria-label="Sections"><a href="#funnel-card">Funnel</a><a href="#loss-card">Why lost</a><a href="#starts-card">Push-to-start</a>{{#channelsTable}}<a href="#channels-card">Channels</a>{{/channelsTable}}{{#outliersSummary}}<a href="#outliers-card">Devices</a>{{/outliersSummary}}<a href="#tokens-card">Tokens to purge</a><a href="#time-card">Over time</a><a href="#reasons-card">APNs rejections</a><a href="#latency-card">Latency</a>{{#throttlingNote}}<a href="#throttling-card">Throttling</a>{{/throttlingNote}}<a href="#breakdowns">Breakdowns</a>{{#trendTable}}<a href="#trend-card">Trend</a>{{/trendTable}}<a href="#activities-card">Activities</a><a href="#quality-card">Data quality</a><a href="#sources-card">Sources</a></nav>
+<nav class="toc" aria-label="Sections"><a href="#funnel-card">Funnel</a><a href="#loss-card">Why lost</a><a href="#starts-card">Push-to-start</a>{{#channelsTable}}<a href="#channels-card">Channels</a>{{/channelsTable}}{{#outliersSummary}}<a href="#outliers-card">Devices</a>{{/outliersSummary}}{{#appleSummary}}<a href="#apple-card">Apple</a>{{/appleSummary}}<a href="#tokens-card">Tokens to purge</a><a href="#time-card">Over time</a><a href="#reasons-card">APNs rejections</a><a href="#latency-card">Latency</a>{{#throttlingNote}}<a href="#throttling-card">Throttling</a>{{/throttlingNote}}<a href="#breakdowns">Breakdowns</a>{{#trendTable}}<a href="#trend-card">Trend</a>{{/trendTable}}<a href="#activities-card">Activities</a><a href="#quality-card">Data quality</a><a href="#sources-card">Sources</a></nav>
 </div></header>
 <main>
 <div class="verdict" role="status">
@@ -100,6 +100,14 @@ extension DashboardTemplates {
 </section>
 
 {{/outliersSummary}}
+{{#appleSummary}}
+<section class="card" id="apple-card">
+<h2>Apple's numbers beside arrival's</h2>
+<p class="note">{{appleSummary}}</p>
+{{#appleTables}}{{>table}}{{/appleTables}}
+</section>
+
+{{/appleSummary}}
 <section class="card" id="tokens-card">
 <h2>Tokens to purge</h2>
 <p class="note">{{deadTokensSummary}}</p>

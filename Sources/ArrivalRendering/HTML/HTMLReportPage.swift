@@ -146,6 +146,9 @@ struct HTMLReportPage {
     /// Contract 3.2: "Devices far below the fleet" (nil: a report without `outliers`).
     var outliersSummary: String?
     var outliersTable: Table?
+    /// Apple's numbers beside arrival's (issue 54): nil without them.
+    var appleSummary: String?
+    var appleTables: [Table] = []
     var deadTokensSummary: String
     var deadTokensTable: Table?
     /// Contract 3.0: per broadcast channel (nil: no broadcast in the window).

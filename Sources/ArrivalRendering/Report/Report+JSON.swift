@@ -23,7 +23,8 @@ extension Report: JSONWritableObject {
         let tail: JSONFields = [
             "data_quality": dataQuality, "breakdowns": JSONFields(dimensions.map { ($0, breakdowns[$0] ?? [:]) }),
         ]
-        return head + (outliers.map { ["outliers": $0] } ?? [:]) + tail
+        // Apple's numbers only when they were imported for a day of the window (issue 54).
+        return head + (outliers.map { ["outliers": $0] } ?? [:]) + tail + (apple.map { ["apple": $0] } ?? [:])
     }
 }
 

@@ -122,17 +122,24 @@ extension SQLiteStore {
         return rows
     }
 
+    /// The stored rows of the days in [from, to) (all without bounds).
+    package func appleMetrics(from: Int64? = nil, to: Int64? = nil) throws(DatabaseError) -> AppleMetrics {
+        try connection.appleMetrics(from: from, to: to)
+    }
+}
+
+extension Connection {
     /// Whether the store has Apple's tables (a store read only, of an arrival before them, has not).
     func hasAppleTables() throws(DatabaseError) -> Bool {
-        let statement = try connection.prepare(
+        let statement = try prepare(
             "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'apple_delivery'")
         return try statement.step() && statement.int(0) > 0
     }
 
     /// The stored delivery rows of the days in [from, to) (all without bounds), by day, push type, status.
-    package func appleDelivery(from: Int64? = nil, to: Int64? = nil) throws(DatabaseError) -> [AppleDeliveryRow] {
+    func appleDelivery(from: Int64? = nil, to: Int64? = nil) throws(DatabaseError) -> [AppleDeliveryRow] {
         guard try hasAppleTables() else { return [] }
-        let statement = try connection.prepare(
+        let statement = try prepare(
             "SELECT day, push_type, status, count FROM apple_delivery WHERE day >= ? AND day < ? "
                 + "ORDER BY day, push_type, status")
         statement.bind(1, from ?? Int64.min)
@@ -148,9 +155,9 @@ extension SQLiteStore {
     }
 
     /// The stored broadcast rows of the days in [from, to), by day, then the application's before the channels'.
-    package func appleBroadcasts(from: Int64? = nil, to: Int64? = nil) throws(DatabaseError) -> [AppleBroadcastRow] {
+    func appleBroadcasts(from: Int64? = nil, to: Int64? = nil) throws(DatabaseError) -> [AppleBroadcastRow] {
         guard try hasAppleTables() else { return [] }
-        let statement = try connection.prepare(
+        let statement = try prepare(
             """
             SELECT day, channel_id, application, published, delivered, total_subscriptions, unique_subscribers, hidden
             FROM apple_broadcasts WHERE day >= ? AND day < ? ORDER BY day, application DESC, channel_id
@@ -170,5 +177,12 @@ extension SQLiteStore {
                     hidden: hidden.isEmpty ? [] : hidden.split(separator: ",").map(String.init)))
         }
         return rows
+    }
+
+    /// The stored rows of the days in [from, to) (all without bounds): by day, push type and status; by day,
+    /// the application's before the channels'.
+    package func appleMetrics(from: Int64? = nil, to: Int64? = nil) throws(DatabaseError) -> AppleMetrics {
+        AppleMetrics(
+            delivery: try appleDelivery(from: from, to: to), broadcasts: try appleBroadcasts(from: from, to: to))
     }
 }

@@ -96,7 +96,7 @@ extension SQLiteStore {
                     OR (kind = 'callback' AND NOT EXISTS (SELECT 1 FROM callbacks WHERE id = record_repeats.record_id))
                 """)
             // Apple's rows of days wholly before the cut; a day the cut falls in stays, as reports from it read it.
-            if try hasAppleTables() {
+            if try connection.hasAppleTables() {
                 summary.appleRows =
                     try delete("DELETE FROM apple_delivery WHERE day <= \(before) - \(Milliseconds.day)")
                     + delete("DELETE FROM apple_broadcasts WHERE day <= \(before) - \(Milliseconds.day)")

@@ -1,4 +1,4 @@
-import ArrivalModel
+package import ArrivalModel
 import Foundation
 
 extension SQLiteStore {
@@ -209,6 +209,10 @@ package struct SQLiteSnapshot: StoreSnapshot {
     }
 
     // MARK: - The file registry and data quality
+
+    package func appleMetrics(from: Int64?, to: Int64?) throws -> AppleMetrics {
+        try connection.appleMetrics(from: from, to: to)
+    }
 
     package func storeWideQuality() throws -> StoreWideQuality {
         var quality = StoreWideQuality()

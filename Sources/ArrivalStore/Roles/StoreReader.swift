@@ -137,6 +137,10 @@ package protocol StoreSnapshot {
     /// The records of one activity (``ActivityRecords``).
     func activityRecords(_ id: String) throws -> ActivityRecords
 
+    /// Apple's rows (issue 54) of the days in [from, to) (all without bounds); none in a store of an
+    /// arrival before them.
+    func appleMetrics(from: Int64?, to: Int64?) throws -> AppleMetrics
+
     // MARK: The file registry and data quality
 
     /// Counts that cover everything ingested, whatever the window.

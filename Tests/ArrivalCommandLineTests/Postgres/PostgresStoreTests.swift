@@ -22,6 +22,13 @@ struct PostgresStoreTests {
         ["--activities", "300", "--seed", "505", "--channels", "--lifecycle"],
     ]
 
+    /// Documentation/examples/apple's exports, one of each kind.
+    func appleExamples() throws -> [String] {
+        let examples = packageRoot.appendingPathComponent("Documentation/examples/apple")
+        return try FileManager.default.contentsOfDirectory(atPath: examples.path).sorted()
+            .map { examples.appendingPathComponent($0).path }
+    }
+
     @Test("The same report, lost, tokens, activity, diff and gate from both engines, read in place; the same views")
     func sameReport() throws {
         let directory = try makeTemporaryDirectory()
@@ -39,6 +46,11 @@ struct PostgresStoreTests {
                 for db in [sqlite, url] {
                     let ingested = try run("arrival", ["ingest", input, "--quiet", "--db", db])
                     #expect(ingested.status == 0, "\(input): \(ingested)")
+                    // Apple's example exports, of the sample's day (issue 54): the reports set them beside arrival's.
+                    if index == 0 {
+                        let imported = try run("arrival", ["apple", "import"] + appleExamples() + ["--db", db])
+                        #expect(imported.status == 0, "\(imported)")
+                    }
                 }
                 // The activity with the most lost updates, for `activity`.
                 let lost = try run("arrival", ["lost", "--format", "json", "--db", sqlite])
@@ -51,6 +63,7 @@ struct PostgresStoreTests {
                     if environment.isEmpty { inPlace["TMPDIR"] = directory.appendingPathComponent("none/tmp").path }
                     for command in [
                         ["report", "--format", "json"], ["report", "--format", "markdown"],
+                        ["report", "--format", "json", "--day", "2026-11-21"],
                         ["lost", "--format", "json"],
                         ["tokens", "--format", "json"],
                     ] + (activity.map { [["activity", $0, "--format", "json"]] } ?? []) {
