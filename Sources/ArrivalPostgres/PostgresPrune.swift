@@ -86,6 +86,11 @@ package enum PostgresPrune {
     /// The statements of one prune before `t`, in order. Integers only are
     /// written into them.
     package static func statements(before t: Int64) -> [String] {
+        recordStatements(before: t) + appleStatements(before: t)
+    }
+
+    /// The statements that remove records (and what notes them) before `t`.
+    private static func recordStatements(before t: Int64) -> [String] {
         let kills = PruneRule.killsToken
         // An activity is kept when anything at or after the cut names it.
         let kept = { (activity: String) in
@@ -208,18 +213,15 @@ package enum PostgresPrune {
                 WHERE f.id = m.file_id AND f.ingested_at < \(t) RETURNING 1)
             INSERT INTO prune_counts SELECT 'malformed' FROM d
             """,
-            // Apple's rows of days wholly before the cut (issue 54), as the SQLite store's prune.
-            """
-            WITH d AS (
-                DELETE FROM arrival.apple_delivery WHERE day <= \(t) - \(Milliseconds.day) RETURNING 1)
-            INSERT INTO prune_counts SELECT 'apple' FROM d
-            """,
-            """
-            WITH d AS (
-                DELETE FROM arrival.apple_broadcasts WHERE day <= \(t) - \(Milliseconds.day) RETURNING 1)
-            INSERT INTO prune_counts SELECT 'apple' FROM d
-            """,
         ]
+    }
+
+    /// Apple's rows of days wholly before the cut `t` (issue 54), as the SQLite store's prune.
+    private static func appleStatements(before t: Int64) -> [String] {
+        ["apple_delivery", "apple_broadcasts"].map {
+            "WITH d AS (DELETE FROM arrival.\($0) WHERE day <= \(t) - \(Milliseconds.day) RETURNING 1) "
+                + "INSERT INTO prune_counts SELECT 'apple' FROM d"
+        }
     }
 
     /// The instant the token `token` died: its earliest request that killed it (either table).

@@ -147,16 +147,15 @@ package enum StoreLocation: Sendable, Equatable {
     /// Stores the rows of one of Apple's exports (issue 54), each of its days
     /// replacing that day's rows of the same kind (and channel).
     package func importAppleMetrics(
-        kind: AppleMetricsKind, delivery: [AppleDeliveryRow], broadcasts: [AppleBroadcastRow], sha256: String,
-        at now: Int64
+        kind: AppleMetricsKind, _ rows: AppleMetrics, sha256: String, at now: Int64
     ) throws -> AppleImportOutcome {
         switch self {
         case .sqlite(let path):
             try SQLiteStore(path: path).importAppleMetrics(
-                kind: kind, delivery: delivery, broadcasts: broadcasts, sha256: sha256, at: now)
+                kind: kind, delivery: rows.delivery, broadcasts: rows.broadcasts, sha256: sha256, at: now)
         case .postgres(let location):
             try PostgresAppleMetrics.importRows(
-                location, kind: kind, delivery: delivery, broadcasts: broadcasts, sha256: sha256, at: now)
+                location, kind: kind, delivery: rows.delivery, broadcasts: rows.broadcasts, sha256: sha256, at: now)
         }
     }
 

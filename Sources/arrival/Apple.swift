@@ -69,8 +69,8 @@ extension Apple {
                 }
                 let (sha256, _) = try ContentHash.sha256(of: path)
                 let outcome = try location.importAppleMetrics(
-                    kind: export.kind, delivery: export.delivery, broadcasts: export.broadcasts, sha256: sha256,
-                    at: Int64(Date().timeIntervalSince1970 * 1000))
+                    kind: export.kind, AppleMetrics(delivery: export.delivery, broadcasts: export.broadcasts),
+                    sha256: sha256, at: Int64(Date().timeIntervalSince1970 * 1000))
                 print(Self.summary(path: path, kind: export.kind, outcome: outcome))
             }
         }

@@ -38,22 +38,7 @@ package struct AppleMetricsExport: Sendable, Equatable {
         }
         if let pushType = column("push type"), let status = column("status"), let count = column("count") {
             kind = .delivery
-            var seen: [String: Int] = [:]
-            for (line, fields) in table.rows {
-                let day = try Self.day(fields[date], line: line)
-                let key = "\(day)\u{1F}\(fields[pushType])\u{1F}\(Self.normalized(fields[status]))"
-                if let earlier = seen[key] {
-                    throw Refusal(line: line, reason: "the same day, push type and status as line \(earlier)")
-                }
-                seen[key] = line
-                guard let value = try Self.count(fields[count], line: line, column: "Count") else {
-                    throw Refusal(line: line, reason: "Count is empty")
-                }
-                delivery.append(
-                    AppleDeliveryRow(
-                        day: day, pushType: fields[pushType], status: fields[status],
-                        count: value.hidden ? nil : value.count))
-            }
+            delivery = try Self.deliveryRows(table, date: date, pushType: pushType, status: status, count: count)
             return
         }
         guard let published = column("broadcasts published"), let delivered = column("broadcasts delivered"),
@@ -73,6 +58,47 @@ package struct AppleMetricsExport: Sendable, Equatable {
         } else {
             channelID = nil
         }
+        broadcasts = try Self.broadcastRows(
+            table, date: date, channelID: channelID,
+            columns: [
+                (published, "published", "Broadcasts Published", \.published),
+                (delivered, "delivered", "Broadcasts Delivered", \.delivered),
+                (total, "total_subscriptions", "Total Subscriptions", \.totalSubscriptions),
+                (unique, "unique_subscribers", "Unique Subscribers", \.uniqueSubscribers),
+            ])
+    }
+
+    /// A delivery export's rows: one per day, push type and status (a status compared as ``normalized(_:)``).
+    private static func deliveryRows(
+        _ table: CSVTable, date: Int, pushType: Int, status: Int, count: Int
+    ) throws(Refusal) -> [AppleDeliveryRow] {
+        var rows: [AppleDeliveryRow] = []
+        var seen: [String: Int] = [:]
+        for (line, fields) in table.rows {
+            let day = try Self.day(fields[date], line: line)
+            let key = "\(day)\u{1F}\(fields[pushType])\u{1F}\(Self.normalized(fields[status]))"
+            if let earlier = seen[key] {
+                throw Refusal(line: line, reason: "the same day, push type and status as line \(earlier)")
+            }
+            seen[key] = line
+            guard let value = try Self.count(fields[count], line: line, column: "Count") else {
+                throw Refusal(line: line, reason: "Count is empty")
+            }
+            rows.append(
+                AppleDeliveryRow(
+                    day: day, pushType: fields[pushType], status: fields[status],
+                    count: value.hidden ? nil : value.count))
+        }
+        return rows
+    }
+
+    /// A broadcast export's rows, one per day: each of `columns` (its index, JSON name, title, field) read
+    /// as a count, `-1` as hidden.
+    private static func broadcastRows(
+        _ table: CSVTable, date: Int, channelID: String?,
+        columns: [(Int?, String, String, WritableKeyPath<AppleBroadcastRow, Int?>)]
+    ) throws(Refusal) -> [AppleBroadcastRow] {
+        var rows: [AppleBroadcastRow] = []
         var seen: [Int64: Int] = [:]
         for (line, fields) in table.rows {
             let day = try Self.day(fields[date], line: line)
@@ -81,18 +107,13 @@ package struct AppleMetricsExport: Sendable, Equatable {
             var row = AppleBroadcastRow(
                 day: day, channelID: channelID, published: nil, delivered: nil, totalSubscriptions: nil,
                 uniqueSubscribers: nil)
-            let fieldsOfRow: [(Int?, String, String, WritableKeyPath<AppleBroadcastRow, Int?>)] = [
-                (published, "published", "Broadcasts Published", \.published),
-                (delivered, "delivered", "Broadcasts Delivered", \.delivered),
-                (total, "total_subscriptions", "Total Subscriptions", \.totalSubscriptions),
-                (unique, "unique_subscribers", "Unique Subscribers", \.uniqueSubscribers),
-            ]
-            for (index, name, title, path) in fieldsOfRow {
+            for (index, name, title, path) in columns {
                 guard let index, let value = try Self.count(fields[index], line: line, column: title) else { continue }
                 if value.hidden { row.hidden.append(name) } else { row[keyPath: path] = value.count }
             }
-            broadcasts.append(row)
+            rows.append(row)
         }
+        return rows
     }
 
     /// A column name or a status as compared: lowercase, spaces trimmed and

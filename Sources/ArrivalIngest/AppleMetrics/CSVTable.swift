@@ -23,11 +23,22 @@ struct CSVTable {
     }
 
     init(_ bytes: [UInt8]) throws(Failure) {
-        let quote = UInt8(ascii: "\"")
-        let comma = UInt8(ascii: ",")
-        let cr: UInt8 = 0x0D
-        let lf: UInt8 = 0x0A
-        var i = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        var parser = Parser(bytes: bytes)
+        try parser.run()
+        guard let first = parser.table.first else { throw Failure(line: 1, reason: "the file has no header row") }
+        header = first.fields
+        rows = Array(parser.table.dropFirst())
+    }
+
+    /// The reading of one file: a byte at a time, quoted or not, each row with the line it starts on.
+    private struct Parser {
+        static let quote = UInt8(ascii: "\"")
+        static let comma = UInt8(ascii: ",")
+        static let cr: UInt8 = 0x0D
+        static let lf: UInt8 = 0x0A
+
+        let bytes: [UInt8]
+        var i: Int
         var fields: [String] = []
         var field: [UInt8] = []
         var line = 1
@@ -37,18 +48,69 @@ struct CSVTable {
         var wasQuoted = false
         var table: [(line: Int, fields: [String])] = []
 
-        func text() throws(Failure) -> String {
+        init(bytes: [UInt8]) {
+            self.bytes = bytes
+            i = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        }
+
+        mutating func run() throws(Failure) {
+            while i < bytes.count {
+                let byte = bytes[i]
+                i += 1
+                if inQuotes { quoted(byte) } else { try unquoted(byte) }
+            }
+            if inQuotes { throw Failure(line: quoteLine, reason: "a quoted field is never closed") }
+            if !field.isEmpty || !fields.isEmpty || wasQuoted { try endRow() }
+        }
+
+        /// A byte inside quotes: `""` is one quote, a lone quote closes the field, line breaks are kept.
+        mutating func quoted(_ byte: UInt8) {
+            if byte == Self.quote {
+                if i < bytes.count && bytes[i] == Self.quote {
+                    field.append(Self.quote)
+                    i += 1
+                } else {
+                    inQuotes = false
+                }
+            } else {
+                if byte == Self.lf || (byte == Self.cr && (i >= bytes.count || bytes[i] != Self.lf)) { line += 1 }
+                field.append(byte)
+            }
+        }
+
+        /// A byte outside quotes: a quote opening a field, a comma, a line break (CRLF, LF or CR), or text.
+        mutating func unquoted(_ byte: UInt8) throws(Failure) {
+            if byte == Self.quote {
+                guard field.isEmpty && !wasQuoted else {
+                    throw Failure(line: line, reason: "a quote inside an unquoted field (quote the whole field)")
+                }
+                inQuotes = true
+                wasQuoted = true
+                quoteLine = line
+            } else if byte == Self.comma {
+                try endField()
+            } else if byte == Self.cr || byte == Self.lf {
+                if byte == Self.cr && i < bytes.count && bytes[i] == Self.lf { i += 1 }
+                try endRow()
+                line += 1
+                rowLine = line
+            } else if wasQuoted {
+                throw Failure(line: line, reason: "text after a closing quote")
+            } else {
+                field.append(byte)
+            }
+        }
+
+        mutating func endField() throws(Failure) {
             guard let text = String(validating: field, as: UTF8.self) else {
                 throw Failure(line: line, reason: "a field is not valid UTF-8")
             }
-            return text
-        }
-        func endField() throws(Failure) {
-            fields.append(try text())
+            fields.append(text)
             field.removeAll(keepingCapacity: true)
             wasQuoted = false
         }
-        func endRow() throws(Failure) {
+
+        mutating func endRow() throws(Failure) {
             try endField()
             defer { fields = [] }
             if fields == [""] { return }  // a blank line is no row
@@ -59,46 +121,5 @@ struct CSVTable {
             }
             table.append((rowLine, fields))
         }
-
-        while i < bytes.count {
-            let byte = bytes[i]
-            i += 1
-            if inQuotes {
-                if byte == quote {
-                    if i < bytes.count && bytes[i] == quote {
-                        field.append(quote)
-                        i += 1
-                    } else {
-                        inQuotes = false
-                    }
-                } else {
-                    if byte == lf || (byte == cr && (i >= bytes.count || bytes[i] != lf)) { line += 1 }
-                    field.append(byte)
-                }
-            } else if byte == quote {
-                guard field.isEmpty && !wasQuoted else {
-                    throw Failure(line: line, reason: "a quote inside an unquoted field (quote the whole field)")
-                }
-                inQuotes = true
-                wasQuoted = true
-                quoteLine = line
-            } else if byte == comma {
-                try endField()
-            } else if byte == cr || byte == lf {
-                if byte == cr && i < bytes.count && bytes[i] == lf { i += 1 }
-                try endRow()
-                line += 1
-                rowLine = line
-            } else if wasQuoted {
-                throw Failure(line: line, reason: "text after a closing quote")
-            } else {
-                field.append(byte)
-            }
-        }
-        if inQuotes { throw Failure(line: quoteLine, reason: "a quoted field is never closed") }
-        if !field.isEmpty || !fields.isEmpty || wasQuoted { try endRow() }
-        guard let first = table.first else { throw Failure(line: 1, reason: "the file has no header row") }
-        header = first.fields
-        rows = Array(table.dropFirst())
     }
 }

@@ -101,8 +101,7 @@ extension Report {
             }
             lines.append("")
         }
-        lines += outlierLines()
-        lines += appleLines()
+        lines += outlierLines() + appleLines()
         for dimension in Report.breakdownDimensions where showsBreakdown(dimension) {
             guard let rows = breakdowns[dimension] else { continue }
             lines.append("## By \(dimension.replacingOccurrences(of: "_", with: " "))")
