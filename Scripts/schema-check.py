@@ -460,7 +460,11 @@ def form_problems(text: str, report: dict, schema: int = 2) -> list[str]:
             for index, value in enumerate(obj):
                 numbers(f"{path}[{index}]", value)
 
-    keys("report", report, report_keys)
+    keys("report", report, report_keys + (["apple"] if schema == 2 and "apple" in report else []))
+    for index, day in enumerate(get(report, "apple.days") or []):
+        keys(f"apple.days[{index}]", day, ["date", "delivery", "arrival", "channels"])
+        keys(f"apple.days[{index}].arrival", (day or {}).get("arrival"), ["requests", "accepted", "updates"])
+        keys(f"apple.days[{index}].arrival.updates", get(day or {}, "arrival.updates"), object_keys["updates"])
     for name, expected in object_keys.items():
         keys(name, get(report, name), expected)
     sorted_map("requests.by_reason", get(report, "requests.by_reason"))
@@ -932,6 +936,19 @@ def run_all(checks: Checks, arrival: Arrival, validators: dict) -> None:
         sample_report_path.write_text(done.stdout, encoding="utf-8")
     check_report(checks, "report over SampleData --day 2026-11-21",
                  arrival.run("report", "--db", str(sample_db), "--day", "2026-11-21", "--format", "json"), report_schema)
+    # Apple's example exports beside the sample's day (issue 54): the report gains its apple object.
+    apple_db = work / "sample-apple.sqlite"
+    apple_db.write_bytes(sample_db.read_bytes())
+    exports = sorted(str(path) for path in (ROOT / "Documentation" / "examples" / "apple").glob("*.csv"))
+    done = arrival.run("apple", "import", *exports, "--db", str(apple_db))
+    if checks.record(done.returncode == 0 and len(exports) == 3, "apple import of the three example exports",
+                     done.stderr.strip()[-300:]):
+        for args in [[], ["--day", "2026-11-21"]]:
+            with_apple = check_report(checks, f"report over SampleData {' '.join(args)} with Apple's numbers",
+                                      arrival.run("report", "--db", str(apple_db), *args, "--format", "json"),
+                                      report_schema)
+            days = [day.get("date") for day in ((with_apple or {}).get("apple") or {}).get("days") or []]
+            checks.record(days == ["2026-11-21"], f"report {' '.join(args)}: apple.days is the exports' day", f"{days}")
     empty_report = check_report(checks, "report over SampleData --day 2000-01-01 (nothing in the window)",
                                 arrival.run("report", "--db", str(sample_db), "--day", "2000-01-01", "--format", "json"),
                                 report_schema)
