@@ -4,7 +4,8 @@
 # (Scripts/browser_test.py). Leaves report.html, report.png (first screen),
 # report-full.png, throttling-card.png (the section "Is Apple throttling these updates?")
 # and report.pdf in OUT_DIR (default: browser-test/, ignored by git); then the same for a
-# simulated fleet with Apple's priority-10 budget in it, in OUT_DIR/budget/.
+# simulated fleet with Apple's priority-10 budget in it, in OUT_DIR/budget/, and for the sample
+# with Apple's example exports imported, in OUT_DIR/apple/ (apple-card.png: Apple's numbers).
 #
 #   Scripts/browser-test.sh [OUT_DIR] [--update-readme-screenshot]
 #
@@ -43,6 +44,14 @@ listed=$("$bin" report --db "$work/budget.sqlite" --format json |
 python3 Scripts/browser_test.py "$out/budget/report.html" "$out/budget" --width 1280 --height 1700 \
     --section throttling-card --in-order "throttling-card:0-4,5-14,15-29,30-59,60-119" \
     --section outliers-card --in-order "outliers-card:$listed"
+# Apple's numbers beside arrival's (issue 54): the sample's day with the three example exports imported;
+# the section is shown, its statuses and channel in order, and gets a screenshot (OUT_DIR/apple/apple-card.png).
+mkdir -p "$out/apple"
+cp "$work/sample.sqlite" "$work/apple.sqlite"
+"$bin" apple import Documentation/examples/apple/*.csv --db "$work/apple.sqlite" >/dev/null
+"$bin" report --db "$work/apple.sqlite" --day 2026-11-21 --format html --out "$out/apple/report.html"
+python3 Scripts/browser_test.py "$out/apple/report.html" "$out/apple" --width 1280 --height 1700 \
+    --section apple-card --in-order "apple-card:Received by APNs,Delivered to Device,dHN0LU1TQkw="
 # The page without its moving parts: the time it was made, and where the checkout is (its file paths' root).
 source_hash=$(sed -E -e 's/Generated [0-9-]+ [0-9:]+Z by/Generated … by/' -e "s|$PWD/|CHECKOUT/|g" "$out/report.html" |
     sha256sum | cut -d' ' -f1)

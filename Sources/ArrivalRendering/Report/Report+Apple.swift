@@ -119,15 +119,16 @@ extension Report {
     func appleLines() -> [String] {
         guard let summary = appleSummary else { return [] }
         var lines = ["## Apple's numbers beside arrival's", "", summary, ""]
-        func table(_ header: [String], _ rows: [[String]]) {
+        // Counts right-aligned; days, statuses and channels left.
+        func table(_ header: [String], _ rows: [[String]], counts: Range<Int>) {
             lines.append("| " + header.joined(separator: " | ") + " |")
-            lines.append("|" + header.indices.map { $0 == 0 ? "---" : "---:" }.joined(separator: "|") + "|")
+            lines.append("|" + header.indices.map { counts.contains($0) ? "---:" : "---" }.joined(separator: "|") + "|")
             for row in rows { lines.append("| " + row.map(Markdown.escaped).joined(separator: " | ") + " |") }
             lines.append("")
         }
-        table(Self.appleDeliveryHeader, appleDeliveryRows)
+        table(Self.appleDeliveryHeader, appleDeliveryRows, counts: 6..<10)
         let channels = appleChannelRows
-        if !channels.isEmpty { table(Self.appleChannelHeader, channels) }
+        if !channels.isEmpty { table(Self.appleChannelHeader, channels, counts: 2..<6) }
         lines += [Self.appleNote, ""]
         return lines
     }
