@@ -91,11 +91,13 @@ struct Prune: ParsableCommand {
 
     static func json(_ summary: PruneSummary) -> String {
         func number(_ value: Int64?) -> String { value.map { String($0) } ?? "null" }
+        // Apple's rows (issue 54) only when some were removed: a prune of a store without them says what it said.
+        let apple = summary.appleRows > 0 ? ", \"apple_rows\": \(summary.appleRows)" : ""
         return """
             {"schema": "arrival.prune/1", "before": "\(RFC3339.format(milliseconds: summary.before))", \
             "removed": {"requests": \(summary.requests), "renders": \(summary.renders), \
             "callbacks": \(summary.callbacks), "malformed_lines": \(summary.malformedLines), \
-            "repeats": \(summary.repeats)}, "kept_before": \(summary.keptBefore), \
+            "repeats": \(summary.repeats)\(apple)}, "kept_before": \(summary.keptBefore), \
             "bytes_before": \(number(summary.bytesBefore)), "bytes_after": \(number(summary.bytesAfter)), \
             "free_pages": \(number(summary.freePages)), "vacuumed": \(summary.vacuumed)}
 
