@@ -7,21 +7,15 @@ import Testing
 /// back, and `prune --format json` counting the rows it removes.
 @Suite("arrival apple")
 struct AppleCommandTests {
-    func examples() throws -> [String] {
-        let folder = packageRoot.appendingPathComponent("Documentation/examples/apple")
-        return try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
-            .map { folder.appendingPathComponent($0).path }
-    }
-
     @Test("Import, import again, a revised day, a refused file that stores nothing; show gives the rows back")
     func importAndShow() throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let db = directory.appendingPathComponent("a.sqlite").path
-        let first = try run("arrival", ["apple", "import"] + examples() + ["--db", db])
+        let first = try run("arrival", ["apple", "import"] + appleExampleExports() + ["--db", db])
         #expect(first.status == 0, "\(first)")
         #expect(first.stdout.components(separatedBy: "new: 2026-11-21").count == 4, "\(first.stdout)")
-        let again = try run("arrival", ["apple", "import"] + examples() + ["--db", db])
+        let again = try run("arrival", ["apple", "import"] + appleExampleExports() + ["--db", db])
         #expect(again.status == 0 && again.stdout.contains("already stored as is: 2026-11-21"), "\(again)")
 
         let revised = directory.appendingPathComponent("deliverymetrics-revised.csv")
@@ -59,7 +53,7 @@ struct AppleCommandTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let db = directory.appendingPathComponent("a.sqlite").path
-        try #require(try run("arrival", ["apple", "import"] + examples() + ["--db", db]).status == 0)
+        try #require(try run("arrival", ["apple", "import"] + appleExampleExports() + ["--db", db]).status == 0)
         let none = try run("arrival", ["prune", "--db", db, "--before", "2026-11-21", "--format", "json"])
         #expect(none.status == 0 && !none.stdout.contains("apple_rows"), "\(none)")
         let pruned = try run("arrival", ["prune", "--db", db, "--before", "2026-11-22", "--format", "json"])

@@ -35,3 +35,10 @@ package let packageRoot = URL(fileURLWithPath: #filePath)
 package let samplePaths = ["sender", "devices"].map {
     packageRoot.appendingPathComponent("SampleData").appendingPathComponent($0).path
 }
+
+/// Documentation/examples/apple's exports (issue 54), one of each kind, by name.
+package func appleExampleExports() throws -> [String] {
+    let folder = packageRoot.appendingPathComponent("Documentation/examples/apple")
+    return try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+        .map { folder.appendingPathComponent($0).path }
+}

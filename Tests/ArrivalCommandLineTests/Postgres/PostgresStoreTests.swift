@@ -22,13 +22,6 @@ struct PostgresStoreTests {
         ["--activities", "300", "--seed", "505", "--channels", "--lifecycle"],
     ]
 
-    /// Documentation/examples/apple's exports, one of each kind.
-    func appleExamples() throws -> [String] {
-        let examples = packageRoot.appendingPathComponent("Documentation/examples/apple")
-        return try FileManager.default.contentsOfDirectory(atPath: examples.path).sorted()
-            .map { examples.appendingPathComponent($0).path }
-    }
-
     @Test("The same report, lost, tokens, activity, diff and gate from both engines, read in place; the same views")
     func sameReport() throws {
         let directory = try makeTemporaryDirectory()
@@ -48,7 +41,7 @@ struct PostgresStoreTests {
                     #expect(ingested.status == 0, "\(input): \(ingested)")
                     // Apple's example exports, of the sample's day (issue 54): the reports set them beside arrival's.
                     if index == 0 {
-                        let imported = try run("arrival", ["apple", "import"] + appleExamples() + ["--db", db])
+                        let imported = try run("arrival", ["apple", "import"] + appleExampleExports() + ["--db", db])
                         #expect(imported.status == 0, "\(imported)")
                     }
                 }
