@@ -294,6 +294,7 @@ extension FleetRun {
             switch answer {
             case .ok:
                 note("broadcasts_accepted")
+                if config.appleMetrics != nil { apple.broadcastPublished(channel: channel.id, acceptedAt: sendMs) }
                 if payload > PayloadCheck.broadcastNearLimitBytes { note("broadcasts_accepted_near_limit") }
                 return sendMs
             case .tooLarge:
@@ -500,6 +501,7 @@ extension FleetRun {
                 note("broadcasts_after_battery_died")
                 continue
             }
+            if config.appleMetrics != nil { apple.broadcastDelivered(channel: channel.id, acceptedAt: push.acceptMs) }
             if arrival.ms >= deviceEndMs || arrival.ms >= dayEndMs {
                 note("broadcasts_after_activity_gone")
                 continue

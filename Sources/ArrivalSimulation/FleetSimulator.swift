@@ -354,6 +354,34 @@ final class FleetRun {
         phenomena[phenomenon, default: 0] += count
     }
 
+    /// What APNs did with the fleet's pushes, as Apple's console counts it (`--apple-metrics`).
+    var apple = AppleTally()
+
+    /// Notes `phenomenon` of a Live Activity push accepted at `acceptMs`, and (with `--apple-metrics`)
+    /// counts it in Apple's `statuses`.
+    func note(_ phenomenon: String, apple acceptMs: Int64, _ statuses: [AppleTally.Status]) {
+        note(phenomenon)
+        if config.appleMetrics != nil { apple.push(acceptedAt: acceptMs, statuses) }
+    }
+
+    /// A push a newer one replaced before it reached the device: stored while it was offline, or held
+    /// back (a priority-5 push waits for the device's power).
+    func noteReplaced(_ push: AcceptedPush, wasOffline: Bool) {
+        note(
+            wasOffline ? "pushes_replaced_while_offline" : "pushes_replaced_before_delivery", apple: push.acceptMs,
+            [wasOffline ? .storedOffline : .storedPower])
+    }
+
+    /// A push APNs hands over (from storage after an offline stretch), or finds its token gone: what the
+    /// device then does with it (ended, not newer, over budget, not drawn) is not APNs' to count.
+    func tallyReached(_ push: AcceptedPush, wasOffline: Bool) {
+        guard config.appleMetrics != nil else { return }
+        apple.push(
+            acceptedAt: push.acceptMs,
+            push.toRotatedToken
+                ? [.discardedUnregistered] : wasOffline ? [.storedOffline, .deliveredFromStorage] : [.delivered])
+    }
+
     func run() throws -> SimulationSummary {
         var remaining = config.activities
         var deviceIndex: UInt64 = 0
@@ -403,6 +431,13 @@ final class FleetRun {
         summary.broadcastLines = broadcastLines
         summary.channels = channelCount
         summary.phenomena = phenomena
+        if let folder = config.appleMetrics {
+            do {
+                summary.appleFiles = try apple.write(into: folder)
+            } catch {
+                throw SimulationError.cannotCreate(folder)
+            }
+        }
         summary.bytesWritten = senderResult.bytes + deviceStats.bytes
         return summary
     }
@@ -789,20 +824,21 @@ final class FleetRun {
         let pushes = accepted.sorted { ($0.acceptMs, $0.plan.seq) < ($1.acceptMs, $1.plan.seq) }
         for (k, push) in pushes.enumerated() where push.plan.event != .start {
             if day.rng.chance(0.025) {
-                note("pushes_dropped_by_apns")
+                note("pushes_dropped_by_apns", apple: push.acceptMs, [.discardedExpired])
                 continue
             }
             let arrival = device.reachable(
                 at: push.acceptMs + deliveryDelay(priority: push.plan.priority, rng: &day.rng),
                 reconnectMs: day.rng.int64(2000...25_000))
             if k + 1 < pushes.count && pushes[k + 1].acceptMs < arrival.ms {
-                note(arrival.wasOffline ? "pushes_replaced_while_offline" : "pushes_replaced_before_delivery")
+                noteReplaced(push, wasOffline: arrival.wasOffline)
                 continue
             }
             if arrival.ms >= device.deadAtMs {
-                note("pushes_after_battery_died")
+                note("pushes_after_battery_died", apple: push.acceptMs, [.storedOffline])
                 continue
             }
+            tallyReached(push, wasOffline: arrival.wasOffline)
             if arrival.ms >= deviceEndMs {
                 note("pushes_after_activity_gone")
                 continue

@@ -63,6 +63,10 @@ package struct SimulationConfig: Sendable, Equatable {
     /// streams of their own (12: which devices and how much, 13: which
     /// updates), so 0, the default, writes what the simulator always wrote.
     package var outliers = 0
+    /// Write into this directory the exports Apple's Push Notifications Console would give for the
+    /// fleet (issue 54): what APNs did with each push, counted where the simulator decides it. Outside
+    /// the fleet's folder, which `arrival ingest` reads whole.
+    package var appleMetrics: String?
 
     /// `activities` Live Activities from `seed` on `day`, with the normal
     /// fleet's faults and `apns` records only.
@@ -168,6 +172,8 @@ package struct SimulationSummary: Sendable, Equatable, CustomStringConvertible {
     /// `--outliers`: the devices planted far below the fleet and the share of
     /// content states each one's widget drops, in the order planted.
     package var plantedDevices: [PlantedDevice] = []
+    /// The exports written with `--apple-metrics` (`apple/*.csv`).
+    package var appleFiles: [String] = []
 
     package struct PlantedDevice: Equatable, Sendable {
         package var id: String
@@ -215,6 +221,11 @@ package struct SimulationSummary: Sendable, Equatable, CustomStringConvertible {
         if !plantedDevices.isEmpty {
             let planted = plantedDevices.map { "\($0.id) (drops \(Int(($0.drop * 100).rounded())) %)" }
             lines.append("  planted far below the fleet: " + planted.joined(separator: ", "))
+        }
+        if !appleFiles.isEmpty {
+            let folder = appleFiles[0].split(separator: "/", omittingEmptySubsequences: false).dropLast()
+                .joined(separator: "/")
+            lines.append("  Apple's exports (arrival apple import): \(appleFiles.count) files in \(folder)")
         }
         return lines.joined(separator: "\n")
     }

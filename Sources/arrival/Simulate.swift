@@ -92,9 +92,34 @@ struct Simulate: ParsableCommand {
                 """))
     var outliers = 0
 
+    @Option(
+        name: .customLong("apple-metrics"),
+        help: ArgumentHelp(
+            "Also write the CSV exports Apple's Push Notifications Console would give for this fleet, into DIR.",
+            discussion: """
+                DIR must lie outside --out (arrival ingest reads that folder whole). For trying Apple's \
+                numbers beside arrival's (arrival apple import DIR/*.csv; \
+                Documentation/Apple-metrics.md): per day, each Live Activity push counted by what APNs did \
+                with it (received; delivered, or stored and delivered from storage; stored and never \
+                delivered; discarded), and per broadcast channel the broadcasts published and delivered to \
+                subscribers, rounded to the nearest ten. Counted where the simulator decides each push, with \
+                no random draw of its own: the fleet itself is what it is without the option.
+                """,
+            valueName: "DIR"))
+    var appleMetrics: String?
+
     func validate() throws {
         guard activities > 0 else { throw ValidationError("--activities must be at least 1.") }
         guard outliers >= 0 else { throw ValidationError("--outliers must be 0 or more.") }
+        if let appleMetrics {
+            let folder = URL(fileURLWithPath: appleMetrics).standardizedFileURL.path + "/"
+            let fleet = URL(fileURLWithPath: out).standardizedFileURL.path + "/"
+            guard !folder.hasPrefix(fleet) && !fleet.hasPrefix(folder) else {
+                throw ValidationError(
+                    "--apple-metrics must name a folder outside --out: arrival ingest reads '\(out)' whole, CSV files too."
+                )
+            }
+        }
         guard ReportWindow.day(day) != nil else {
             throw ValidationError("--day '\(day)' is not a real day; write YYYY-MM-DD.")
         }
@@ -108,6 +133,7 @@ struct Simulate: ParsableCommand {
         config.channels = channels
         config.budget = budget
         config.outliers = outliers
+        config.appleMetrics = appleMetrics
         // A SimulationError says "pass --force" only when an earlier run is in the way.
         let summary = try FleetSimulator(config: config).run(outputDirectory: out, replacingExisting: force)
         print(summary.description)

@@ -155,4 +155,58 @@ struct AppleComparisonTests {
             #expect(after.html.contains("id=\"apple-card\"") && after.html.contains("Received by APNs: 12,345"))
         }
     }
+
+    @Test(
+        "simulate --apple-metrics: the fleet unchanged, exports that import whole, statuses that add up, the section shown"
+    )
+    func simulated() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var config = SimulationConfig(activities: 300, seed: 31, day: "2026-11-21")
+        config.channels = true
+        config.lifecycle = true
+        _ = try FleetSimulator(config: config).run(outputDirectory: directory.appendingPathComponent("plain").path)
+        config.appleMetrics = directory.appendingPathComponent("apple").path
+        let summary = try FleetSimulator(config: config).run(
+            outputDirectory: directory.appendingPathComponent("fleet").path)
+        func files(_ name: String) throws -> [String: Data] {
+            let root = directory.appendingPathComponent(name)
+            var all: [String: Data] = [:]
+            for case let path as String in FileManager.default.enumerator(atPath: root.path)! {
+                let url = root.appendingPathComponent(path)
+                if (try? url.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true {
+                    all[path] = try Data(contentsOf: url)
+                }
+            }
+            return all
+        }
+        #expect(try files("plain") == files("fleet"), "the fleet is what it is without the option")
+        #expect(summary.appleFiles.count >= 3)
+
+        let store = try SQLiteStore(path: directory.appendingPathComponent("s.sqlite").path)
+        _ = try IngestPipeline(store: store).ingest(paths: [directory.appendingPathComponent("fleet").path])
+        var received = 0
+        var fates = 0
+        for path in summary.appleFiles {
+            let export = try AppleMetricsExport(
+                bytes: Array(try Data(contentsOf: URL(fileURLWithPath: path))), fileName: path)
+            _ = try store.importAppleMetrics(
+                kind: export.kind, delivery: export.delivery, broadcasts: export.broadcasts, sha256: path, at: 0)
+            for row in export.delivery {
+                let count = try #require(row.count)
+                if row.status == "Received by APNs" {
+                    received = count
+                } else if !row.status.hasSuffix("(From Storage)") {
+                    fates += count
+                }
+            }
+        }
+        // Each received push has one fate (delivered, stored and never delivered, or discarded); a stored push
+        // delivered later counts as stored and from storage. Rounded to tens: within 5 per status.
+        #expect(received > 0 && abs(received - fates) <= 5 * 6, "received \(received), fates \(fates)")
+        let report = try ReportBuilder(store: store).build(window: ReportWindow.day("2026-11-21"))
+        let day = try #require(report.apple?.days.first)
+        #expect(day.delivery.count >= 3 && day.updates.rendered > 0)
+        #expect(day.channels.count > 1 && day.channels.dropFirst().allSatisfy { $0.apple != nil })
+    }
 }

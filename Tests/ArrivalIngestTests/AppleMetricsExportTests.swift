@@ -131,5 +131,8 @@ struct AppleMetricsExportTests {
         #expect(AppleMetricsExport.channel(fromFileName: "broadcastchannelmetrics.csv") == nil)
         #expect(AppleMetricsExport.channel(fromFileName: "BroadcastChannelMetrics-abc+=.CSV") == "abc+=")
         #expect(AppleMetricsExport.channel(fromFileName: "channelmetrics_abc.csv") == nil)
+        // A base64 ID's '/' is written %2F in a file name; a name without a valid escape stays as it is.
+        #expect(AppleMetricsExport.channel(fromFileName: "/x/broadcastchannelmetrics_JWw%2Fai8+==.csv") == "JWw/ai8+==")
+        #expect(AppleMetricsExport.channel(fromFileName: "broadcastchannelmetrics_a%zz.csv") == "a%zz")
     }
 }

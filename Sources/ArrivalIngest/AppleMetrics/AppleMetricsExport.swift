@@ -134,7 +134,9 @@ package struct AppleMetricsExport: Sendable, Equatable {
         var rest = name.dropFirst(prefix.count)
         guard let separator = rest.first, "_-. ".contains(separator) else { return nil }
         rest = rest.dropFirst()
-        return rest.isEmpty ? nil : String(rest)
+        // A channel ID is base64, and a file name cannot hold its '/': it is written %2F (arrival simulate
+        // does) and read back; a name without a valid escape is taken as it is.
+        return rest.isEmpty ? nil : (String(rest).removingPercentEncoding ?? String(rest))
     }
 
     /// The UTC day of a `Date (UTC)` value: `YYYY-MM-DD`, or an RFC 3339 time (its day in UTC).
