@@ -49,30 +49,33 @@ extension Apple {
 
         func run() throws {
             let location = store.location
-            for path in files {
-                let bytes: [UInt8]
-                do {
-                    bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
-                } catch {
-                    throw Diagnostic(
-                        .io, "cannot read '\(path)': \(error.localizedDescription)",
-                        hint: "give the path of a CSV file the console exported.", path: path)
-                }
-                let export: AppleMetricsExport
-                do {
-                    export = try AppleMetricsExport(bytes: bytes, fileName: path, channel: channel)
-                } catch {
-                    throw Diagnostic(
-                        .input, "\(error.reason); nothing of this file was stored",
-                        hint: "Documentation/Apple-metrics.md describes the three exports arrival reads.",
-                        location: Diagnostic.Location(path: path, line: error.line))
-                }
-                let (sha256, _) = try ContentHash.sha256(of: path)
-                let outcome = try location.importAppleMetrics(
-                    kind: export.kind, AppleMetrics(delivery: export.delivery, broadcasts: export.broadcasts),
-                    sha256: sha256, at: Int64(Date().timeIntervalSince1970 * 1000))
-                print(Self.summary(path: path, kind: export.kind, outcome: outcome))
+            for path in files { print(try Self.importFile(path, channel: channel, into: location)) }
+        }
+
+        /// Reads one export whole (or refuses it with its line, storing nothing), stores it, and says what it did.
+        static func importFile(_ path: String, channel: String?, into location: StoreLocation) throws -> String {
+            let bytes: [UInt8]
+            do {
+                bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+            } catch {
+                throw Diagnostic(
+                    .io, "cannot read '\(path)': \(error.localizedDescription)",
+                    hint: "give the path of a CSV file the console exported.", path: path)
             }
+            let export: AppleMetricsExport
+            do {
+                export = try AppleMetricsExport(bytes: bytes, fileName: path, channel: channel)
+            } catch {
+                throw Diagnostic(
+                    .input, "\(error.reason); nothing of this file was stored",
+                    hint: "Documentation/Apple-metrics.md describes the three exports arrival reads.",
+                    location: Diagnostic.Location(path: path, line: error.line))
+            }
+            let (sha256, _) = try ContentHash.sha256(of: path)
+            let outcome = try location.importAppleMetrics(
+                kind: export.kind, AppleMetrics(delivery: export.delivery, broadcasts: export.broadcasts),
+                sha256: sha256, at: Int64(Date().timeIntervalSince1970 * 1000))
+            return Self.summary(path: path, kind: export.kind, outcome: outcome)
         }
 
         static func days(_ days: [Int64]) -> String {

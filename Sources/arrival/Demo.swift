@@ -3,6 +3,7 @@ import ArrivalIngest
 import ArrivalModel
 import ArrivalSimulation
 import ArrivalStore
+import ArrivalStores
 import Foundation
 
 struct Demo: ParsableCommand {
@@ -24,6 +25,15 @@ struct Demo: ParsableCommand {
     @Option(help: "Output format: markdown, json, or html (the page 'arrival report --format html' writes).")
     var format: ReportCommand.Format = .markdown
 
+    @Option(
+        name: .customLong("apple-metrics"),
+        help: ArgumentHelp(
+            "Also import the Apple console exports (*.csv) in DIR, so the report sets Apple's numbers beside arrival's.",
+            discussion:
+                "As 'arrival apple import DIR/*.csv' would; 'arrival simulate --apple-metrics DIR' writes them.",
+            valueName: "DIR"))
+    var appleMetrics: String?
+
     func run() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("arrival-demo-\(getpid())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -42,6 +52,16 @@ struct Demo: ParsableCommand {
             .map { (data as NSString).appendingPathComponent($0) }
         let summary = try IngestPipeline(store: store).ingest(paths: entries)
         FileHandle.standardError.write(Data((summary.text(database: "a temporary store") + "\n\n").utf8))
+        if let appleMetrics {
+            let exports = try FileManager.default.contentsOfDirectory(atPath: appleMetrics).sorted()
+                .filter { $0.lowercased().hasSuffix(".csv") }.map {
+                    (appleMetrics as NSString).appendingPathComponent($0)
+                }
+            for export in exports {
+                let said = try Apple.Import.importFile(export, channel: nil, into: .sqlite(path: path))
+                FileHandle.standardError.write(Data((said + "\n").utf8))
+            }
+        }
         // The same rendering as 'arrival report', so every format it offers works here too.
         try write(try renderReport(of: store, window: nil, format: format).text, to: nil)
     }

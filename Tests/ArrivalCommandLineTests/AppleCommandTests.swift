@@ -61,4 +61,30 @@ struct AppleCommandTests {
         let shown = try run("arrival", ["apple", "show", "--db", db, "--format", "json"])
         #expect(shown.stdout.contains("\"delivery\": []"), "\(shown.stdout)")
     }
+
+    @Test("simulate --apple-metrics DIR writes exports demo --apple-metrics imports: the report has Apple's numbers")
+    func simulatedDemo() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fleet = directory.appendingPathComponent("fleet").path
+        let exports = directory.appendingPathComponent("exports").path
+        let inside = try run(
+            "arrival", ["simulate", "--out", fleet, "--activities", "50", "--apple-metrics", fleet + "/apple"])
+        #expect(inside.status == 2 && inside.stderr.contains("outside --out"), "\(inside)")
+        let simulated = try run(
+            "arrival",
+            [
+                "simulate", "--out", fleet, "--activities", "200", "--seed", "3", "--channels", "--apple-metrics",
+                exports,
+            ])
+        #expect(simulated.status == 0 && simulated.stdout.contains("Apple's exports"), "\(simulated)")
+        let demo = try run("arrival", ["demo", "--data", fleet, "--apple-metrics", exports, "--format", "json"])
+        #expect(demo.status == 0, "\(demo)")
+        let report = try JSONSerialization.jsonObject(with: Data(demo.stdout.utf8)) as? [String: Any]
+        let days = (report?["apple"] as? [String: Any])?["days"] as? [[String: Any]] ?? []
+        #expect(days.map { $0["date"] as? String } == ["2026-11-21"])
+        #expect(((days.first?["channels"] as? [Any])?.count ?? 0) > 1)
+        let plain = try run("arrival", ["demo", "--data", fleet, "--format", "json"])
+        #expect(plain.status == 0 && !plain.stdout.contains("\"apple\""))
+    }
 }
