@@ -137,8 +137,7 @@ extension Connection {
     }
 
     /// The stored delivery rows of the days in [from, to) (all without bounds), by day, push type, status.
-    func appleDelivery(from: Int64? = nil, to: Int64? = nil) throws(DatabaseError) -> [AppleDeliveryRow] {
-        guard try hasAppleTables() else { return [] }
+    private func appleDelivery(from: Int64?, to: Int64?) throws(DatabaseError) -> [AppleDeliveryRow] {
         let statement = try prepare(
             "SELECT day, push_type, status, count FROM apple_delivery WHERE day >= ? AND day < ? "
                 + "ORDER BY day, push_type, status")
@@ -155,8 +154,7 @@ extension Connection {
     }
 
     /// The stored broadcast rows of the days in [from, to), by day, then the application's before the channels'.
-    func appleBroadcasts(from: Int64? = nil, to: Int64? = nil) throws(DatabaseError) -> [AppleBroadcastRow] {
-        guard try hasAppleTables() else { return [] }
+    private func appleBroadcasts(from: Int64?, to: Int64?) throws(DatabaseError) -> [AppleBroadcastRow] {
         let statement = try prepare(
             """
             SELECT day, channel_id, application, published, delivered, total_subscriptions, unique_subscribers, hidden
@@ -182,7 +180,9 @@ extension Connection {
     /// The stored rows of the days in [from, to) (all without bounds): by day, push type and status; by day,
     /// the application's before the channels'.
     package func appleMetrics(from: Int64? = nil, to: Int64? = nil) throws(DatabaseError) -> AppleMetrics {
-        AppleMetrics(
+        // Asked once: a store of an arrival before these tables, read only, has none.
+        guard try hasAppleTables() else { return AppleMetrics() }
+        return AppleMetrics(
             delivery: try appleDelivery(from: from, to: to), broadcasts: try appleBroadcasts(from: from, to: to))
     }
 }
